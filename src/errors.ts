@@ -1,0 +1,64 @@
+/**
+ * The one error class every parser and loader throws. It names where the input went wrong:
+ * a byte offset for binary formats, a JSON path for JSON, and the file when one is known.
+ */
+
+/** Machine-readable error codes; the message says the rest in words. */
+export type InputErrorCode =
+  | "truncated"
+  | "bad-magic"
+  | "bad-value"
+  | "bad-json"
+  | "missing-field"
+  | "bad-type"
+  | "bad-hex"
+  | "unknown-machine"
+  | "overlap"
+  | "unsupported"
+  | "io";
+
+/** Where in the input an error was found. */
+export interface InputLocation {
+  /** Byte offset into a binary input. */
+  offset?: number;
+  /** JSON path such as `$.threads[0].context.eip`. */
+  path?: string;
+  /** The file the input came from, when it came from a file. */
+  file?: string;
+}
+
+/** A bad input: carries a code and the location (byte offset or JSON path) where it went wrong. */
+export class InputError extends Error {
+  readonly code: InputErrorCode;
+  readonly offset: number | undefined;
+  readonly path: string | undefined;
+  file: string | undefined;
+  /** The message without the location prefix. */
+  readonly reason: string;
+
+  constructor(code: InputErrorCode, reason: string, where: InputLocation = {}) {
+    super(InputError.compose(reason, where));
+    this.name = "InputError";
+    this.code = code;
+    this.reason = reason;
+    this.offset = where.offset;
+    this.path = where.path;
+    this.file = where.file;
+  }
+
+  /** Returns the same error attributed to `file` (used by the edges that know file names). */
+  inFile(file: string): InputError {
+    const located: InputLocation = { file };
+    if (this.offset !== undefined) located.offset = this.offset;
+    if (this.path !== undefined) located.path = this.path;
+    return new InputError(this.code, this.reason, located);
+  }
+
+  private static compose(reason: string, where: InputLocation): string {
+    const parts: string[] = [];
+    if (where.file !== undefined) parts.push(where.file);
+    if (where.offset !== undefined) parts.push(`offset 0x${where.offset.toString(16)}`);
+    if (where.path !== undefined) parts.push(where.path);
+    return parts.length > 0 ? `${parts.join(": ")}: ${reason}` : reason;
+  }
+}
