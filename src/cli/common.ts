@@ -1,0 +1,89 @@
+/** What every command shares: argument parsing, exit codes, loading inputs from files. */
+import { readFileSync, statSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { InputError } from "../errors.js";
+import { parseVector, type Vector } from "../formats/vector.js";
+import { WALKER_NAMES, type WalkerName } from "../walk/registry.js";
+
+/** Exit codes of the contract: 0 success, 1 a check found a difference, 2 bad input or usage. */
+export const EXIT = { ok: 0, difference: 1, badInput: 2 } as const;
+
+/** A usage mistake (exit 2), printed with the command's usage line. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+/** Where a command writes; tests pass collectors. */
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+/** Parses options strictly; unknown options and missing values are usage errors. */
+export function parseOptions<T extends NonNullable<ParseArgsConfig["options"]>>(argv: string[], options: T) {
+  try {
+    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message.split("\n")[0]! : String(e));
+  }
+}
+
+/** Validates a `--walker` value. */
+export function walkerOption(value: string | undefined): WalkerName {
+  if (value === undefined) return "auto";
+  if (!(WALKER_NAMES as readonly string[]).includes(value)) throw new UsageError(`--walker must be one of ${WALKER_NAMES.join(", ")}, not "${value}"`);
+  return value as WalkerName;
+}
+
+/** Reads a whole file; a missing or unreadable file is an {@link InputError} naming it. */
+export function readInputFile(file: string): Uint8Array {
+  try {
+    return readFileSync(file);
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : code === "EACCES" ? "permission denied" : e instanceof Error ? e.message : String(e);
+    throw new InputError("io", `cannot read: ${why}`, { file });
+  }
+}
+
+/** Loads an input snapshot (a stackwalk-vector/1 JSON file). */
+export function loadInput(file: string): Vector {
+  const bytes = readInputFile(file);
+  let first = 0;
+  while (first < bytes.length && (bytes[first] === 0x20 || bytes[first] === 0x0a || bytes[first] === 0x0d || bytes[first] === 0x09)) first++;
+  if (bytes[first] !== 0x7b) {
+    const magic = String.fromCharCode(...bytes.subarray(0, 4));
+    const what = magic === "MDMP" ? "a minidump; this version reads stackwalk-vector/1 JSON only" : "not a stackwalk-vector/1 JSON file";
+    throw new InputError("bad-magic", what, { file, offset: first });
+  }
+  return parseVector(new TextDecoder("utf-8").decode(bytes), file);
+}
+
+/** Expands directories (recursively, sorted) into the `.json` files below them. */
+export function expandInputs(paths: readonly string[]): string[] {
+  const out: string[] = [];
+  const visit = (p: string): void => {
+    let isDir = false;
+    try {
+      isDir = statSync(p).isDirectory();
+    } catch {
+      out.push(p);
+      return;
+    }
+    if (!isDir) {
+      out.push(p);
+      return;
+    }
+    for (const name of readdirSync(p).sort()) {
+      const child = join(p, name);
+      if (statSync(child).isDirectory()) visit(child);
+      else if (name.endsWith(".json")) out.push(child);
+    }
+  };
+  for (const p of paths) visit(p);
+  return out;
+}

@@ -1,0 +1,61 @@
+/** The `stackwalk` command line: dispatches to one file per command and maps errors to exit codes. */
+import { InputError } from "../errors.js";
+import { CHECK_USAGE, checkCommand } from "./check.js";
+import { EXIT, UsageError, type Io } from "./common.js";
+import { ROLES_USAGE, rolesCommand } from "./roles.js";
+import { WALK_USAGE, walkCommand } from "./walk.js";
+
+const COMMANDS: Record<string, { run: (argv: string[], io: Io) => number; usage: string }> = {
+  walk: { run: walkCommand, usage: WALK_USAGE },
+  check: { run: checkCommand, usage: CHECK_USAGE },
+  roles: { run: rolesCommand, usage: ROLES_USAGE },
+};
+
+/** Top-level usage text. */
+export const USAGE = `usage: stackwalk <command> [options]
+
+Reconstructs call stacks from memory snapshots the way dbghelp's StackWalk64 does.
+
+commands:
+  walk <vector.json>        walk the stack(s) of a snapshot and print the frames
+  check <vector|dir>...     walk vectors and compare each walk with its ground truth
+  roles                     which register plays each STACKFRAME role, per machine
+
+Run "stackwalk <command> --help" for a command's options.
+Exit status: 0 success, 1 a check found a difference, 2 bad input or usage.
+`;
+
+const stdio: Io = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+};
+
+/** Runs the CLI with `argv` (without the node and script names); returns the exit code. */
+export async function run(argv: string[], io: Io = stdio): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    io.out(USAGE);
+    return name === undefined ? EXIT.badInput : EXIT.ok;
+  }
+  const command = COMMANDS[name];
+  if (command === undefined) {
+    io.err(`stackwalk: unknown command "${name}" (commands: ${Object.keys(COMMANDS).join(", ")})\n`);
+    return EXIT.badInput;
+  }
+  try {
+    return command.run(rest, io);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.err(`stackwalk ${name}: ${e.message}\n${command.usage.split("\n\n")[0]}\n`);
+      return EXIT.badInput;
+    }
+    if (e instanceof InputError) {
+      io.err(`stackwalk ${name}: ${e.message}\n`);
+      return EXIT.badInput;
+    }
+    const message = e instanceof Error ? e.message : String(e);
+    io.err(`stackwalk ${name}: internal error: ${message}\n`);
+    if (process.env["STACKWALK_DEBUG"] !== undefined && e instanceof Error) io.err(`${e.stack}\n`);
+    return 3;
+  }
+}

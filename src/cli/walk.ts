@@ -1,0 +1,74 @@
+/** `stackwalk walk <input>`: walks every thread (or one) and prints the frames. */
+import { machineInfo } from "../model/machine.js";
+import { renderJson } from "../render/json.js";
+import { renderRoles, renderText } from "../render/text.js";
+import { renderWindbg } from "../render/windbg.js";
+import { walkSnapshot, DEFAULT_MAX_FRAMES } from "../walk/walk.js";
+import { EXIT, loadInput, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
+
+/** Usage text of `walk`. */
+export const WALK_USAGE = `usage: stackwalk walk <vector.json> [--walker auto|frame-pointer] [--thread ID|all]
+                     [--max-frames N] [--format text|json|windbg] [--roles] [--registers]
+
+Walks the stack of each thread of a snapshot and prints one row per frame: the STACKFRAME64
+fields (AddrPC, AddrReturn, AddrFrame, AddrStack), the trust of the frame (how it was found),
+the rule with the values it used, and where the PC is (module!function+offset).
+
+  --walker W       auto (default): the most trusted strategy per frame, falling back down the
+                   trust order; frame-pointer: the EBP/RBP chain only
+  --thread ID|all  one thread, or all of them (default), the crashed thread first
+  --max-frames N   frame cap (default ${DEFAULT_MAX_FRAMES})
+  --format F       text (default), json (the documented schema), windbg (kb-style)
+  --roles          print the machine's register-role table first
+  --registers      print each frame's recovered registers (text format)
+`;
+
+const FORMATS = ["text", "json", "windbg"] as const;
+
+/** Runs `walk`. */
+export function walkCommand(argv: string[], io: Io): number {
+  const { values, positionals } = parseOptions(argv, {
+    walker: { type: "string" },
+    thread: { type: "string" },
+    "max-frames": { type: "string" },
+    format: { type: "string" },
+    roles: { type: "boolean" },
+    registers: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  });
+  if (values.help) {
+    io.out(WALK_USAGE);
+    return EXIT.ok;
+  }
+  if (positionals.length !== 1) throw new UsageError(`walk takes exactly one input file (got ${positionals.length})`);
+  const format = values.format ?? "text";
+  if (!(FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(", ")}, not "${format}"`);
+  let thread: number | "all" = "all";
+  if (values.thread !== undefined && values.thread !== "all") {
+    if (!/^\d+$/.test(values.thread)) throw new UsageError(`--thread takes a thread id or "all", not "${values.thread}"`);
+    thread = Number(values.thread);
+  }
+  let maxFrames = DEFAULT_MAX_FRAMES;
+  if (values["max-frames"] !== undefined) {
+    if (!/^[1-9]\d*$/.test(values["max-frames"]) || !Number.isSafeInteger(Number(values["max-frames"]))) {
+      throw new UsageError(`--max-frames takes a whole number ≥ 1, not "${values["max-frames"]}"`);
+    }
+    maxFrames = Number(values["max-frames"]);
+  }
+  const walker = walkerOption(values.walker);
+  const snapshot = loadInput(positionals[0]!);
+  const walks = walkSnapshot(snapshot, { walker, maxFrames, thread });
+  if (format === "json") {
+    io.out(renderJson(snapshot.machine, snapshot.modules, walks));
+    return EXIT.ok;
+  }
+  let text = "";
+  if (values.roles) text += renderRoles([snapshot.machine]) + "\n";
+  if (format === "windbg") text += renderWindbg(snapshot.machine, snapshot.modules, walks);
+  else {
+    const header = `${positionals[0]}: ${machineInfo(snapshot.machine).title}${snapshot.description !== undefined ? ` - ${snapshot.description}` : ""}\n`;
+    text += header + renderText(snapshot.machine, snapshot.modules, walks, values.registers === true || values.roles === true);
+  }
+  io.out(text);
+  return EXIT.ok;
+}

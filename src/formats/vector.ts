@@ -1,0 +1,143 @@
+/**
+ * The JSON vector format `stackwalk-vector/1` (documented field by field in vectors/README.md):
+ * one thread's registers, target memory, modules with symbols, and optional ground truth.
+ * Loading validates every field and names the JSON path of the first bad one.
+ */
+import { InputError } from "../errors.js";
+import { RegionMemory, type MemoryRegion } from "../memory/region-memory.js";
+import { formatAddress, isMachine, machineInfo, MACHINES, type Machine } from "../model/machine.js";
+import type { Module, ModuleSymbol, Registers, Snapshot, TruthFrame } from "../model/snapshot.js";
+import { bytesToHex, JsonNode } from "./json-input.js";
+
+/** The format identifier every vector starts with. */
+export const VECTOR_FORMAT = "stackwalk-vector/1";
+
+/** A loaded vector: a one-thread snapshot plus where it came from. */
+export interface Vector extends Snapshot {
+  memory: RegionMemory;
+  /** How the vector was made ("hand-made", "emulator: <program>", ...). */
+  provenance?: string;
+}
+
+const TOP_KEYS = ["format", "machine", "description", "provenance", "context", "memory", "modules", "truth"] as const;
+
+function parseRegisters(node: JsonNode, machine: Machine): Registers {
+  const bits = machineInfo(machine).pointerSize * 8;
+  const regs: Registers = {};
+  for (const [name, value] of node.entries()) {
+    if (!/^[a-z][a-z0-9_]*$/.test(name)) {
+      throw new InputError("bad-value", `register names are lower-case CONTEXT names, not "${name}"`, { path: value.path });
+    }
+    regs[name] = value.hex(bits);
+  }
+  for (const r of machineInfo(machine).requiredRegisters) {
+    if (!(r in regs)) {
+      throw new InputError("missing-field", `an ${machine} context needs register "${r}" (required: ${machineInfo(machine).requiredRegisters.join(", ")})`, { path: `${node.path}.${r}` });
+    }
+  }
+  return regs;
+}
+
+function parseRegion(node: JsonNode, bits: number): MemoryRegion {
+  node.onlyKeys(["base", "hex", "base64", "name"]);
+  const base = node.get("base").hex(bits);
+  const hex = node.opt("hex");
+  const b64 = node.opt("base64");
+  if ((hex === undefined) === (b64 === undefined)) {
+    throw new InputError("missing-field", 'a memory region needs exactly one of "hex" or "base64"', { path: node.path });
+  }
+  const bytes = hex !== undefined ? hex.hexBytes() : b64!.base64Bytes();
+  if (base + BigInt(bytes.length) > 1n << BigInt(bits)) {
+    throw new InputError("bad-value", `region of ${bytes.length} bytes at 0x${base.toString(16)} runs past the end of the ${bits}-bit address space`, { path: node.path });
+  }
+  return { base, bytes, origin: node.path };
+}
+
+function parseModule(node: JsonNode, bits: number): Module {
+  node.onlyKeys(["name", "base", "size", "symbols"]);
+  const name = node.get("name").string();
+  const base = node.get("base").hex(bits);
+  const size = node.get("size").hex(bits);
+  const symbols: ModuleSymbol[] = (node.opt("symbols")?.array() ?? []).map((s) => {
+    s.onlyKeys(["name", "rva", "size"]);
+    const sym: ModuleSymbol = { name: s.get("name").string(), rva: s.get("rva").hex(bits) };
+    const sz = s.opt("size");
+    if (sz !== undefined) sym.size = sz.hex(bits);
+    if (sym.rva >= size) throw new InputError("bad-value", `symbol rva 0x${sym.rva.toString(16)} is outside the module (size 0x${size.toString(16)})`, { path: s.path });
+    return sym;
+  });
+  symbols.sort((a, b) => (a.rva < b.rva ? -1 : a.rva > b.rva ? 1 : 0));
+  return { name, base, size, symbols };
+}
+
+function parseTruth(node: JsonNode, bits: number): TruthFrame[] {
+  return node.array().map((f) => {
+    f.onlyKeys(["pc", "sp", "bsp", "function"]);
+    const t: TruthFrame = { pc: f.get("pc").hex(bits), sp: f.get("sp").hex(bits) };
+    const bsp = f.opt("bsp");
+    if (bsp !== undefined) t.bsp = bsp.hex(bits);
+    const fn = f.opt("function");
+    if (fn !== undefined) t.function = fn.string();
+    return t;
+  });
+}
+
+/** Parses and validates a vector; errors name the JSON path (and `file`, when given). */
+export function parseVector(text: string, file?: string): Vector {
+  try {
+    const root = JsonNode.parse(text);
+    root.onlyKeys(TOP_KEYS);
+    const format = root.get("format").string();
+    if (format !== VECTOR_FORMAT) {
+      throw new InputError("bad-value", `unknown format "${format}" (expected "${VECTOR_FORMAT}")`, { path: "$.format" });
+    }
+    const machineName = root.get("machine").string();
+    if (!isMachine(machineName)) {
+      throw new InputError("unknown-machine", `unknown machine "${machineName}" (expected one of: ${MACHINES.join(", ")})`, { path: "$.machine" });
+    }
+    const machine: Machine = machineName;
+    const bits = machineInfo(machine).pointerSize * 8;
+    const registers = parseRegisters(root.get("context"), machine);
+    const memory = new RegionMemory(root.get("memory").array().map((r) => parseRegion(r, bits)));
+    const modules = (root.opt("modules")?.array() ?? []).map((m) => parseModule(m, bits));
+    const truthNode = root.opt("truth");
+    const thread: Vector["threads"][number] = { id: 0, crashed: true, registers };
+    if (truthNode !== undefined) thread.truth = parseTruth(truthNode, bits);
+    const vector: Vector = { machine, threads: [thread], memory, modules };
+    const description = root.opt("description");
+    if (description !== undefined) vector.description = description.string();
+    const provenance = root.opt("provenance");
+    if (provenance !== undefined) vector.provenance = provenance.string();
+    return vector;
+  } catch (e) {
+    if (e instanceof InputError && file !== undefined) throw e.inFile(file);
+    throw e;
+  }
+}
+
+/** Serialises a one-thread snapshot as a vector; output is deterministic (fixed key order, one region per line). */
+export function formatVector(v: Vector): string {
+  const thread = v.threads[0];
+  if (thread === undefined || v.threads.length !== 1) throw new InputError("bad-value", "a vector holds exactly one thread");
+  const a = (x: bigint): string => JSON.stringify(formatAddress(v.machine, x));
+  const lines: string[] = ["{"];
+  lines.push(`  "format": ${JSON.stringify(VECTOR_FORMAT)},`);
+  lines.push(`  "machine": ${JSON.stringify(v.machine)},`);
+  if (v.description !== undefined) lines.push(`  "description": ${JSON.stringify(v.description)},`);
+  if (v.provenance !== undefined) lines.push(`  "provenance": ${JSON.stringify(v.provenance)},`);
+  const regs = Object.entries(thread.registers).map(([k, x]) => `${JSON.stringify(k)}: ${a(x)}`);
+  lines.push(`  "context": { ${regs.join(", ")} },`);
+  const regions = v.memory.regions.map((r) => `    { "base": ${a(r.base)}, "hex": "${bytesToHex(r.bytes)}" }`);
+  lines.push(`  "memory": [\n${regions.join(",\n")}\n  ],`);
+  const modules = v.modules.map((m) => {
+    const syms = m.symbols.map((s) => `{ "name": ${JSON.stringify(s.name)}, "rva": ${a(s.rva)}${s.size !== undefined ? `, "size": ${a(s.size)}` : ""} }`);
+    return `    { "name": ${JSON.stringify(m.name)}, "base": ${a(m.base)}, "size": ${a(m.size)}, "symbols": [\n        ${syms.join(",\n        ")}\n      ] }`;
+  });
+  const truth = (thread.truth ?? []).map(
+    (t) => `    { "pc": ${a(t.pc)}, "sp": ${a(t.sp)}${t.bsp !== undefined ? `, "bsp": ${a(t.bsp)}` : ""}${t.function !== undefined ? `, "function": ${JSON.stringify(t.function)}` : ""} }`,
+  );
+  lines.push(`  "modules": [\n${modules.join(",\n")}\n  ]${thread.truth !== undefined ? "," : ""}`);
+  if (thread.truth !== undefined) lines.push(`  "truth": [\n${truth.join(",\n")}\n  ]`);
+  lines.push("}");
+  return lines.join("\n") + "\n";
+}

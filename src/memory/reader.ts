@@ -1,0 +1,29 @@
+/**
+ * The one way walkers see memory. A read either returns every byte asked for or `undefined`:
+ * dbghelp's read callback is all-or-nothing in practice (stackwalk64.md §3), and a failed read
+ * is "no data", never an exception.
+ */
+
+/** Reads target memory; returns `undefined` when any byte of the range is unreadable. Never throws. */
+export interface MemoryReader {
+  read(address: bigint, size: number): Uint8Array | undefined;
+}
+
+/** Reads a little-endian unsigned 32-bit value, or `undefined`. */
+export function readU32(memory: MemoryReader, address: bigint): bigint | undefined {
+  const b = memory.read(address, 4);
+  if (b === undefined || b.length < 4) return undefined;
+  return BigInt((b[0]! | (b[1]! << 8) | (b[2]! << 16) | (b[3]! << 24)) >>> 0);
+}
+
+/** Reads a little-endian unsigned 64-bit value, or `undefined`. */
+export function readU64(memory: MemoryReader, address: bigint): bigint | undefined {
+  const b = memory.read(address, 8);
+  if (b === undefined || b.length < 8) return undefined;
+  return new DataView(b.buffer, b.byteOffset, 8).getBigUint64(0, true);
+}
+
+/** Reads an unsigned little-endian pointer of `width` bytes (4 or 8), or `undefined`. */
+export function readPointer(memory: MemoryReader, address: bigint, width: 4 | 8): bigint | undefined {
+  return width === 4 ? readU32(memory, address) : readU64(memory, address);
+}

@@ -1,0 +1,90 @@
+/**
+ * Memory made of non-overlapping regions kept sorted by base address; lookups are binary
+ * searches. A read may span adjacent regions (one region ends exactly where the next begins);
+ * a read touching any unmapped byte returns `undefined`.
+ */
+import { InputError } from "../errors.js";
+import type { MemoryReader } from "./reader.js";
+
+/** One mapped range of target memory. */
+export interface MemoryRegion {
+  /** Address of `bytes[0]`. */
+  base: bigint;
+  bytes: Uint8Array;
+  /** Where the region came from, for error messages (e.g. a JSON path or a dump offset). */
+  origin?: string;
+}
+
+/** A {@link MemoryReader} over sorted, non-overlapping regions. */
+export class RegionMemory implements MemoryReader {
+  /** Regions sorted by base. */
+  readonly regions: readonly MemoryRegion[];
+  private readonly bases: bigint[];
+  private readonly ends: bigint[];
+
+  /** Sorts the regions; overlapping regions are an {@link InputError} naming both. */
+  constructor(regions: Iterable<MemoryRegion>) {
+    const sorted = [...regions].filter((r) => r.bytes.length > 0).sort((a, b) => (a.base < b.base ? -1 : a.base > b.base ? 1 : 0));
+    for (let i = 1; i < sorted.length; i++) {
+      const prev = sorted[i - 1]!;
+      const cur = sorted[i]!;
+      const prevEnd = prev.base + BigInt(prev.bytes.length);
+      if (cur.base < prevEnd) {
+        const where: { path?: string } = {};
+        if (cur.origin !== undefined) where.path = cur.origin;
+        throw new InputError(
+          "overlap",
+          `memory region at 0x${cur.base.toString(16)} overlaps the region 0x${prev.base.toString(16)}..0x${prevEnd.toString(16)}` +
+            (prev.origin !== undefined ? ` (${prev.origin})` : ""),
+          where,
+        );
+      }
+    }
+    this.regions = sorted;
+    this.bases = sorted.map((r) => r.base);
+    this.ends = sorted.map((r) => r.base + BigInt(r.bytes.length));
+  }
+
+  /** Index of the region containing `address`, or -1. */
+  indexOf(address: bigint): number {
+    let lo = 0;
+    let hi = this.bases.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      if (address < this.bases[mid]!) hi = mid - 1;
+      else if (address >= this.ends[mid]!) lo = mid + 1;
+      else return mid;
+    }
+    return -1;
+  }
+
+  /** The region containing `address`, if any. */
+  regionAt(address: bigint): MemoryRegion | undefined {
+    const i = this.indexOf(address);
+    return i < 0 ? undefined : this.regions[i];
+  }
+
+  read(address: bigint, size: number): Uint8Array | undefined {
+    if (size < 0 || address < 0n) return undefined;
+    let i = this.indexOf(address);
+    if (i < 0) return undefined;
+    const first = this.regions[i]!;
+    const start = Number(address - first.base);
+    if (start + size <= first.bytes.length) return first.bytes.subarray(start, start + size);
+    // The range continues into the following regions: they must be exactly adjacent.
+    const out = new Uint8Array(size);
+    let filled = 0;
+    let at = address;
+    while (filled < size) {
+      const r = this.regions[i];
+      if (r === undefined || at < r.base || at >= this.ends[i]!) return undefined;
+      const off = Number(at - r.base);
+      const n = Math.min(size - filled, r.bytes.length - off);
+      out.set(r.bytes.subarray(off, off + n), filled);
+      filled += n;
+      at += BigInt(n);
+      i++;
+    }
+    return out;
+  }
+}

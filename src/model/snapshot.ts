@@ -1,0 +1,85 @@
+/**
+ * The one type every input produces and every walker reads: a machine, one or more thread
+ * contexts, target memory, and the modules loaded in it (DESIGN.md "Data flow").
+ */
+import type { MemoryReader } from "../memory/reader.js";
+import type { Machine } from "./machine.js";
+
+/** A register file: lower-case CONTEXT register names to values. */
+export type Registers = Record<string, bigint>;
+
+/** A named code range inside a module (a function or a public symbol). */
+export interface ModuleSymbol {
+  name: string;
+  /** Offset of the first byte from the module base. */
+  rva: bigint;
+  /** Length in bytes; undefined when only the start is known (a PUBLIC record). */
+  size?: bigint;
+}
+
+/** A loaded image. */
+export interface Module {
+  name: string;
+  base: bigint;
+  size: bigint;
+  /** Functions sorted by rva (the order is established by the loader). */
+  symbols: ModuleSymbol[];
+}
+
+/**
+ * One frame of ground truth, innermost first (DESIGN.md "Ground truth"): frame 0 is the
+ * captured context; for k ≥ 1, `pc` is the return address into frame k and `sp` the address
+ * just past its return-address slot. On ia64 `sp` is r12 and `bsp` the backing-store pointer.
+ */
+export interface TruthFrame {
+  pc: bigint;
+  sp: bigint;
+  bsp?: bigint;
+  function?: string;
+}
+
+/** One thread of a snapshot. */
+export interface ThreadSnapshot {
+  id: number;
+  /** True for the thread that was executing when the snapshot was taken (dumps: the crashing one). */
+  crashed: boolean;
+  /** The thread's CONTEXT registers. */
+  registers: Registers;
+  /** Ground truth for this thread's stack, when the snapshot's producer knows it. */
+  truth?: TruthFrame[];
+}
+
+/** A memory snapshot of a process, from a vector, a minidump or the emulator. */
+export interface Snapshot {
+  machine: Machine;
+  threads: ThreadSnapshot[];
+  memory: MemoryReader;
+  modules: Module[];
+  /** What the snapshot is, in words (a vector's description, a dump's file name). */
+  description?: string;
+}
+
+/** The module containing `address`, if any. */
+export function moduleAt(modules: readonly Module[], address: bigint): Module | undefined {
+  for (const m of modules) if (address >= m.base && address - m.base < m.size) return m;
+  return undefined;
+}
+
+/** The symbol containing `rva` in `module` (the last one starting at or before it, within its size when known). */
+export function symbolAt(module: Module, rva: bigint): ModuleSymbol | undefined {
+  const syms = module.symbols;
+  let lo = 0;
+  let hi = syms.length - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (syms[mid]!.rva <= rva) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  if (found < 0) return undefined;
+  const s = syms[found]!;
+  if (s.size !== undefined && rva - s.rva >= s.size) return undefined;
+  return s;
+}

@@ -1,0 +1,55 @@
+/** The default human output: one table row per frame with the dbghelp fields, its trust and the rule that found it. */
+import { formatAddress, machineInfo, MACHINES, type Machine } from "../model/machine.js";
+import type { Module } from "../model/snapshot.js";
+import type { ThreadWalk } from "../walk/walk.js";
+import { locate, locationText } from "./location.js";
+
+/** The register-role table of one or more machines, side by side when several. */
+export function renderRoles(machines: readonly Machine[] = MACHINES): string {
+  const infos = machines.map(machineInfo);
+  const lines: string[] = [];
+  if (infos.length === 1) {
+    const info = infos[0]!;
+    lines.push(`Register roles on ${info.title}:`);
+    const width = Math.max(...info.roles.map((r) => r.role.length));
+    const dwidth = Math.max(...info.roles.map((r) => r.display.length));
+    for (const r of info.roles) lines.push(`  ${r.role.padEnd(width)}  ${r.display.padEnd(dwidth)}  ${r.explanation}`);
+    return lines.join("\n") + "\n";
+  }
+  const roleWidth = Math.max(...infos[0]!.roles.map((r) => r.role.length), 4);
+  const colWidth = infos.map((info) => Math.max(info.title.length, ...info.roles.map((r) => r.display.length)));
+  lines.push(["role".padEnd(roleWidth), ...infos.map((info, i) => info.title.padEnd(colWidth[i]!))].join("  ").trimEnd());
+  lines.push(["-".repeat(roleWidth), ...colWidth.map((w) => "-".repeat(w))].join("  "));
+  for (let row = 0; row < infos[0]!.roles.length; row++) {
+    const role = infos[0]!.roles[row]!.role;
+    lines.push([role.padEnd(roleWidth), ...infos.map((info, i) => info.roles[row]!.display.padEnd(colWidth[i]!))].join("  ").trimEnd());
+  }
+  lines.push("");
+  for (const info of infos) {
+    lines.push(`${info.title}:`);
+    for (const r of info.roles) lines.push(`  ${r.role}: ${r.explanation}`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+/** Renders walks as text; `withRegisters` adds each frame's recovered registers. */
+export function renderText(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[], withRegisters = false): string {
+  const a = (v: bigint): string => formatAddress(machine, v);
+  const w = machineInfo(machine).pointerSize * 2 + 2;
+  const out: string[] = [];
+  for (const { thread, walk } of walks) {
+    out.push(`thread ${thread.id}${thread.crashed ? " (crashed)" : ""}: ${walk.frames.length} frame${walk.frames.length === 1 ? "" : "s"}`);
+    out.push(["  #", "AddrPC".padEnd(w), "AddrReturn".padEnd(w), "AddrFrame".padEnd(w), "AddrStack".padEnd(w), "trust".padEnd(13), "location"].join("  "));
+    for (const f of walk.frames) {
+      const loc = locationText(locate(modules, f), a(f.addrPC));
+      out.push([String(f.index).padStart(3), a(f.addrPC), a(f.addrReturn), a(f.addrFrame), a(f.addrStack), f.trust.padEnd(13), loc].join("  "));
+      out.push(`     rule: ${f.rule}`);
+      out.push(`     params: ${f.params.map(a).join(" ")}`);
+      if (withRegisters) out.push(`     registers: ${Object.entries(f.registers).map(([k, v]) => `${k}=${a(v)}`).join(" ")}`);
+    }
+    const at = walk.stop.address === undefined ? "" : ` at ${a(walk.stop.address)}`;
+    out.push(`  stop: ${walk.stop.reason}${at}: ${walk.stop.detail}`);
+    out.push("");
+  }
+  return out.join("\n");
+}

@@ -1,0 +1,58 @@
+/**
+ * What a walk produces: frames named after STACKFRAME64 fields, each stamped with how it was
+ * found, and a recorded reason why the walk ended (DESIGN.md "Core types").
+ */
+import type { Registers } from "../model/snapshot.js";
+
+/** How a frame was found, most trusted first. */
+export type Trust = "context" | "unwind-info" | "frame-data" | "fpo" | "ia64-unwind" | "frame-pointer" | "scan";
+
+/** Trust levels in order, most trusted first. */
+export const TRUST_ORDER: readonly Trust[] = ["context", "unwind-info", "frame-data", "fpo", "ia64-unwind", "frame-pointer", "scan"];
+
+/** Why a walk ended. */
+export type StopReason = "end-of-stack" | "read-fault" | "no-progress" | "bad-pc" | "max-frames" | "unsupported";
+
+/** The unwind-table entry a frame's function was found in (FPO_DATA, RUNTIME_FUNCTION, IA-64 entry). */
+export interface FuncTableEntry {
+  kind: "fpo" | "frame-data" | "runtime-function" | "ia64-function";
+  /** Image-relative start of the function the entry covers. */
+  beginRva: bigint;
+  /** Image-relative end (exclusive). */
+  endRva: bigint;
+}
+
+/** One row of a walk. */
+export interface Frame {
+  index: number;
+  addrPC: bigint;
+  /** The return address of this frame: the PC of the next frame out, 0 when none is known. */
+  addrReturn: bigint;
+  addrFrame: bigint;
+  addrStack: bigint;
+  addrBStore: bigint;
+  params: bigint[];
+  far: boolean;
+  virtual: boolean;
+  funcTableEntry?: FuncTableEntry;
+  trust: Trust;
+  /** The rule that found this frame, with the values it used, e.g. "ebp-chain ebp=0x0012ff70". */
+  rule: string;
+  /** The register set recovered for this frame. */
+  registers: Registers;
+}
+
+/** How and where a walk ended. */
+export interface WalkStop {
+  reason: StopReason;
+  /** The address involved (an unreadable address, a bad PC), when there is one. */
+  address?: bigint;
+  /** The same in words. */
+  detail: string;
+}
+
+/** A walked thread. */
+export interface Walk {
+  frames: Frame[];
+  stop: WalkStop;
+}

@@ -1,0 +1,82 @@
+/**
+ * Machine -> walker table (Wine dbghelp's "one table per CPU, looked up by machine"). This is
+ * the only file that branches on the machine; walkers name a list of strategies in trust order.
+ */
+import { x86FramePointer } from "../arch/x86/frame-pointer.js";
+import { x86Params } from "../arch/x86/params.js";
+import { x64FramePointer } from "../arch/x64/frame-pointer.js";
+import { InputError } from "../errors.js";
+import type { MemoryReader } from "../memory/reader.js";
+import type { Machine } from "../model/machine.js";
+import type { Registers } from "../model/snapshot.js";
+import type { UnwindStrategy } from "./strategy.js";
+
+/** Names accepted by `--walker`. */
+export type WalkerName = "auto" | "frame-pointer" | "fpo" | "unwind" | "ia64";
+
+/** Every walker name, for usage text. */
+export const WALKER_NAMES: readonly WalkerName[] = ["auto", "frame-pointer", "fpo", "unwind", "ia64"];
+
+/** What a machine offers the walk loop. */
+export interface ArchWalker {
+  machine: Machine;
+  /** Walkers available on this machine, each a list of strategies tried in order. */
+  walkers: Partial<Record<WalkerName, readonly UnwindStrategy[]>>;
+  /** Register names: program counter, stack pointer, frame register (or null), backing store (or null). */
+  pc: string;
+  sp: string;
+  fp: string | null;
+  bstore: string | null;
+  /** The STACKFRAME Params for a frame. */
+  params(registers: Registers, memory: MemoryReader): bigint[];
+  /** Why a walker finds nothing beyond the context frame on this machine, when that is so. */
+  unsupportedDetail?: string;
+}
+
+const X86: ArchWalker = {
+  machine: "x86",
+  walkers: { auto: [x86FramePointer], "frame-pointer": [x86FramePointer] },
+  pc: "eip",
+  sp: "esp",
+  fp: "ebp",
+  bstore: null,
+  params: (registers, memory) => x86Params(registers["ebp"] ?? 0n, memory),
+};
+
+const X64: ArchWalker = {
+  machine: "x64",
+  walkers: { auto: [x64FramePointer], "frame-pointer": [x64FramePointer] },
+  pc: "rip",
+  sp: "rsp",
+  fp: "rbp",
+  bstore: null,
+  params: () => [0n, 0n, 0n, 0n],
+};
+
+const IA64: ArchWalker = {
+  machine: "ia64",
+  walkers: { auto: [] },
+  pc: "stiip",
+  sp: "intsp",
+  fp: null,
+  bstore: "rsbsp",
+  params: () => [0n, 0n, 0n, 0n],
+  unsupportedDetail: "no IA-64 unwinder is available: only the context frame is reported",
+};
+
+const TABLE: Record<Machine, ArchWalker> = { x86: X86, x64: X64, ia64: IA64 };
+
+/** The walker table for a machine. */
+export function archWalker(machine: Machine): ArchWalker {
+  return TABLE[machine];
+}
+
+/** The strategies `walker` uses on `machine`; an {@link InputError} when the walker does not apply there. */
+export function strategiesFor(machine: Machine, walker: WalkerName): readonly UnwindStrategy[] {
+  const list = TABLE[machine].walkers[walker];
+  if (list === undefined) {
+    const available = Object.keys(TABLE[machine].walkers).join(", ");
+    throw new InputError("unsupported", `walker '${walker}' is not available for ${machine} (available: ${available})`);
+  }
+  return list;
+}

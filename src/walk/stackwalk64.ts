@@ -1,0 +1,259 @@
+/**
+ * A call-by-call StackWalk64: each call fills a caller-owned STACKFRAME64 with the next frame,
+ * keeping all walk state in its Reserved[] slots, with the semantics of stackwalk64.md §5-§6
+ * (Wine's i386 walker, which native dbghelp matches on these points). Like dbghelp it has no
+ * progress guard: a cyclic EBP chain returns frames for as long as the caller keeps calling.
+ * The guarded walk is walk.ts.
+ *
+ * In this port hProcess is the {@link Snapshot} being walked: the NULL-callback defaults
+ * (stackwalk64.md §3) read its memory, its module list and its unwind sources.
+ */
+import { address32To64Sign, address32To64Zero, address64To32, AddressMode, type Address64 } from "../model/address.js";
+import { IMAGE_FILE_MACHINE } from "../model/machine.js";
+import { moduleAt, type Registers, type Snapshot } from "../model/snapshot.js";
+import { newStackFrame64, type StackFrame32, type StackFrame64 } from "../model/stackframe.js";
+import type { MemoryReader } from "../memory/reader.js";
+import { x86Params } from "../arch/x86/params.js";
+import { strategiesFor } from "./registry.js";
+import type { FrameSite } from "./strategy.js";
+
+/** PREAD_PROCESS_MEMORY_ROUTINE64: all bytes of the range, or undefined (FALSE). */
+export type ReadMemoryRoutine = (address: bigint, size: number) => Uint8Array | undefined;
+/** PFUNCTION_TABLE_ACCESS_ROUTINE64: an opaque non-zero handle for the function-table entry, or 0 (NULL). */
+export type FunctionTableAccessRoutine = (address: bigint) => bigint;
+/** PGET_MODULE_BASE_ROUTINE64: the base of the module containing the address, or 0. */
+export type GetModuleBaseRoutine = (address: bigint) => bigint;
+/** PTRANSLATE_ADDRESS_ROUTINE64: the linear address of a non-flat address. */
+export type TranslateAddressRoutine = (address: Address64) => bigint;
+
+/** The four callbacks; a missing one takes its default from the process (stackwalk64.md §3). */
+export interface StackWalkCallbacks {
+  readMemory?: ReadMemoryRoutine;
+  functionTableAccess?: FunctionTableAccessRoutine;
+  getModuleBase?: GetModuleBaseRoutine;
+  translateAddress?: TranslateAddressRoutine;
+}
+
+/** A CONTEXT as the facade needs it: a register file it may read and update in place. */
+export interface ContextRecord {
+  registers: Registers;
+}
+
+/** The outcome of one call: dbghelp's BOOL, and on FALSE the reason in words. */
+export interface StackWalkResult {
+  ok: boolean;
+  /** Why the call returned FALSE; `invalid-parameter` mirrors SetLastError(ERROR_INVALID_PARAMETER). */
+  reason?: "invalid-parameter" | "unsupported" | "done" | "bad-frame" | "unwind-failed";
+  detail?: string;
+}
+
+/** i386 walker modes kept in Reserved[0] bits 0-3 (stackwalk64.md §6.1). */
+const I386_MODE = { start: 0n, bit32: 1n, bit16: 2n, done: 3n } as const;
+
+const U32 = 0xffff_ffffn;
+
+interface Resolved {
+  read: ReadMemoryRoutine;
+  functionTableAccess: FunctionTableAccessRoutine;
+  getModuleBase: GetModuleBaseRoutine;
+  translate: TranslateAddressRoutine;
+}
+
+/** The defaults for NULL callbacks, taken from the process snapshot (stackwalk64.md §3 "Recommended port behaviour"). */
+function resolveCallbacks(process: Snapshot | undefined, callbacks: StackWalkCallbacks): Resolved {
+  return {
+    read: callbacks.readMemory ?? ((address, size) => process?.memory.read(address, size)),
+    getModuleBase: callbacks.getModuleBase ?? ((address) => (process === undefined ? 0n : (moduleAt(process.modules, address)?.base ?? 0n))),
+    // No unwind sources are modelled for x86 modules yet, so the default finds no FPO_DATA (as Wine's).
+    functionTableAccess: callbacks.functionTableAccess ?? (() => 0n),
+    translate: callbacks.translateAddress ?? (() => 0n),
+  };
+}
+
+/** The linear address of an ADDRESS64: the offset for Flat, otherwise the translate callback's answer. */
+function linear(address: Address64, cb: Resolved): bigint {
+  return address.mode === AddressMode.Flat ? address.offset : cb.translate(address);
+}
+
+function readerOf(cb: Resolved, mask: bigint): MemoryReader {
+  return { read: (address, size) => cb.read(address & mask, size) };
+}
+
+/**
+ * unwind32 (stackwalk64.md §6.4): the x86 unwind sources in dbghelp's order, ending with the EBP
+ * chain, applied to `ctx` in place. Like Wine, ESP is set to EBP+8 before the chain's reads, so
+ * a failed read leaves the context partly updated.
+ */
+function unwind32(ctx: Registers, pc: bigint, process: Snapshot | undefined, memory: MemoryReader, index: number): boolean {
+  const site: FrameSite = { machine: "x86", index, registers: ctx, lookupPc: pc & U32, modules: process?.modules ?? [] };
+  const ebp = ctx["ebp"] ?? 0n;
+  if (ebp !== 0n) ctx["esp"] = (ebp + 8n) & U32;
+  for (const strategy of strategiesFor("x86", "frame-pointer")) {
+    const rule = strategy.ruleFor(site);
+    if (rule === undefined) continue;
+    const result = rule.exec({ ...ctx, ebp }, memory);
+    if (!result.ok) continue;
+    for (const [k, v] of Object.entries(result.step.registers)) ctx[k] = v & U32;
+    return true;
+  }
+  return false;
+}
+
+function i386Walk(frame: StackFrame64, context: ContextRecord | undefined, process: Snapshot | undefined, cb: Resolved): StackWalkResult {
+  let mode = frame.reserved[0] & 0xfn;
+  let count = frame.reserved[0] >> 4n;
+  const done = (reason: NonNullable<StackWalkResult["reason"]>, detail: string): StackWalkResult => {
+    frame.reserved[0] = (count << 4n) | I386_MODE.done;
+    return { ok: false, reason, detail };
+  };
+  if (mode >= I386_MODE.done) return { ok: false, reason: "done", detail: "the walk has already ended; zero Reserved[] to start again" };
+  const deltapc = count <= 1n ? 0n : 1n;
+  const memory = readerOf(cb, U32);
+  const ctx: Registers = context?.registers ?? { eip: frame.addrPC.offset, ebp: frame.addrFrame.offset, esp: frame.addrStack.offset };
+
+  if (mode === I386_MODE.start) {
+    if (frame.addrPC.mode === AddressMode.Flat && frame.addrFrame.mode !== AddressMode.Flat) {
+      return done("bad-frame", "AddrPC is flat but AddrFrame is not: set AddrFrame.Mode = AddrModeFlat");
+    }
+    if (frame.addrPC.mode !== AddressMode.Flat) {
+      return done(
+        "unsupported",
+        `AddrPC.Mode is ${frame.addrPC.mode} (${frame.addrPC.mode === AddressMode.Mode1616 ? "AddrMode1616: a zeroed ADDRESS64 is 16:16, not flat" : "not flat"}); ` +
+          "16-bit and segmented walks are not supported: set Mode = AddrModeFlat (3) on AddrPC, AddrFrame and AddrStack",
+      );
+    }
+    mode = I386_MODE.bit32;
+    // The 16/32-bit switch discovery needs a live thread (§6.5): this port has none, so there is no switch frame.
+    frame.reserved[1] = 0n;
+    frame.reserved[2] = 0n;
+    frame.addrReturn.mode = AddressMode.Flat;
+    frame.addrStack.mode = AddressMode.Flat;
+    frame.addrBStore = { offset: 0n, segment: 0, mode: 0 };
+  } else {
+    if (!unwind32(ctx, (linear(frame.addrPC, cb) - deltapc) & U32, process, memory, Number(count))) {
+      return done("unwind-failed", "the previous frame cannot be unwound (EBP is 0 or [EBP], [EBP+4] cannot be read)");
+    }
+    frame.addrPC.mode = frame.addrFrame.mode = frame.addrStack.mode = AddressMode.Flat;
+    frame.addrStack.offset = ctx["esp"] ?? 0n;
+    frame.addrFrame.offset = ctx["ebp"] ?? 0n;
+    frame.addrPC.offset = ctx["eip"] ?? 0n;
+  }
+  frame.reserved[0] = (count << 4n) | mode;
+
+  const tmp: Registers = { ...ctx };
+  if (!unwind32(tmp, (frame.addrPC.offset - deltapc) & U32, process, memory, Number(count) + 1)) {
+    if (frame.addrPC.offset === 0n) return done("unwind-failed", "PC is 0 and no return address can be computed");
+    // Wine's wow64 workaround: report this frame as the last one (§6.2, §9 item 8).
+    tmp["eip"] = 0n;
+  }
+  frame.addrReturn.mode = AddressMode.Flat;
+  frame.addrReturn.offset = tmp["eip"] ?? 0n;
+  frame.params = x86Params(frame.addrFrame.offset, memory);
+  frame.far = 1;
+  frame.virtual = 1;
+  const p = linear(frame.addrPC, cb);
+  frame.funcTableEntry = p !== 0n && cb.getModuleBase(p) !== 0n ? cb.functionTableAccess(p) : 0n;
+  count += 1n;
+  frame.reserved[0] = (count << 4n) | mode;
+  return { ok: true };
+}
+
+/**
+ * One StackWalk64 call, with the reason for a FALSE. `process` plays hProcess (the snapshot);
+ * `thread` plays hThread and is unused (no live thread to query).
+ */
+export function stackWalk64Detailed(
+  machineType: number,
+  process: Snapshot | undefined,
+  frame: StackFrame64,
+  context?: ContextRecord,
+  callbacks: StackWalkCallbacks = {},
+): StackWalkResult {
+  const cb = resolveCallbacks(process, callbacks);
+  switch (machineType) {
+    case IMAGE_FILE_MACHINE.I386:
+      return i386Walk(frame, context, process, cb);
+    case IMAGE_FILE_MACHINE.AMD64:
+      return { ok: false, reason: "unsupported", detail: "the AMD64 StackWalk64 backend (table-based unwinding) is not available yet" };
+    case IMAGE_FILE_MACHINE.IA64:
+      return { ok: false, reason: "unsupported", detail: "the IA64 StackWalk64 backend (register stack unwinding) is not available yet" };
+    default:
+      return { ok: false, reason: "invalid-parameter", detail: `machine type 0x${machineType.toString(16)} has no StackWalk64 backend (ERROR_INVALID_PARAMETER)` };
+  }
+}
+
+/** StackWalk64 (dbghelp.h): fills `frame` with the next frame and returns TRUE, or returns FALSE at the end. */
+export function stackWalk64(
+  machineType: number,
+  process: Snapshot | undefined,
+  _thread: unknown,
+  frame: StackFrame64,
+  context?: ContextRecord,
+  readMemory?: ReadMemoryRoutine,
+  functionTableAccess?: FunctionTableAccessRoutine,
+  getModuleBase?: GetModuleBaseRoutine,
+  translateAddress?: TranslateAddressRoutine,
+): boolean {
+  const callbacks: StackWalkCallbacks = {};
+  if (readMemory !== undefined) callbacks.readMemory = readMemory;
+  if (functionTableAccess !== undefined) callbacks.functionTableAccess = functionTableAccess;
+  if (getModuleBase !== undefined) callbacks.getModuleBase = getModuleBase;
+  if (translateAddress !== undefined) callbacks.translateAddress = translateAddress;
+  return stackWalk64Detailed(machineType, process, frame, context, callbacks).ok;
+}
+
+/** How StackWalk widens 32-bit ADDRESS offsets: Wine zero-extends, Microsoft's Address32To64 sign-extends. */
+export type AddressWidening = "zero-extend" | "sign-extend";
+
+/**
+ * The 32-bit StackWalk over a STACKFRAME (164 bytes) (stackwalk64.md §5.2): converts the record
+ * in, runs the same backend, and copies the results back only on success (addresses, Params and
+ * Reserved truncated to 32 bits). KdHelp is not copied.
+ */
+export function stackWalk32Detailed(
+  machineType: number,
+  process: Snapshot | undefined,
+  frame: StackFrame32,
+  context?: ContextRecord,
+  callbacks: StackWalkCallbacks = {},
+  widening: AddressWidening = "zero-extend",
+): StackWalkResult {
+  const widen = widening === "zero-extend" ? address32To64Zero : address32To64Sign;
+  const f64: StackFrame64 = newStackFrame64();
+  f64.addrPC = widen(frame.addrPC);
+  f64.addrReturn = widen(frame.addrReturn);
+  f64.addrFrame = widen(frame.addrFrame);
+  f64.addrStack = widen(frame.addrStack);
+  f64.addrBStore = widen(frame.addrBStore);
+  f64.funcTableEntry = frame.funcTableEntry;
+  f64.params = [...frame.params];
+  f64.far = frame.far;
+  f64.virtual = frame.virtual;
+  f64.reserved = [...frame.reserved];
+  const result = stackWalk64Detailed(machineType, process, f64, context, callbacks);
+  if (!result.ok) return result;
+  frame.addrPC = address64To32(f64.addrPC);
+  frame.addrReturn = address64To32(f64.addrReturn);
+  frame.addrFrame = address64To32(f64.addrFrame);
+  frame.addrStack = address64To32(f64.addrStack);
+  frame.addrBStore = address64To32(f64.addrBStore);
+  frame.funcTableEntry = f64.funcTableEntry & U32;
+  frame.far = f64.far;
+  frame.virtual = f64.virtual;
+  frame.params = [f64.params[0] & U32, f64.params[1] & U32, f64.params[2] & U32, f64.params[3] & U32];
+  frame.reserved = [f64.reserved[0] & U32, f64.reserved[1] & U32, f64.reserved[2] & U32];
+  return result;
+}
+
+/** StackWalk (32-bit dbghelp.h): like {@link stackWalk64} over a STACKFRAME. */
+export function stackWalk(
+  machineType: number,
+  process: Snapshot | undefined,
+  _thread: unknown,
+  frame: StackFrame32,
+  context?: ContextRecord,
+  callbacks: StackWalkCallbacks = {},
+  widening: AddressWidening = "zero-extend",
+): boolean {
+  return stackWalk32Detailed(machineType, process, frame, context, callbacks, widening).ok;
+}

@@ -1,0 +1,50 @@
+/**
+ * The split between working out an unwind rule and running it (framehop's design): a strategy
+ * looks at the frame's registers and the unwind sources and returns a rule without reading
+ * memory; {@link UnwindRule.exec} applies it through the memory reader.
+ */
+import type { MemoryReader } from "../memory/reader.js";
+import type { Machine } from "../model/machine.js";
+import type { Module, Registers } from "../model/snapshot.js";
+import type { Trust, WalkStop } from "./frame.js";
+
+/** What a strategy may look at when it works out a rule for one frame. */
+export interface FrameSite {
+  machine: Machine;
+  /** The frame's position in the walk; 0 is the context frame. */
+  index: number;
+  /** The frame's registers as recovered so far. */
+  registers: Registers;
+  /**
+   * The address to look unwind information up at: the PC for the context frame, and the
+   * return address − 1 for frames whose PC is a return address (see lookup-address.ts).
+   */
+  lookupPc: bigint;
+  modules: readonly Module[];
+}
+
+/** The registers of the caller frame, and how the rule found them. */
+export interface UnwindStep {
+  registers: Registers;
+  /** The rule with the values it used, for the caller frame's `rule` field. */
+  rule: string;
+}
+
+/** Result of running a rule: the caller's registers, or why it cannot be found. */
+export type UnwindResult = { ok: true; step: UnwindStep } | { ok: false; stop: WalkStop };
+
+/** A rule computed for one frame; running it is the only place memory is read. */
+export interface UnwindRule {
+  /** A short description of the rule itself, before it runs. */
+  describe(): string;
+  exec(registers: Registers, memory: MemoryReader): UnwindResult;
+}
+
+/** One way of finding a caller frame. */
+export interface UnwindStrategy {
+  name: string;
+  /** The trust stamped on frames this strategy finds. */
+  trust: Trust;
+  /** The rule for unwinding `site` to its caller, or undefined when this strategy has none. Reads no memory. */
+  ruleFor(site: FrameSite): UnwindRule | undefined;
+}

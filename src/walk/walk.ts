@@ -1,0 +1,146 @@
+/**
+ * The high-level walk: a fixed strategy order per frame, every frame stamped with its trust,
+ * every walk ending in a recorded stop reason, and the progress rules in one place
+ * ({@link checkProgress}). Unlike the StackWalk64 facade, which is faithful to dbghelp and has no
+ * guard, this loop always terminates.
+ */
+import { InputError } from "../errors.js";
+import { maskAddress, type Machine } from "../model/machine.js";
+import type { Registers, Snapshot, ThreadSnapshot } from "../model/snapshot.js";
+import type { Frame, Trust, Walk, WalkStop } from "./frame.js";
+import { lookupAddress } from "./lookup-address.js";
+import { archWalker, strategiesFor, type ArchWalker, type WalkerName } from "./registry.js";
+import type { FrameSite, UnwindStep, UnwindStrategy } from "./strategy.js";
+
+/** Options of {@link walkThread}. */
+export interface WalkOptions {
+  /** Which strategies to use; `auto` = every strategy of the machine in trust order. */
+  walker?: WalkerName;
+  /** The most frames a walk returns (default {@link DEFAULT_MAX_FRAMES}). */
+  maxFrames?: number;
+}
+
+/** The default frame cap. */
+export const DEFAULT_MAX_FRAMES = 100_000;
+
+/** A PC below this is not code: the walk ends (no image is ever mapped at page 0). */
+export const MIN_PC = 0x1000n;
+
+const hex = (v: bigint): string => "0x" + v.toString(16);
+
+/** Masks every register to the machine's width. */
+function maskRegisters(machine: Machine, registers: Registers): Registers {
+  const out: Registers = {};
+  for (const [k, v] of Object.entries(registers)) out[k] = maskAddress(machine, v);
+  return out;
+}
+
+/** Builds a frame row from its registers. */
+function makeFrame(arch: ArchWalker, snapshot: Snapshot, index: number, registers: Registers, trust: Trust, rule: string): Frame {
+  return {
+    index,
+    addrPC: registers[arch.pc] ?? 0n,
+    addrReturn: 0n,
+    addrFrame: arch.fp === null ? 0n : (registers[arch.fp] ?? 0n),
+    addrStack: registers[arch.sp] ?? 0n,
+    addrBStore: arch.bstore === null ? 0n : (registers[arch.bstore] ?? 0n),
+    params: arch.params(registers, snapshot.memory),
+    far: false,
+    virtual: false,
+    trust,
+    rule,
+    registers,
+  };
+}
+
+/**
+ * The progress rules, all of them: a caller PC of 0 is the end of the stack; a PC below
+ * {@link MIN_PC} is not code; the stack pointer may stay put on the first unwind (a frameless
+ * function interrupted before it pushed anything) but must strictly increase after that, which
+ * also ends cycles. Returns the stop, or undefined when the caller frame is acceptable.
+ */
+export function checkProgress(arch: ArchWalker, callee: Frame, caller: Registers): WalkStop | undefined {
+  const pc = caller[arch.pc];
+  const sp = caller[arch.sp];
+  if (pc === undefined || sp === undefined) {
+    return { reason: "unsupported", detail: `the unwind rule did not recover ${pc === undefined ? arch.pc : arch.sp}` };
+  }
+  if (pc === 0n) return { reason: "end-of-stack", detail: "the return address is 0: this is the outermost frame" };
+  if (pc < MIN_PC) return { reason: "bad-pc", address: pc, detail: `the return address ${hex(pc)} is below ${hex(MIN_PC)}, which is never code` };
+  const grew = callee.index === 0 ? sp >= callee.addrStack : sp > callee.addrStack;
+  if (!grew) {
+    return {
+      reason: "no-progress",
+      address: sp,
+      detail: `the caller's stack pointer ${hex(sp)} is not above frame ${callee.index}'s ${hex(callee.addrStack)} (a loop or a corrupt chain)`,
+    };
+  }
+  return undefined;
+}
+
+/** Tries each strategy in order; the first that runs successfully wins, else the first failure is reported. */
+function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, snapshot: Snapshot): { ok: true; step: UnwindStep; trust: Trust } | { ok: false; stop: WalkStop } {
+  let firstFailure: WalkStop | undefined;
+  for (const strategy of strategies) {
+    const rule = strategy.ruleFor(site);
+    if (rule === undefined) continue;
+    const result = rule.exec(site.registers, snapshot.memory);
+    if (result.ok) return { ok: true, step: result.step, trust: strategy.trust };
+    firstFailure ??= result.stop;
+  }
+  return { ok: false, stop: firstFailure ?? { reason: "unsupported", detail: "no strategy has a rule for this frame" } };
+}
+
+/** Walks one thread of a snapshot. */
+export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: WalkOptions = {}): Walk {
+  const arch = archWalker(snapshot.machine);
+  const strategies = strategiesFor(snapshot.machine, options.walker ?? "auto");
+  const maxFrames = options.maxFrames ?? DEFAULT_MAX_FRAMES;
+  if (!Number.isSafeInteger(maxFrames) || maxFrames < 1) {
+    throw new InputError("bad-value", `max-frames must be a whole number ≥ 1, not ${maxFrames}`);
+  }
+  const frames: Frame[] = [makeFrame(arch, snapshot, 0, maskRegisters(snapshot.machine, thread.registers), "context", "context")];
+  if (strategies.length === 0) {
+    return { frames, stop: { reason: "unsupported", detail: arch.unsupportedDetail ?? "no strategy applies to this machine" } };
+  }
+  for (;;) {
+    const callee = frames[frames.length - 1]!;
+    const site: FrameSite = {
+      machine: snapshot.machine,
+      index: callee.index,
+      registers: callee.registers,
+      lookupPc: lookupAddress(callee.addrPC, callee.index > 0),
+      modules: snapshot.modules,
+    };
+    const outcome = unwindOnce(strategies, site, snapshot);
+    if (!outcome.ok) return { frames, stop: outcome.stop };
+    const callerRegisters = maskRegisters(snapshot.machine, outcome.step.registers);
+    callee.addrReturn = callerRegisters[arch.pc] ?? 0n;
+    const bad = checkProgress(arch, callee, callerRegisters);
+    if (bad !== undefined) return { frames, stop: bad };
+    if (frames.length >= maxFrames) {
+      return { frames, stop: { reason: "max-frames", detail: `the walk reached the frame cap of ${maxFrames}` } };
+    }
+    frames.push(makeFrame(arch, snapshot, frames.length, callerRegisters, outcome.trust, outcome.step.rule));
+  }
+}
+
+/** A walked thread together with the thread it came from. */
+export interface ThreadWalk {
+  thread: ThreadSnapshot;
+  walk: Walk;
+}
+
+/** Walks the chosen threads (default: all), the crashed thread first. */
+export function walkSnapshot(snapshot: Snapshot, options: WalkOptions & { thread?: number | "all" } = {}): ThreadWalk[] {
+  const choice = options.thread ?? "all";
+  let threads = snapshot.threads;
+  if (choice !== "all") {
+    threads = threads.filter((t) => t.id === choice);
+    if (threads.length === 0) {
+      throw new InputError("bad-value", `no thread with id ${choice} (threads: ${snapshot.threads.map((t) => t.id).join(", ")})`);
+    }
+  }
+  const ordered = [...threads.filter((t) => t.crashed), ...threads.filter((t) => !t.crashed)];
+  return ordered.map((thread) => ({ thread, walk: walkThread(snapshot, thread, options) }));
+}
