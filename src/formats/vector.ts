@@ -128,16 +128,18 @@ export function formatVector(v: Vector): string {
   const regs = Object.entries(thread.registers).map(([k, x]) => `${JSON.stringify(k)}: ${a(x)}`);
   lines.push(`  "context": { ${regs.join(", ")} },`);
   const regions = v.memory.regions.map((r) => `    { "base": ${a(r.base)}, "hex": "${bytesToHex(r.bytes)}" }`);
-  lines.push(`  "memory": [\n${regions.join(",\n")}\n  ],`);
+  const list = (items: string[]): string => (items.length === 0 ? "[]" : `[\n${items.join(",\n")}\n  ]`);
+  lines.push(`  "memory": ${list(regions)},`);
   const modules = v.modules.map((m) => {
     const syms = m.symbols.map((s) => `{ "name": ${JSON.stringify(s.name)}, "rva": ${a(s.rva)}${s.size !== undefined ? `, "size": ${a(s.size)}` : ""} }`);
-    return `    { "name": ${JSON.stringify(m.name)}, "base": ${a(m.base)}, "size": ${a(m.size)}, "symbols": [\n        ${syms.join(",\n        ")}\n      ] }`;
+    const symbols = syms.length === 0 ? "[]" : `[\n        ${syms.join(",\n        ")}\n      ]`;
+    return `    { "name": ${JSON.stringify(m.name)}, "base": ${a(m.base)}, "size": ${a(m.size)}, "symbols": ${symbols} }`;
   });
   const truth = (thread.truth ?? []).map(
     (t) => `    { "pc": ${a(t.pc)}, "sp": ${a(t.sp)}${t.bsp !== undefined ? `, "bsp": ${a(t.bsp)}` : ""}${t.function !== undefined ? `, "function": ${JSON.stringify(t.function)}` : ""} }`,
   );
-  lines.push(`  "modules": [\n${modules.join(",\n")}\n  ]${thread.truth !== undefined ? "," : ""}`);
-  if (thread.truth !== undefined) lines.push(`  "truth": [\n${truth.join(",\n")}\n  ]`);
+  lines.push(`  "modules": ${list(modules)}${thread.truth !== undefined ? "," : ""}`);
+  if (thread.truth !== undefined) lines.push(`  "truth": ${list(truth)}`);
   lines.push("}");
   return lines.join("\n") + "\n";
 }

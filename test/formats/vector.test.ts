@@ -1,0 +1,93 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { InputError } from "../../src/errors.js";
+import { formatVector, parseVector } from "../../src/formats/vector.js";
+import { handVectors } from "../support/hand-vectors.js";
+
+const good = {
+  format: "stackwalk-vector/1",
+  machine: "x86",
+  context: { eip: "0x00401000", esp: "0x0012ff00", ebp: "0x0012ff08" },
+  memory: [{ base: "0x0012ff00", hex: "00000000000000000000000000000000" }],
+  modules: [{ name: "a.exe", base: "0x00400000", size: "0x2000", symbols: [{ name: "f", rva: "0x1000", size: "0x10" }] }],
+  truth: [{ pc: "0x00401000", sp: "0x0012ff00", function: "f" }],
+};
+
+/** Parses `good` with one change applied, and returns the error (or fails). */
+function errorOf(change: (v: Record<string, any>) => void, text?: string): InputError {
+  const v = structuredClone(good) as Record<string, any>;
+  change(v);
+  try {
+    parseVector(text ?? JSON.stringify(v), "bad.json");
+  } catch (e) {
+    expect(e).toBeInstanceOf(InputError);
+    return e as InputError;
+  }
+  throw new Error("expected an InputError");
+}
+
+describe("stackwalk-vector/1", () => {
+  it("loads a valid vector", () => {
+    const v = parseVector(JSON.stringify(good));
+    expect(v.machine).toBe("x86");
+    expect(v.threads[0]!.registers["eip"]).toBe(0x401000n);
+    expect(v.memory.read(0x0012ff00n, 16)?.length).toBe(16);
+    expect(v.modules[0]!.symbols[0]).toEqual({ name: "f", rva: 0x1000n, size: 0x10n });
+    expect(v.threads[0]!.truth).toEqual([{ pc: 0x401000n, sp: 0x12ff00n, function: "f" }]);
+  });
+
+  it("accepts base64 memory", () => {
+    const v = parseVector(JSON.stringify({ ...good, memory: [{ base: "0x0012ff00", base64: "AQIDBA==" }] }));
+    expect([...v.memory.read(0x0012ff00n, 4)!]).toEqual([1, 2, 3, 4]);
+  });
+
+  it.each([
+    ["not JSON", (_: any) => {}, "{ nope", "bad-json", undefined, /bad\.json: offset 0x2: not valid JSON/],
+    ["wrong format id", (v: any) => (v.format = "stackwalk-vector/9"), undefined, "bad-value", "$.format", /unknown format/],
+    ["unknown machine", (v: any) => (v.machine = "mips"), undefined, "unknown-machine", "$.machine", /unknown machine "mips"/],
+    ["missing register", (v: any) => delete v.context.ebp, undefined, "missing-field", "$.context.ebp", /needs register "ebp"/],
+    ["hex that does not parse", (v: any) => (v.context.eip = "0x40g000"), undefined, "bad-hex", "$.context.eip", /not a 0x-prefixed hex number/],
+    ["a number where hex is expected", (v: any) => (v.context.eip = 4198400), undefined, "bad-type", "$.context.eip", /expected a string/],
+    ["a register wider than the machine", (v: any) => (v.context.esp = "0x100000000"), undefined, "bad-value", "$.context.esp", /does not fit in 32 bits/],
+    ["overlapping regions", (v: any) => v.memory.push({ base: "0x0012ff08", hex: "00" }), undefined, "overlap", "$.memory[1]", /overlaps/],
+    ["odd hex bytes", (v: any) => (v.memory[0].hex = "abc"), undefined, "bad-hex", "$.memory[0].hex", /odd number/],
+    ["non-hex bytes", (v: any) => (v.memory[0].hex = "zz"), undefined, "bad-hex", "$.memory[0].hex", /non-hex character at index 0/],
+    ["both hex and base64", (v: any) => (v.memory[0].base64 = "AA=="), undefined, "missing-field", "$.memory[0]", /exactly one of/],
+    ["an unknown field", (v: any) => (v.contxt = {}), undefined, "bad-value", "$.contxt", /unknown field "contxt"/],
+    ["a symbol outside its module", (v: any) => (v.modules[0].symbols[0].rva = "0x3000"), undefined, "bad-value", "$.modules[0].symbols[0]", /outside the module/],
+    ["truth without sp", (v: any) => delete v.truth[0].sp, undefined, "missing-field", "$.truth[0].sp", /missing required field "sp"/],
+    ["memory that is not an array", (v: any) => (v.memory = {}), undefined, "bad-type", "$.memory", /expected an array/],
+  ])("rejects %s with the JSON path", (_name, change, text, code, path, message) => {
+    const e = errorOf(change, text);
+    expect(e.code).toBe(code);
+    expect(e.path).toBe(path);
+    expect(e.file).toBe("bad.json");
+    expect(e.message).toMatch(message);
+    expect(e.message.split("\n")).toHaveLength(1);
+  });
+
+  it("formats vectors that load back to the same snapshot", () => {
+    for (const { vector } of handVectors()) {
+      const again = parseVector(formatVector(vector));
+      expect(again.threads).toEqual(vector.threads);
+      expect(again.modules).toEqual(vector.modules);
+      expect(again.memory.regions.map((r) => [r.base, [...r.bytes]])).toEqual(vector.memory.regions.map((r) => [r.base, [...r.bytes]]));
+      expect(formatVector(again)).toBe(formatVector(vector));
+    }
+  });
+
+  it("keeps the committed hand-made vectors equal to their label-built source", () => {
+    for (const { file, vector } of handVectors()) expect(readFileSync(file, "utf8")).toBe(formatVector(vector));
+  });
+});
+
+describe("formatVector", () => {
+  it("writes empty lists compactly and still loads", () => {
+    const v = parseVector(JSON.stringify({ ...good, modules: [], memory: [], truth: [] }));
+    const text = formatVector(v);
+    expect(text).toContain(`"memory": [],`);
+    expect(text).toContain(`"modules": [],`);
+    expect(text).toContain(`"truth": []`);
+    expect(parseVector(text).threads).toEqual(v.threads);
+  });
+});
