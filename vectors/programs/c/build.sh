@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Rebuilds every test program for every target, byte-identically:
+#   build/x86-fpo/<program>.exe/.pdb   i686,   -O2 -fomit-frame-pointer
+#   build/x86-fp/<program>.exe/.pdb    i686,   -O2 -fno-omit-frame-pointer
+#   build/x64/<program>.exe/.pdb       x86_64, -O2 -funwind-tables
+#
+# Usage (from any directory):
+#   bash vectors/programs/c/build.sh           rebuild build/ in place
+#   bash vectors/programs/c/build.sh --check   rebuild in a fresh temporary copy of the
+#                                              sources and cmp every .exe/.pdb with build/
+set -euo pipefail
+export LC_ALL=C
+umask 022
+
+CC=clang-14
+LINK=lld-link-14
+for tool in "$CC" "$LINK"; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "build.sh: '$tool' not found. Install the toolchain with:" >&2
+        echo "    apt-get install clang-14 lld-14" >&2
+        echo "(Debian 12 packages; llvm-14 adds llvm-readobj-14 and llvm-pdbutil-14 for inspection)" >&2
+        exit 1
+    fi
+done
+cc_version=$("$CC" --version)
+if [[ $cc_version != *"clang version 14."* ]]; then
+    echo "build.sh: $CC is not clang 14: ${cc_version%%$'\n'*}" >&2
+    exit 1
+fi
+
+# Work from this folder with relative paths only, so no absolute checkout path reaches
+# the objects, the PE or the PDB.
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+PROGRAMS=(recursion-callbacks big-frames-varargs aligned-callee-saved noreturn-longjmp)
+TARGETS=(x86-fpo x86-fp x64)
+
+if [[ ${1:-} == --check ]]; then
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    mkdir "$tmp/c"
+    cp ./*.c ./*.h ./*.s build.sh "$tmp/c/"
+    bash "$tmp/c/build.sh" >/dev/null
+    status=0
+    for t in "${TARGETS[@]}"; do
+        for p in "${PROGRAMS[@]}"; do
+            for ext in exe pdb; do
+                f=build/$t/$p.$ext
+                if [[ ! -f $f ]]; then
+                    echo "missing  $f"; status=1
+                elif cmp -s "$f" "$tmp/c/$f"; then
+                    echo "same     $f"
+                else
+                    echo "DIFFERS  $f"; status=1
+                fi
+            done
+        done
+    done
+    if [[ $status -eq 0 ]]; then echo "check: every output is byte-identical"; fi
+    exit $status
+fi
+
+# -ffile-compilation-dir=. records "." as the compilation directory in the CodeView
+# data; /pdbsourcepath: makes lld resolve the relative object and source paths against
+# a fixed directory instead of the current one; /pdbaltpath:%_PDB% puts only the PDB's
+# file name into the PE's debug directory; /Brepro replaces the timestamps with a hash.
+CFLAGS=(-O2 -ffreestanding -fno-builtin -fno-stack-protector -g -gcodeview
+        -ffile-compilation-dir=. -Wall -Wextra)
+LDFLAGS=(/nologo /entry:entry /subsystem:console /nodefaultlib /debug /Brepro
+         /pdbaltpath:%_PDB% /pdbsourcepath:/stackwalk-emu/vectors/programs/c
+         /fixed /opt:ref /opt:noicf)
+
+trap 'rm -rf build/.obj' EXIT
+
+# build_target NAME TRIPLE PROBE.s [clang flags...] -- [lld-link flags...]
+build_target() {
+    local name=$1 triple=$2 probe=$3
+    shift 3
+    local -a tflags=() lflags=()
+    while [[ $# -gt 0 && $1 != -- ]]; do tflags+=("$1"); shift; done
+    shift
+    lflags=("$@")
+
+    local out=build/$name obj=build/.obj/$name
+    rm -rf "$out" "$obj"
+    mkdir -p "$out" "$obj"
+    "$CC" --target="$triple" -c "$probe" -o "$obj/${probe%.s}.obj"
+    local p
+    for p in "${PROGRAMS[@]}"; do
+        "$CC" --target="$triple" "${CFLAGS[@]}" "${tflags[@]}" -c "$p.c" -o "$obj/$p.obj"
+        "$LINK" "${LDFLAGS[@]}" "${lflags[@]}" /out:"$out/$p.exe" /pdb:"$out/$p.pdb" \
+            "$obj/$p.obj" "$obj/${probe%.s}.obj"
+    done
+    echo "built $out: ${PROGRAMS[*]}"
+}
+
+build_target x86-fpo i686-pc-windows-msvc chkstk-x86.s -fomit-frame-pointer -- \
+    /machine:x86 /base:0x400000
+build_target x86-fp i686-pc-windows-msvc chkstk-x86.s -fno-omit-frame-pointer -- \
+    /machine:x86 /base:0x400000
+build_target x64 x86_64-pc-windows-msvc chkstk-x64.s -funwind-tables -- \
+    /machine:x64 /base:0x140000000
