@@ -5,7 +5,7 @@
  * progress guard: a cyclic EBP chain returns frames for as long as the caller keeps calling.
  * The guarded walk is walk.ts.
  *
- * In this port hProcess is the {@link Snapshot} being walked: the NULL-callback defaults
+ * In this port hProcess is the {@link Snapshot} being walked (the `target` parameter): the NULL-callback defaults
  * (stackwalk64.md §3) read its memory, its module list and its unwind sources.
  */
 import { address32To64Sign, address32To64Zero, address64To32, AddressMode, type Address64 } from "../model/address.js";
@@ -26,7 +26,7 @@ export type GetModuleBaseRoutine = (address: bigint) => bigint;
 /** PTRANSLATE_ADDRESS_ROUTINE64: the linear address of a non-flat address. */
 export type TranslateAddressRoutine = (address: Address64) => bigint;
 
-/** The four callbacks; a missing one takes its default from the process (stackwalk64.md §3). */
+/** The four callbacks; a missing one takes its default from the target (stackwalk64.md §3). */
 export interface StackWalkCallbacks {
   readMemory?: ReadMemoryRoutine;
   functionTableAccess?: FunctionTableAccessRoutine;
@@ -59,11 +59,11 @@ interface Resolved {
   translate: TranslateAddressRoutine;
 }
 
-/** The defaults for NULL callbacks, taken from the process snapshot (stackwalk64.md §3 "Recommended port behaviour"). */
-function resolveCallbacks(process: Snapshot | undefined, callbacks: StackWalkCallbacks): Resolved {
+/** The defaults for NULL callbacks, taken from the target snapshot (stackwalk64.md §3 "Recommended port behaviour"). */
+function resolveCallbacks(target: Snapshot | undefined, callbacks: StackWalkCallbacks): Resolved {
   return {
-    read: callbacks.readMemory ?? ((address, size) => process?.memory.read(address, size)),
-    getModuleBase: callbacks.getModuleBase ?? ((address) => (process === undefined ? 0n : (moduleAt(process.modules, address)?.base ?? 0n))),
+    read: callbacks.readMemory ?? ((address, size) => target?.memory.read(address, size)),
+    getModuleBase: callbacks.getModuleBase ?? ((address) => (target === undefined ? 0n : (moduleAt(target.modules, address)?.base ?? 0n))),
     // No unwind sources are modelled for x86 modules yet, so the default finds no FPO_DATA (as Wine's).
     functionTableAccess: callbacks.functionTableAccess ?? (() => 0n),
     translate: callbacks.translateAddress ?? (() => 0n),
@@ -84,8 +84,8 @@ function readerOf(cb: Resolved, mask: bigint): MemoryReader {
  * chain, applied to `ctx` in place. Like Wine, ESP is set to EBP+8 before the chain's reads, so
  * a failed read leaves the context partly updated.
  */
-function unwind32(ctx: Registers, pc: bigint, process: Snapshot | undefined, memory: MemoryReader, index: number): boolean {
-  const site: FrameSite = { machine: "x86", index, registers: ctx, lookupPc: pc & U32, modules: process?.modules ?? [] };
+function unwind32(ctx: Registers, pc: bigint, target: Snapshot | undefined, memory: MemoryReader, index: number): boolean {
+  const site: FrameSite = { machine: "x86", index, registers: ctx, lookupPc: pc & U32, modules: target?.modules ?? [] };
   const ebp = ctx["ebp"] ?? 0n;
   if (ebp !== 0n) ctx["esp"] = (ebp + 8n) & U32;
   for (const strategy of strategiesFor("x86", "frame-pointer")) {
@@ -99,7 +99,7 @@ function unwind32(ctx: Registers, pc: bigint, process: Snapshot | undefined, mem
   return false;
 }
 
-function i386Walk(frame: StackFrame64, context: ContextRecord | undefined, process: Snapshot | undefined, cb: Resolved): StackWalkResult {
+function i386Walk(frame: StackFrame64, context: ContextRecord | undefined, target: Snapshot | undefined, cb: Resolved): StackWalkResult {
   let mode = frame.reserved[0] & 0xfn;
   let count = frame.reserved[0] >> 4n;
   const done = (reason: NonNullable<StackWalkResult["reason"]>, detail: string): StackWalkResult => {
@@ -130,7 +130,7 @@ function i386Walk(frame: StackFrame64, context: ContextRecord | undefined, proce
     frame.addrStack.mode = AddressMode.Flat;
     frame.addrBStore = { offset: 0n, segment: 0, mode: 0 };
   } else {
-    if (!unwind32(ctx, (linear(frame.addrPC, cb) - deltapc) & U32, process, memory, Number(count))) {
+    if (!unwind32(ctx, (linear(frame.addrPC, cb) - deltapc) & U32, target, memory, Number(count))) {
       return done("unwind-failed", "the previous frame cannot be unwound (EBP is 0 or [EBP], [EBP+4] cannot be read)");
     }
     frame.addrPC.mode = frame.addrFrame.mode = frame.addrStack.mode = AddressMode.Flat;
@@ -141,7 +141,7 @@ function i386Walk(frame: StackFrame64, context: ContextRecord | undefined, proce
   frame.reserved[0] = (count << 4n) | mode;
 
   const tmp: Registers = { ...ctx };
-  if (!unwind32(tmp, (frame.addrPC.offset - deltapc) & U32, process, memory, Number(count) + 1)) {
+  if (!unwind32(tmp, (frame.addrPC.offset - deltapc) & U32, target, memory, Number(count) + 1)) {
     if (frame.addrPC.offset === 0n) return done("unwind-failed", "PC is 0 and no return address can be computed");
     // Wine's wow64 workaround: report this frame as the last one (§6.2, §9 item 8).
     tmp["eip"] = 0n;
@@ -159,20 +159,20 @@ function i386Walk(frame: StackFrame64, context: ContextRecord | undefined, proce
 }
 
 /**
- * One StackWalk64 call, with the reason for a FALSE. `process` plays hProcess (the snapshot);
+ * One StackWalk64 call, with the reason for a FALSE. `target` plays hProcess (the snapshot);
  * `thread` plays hThread and is unused (no live thread to query).
  */
 export function stackWalk64Detailed(
   machineType: number,
-  process: Snapshot | undefined,
+  target: Snapshot | undefined,
   frame: StackFrame64,
   context?: ContextRecord,
   callbacks: StackWalkCallbacks = {},
 ): StackWalkResult {
-  const cb = resolveCallbacks(process, callbacks);
+  const cb = resolveCallbacks(target, callbacks);
   switch (machineType) {
     case IMAGE_FILE_MACHINE.I386:
-      return i386Walk(frame, context, process, cb);
+      return i386Walk(frame, context, target, cb);
     case IMAGE_FILE_MACHINE.AMD64:
       return { ok: false, reason: "unsupported", detail: "the AMD64 StackWalk64 backend (table-based unwinding) is not available yet" };
     case IMAGE_FILE_MACHINE.IA64:
@@ -185,7 +185,7 @@ export function stackWalk64Detailed(
 /** StackWalk64 (dbghelp.h): fills `frame` with the next frame and returns TRUE, or returns FALSE at the end. */
 export function stackWalk64(
   machineType: number,
-  process: Snapshot | undefined,
+  target: Snapshot | undefined,
   _thread: unknown,
   frame: StackFrame64,
   context?: ContextRecord,
@@ -199,7 +199,7 @@ export function stackWalk64(
   if (functionTableAccess !== undefined) callbacks.functionTableAccess = functionTableAccess;
   if (getModuleBase !== undefined) callbacks.getModuleBase = getModuleBase;
   if (translateAddress !== undefined) callbacks.translateAddress = translateAddress;
-  return stackWalk64Detailed(machineType, process, frame, context, callbacks).ok;
+  return stackWalk64Detailed(machineType, target, frame, context, callbacks).ok;
 }
 
 /** How StackWalk widens 32-bit ADDRESS offsets: Wine zero-extends, Microsoft's Address32To64 sign-extends. */
@@ -212,7 +212,7 @@ export type AddressWidening = "zero-extend" | "sign-extend";
  */
 export function stackWalk32Detailed(
   machineType: number,
-  process: Snapshot | undefined,
+  target: Snapshot | undefined,
   frame: StackFrame32,
   context?: ContextRecord,
   callbacks: StackWalkCallbacks = {},
@@ -230,7 +230,7 @@ export function stackWalk32Detailed(
   f64.far = frame.far;
   f64.virtual = frame.virtual;
   f64.reserved = [...frame.reserved];
-  const result = stackWalk64Detailed(machineType, process, f64, context, callbacks);
+  const result = stackWalk64Detailed(machineType, target, f64, context, callbacks);
   if (!result.ok) return result;
   frame.addrPC = address64To32(f64.addrPC);
   frame.addrReturn = address64To32(f64.addrReturn);
@@ -248,12 +248,12 @@ export function stackWalk32Detailed(
 /** StackWalk (32-bit dbghelp.h): like {@link stackWalk64} over a STACKFRAME. */
 export function stackWalk(
   machineType: number,
-  process: Snapshot | undefined,
+  target: Snapshot | undefined,
   _thread: unknown,
   frame: StackFrame32,
   context?: ContextRecord,
   callbacks: StackWalkCallbacks = {},
   widening: AddressWidening = "zero-extend",
 ): boolean {
-  return stackWalk32Detailed(machineType, process, frame, context, callbacks, widening).ok;
+  return stackWalk32Detailed(machineType, target, frame, context, callbacks, widening).ok;
 }
