@@ -1,0 +1,10 @@
+import { spawnSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+
+describe("real C programs", () => {
+  it("rebuild byte-identically with clang-14 and lld-14", () => {
+    const r = spawnSync("bash", ["vectors/programs/c/build.sh", "--check"], { encoding: "utf8" });
+    expect(r.stderr + r.stdout).toContain("check: every output is byte-identical");
+    expect(r.status).toBe(0);
+  }, 120_000);
+});
