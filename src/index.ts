@@ -1,0 +1,24 @@
+/** The public API of stackwalk-emu: re-exports only. */
+export { InputError, type InputErrorCode, type InputLocation } from "./errors.js";
+export * from "./model/machine.js";
+export * from "./model/snapshot.js";
+export * from "./model/address.js";
+export * from "./model/stackframe.js";
+export * from "./model/fpo-data.js";
+export * from "./model/context.js";
+export type { FieldKind, FieldSpec, RecordLayout } from "./model/record.js";
+export type { MemoryReader } from "./memory/reader.js";
+export { readU32, readU64, readPointer } from "./memory/reader.js";
+export { RegionMemory, type MemoryRegion } from "./memory/region-memory.js";
+export { ByteCursor } from "./memory/cursor.js";
+export * from "./walk/frame.js";
+export { walkThread, walkSnapshot, checkProgress, DEFAULT_MAX_FRAMES, MIN_PC, type WalkOptions, type ThreadWalk } from "./walk/walk.js";
+export { archWalker, strategiesFor, WALKER_NAMES, type ArchWalker, type WalkerName } from "./walk/registry.js";
+export { lookupAddress } from "./walk/lookup-address.js";
+export { compareWithTruth, type TruthComparison, type TruthDifference } from "./walk/compare.js";
+export * from "./walk/stackwalk64.js";
+export type { FrameSite, UnwindRule, UnwindStep, UnwindStrategy, UnwindResult } from "./walk/strategy.js";
+export { parseVector, formatVector, VECTOR_FORMAT, type Vector } from "./formats/vector.js";
+export { renderJson, walkJson } from "./render/json.js";
+export { renderText, renderRoles } from "./render/text.js";
+export { renderWindbg } from "./render/windbg.js";
