@@ -1,5 +1,7 @@
 /** `stackwalk check <vector|dir>...`: walks each vector and compares the walk with its ground truth. */
 import { InputError } from "../errors.js";
+import { replaySweep } from "../formats/sweep.js";
+import type { Vector } from "../formats/vector.js";
 import { compareWithTruth, type TruthComparison } from "../walk/compare.js";
 import { walkThread } from "../walk/walk.js";
 import { EXIT, expandInputs, loadInput, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
@@ -9,8 +11,9 @@ export const CHECK_USAGE = `usage: stackwalk check <vector.json|dir>... [--walke
 
 Walks each vector (directories are searched for .json files) and compares the walk with the
 vector's ground truth: exact when every frame's AddrPC and AddrStack (and AddrBStore on ia64)
-equal the truth, frame for frame, with no extra frames. Prints one line per vector and a closing
-"N passed, M failed". Exit status: 0 all exact, 1 a walk differs, 2 an input could not be used.
+equal the truth, frame for frame, with no extra frames. A sweep is checked snapshot by snapshot.
+Prints one line per file and a closing "N passed, M failed" that counts snapshots.
+Exit status: 0 all exact, 1 a walk differs, 2 an input could not be used.
 
   --walker W   auto (default), frame-pointer, ...: the walker to check
   --json       print the results as one JSON document instead
@@ -18,9 +21,22 @@ equal the truth, frame for frame, with no extra frames. Prints one line per vect
 
 interface Result {
   file: string;
+  kind: "vector" | "sweep";
   status: "exact" | "differs" | "error";
+  /** Snapshots checked: 1 for a vector, one per snapshot for a sweep. */
+  snapshots: number;
+  exact: number;
+  /** The first difference (with its sweep step), or the only comparison of a vector. */
   comparison?: TruthComparison;
+  step?: number;
   error?: string;
+}
+
+/** Walks one snapshot and compares it with its truth. */
+function checkOne(vector: Vector, walker: ReturnType<typeof walkerOption>, file: string, path: string): TruthComparison {
+  const thread = vector.threads[0]!;
+  if (thread.truth === undefined) throw new InputError("missing-field", "no ground truth to check against", { file, path });
+  return compareWithTruth(vector.machine, walkThread(vector, thread, { walker }), thread.truth);
 }
 
 /** Runs `check`. */
@@ -41,25 +57,41 @@ export function checkCommand(argv: string[], io: Io): number {
   const results: Result[] = [];
   for (const file of files) {
     try {
-      const vector = loadInput(file);
-      const thread = vector.threads[0]!;
-      if (thread.truth === undefined) throw new InputError("missing-field", "the vector has no ground truth to check against", { file, path: "$.truth" });
-      const comparison = compareWithTruth(vector.machine, walkThread(vector, thread, { walker }), thread.truth);
-      results.push({ file, status: comparison.exact ? "exact" : "differs", comparison });
+      const input = loadInput(file);
+      if (input.kind === "vector") {
+        const comparison = checkOne(input.vector, walker, file, "$.truth");
+        results.push({ file, kind: "vector", status: comparison.exact ? "exact" : "differs", snapshots: 1, exact: comparison.exact ? 1 : 0, comparison });
+      } else {
+        const r: Result = { file, kind: "sweep", status: "exact", snapshots: 0, exact: 0 };
+        let index = 0;
+        for (const v of replaySweep(input.sweep)) {
+          const comparison = checkOne(v, walker, file, `$.snapshots[${index++}].truth`);
+          r.snapshots++;
+          if (comparison.exact) r.exact++;
+          else if (r.comparison === undefined) {
+            r.status = "differs";
+            r.comparison = comparison;
+            r.step = v.step;
+          }
+        }
+        results.push(r);
+      }
     } catch (e) {
       if (!(e instanceof InputError)) throw e;
-      results.push({ file, status: "error", error: e.message });
+      results.push({ file, kind: "vector", status: "error", snapshots: 1, exact: 0, error: e.message });
     }
   }
-  const passed = results.filter((r) => r.status === "exact").length;
-  const failed = results.length - passed;
+  const passed = results.reduce((n, r) => n + r.exact, 0);
+  const failed = results.reduce((n, r) => n + r.snapshots, 0) - passed;
   if (values.json) {
     io.out(JSON.stringify({ walker, passed, failed, results }, null, 2) + "\n");
   } else {
     for (const r of results) {
-      if (r.status === "exact") io.out(`ok    ${r.file}: exact, ${r.comparison!.walkedFrames} frames\n`);
-      else if (r.status === "differs") io.out(`FAIL  ${r.file}: ${r.comparison!.difference!.text}\n`);
-      else io.out(`ERROR ${r.error}\n`);
+      const rate = `${r.exact}/${r.snapshots} snapshots exact`;
+      const difference = r.comparison?.difference?.text;
+      if (r.status === "error") io.out(`ERROR ${r.error}\n`);
+      else if (r.kind === "vector") io.out(difference === undefined ? `ok    ${r.file}: exact, ${r.comparison!.walkedFrames} frames\n` : `FAIL  ${r.file}: ${difference}\n`);
+      else io.out(difference === undefined ? `ok    ${r.file}: ${rate}\n` : `FAIL  ${r.file}: ${rate}; first difference at step ${r.step}: ${difference}\n`);
     }
     io.out(`${passed} passed, ${failed} failed\n`);
   }

@@ -3,7 +3,7 @@ import { readFileSync, statSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { InputError } from "../errors.js";
-import { parseVector, type Vector } from "../formats/vector.js";
+import { parseJsonInput, type JsonInput } from "../formats/input.js";
 import { WALKER_NAMES, type WalkerName } from "../walk/registry.js";
 
 /** Exit codes of the contract: 0 success, 1 a check found a difference, 2 bad input or usage. */
@@ -50,17 +50,17 @@ export function readInputFile(file: string): Uint8Array {
   }
 }
 
-/** Loads an input snapshot (a stackwalk-vector/1 JSON file). */
-export function loadInput(file: string): Vector {
+/** Loads an input: a stackwalk-vector/1 or stackwalk-sweep/1 JSON file. */
+export function loadInput(file: string): JsonInput {
   const bytes = readInputFile(file);
   let first = 0;
   while (first < bytes.length && (bytes[first] === 0x20 || bytes[first] === 0x0a || bytes[first] === 0x0d || bytes[first] === 0x09)) first++;
   if (bytes[first] !== 0x7b) {
     const magic = String.fromCharCode(...bytes.subarray(0, 4));
-    const what = magic === "MDMP" ? "a minidump; this version reads stackwalk-vector/1 JSON only" : "not a stackwalk-vector/1 JSON file";
+    const what = magic === "MDMP" ? "a minidump; this version reads stackwalk-vector/1 and stackwalk-sweep/1 JSON only" : "not a stackwalk-vector/1 or stackwalk-sweep/1 JSON file";
     throw new InputError("bad-magic", what, { file, offset: first });
   }
-  return parseVector(new TextDecoder("utf-8").decode(bytes), file);
+  return parseJsonInput(new TextDecoder("utf-8").decode(bytes), file);
 }
 
 /** Expands directories (recursively, sorted) into the `.json` files below them. */

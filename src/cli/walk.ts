@@ -3,12 +3,14 @@ import { machineInfo } from "../model/machine.js";
 import { renderJson } from "../render/json.js";
 import { renderRoles, renderText } from "../render/text.js";
 import { renderWindbg } from "../render/windbg.js";
+import { replaySweep } from "../formats/sweep.js";
+import type { Vector } from "../formats/vector.js";
 import { walkSnapshot, DEFAULT_MAX_FRAMES } from "../walk/walk.js";
 import { EXIT, loadInput, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
 
 /** Usage text of `walk`. */
-export const WALK_USAGE = `usage: stackwalk walk <vector.json> [--walker auto|frame-pointer] [--thread ID|all]
-                     [--max-frames N] [--format text|json|windbg] [--roles] [--registers]
+export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json> [--walker auto|frame-pointer] [--thread ID|all]
+                     [--step N] [--max-frames N] [--format text|json|windbg] [--roles] [--registers]
 
 Walks the stack of each thread of a snapshot and prints one row per frame: the STACKFRAME64
 fields (AddrPC, AddrReturn, AddrFrame, AddrStack), the trust of the frame (how it was found),
@@ -17,6 +19,7 @@ the rule with the values it used, and where the PC is (module!function+offset).
   --walker W       auto (default): the most trusted strategy per frame, falling back down the
                    trust order; frame-pointer: the EBP/RBP chain only
   --thread ID|all  one thread, or all of them (default), the crashed thread first
+  --step N         for a sweep: the snapshot taken at instruction count N
   --max-frames N   frame cap (default ${DEFAULT_MAX_FRAMES})
   --format F       text (default), json (the documented schema), windbg (kb-style)
   --roles          print the machine's register-role table first
@@ -34,6 +37,7 @@ export function walkCommand(argv: string[], io: Io): number {
     format: { type: "string" },
     roles: { type: "boolean" },
     registers: { type: "boolean" },
+    step: { type: "string" },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) {
@@ -56,7 +60,7 @@ export function walkCommand(argv: string[], io: Io): number {
     maxFrames = Number(values["max-frames"]);
   }
   const walker = walkerOption(values.walker);
-  const snapshot = loadInput(positionals[0]!);
+  const snapshot = chooseSnapshot(positionals[0]!, values.step);
   const walks = walkSnapshot(snapshot, { walker, maxFrames, thread });
   if (format === "json") {
     io.out(renderJson(snapshot.machine, snapshot.modules, walks));
@@ -71,4 +75,21 @@ export function walkCommand(argv: string[], io: Io): number {
   }
   io.out(text);
   return EXIT.ok;
+}
+
+/** The vector to walk: the file itself, or one snapshot of a sweep chosen with `--step`. */
+function chooseSnapshot(file: string, step: string | undefined): Vector {
+  const input = loadInput(file);
+  if (input.kind === "vector") {
+    if (step !== undefined) throw new UsageError(`--step applies to sweeps; ${file} is a single vector`);
+    return input.vector;
+  }
+  const steps = input.sweep.steps;
+  if (step === undefined) {
+    throw new UsageError(`${file} is a sweep of ${steps.length} snapshots (steps ${steps[0]?.step ?? "-"}..${steps.at(-1)?.step ?? "-"}): choose one with --step N`);
+  }
+  if (!/^\d+$/.test(step)) throw new UsageError(`--step takes an instruction count, not "${step}"`);
+  const wanted = Number(step);
+  for (const v of replaySweep(input.sweep)) if (v.step === wanted) return v;
+  throw new UsageError(`${file} has no snapshot at step ${wanted}`);
 }

@@ -21,7 +21,8 @@ export interface Vector extends Snapshot {
 
 const TOP_KEYS = ["format", "machine", "description", "provenance", "context", "memory", "modules", "truth"] as const;
 
-function parseRegisters(node: JsonNode, machine: Machine): Registers {
+/** Parses a `context` object: register names to hex values, with the machine's required registers. */
+export function parseRegisters(node: JsonNode, machine: Machine): Registers {
   const bits = machineInfo(machine).pointerSize * 8;
   const regs: Registers = {};
   for (const [name, value] of node.entries()) {
@@ -38,7 +39,8 @@ function parseRegisters(node: JsonNode, machine: Machine): Registers {
   return regs;
 }
 
-function parseRegion(node: JsonNode, bits: number): MemoryRegion {
+/** Parses one memory region `{ base, hex | base64 }`. */
+export function parseRegion(node: JsonNode, bits: number): MemoryRegion {
   node.onlyKeys(["base", "hex", "base64", "name"]);
   const base = node.get("base").hex(bits);
   const hex = node.opt("hex");
@@ -53,7 +55,8 @@ function parseRegion(node: JsonNode, bits: number): MemoryRegion {
   return { base, bytes, origin: node.path };
 }
 
-function parseModule(node: JsonNode, bits: number): Module {
+/** Parses one module with its symbols (sorted by rva). */
+export function parseModule(node: JsonNode, bits: number): Module {
   node.onlyKeys(["name", "base", "size", "symbols"]);
   const name = node.get("name").string();
   const base = node.get("base").hex(bits);
@@ -70,7 +73,8 @@ function parseModule(node: JsonNode, bits: number): Module {
   return { name, base, size, symbols };
 }
 
-function parseTruth(node: JsonNode, bits: number): TruthFrame[] {
+/** Parses a ground-truth list. */
+export function parseTruth(node: JsonNode, bits: number): TruthFrame[] {
   return node.array().map((f) => {
     f.onlyKeys(["pc", "sp", "bsp", "function"]);
     const t: TruthFrame = { pc: f.get("pc").hex(bits), sp: f.get("sp").hex(bits) };
@@ -85,34 +89,38 @@ function parseTruth(node: JsonNode, bits: number): TruthFrame[] {
 /** Parses and validates a vector; errors name the JSON path (and `file`, when given). */
 export function parseVector(text: string, file?: string): Vector {
   try {
-    const root = JsonNode.parse(text);
-    root.onlyKeys(TOP_KEYS);
-    const format = root.get("format").string();
-    if (format !== VECTOR_FORMAT) {
-      throw new InputError("bad-value", `unknown format "${format}" (expected "${VECTOR_FORMAT}")`, { path: "$.format" });
-    }
-    const machineName = root.get("machine").string();
-    if (!isMachine(machineName)) {
-      throw new InputError("unknown-machine", `unknown machine "${machineName}" (expected one of: ${MACHINES.join(", ")})`, { path: "$.machine" });
-    }
-    const machine: Machine = machineName;
-    const bits = machineInfo(machine).pointerSize * 8;
-    const registers = parseRegisters(root.get("context"), machine);
-    const memory = new RegionMemory(root.get("memory").array().map((r) => parseRegion(r, bits)));
-    const modules = (root.opt("modules")?.array() ?? []).map((m) => parseModule(m, bits));
-    const truthNode = root.opt("truth");
-    const thread: Vector["threads"][number] = { id: 0, crashed: true, registers };
-    if (truthNode !== undefined) thread.truth = parseTruth(truthNode, bits);
-    const vector: Vector = { machine, threads: [thread], memory, modules };
-    const description = root.opt("description");
-    if (description !== undefined) vector.description = description.string();
-    const provenance = root.opt("provenance");
-    if (provenance !== undefined) vector.provenance = provenance.string();
-    return vector;
+    return vectorFromJson(JsonNode.parse(text));
   } catch (e) {
     if (e instanceof InputError && file !== undefined) throw e.inFile(file);
     throw e;
   }
+}
+
+/** Validates parsed JSON as a vector. */
+export function vectorFromJson(root: JsonNode): Vector {
+  root.onlyKeys(TOP_KEYS);
+  const format = root.get("format").string();
+  if (format !== VECTOR_FORMAT) {
+    throw new InputError("bad-value", `unknown format "${format}" (expected "${VECTOR_FORMAT}")`, { path: "$.format" });
+  }
+  const machineName = root.get("machine").string();
+  if (!isMachine(machineName)) {
+    throw new InputError("unknown-machine", `unknown machine "${machineName}" (expected one of: ${MACHINES.join(", ")})`, { path: "$.machine" });
+  }
+  const machine: Machine = machineName;
+  const bits = machineInfo(machine).pointerSize * 8;
+  const registers = parseRegisters(root.get("context"), machine);
+  const memory = new RegionMemory(root.get("memory").array().map((r) => parseRegion(r, bits)));
+  const modules = (root.opt("modules")?.array() ?? []).map((m) => parseModule(m, bits));
+  const truthNode = root.opt("truth");
+  const thread: Vector["threads"][number] = { id: 0, crashed: true, registers };
+  if (truthNode !== undefined) thread.truth = parseTruth(truthNode, bits);
+  const vector: Vector = { machine, threads: [thread], memory, modules };
+  const description = root.opt("description");
+  if (description !== undefined) vector.description = description.string();
+  const provenance = root.opt("provenance");
+  if (provenance !== undefined) vector.provenance = provenance.string();
+  return vector;
 }
 
 /** Serialises a one-thread snapshot as a vector; output is deterministic (fixed key order, one region per line). */
@@ -130,16 +138,24 @@ export function formatVector(v: Vector): string {
   const regions = v.memory.regions.map((r) => `    { "base": ${a(r.base)}, "hex": "${bytesToHex(r.bytes)}" }`);
   const list = (items: string[]): string => (items.length === 0 ? "[]" : `[\n${items.join(",\n")}\n  ]`);
   lines.push(`  "memory": ${list(regions)},`);
-  const modules = v.modules.map((m) => {
-    const syms = m.symbols.map((s) => `{ "name": ${JSON.stringify(s.name)}, "rva": ${a(s.rva)}${s.size !== undefined ? `, "size": ${a(s.size)}` : ""} }`);
-    const symbols = syms.length === 0 ? "[]" : `[\n        ${syms.join(",\n        ")}\n      ]`;
-    return `    { "name": ${JSON.stringify(m.name)}, "base": ${a(m.base)}, "size": ${a(m.size)}, "symbols": ${symbols} }`;
-  });
-  const truth = (thread.truth ?? []).map(
-    (t) => `    { "pc": ${a(t.pc)}, "sp": ${a(t.sp)}${t.bsp !== undefined ? `, "bsp": ${a(t.bsp)}` : ""}${t.function !== undefined ? `, "function": ${JSON.stringify(t.function)}` : ""} }`,
-  );
+  const modules = v.modules.map((m) => formatModule(v.machine, m));
+  const truth = (thread.truth ?? []).map((t) => `    ${formatTruthFrame(v.machine, t)}`);
   lines.push(`  "modules": ${list(modules)}${thread.truth !== undefined ? "," : ""}`);
   if (thread.truth !== undefined) lines.push(`  "truth": ${list(truth)}`);
   lines.push("}");
   return lines.join("\n") + "\n";
+}
+
+/** One module as vector JSON (indented for a list). */
+export function formatModule(machine: Machine, m: Module): string {
+  const a = (x: bigint): string => JSON.stringify(formatAddress(machine, x));
+  const syms = m.symbols.map((s) => `{ "name": ${JSON.stringify(s.name)}, "rva": ${a(s.rva)}${s.size !== undefined ? `, "size": ${a(s.size)}` : ""} }`);
+  const symbols = syms.length === 0 ? "[]" : `[\n        ${syms.join(",\n        ")}\n      ]`;
+  return `    { "name": ${JSON.stringify(m.name)}, "base": ${a(m.base)}, "size": ${a(m.size)}, "symbols": ${symbols} }`;
+}
+
+/** One truth frame as vector JSON. */
+export function formatTruthFrame(machine: Machine, t: TruthFrame): string {
+  const a = (x: bigint): string => JSON.stringify(formatAddress(machine, x));
+  return `{ "pc": ${a(t.pc)}, "sp": ${a(t.sp)}${t.bsp !== undefined ? `, "bsp": ${a(t.bsp)}` : ""}${t.function !== undefined ? `, "function": ${JSON.stringify(t.function)}` : ""} }`;
 }

@@ -82,8 +82,8 @@ describe("stackwalk walk", () => {
     [["walk", X86, "--max-frames", "0"], /--max-frames takes a whole number/],
     [["walk", X86, "--bogus"], /Unknown option '--bogus'/],
     [["walk"], /walk takes exactly one input file/],
-    [["walk", "package.json"], /package\.json: .*unknown field "name"/],
-    [["walk", "src/cli/stackwalk.mjs"], /stackwalk\.mjs: offset 0x0: not a stackwalk-vector\/1 JSON file/],
+    [["walk", "package.json"], /package\.json: \$\.format: missing required field "format"/],
+    [["walk", "src/cli/stackwalk.mjs"], /stackwalk\.mjs: offset 0x0: not a stackwalk-vector\/1 or stackwalk-sweep\/1 JSON file/],
     [["frobnicate"], /unknown command "frobnicate"/],
   ])("exits 2 with one clear line for %j", async (argv, message) => {
     const { code, err } = await cli(...argv);
@@ -142,7 +142,7 @@ describe("stackwalk check", () => {
     writeFileSync(join(dir, "notruth.json"), JSON.stringify(v));
     const { code, out } = await cli("check", dir);
     expect(code).toBe(2);
-    expect(out).toMatch(/ERROR .*notruth\.json: \$\.truth: the vector has no ground truth/);
+    expect(out).toMatch(/ERROR .*notruth\.json: \$\.truth: no ground truth to check against/);
     expect(out).toMatch(/ERROR .*broken\.json: .*not valid JSON/);
     expect(out.trimEnd().split("\n").at(-1)).toBe("0 passed, 2 failed");
   });

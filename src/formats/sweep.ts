@@ -1,0 +1,145 @@
+/**
+ * The sweep format `stackwalk-sweep/1`: many snapshots of one run in one file, stored compactly.
+ * Memory is given once, as it was before the first snapshot; each snapshot then lists only the
+ * bytes written since the previous one, its full register set and its own ground truth
+ * (vectors/README.md "Sweeps"). Snapshots are read in order over one mutable memory image, so a
+ * sweep of thousands of instructions costs one copy of memory, not thousands.
+ */
+import { InputError } from "../errors.js";
+import { RegionMemory, type MemoryRegion } from "../memory/region-memory.js";
+import { formatAddress, isMachine, machineInfo, MACHINES, type Machine } from "../model/machine.js";
+import type { Module, Registers, TruthFrame } from "../model/snapshot.js";
+import { bytesToHex, JsonNode } from "./json-input.js";
+import { formatModule, formatTruthFrame, parseModule, parseRegion, parseRegisters, parseTruth, type Vector } from "./vector.js";
+
+/** The format identifier of sweeps. */
+export const SWEEP_FORMAT = "stackwalk-sweep/1";
+
+/** Bytes written at an address. */
+export interface MemoryWrite {
+  address: bigint;
+  bytes: Uint8Array;
+}
+
+/** One snapshot of a sweep, as stored: a delta on the previous one. */
+export interface SweepStep {
+  /** The instruction count at which the snapshot was taken (0 = before the first instruction). */
+  step: number;
+  /** A break label, when the snapshot was taken at one. */
+  label?: string;
+  registers: Registers;
+  /** Memory written since the previous snapshot. */
+  writes: MemoryWrite[];
+  truth?: TruthFrame[];
+}
+
+/** A whole sweep. Its `memory` holds the state before the first snapshot's writes. */
+export interface Sweep {
+  machine: Machine;
+  description?: string;
+  provenance?: string;
+  modules: Module[];
+  /** Memory before the first snapshot's writes. */
+  memory: MemoryRegion[];
+  steps: SweepStep[];
+}
+
+const TOP_KEYS = ["format", "machine", "description", "provenance", "modules", "memory", "snapshots"] as const;
+
+/** Parses and validates a sweep; errors name the JSON path (and `file`, when given). */
+export function parseSweep(text: string, file?: string): Sweep {
+  try {
+    return sweepFromJson(JsonNode.parse(text));
+  } catch (e) {
+    if (e instanceof InputError && file !== undefined) throw e.inFile(file);
+    throw e;
+  }
+}
+
+/** Validates parsed JSON as a sweep. */
+export function sweepFromJson(root: JsonNode): Sweep {
+  root.onlyKeys(TOP_KEYS);
+  const format = root.get("format").string();
+  if (format !== SWEEP_FORMAT) throw new InputError("bad-value", `unknown format "${format}" (expected "${SWEEP_FORMAT}")`, { path: "$.format" });
+  const machineName = root.get("machine").string();
+  if (!isMachine(machineName)) {
+    throw new InputError("unknown-machine", `unknown machine "${machineName}" (expected one of: ${MACHINES.join(", ")})`, { path: "$.machine" });
+  }
+  const machine: Machine = machineName;
+  const bits = machineInfo(machine).pointerSize * 8;
+  const memory = root.get("memory").array().map((r) => parseRegion(r, bits));
+  const layout = new RegionMemory(memory); // validates that regions do not overlap
+  const steps = root.get("snapshots").array().map((s, i): SweepStep => {
+    s.onlyKeys(["step", "label", "context", "writes", "truth"]);
+    const step: SweepStep = { step: s.get("step").integer(), registers: parseRegisters(s.get("context"), machine), writes: [] };
+    const label = s.opt("label");
+    if (label !== undefined) step.label = label.string();
+    for (const w of s.opt("writes")?.array() ?? []) {
+      const pair = w.array();
+      if (pair.length !== 2) throw new InputError("bad-value", "a write is [address, hex bytes]", { path: w.path });
+      const address = pair[0]!.hex(bits);
+      const bytes = pair[1]!.hexBytes();
+      const at = layout.regionAt(address);
+      if (at === undefined || address + BigInt(bytes.length) > at.base + BigInt(at.bytes.length)) {
+        throw new InputError("bad-value", `write of ${bytes.length} bytes at ${formatAddress(machine, address)} is outside the sweep's memory regions`, { path: w.path });
+      }
+      step.writes.push({ address, bytes });
+    }
+    const truth = s.opt("truth");
+    if (truth !== undefined) step.truth = parseTruth(truth, bits);
+    if (i > 0 && step.step < 0) throw new InputError("bad-value", "step must not be negative", { path: `${s.path}.step` });
+    return step;
+  });
+  const sweep: Sweep = { machine, modules: (root.opt("modules")?.array() ?? []).map((m) => parseModule(m, bits)), memory, steps };
+  const description = root.opt("description");
+  if (description !== undefined) sweep.description = description.string();
+  const provenance = root.opt("provenance");
+  if (provenance !== undefined) sweep.provenance = provenance.string();
+  return sweep;
+}
+
+/**
+ * Replays a sweep: yields one one-thread snapshot per step, in order. All yielded snapshots
+ * share one memory image that moves forward as iteration goes on, so each is valid until the
+ * next one is requested.
+ */
+export function* replaySweep(sweep: Sweep): Generator<Vector & { step: number; label?: string }> {
+  const regions = sweep.memory.map((r) => ({ base: r.base, bytes: r.bytes.slice() }));
+  const memory = new RegionMemory(regions);
+  for (const s of sweep.steps) {
+    for (const w of s.writes) {
+      const r = memory.regionAt(w.address)!;
+      r.bytes.set(w.bytes, Number(w.address - r.base));
+    }
+    const thread: Vector["threads"][number] = { id: 0, crashed: true, registers: s.registers };
+    if (s.truth !== undefined) thread.truth = s.truth;
+    const v: Vector & { step: number; label?: string } = { machine: sweep.machine, threads: [thread], memory, modules: sweep.modules, step: s.step };
+    if (sweep.description !== undefined) v.description = sweep.description;
+    if (s.label !== undefined) v.label = s.label;
+    yield v;
+  }
+}
+
+/** Serialises a sweep: one snapshot per line, deterministic. */
+export function formatSweep(sweep: Sweep): string {
+  const a = (x: bigint): string => JSON.stringify(formatAddress(sweep.machine, x));
+  const lines: string[] = ["{"];
+  lines.push(`  "format": ${JSON.stringify(SWEEP_FORMAT)},`);
+  lines.push(`  "machine": ${JSON.stringify(sweep.machine)},`);
+  if (sweep.description !== undefined) lines.push(`  "description": ${JSON.stringify(sweep.description)},`);
+  if (sweep.provenance !== undefined) lines.push(`  "provenance": ${JSON.stringify(sweep.provenance)},`);
+  const list = (items: string[]): string => (items.length === 0 ? "[]" : `[\n${items.join(",\n")}\n  ]`);
+  lines.push(`  "modules": ${list(sweep.modules.map((m) => formatModule(sweep.machine, m)))},`);
+  lines.push(`  "memory": ${list(sweep.memory.map((r) => `    { "base": ${a(r.base)}, "hex": "${bytesToHex(r.bytes)}" }`))},`);
+  const steps = sweep.steps.map((s) => {
+    const parts = [`"step": ${s.step}`];
+    if (s.label !== undefined) parts.push(`"label": ${JSON.stringify(s.label)}`);
+    parts.push(`"context": { ${Object.entries(s.registers).map(([k, v]) => `${JSON.stringify(k)}: ${a(v)}`).join(", ")} }`);
+    if (s.writes.length > 0) parts.push(`"writes": [${s.writes.map((w) => `[${a(w.address)}, "${bytesToHex(w.bytes)}"]`).join(", ")}]`);
+    if (s.truth !== undefined) parts.push(`"truth": [${s.truth.map((t) => formatTruthFrame(sweep.machine, t)).join(", ")}]`);
+    return `    { ${parts.join(", ")} }`;
+  });
+  lines.push(`  "snapshots": ${list(steps)}`);
+  lines.push("}");
+  return lines.join("\n") + "\n";
+}
