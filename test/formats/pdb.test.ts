@@ -1,0 +1,565 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { InputError } from "../../src/errors.js";
+import { decodeFrameData, encodeFrameData, findFrameData } from "../../src/formats/frame-data.js";
+import type { FrameData } from "../../src/formats/frame-data.js";
+import { MSF_MAGIC, omapTranslate, parsePdb } from "../../src/formats/pdb.js";
+
+// Expected values below were taken from llvm-pdbutil-14 (`dump --fpo --publics --symbols --summary`)
+// and llvm-readobj-14 (`--coff-debug-directory`) on the committed clang-14/lld-14 images.
+
+const BUILD = fileURLToPath(new URL("../../vectors/programs/c/build/", import.meta.url));
+const PROGRAMS = ["recursion-callbacks", "big-frames-varargs", "aligned-callee-saved", "noreturn-longjmp"] as const;
+
+function file(target: string, name: string): Uint8Array {
+  return new Uint8Array(readFileSync(`${BUILD}${target}/${name}`));
+}
+
+/** Expects `fn` to throw an InputError and returns it. */
+function inputError(fn: () => unknown): InputError {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(InputError);
+    return e as InputError;
+  }
+  throw new Error("expected an InputError");
+}
+
+/** The columns llvm-pdbutil prints for a FrameData record. */
+function row(r: FrameData): unknown[] {
+  return [r.rvaStart, r.codeSize, r.localSize, r.paramsSize, r.maxStackSize, r.prologSize, r.savedRegsSize, r.hasSEH, r.hasEH, r.isFunctionStart, r.program];
+}
+
+// ---- test-only MSF helpers, written independently of src/formats/pdb.ts ----
+
+const le = (b: Uint8Array): DataView => new DataView(b.buffer, b.byteOffset, b.byteLength);
+
+/** Where the superblock says things are, for files whose directory fits one block (all fixtures). */
+function layout(bytes: Uint8Array) {
+  const v = le(bytes);
+  const bs = v.getUint32(32, true);
+  const mapAt = v.getUint32(52, true) * bs;
+  const dirAt = v.getUint32(mapAt, true) * bs;
+  const n = v.getUint32(dirAt, true);
+  const sizes: number[] = [];
+  const blockEntryAt: number[][] = [];
+  let at = dirAt + 4 + 4 * n;
+  for (let i = 0; i < n; i++) {
+    const raw = v.getUint32(dirAt + 4 + 4 * i, true);
+    const size = raw === 0xffffffff ? 0 : raw;
+    sizes.push(size);
+    const entries: number[] = [];
+    for (let k = 0; k < Math.ceil(size / bs); k++, at += 4) entries.push(at);
+    blockEntryAt.push(entries);
+  }
+  const blockOf = (i: number, k = 0): number => v.getUint32(blockEntryAt[i]![k]!, true);
+  /** File offset of byte `pos` of stream i. */
+  const fileOffset = (i: number, pos: number): number => blockOf(i, Math.floor(pos / bs)) * bs + (pos % bs);
+  const stream = (i: number): Uint8Array => {
+    const out = new Uint8Array(sizes[i]!);
+    for (let p = 0; p < out.length; p += bs) out.set(bytes.subarray(blockOf(i, p / bs) * bs, blockOf(i, p / bs) * bs + Math.min(bs, out.length - p)), p);
+    return out;
+  };
+  return { bs, mapAt, dirAt, n, sizes, sizeAt: (i: number) => dirAt + 4 + 4 * i, blockEntryAt, fileOffset, stream };
+}
+
+/** Writes streams into a fresh MSF with 512-byte blocks: superblock, two free-map blocks, data, directory, block map. */
+function writeMsf(streams: readonly (Uint8Array | null)[]): Uint8Array {
+  const bs = 512;
+  const blocks: Uint8Array[] = [new Uint8Array(bs), new Uint8Array(bs), new Uint8Array(bs)];
+  const place = (data: Uint8Array): number[] => {
+    const ids: number[] = [];
+    for (let o = 0; o < data.length; o += bs) {
+      const b = new Uint8Array(bs);
+      b.set(data.subarray(o, o + bs));
+      ids.push(blocks.length);
+      blocks.push(b);
+    }
+    return ids;
+  };
+  const lists = streams.map((s) => (s === null ? [] : place(s)));
+  const words = [streams.length, ...streams.map((s) => (s === null ? 0xffffffff : s.length)), ...lists.flat()];
+  const dir = new Uint8Array(words.length * 4);
+  words.forEach((w, i) => le(dir).setUint32(i * 4, w, true));
+  const dirIds = place(dir);
+  const map = new Uint8Array(bs);
+  dirIds.forEach((id, i) => le(map).setUint32(i * 4, id, true));
+  const mapId = blocks.length;
+  blocks.push(map);
+  const sb = blocks[0]!;
+  for (let i = 0; i < 32; i++) sb[i] = MSF_MAGIC.charCodeAt(i);
+  [bs, 1, blocks.length, dir.length, 0, mapId].forEach((w, i) => le(sb).setUint32(32 + 4 * i, w, true));
+  const out = new Uint8Array(blocks.length * bs);
+  blocks.forEach((b, i) => out.set(b, i * bs));
+  return out;
+}
+
+/** All streams of a fixture, so a test can change some and write a new MSF. */
+function streamsOf(bytes: Uint8Array): Uint8Array[] {
+  const l = layout(bytes);
+  return Array.from({ length: l.n }, (_, i) => l.stream(i));
+}
+
+/** Byte offset of the DBI optional debug header (x86-fpo.md §4.4). */
+function optionalHeaderAt(dbi: Uint8Array): number {
+  const v = le(dbi);
+  return 64 + [24, 28, 32, 36, 40, 52].reduce((sum, at) => sum + v.getInt32(at, true), 0);
+}
+
+/** The CodeView RSDS record of a PE image, read by hand: GUID bytes and age. */
+function rsds(exe: Uint8Array): { guid: Uint8Array; age: number } {
+  const v = le(exe);
+  const pe = v.getUint32(0x3c, true);
+  const opt = pe + 24;
+  const dirs = opt + (v.getUint16(opt, true) === 0x20b ? 112 : 96);
+  const debugSize = v.getUint32(dirs + 6 * 8 + 4, true);
+  const debugRva = v.getUint32(dirs + 6 * 8, true);
+  const nSections = v.getUint16(pe + 6, true);
+  const sections = opt + v.getUint16(pe + 20, true);
+  let debugAt = -1;
+  for (let i = 0; i < nSections; i++) {
+    const s = sections + 40 * i;
+    const va = v.getUint32(s + 12, true);
+    if (debugRva >= va && debugRva < va + v.getUint32(s + 8, true)) debugAt = debugRva - va + v.getUint32(s + 20, true);
+  }
+  for (let e = debugAt; e < debugAt + debugSize; e += 28) {
+    if (v.getUint32(e + 12, true) !== 2) continue;
+    const at = v.getUint32(e + 24, true);
+    expect(String.fromCharCode(...exe.subarray(at, at + 4))).toBe("RSDS");
+    return { guid: exe.slice(at + 4, at + 20), age: v.getUint32(at + 20, true) };
+  }
+  throw new Error("no CodeView debug directory entry");
+}
+
+// ---- real data ----
+
+describe("parsePdb on clang-14/lld-14 PDBs", () => {
+  const counts: Record<string, readonly number[]> = {
+    "x86-fpo": [26, 34, 23, 14],
+    "x86-fp": [58, 43, 30, 23],
+  };
+
+  for (const target of ["x86-fpo", "x86-fp"] as const) {
+    it(`${target}: slot 9 holds the FrameData records, slot 0 is empty, every program resolves`, () => {
+      PROGRAMS.forEach((name, i) => {
+        const pdb = parsePdb(file(target, `${name}.pdb`));
+        expect(pdb.machine).toBe(0x14c);
+        expect(pdb.fpo).toEqual([]);
+        expect(pdb.frameData.length).toBe(counts[target]![i]);
+        expect(pdb.omapFromSrc).toBeUndefined();
+        expect(pdb.omapToSrc).toBeUndefined();
+        expect(pdb.sections?.map((s) => [s.name, s.virtualAddress])).toEqual([
+          [".text", 0x1000],
+          [".rdata", 0x2000],
+          [".data", 0x3000],
+        ]);
+        for (const [k, r] of pdb.frameData.entries()) {
+          expect(r.program).toMatch(/^\$T[01] (\.raSearch|\$ebp 4 \+) = .*\$eip \$T[01] \^ = \$esp \$T[01] 4 \+ = /);
+          expect(r.maxStackSize).toBe(0);
+          expect(r.hasSEH || r.hasEH).toBe(false);
+          if (k > 0) expect(r.rvaStart).toBeGreaterThanOrEqual(pdb.frameData[k - 1]!.rvaStart);
+        }
+      });
+    });
+  }
+
+  it("x86-fpo recursion-callbacks: records match llvm-pdbutil (pushes, function starts)", () => {
+    const fd = parsePdb(file("x86-fpo", "recursion-callbacks.pdb")).frameData;
+    const at = (rva: number): unknown[] => row(fd.find((r) => r.rvaStart === rva)!);
+    const base = "$T0 .raSearch = $eip $T0 ^ = $esp $T0 4 + = ";
+    expect(row(fd[0]!)).toEqual([0x1000, 12, 0, 8, 0, 0, 0, false, false, true, base]);
+    expect(fd[0]!.frameFunc).toBe(2);
+    expect(at(0x1070)).toEqual([0x1070, 56, 0, 4, 0, 2, 0, false, false, true, base]);
+    expect(at(0x1072)).toEqual([0x1072, 54, 0, 4, 0, 0, 8, false, false, false, `${base}$edi $T0 4 - ^ = $esi $T0 8 - ^ = `]);
+    expect(at(0x1163)).toEqual([
+      0x1163, 56, 0, 12, 0, 0, 12, false, false, false,
+      `${base}$ebx $T0 4 - ^ = $edi $T0 8 - ^ = $esi $T0 12 - ^ = `,
+    ]);
+    expect(at(0x1241)).toEqual([0x1241, 149, 0, 0, 0, 0, 4, false, false, false, `${base}$esi $T0 4 - ^ = `]);
+    expect(fd[fd.length - 1]!.rvaStart).toBe(0x1241);
+  });
+
+  it("x86-fpo aligned-callee-saved: frame-pointer and realigned (@) programs", () => {
+    const fd = parsePdb(file("x86-fpo", "aligned-callee-saved.pdb")).frameData;
+    const at = (rva: number): unknown[] => row(fd.find((r) => r.rvaStart === rva)!);
+    expect(at(0x1043)).toEqual([0x1043, 63, 0, 4, 0, 7, 4, false, false, false, "$T0 $ebp 4 + = $eip $T0 ^ = $esp $T0 4 + = $ebp $T0 4 - ^ = "]);
+    expect(at(0x1047)).toEqual([
+      0x1047, 59, 0, 4, 0, 3, 8, false, false, false,
+      "$T1 $ebp 4 + = $T0 $T1 8 - 32 @ = $eip $T1 ^ = $esp $T1 4 + = $ebp $T1 4 - ^ = $esi $T1 8 - ^ = ",
+    ]);
+    expect(at(0x1217)).toEqual([
+      0x1217, 232, 32, 16, 0, 0, 16, false, false, false,
+      "$T0 .raSearch = $eip $T0 ^ = $esp $T0 4 + = $ebp $T0 4 - ^ = $ebx $T0 8 - ^ = $edi $T0 12 - ^ = $esi $T0 16 - ^ = ",
+    ]);
+  });
+
+  it("x86-fp recursion-callbacks: push ebp / mov ebp,esp records", () => {
+    const fd = parsePdb(file("x86-fp", "recursion-callbacks.pdb")).frameData;
+    expect(fd.slice(0, 3).map(row)).toEqual([
+      [0x1000, 14, 0, 8, 0, 3, 0, false, false, true, "$T0 .raSearch = $eip $T0 ^ = $esp $T0 4 + = "],
+      [0x1001, 13, 0, 8, 0, 2, 4, false, false, false, "$T0 .raSearch = $eip $T0 ^ = $esp $T0 4 + = $ebp $T0 4 - ^ = "],
+      [0x1003, 11, 0, 8, 0, 0, 4, false, false, false, "$T0 $ebp 4 + = $eip $T0 ^ = $esp $T0 4 + = $ebp $T0 4 - ^ = "],
+    ]);
+  });
+
+  it("x64: no FrameData or FPO, machine AMD64", () => {
+    for (const name of PROGRAMS) {
+      const pdb = parsePdb(file("x64", `${name}.pdb`));
+      expect(pdb.machine).toBe(0x8664);
+      expect(pdb.frameData).toEqual([]);
+      expect(pdb.fpo).toEqual([]);
+      expect(pdb.sections?.map((s) => s.name)).toEqual([".text", ".rdata", ".data", ".pdata"]);
+    }
+  });
+
+  it("the info stream GUID and the DBI age equal the image's RSDS record", () => {
+    for (const target of ["x86-fpo", "x86-fp", "x64"]) {
+      for (const name of PROGRAMS) {
+        const pdb = parsePdb(file(target, `${name}.pdb`));
+        const cv = rsds(file(target, `${name}.exe`));
+        const v = le(cv.guid);
+        const h = (n: number, w: number): string => n.toString(16).toUpperCase().padStart(w, "0");
+        const expected = h(v.getUint32(0, true), 8) + h(v.getUint16(4, true), 4) + h(v.getUint16(6, true), 4) + Array.from(cv.guid.subarray(8), (b) => h(b, 2)).join("");
+        expect(pdb.info.guid).toBe(expected);
+        expect(pdb.dbiAge).toBe(cv.age);
+        expect(pdb.info.age).toBe(cv.age);
+        expect(pdb.info.debugId).toBe(expected + cv.age.toString(16));
+      }
+    }
+    const pdb = parsePdb(file("x86-fpo", "recursion-callbacks.pdb"));
+    expect(pdb.info).toEqual({
+      version: 20000404,
+      signature: 643939997,
+      age: 1,
+      guid: "2661BE9D7347A0524C4C44205044422E", // llvm-pdbutil: {2661BE9D-7347-A052-4C4C-44205044422E}
+      debugId: "2661BE9D7347A0524C4C44205044422E1",
+    });
+    expect(parsePdb(file("x64", "recursion-callbacks.pdb")).info.guid).toBe("519E9BC3FFE0F1FF4C4C44205044422E");
+  });
+
+  it("x86-fpo recursion-callbacks symbols: procedures with sizes, probe publics, no data publics", () => {
+    const syms = parsePdb(file("x86-fpo", "recursion-callbacks.pdb")).symbols();
+    const by = (name: string) => syms.find((s) => s.name === name);
+    expect(by("entry")).toEqual({ name: "entry", rva: 0x1240, size: 150, kind: "procedure" });
+    expect(by("tree_sum")).toEqual({ name: "tree_sum", rva: 0x1070, size: 56, kind: "procedure" });
+    expect(by("ping")).toEqual({ name: "ping", rva: 0x10b0, size: 32, kind: "procedure" });
+    expect(by("pong")).toEqual({ name: "pong", rva: 0x10d0, size: 35, kind: "procedure" });
+    expect(by("std_weigh")).toEqual({ name: "std_weigh", rva: 0x11a0, size: 37, kind: "procedure" });
+    // `_entry` (S_PUB32 0001:0576) shares its RVA with the procedure and is merged away.
+    expect(by("_entry")).toBeUndefined();
+    expect(by("_std_weigh@12")).toBeUndefined();
+    // Both probe names are publics at 0001:0736 (hand-written assembly has no S_GPROC32).
+    expect(syms.filter((s) => s.rva === 0x12e0)).toEqual([
+      { name: "__alloca_probe", rva: 0x12e0, kind: "public" },
+      { name: "__chkstk", rva: 0x12e0, kind: "public" },
+    ]);
+    // `_g_sink` is a data public (flags none) in .data.
+    expect(by("_g_sink")).toBeUndefined();
+    expect(syms.length).toBe(18);
+    expect(syms.map((s) => s.rva)).toEqual([...syms.map((s) => s.rva)].sort((a, b) => a - b));
+  });
+
+  it("x64 recursion-callbacks symbols", () => {
+    const syms = parsePdb(file("x64", "recursion-callbacks.pdb")).symbols();
+    expect(syms.find((s) => s.rva === 0x1280)).toEqual({ name: "entry", rva: 0x1280, size: 157, kind: "procedure" });
+    expect(syms.filter((s) => s.rva === 0x1280).length).toBe(1);
+    expect(syms.find((s) => s.name === "__chkstk")).toEqual({ name: "__chkstk", rva: 0x1320, kind: "public" });
+  });
+
+  it("reads S_LPROC32 like S_GPROC32", () => {
+    // Turn `entry` (module stream 12, offset 2604) into a local procedure in place.
+    const bytes = file("x86-fpo", "recursion-callbacks.pdb");
+    const l = layout(bytes);
+    const kindAt = l.fileOffset(12, 2604 + 2);
+    expect(le(bytes).getUint16(kindAt, true)).toBe(0x1110);
+    le(bytes).setUint16(kindAt, 0x110f, true);
+    const syms = parsePdb(bytes).symbols();
+    expect(syms.find((s) => s.name === "entry")).toEqual({ name: "entry", rva: 0x1240, size: 150, kind: "procedure" });
+  });
+});
+
+describe("findFrameData (x86-fpo.md §2.2)", () => {
+  const fd = parsePdb(file("x86-fpo", "recursion-callbacks.pdb")).frameData;
+  it("returns the innermost record containing the RVA", () => {
+    expect(findFrameData(fd, 0x1160)?.rvaStart).toBe(0x1160);
+    expect(findFrameData(fd, 0x1162)?.rvaStart).toBe(0x1162);
+    expect(findFrameData(fd, 0x1190)?.rvaStart).toBe(0x1163);
+    expect(findFrameData(fd, 0x119a)?.rvaStart).toBe(0x1163);
+  });
+  it("returns nothing in padding between functions and outside the table", () => {
+    expect(findFrameData(fd, 0x10f3)).toBeUndefined();
+    expect(findFrameData(fd, 0x0fff)).toBeUndefined();
+    expect(findFrameData(fd, 0x12d6)).toBeUndefined();
+  });
+  it("walks back past a nested record that ends early (MSVC shape)", () => {
+    const rec = (rvaStart: number, codeSize: number): FrameData => ({
+      rvaStart, codeSize, localSize: 0, paramsSize: 0, maxStackSize: 0, frameFunc: 0,
+      prologSize: 0, savedRegsSize: 0, flags: 0, hasSEH: false, hasEH: false, isFunctionStart: false,
+    });
+    const table = [rec(0x42ae, 0x18), rec(0x42af, 0x14)];
+    expect(findFrameData(table, 0x42b0)?.rvaStart).toBe(0x42af);
+    expect(findFrameData(table, 0x42c4)?.rvaStart).toBe(0x42ae);
+  });
+});
+
+describe("decodeFrameData / encodeFrameData", () => {
+  it("decodes the spec's sample record (x86-fpo.md §4.4) and round-trips", () => {
+    const hexBytes = "00100000 10000000 00000000 08000000 00000000 02000000 0000 0000 04000000".replaceAll(" ", "");
+    const bytes = Uint8Array.from(hexBytes.match(/../g)!, (h) => parseInt(h, 16));
+    const [r] = decodeFrameData(bytes);
+    expect(r).toEqual({
+      rvaStart: 0x1000, codeSize: 16, localSize: 0, paramsSize: 8, maxStackSize: 0, frameFunc: 2,
+      prologSize: 0, savedRegsSize: 0, flags: 4, hasSEH: false, hasEH: false, isFunctionStart: true,
+    });
+    expect(encodeFrameData([r!])).toEqual(bytes);
+  });
+  it("names the offset of an incomplete last record", () => {
+    const e = inputError(() => decodeFrameData(new Uint8Array(70), 0x1000));
+    expect(e.code).toBe("truncated");
+    expect(e.offset).toBe(0x1040);
+    expect(e.message).toMatch(/^offset 0x1040: FrameData stream is 70 bytes, not a multiple of 32/);
+  });
+});
+
+// ---- synthetic PDBs built from a fixture's streams ----
+
+describe("parsePdb on rewritten PDBs", () => {
+  const original = file("x86-fpo", "recursion-callbacks.pdb");
+
+  it("reads a re-packed MSF with 512-byte blocks identically", () => {
+    const a = parsePdb(original);
+    const b = parsePdb(writeMsf(streamsOf(original)));
+    expect(b.blockSize).toBe(512);
+    expect(b.frameData).toEqual(a.frameData);
+    expect(b.info).toEqual(a.info);
+    expect(b.symbols()).toEqual(a.symbols());
+  });
+
+  it("without the section header stream, converts with a PE section table", () => {
+    const streams = streamsOf(original);
+    const dbi = streams[3]!;
+    le(dbi).setUint16(optionalHeaderAt(dbi) + 2 * 5, 0xffff, true);
+    const pdb = parsePdb(writeMsf(streams));
+    expect(pdb.sections).toBeUndefined();
+    expect(() => pdb.symbols()).toThrow(TypeError);
+    const pe = [
+      { virtualAddress: 0x1000, characteristics: 0x60000020 },
+      { virtualAddress: 0x2000, characteristics: 0x40000040 },
+      { virtualAddress: 0x3000, characteristics: 0xc0000040 },
+    ];
+    expect(pdb.symbols(pe)).toEqual(parsePdb(original).symbols());
+    // Without characteristics a public cannot be told to be data, so `_g_sink` (0003:0020) stays.
+    const plain = pdb.symbols(pe.map(({ virtualAddress }) => ({ virtualAddress })));
+    expect(plain.find((s) => s.name === "_g_sink")).toEqual({ name: "_g_sink", rva: 0x3014, kind: "public" });
+  });
+
+  it("detects OMAP and maps symbol addresses through OmapFromSrc", () => {
+    const streams = streamsOf(original);
+    const dbi = streams[3]!;
+    const opt = optionalHeaderAt(dbi);
+    const omap = (pairs: number[][]): Uint8Array => {
+      const out = new Uint8Array(pairs.length * 8);
+      pairs.forEach(([a, b], i) => {
+        le(out).setUint32(i * 8, a!, true);
+        le(out).setUint32(i * 8 + 4, b!, true);
+      });
+      return out;
+    };
+    const n = streams.length;
+    streams.push(omap([[0x1200, 0x6000], [0x1000, 0x5000], [0x1100, 0]])); // from src (unsorted on purpose)
+    streams.push(omap([[0x5000, 0x1000]])); // to src
+    streams.push(streams[le(dbi).getUint16(opt + 10, true)]!); // original section headers
+    le(dbi).setUint16(opt + 2 * 4, n, true);
+    le(dbi).setUint16(opt + 2 * 3, n + 1, true);
+    le(dbi).setUint16(opt + 2 * 10, n + 2, true);
+    const pdb = parsePdb(writeMsf(streams));
+    expect(pdb.omapFromSrc).toEqual([
+      { rva: 0x1000, rvaTo: 0x5000 },
+      { rva: 0x1100, rvaTo: 0 },
+      { rva: 0x1200, rvaTo: 0x6000 },
+    ]);
+    expect(pdb.omapToSrc).toEqual([{ rva: 0x5000, rvaTo: 0x1000 }]);
+    expect(pdb.originalSections?.length).toBe(3);
+    const syms = pdb.symbols();
+    expect(syms.find((s) => s.name === "tree_sum")?.rva).toBe(0x5070);
+    expect(syms.find((s) => s.name === "entry")?.rva).toBe(0x6040);
+    expect(syms.find((s) => s.name === "dispatch")).toBeUndefined(); // 0x1100 maps to 0: eliminated
+  });
+
+  it("debugId uses the DBI age in lower-case hex; info.age stays the info stream's", () => {
+    const streams = streamsOf(original);
+    le(streams[3]!).setUint32(8, 0x1a, true);
+    const pdb = parsePdb(writeMsf(streams));
+    expect(pdb.info.age).toBe(1);
+    expect(pdb.dbiAge).toBe(0x1a);
+    expect(pdb.info.debugId).toBe("2661BE9D7347A0524C4C44205044422E1a");
+  });
+
+  it("omapTranslate", () => {
+    const t = [
+      { rva: 0x1000, rvaTo: 0x5000 },
+      { rva: 0x1100, rvaTo: 0 },
+    ];
+    expect(omapTranslate(t, 0xfff)).toBeUndefined();
+    expect(omapTranslate(t, 0x1010)).toBe(0x5010);
+    expect(omapTranslate(t, 0x1100)).toBeUndefined();
+  });
+
+  it("reads a PDB with an old FPO_DATA stream in slot 0", () => {
+    const streams = streamsOf(original);
+    const dbi = streams[3]!;
+    const fpo = new Uint8Array(32);
+    // Two FPO_DATA records, out of order: RVA 0x1070 then 0x1000; attribute word 0x1205.
+    le(fpo).setUint32(0, 0x1070, true);
+    le(fpo).setUint32(4, 56, true);
+    le(fpo).setUint16(14, 0x1205, true);
+    le(fpo).setUint32(16, 0x1000, true);
+    le(fpo).setUint32(20, 12, true);
+    streams.push(fpo);
+    le(dbi).setUint16(optionalHeaderAt(dbi), streams.length - 1, true);
+    const pdb = parsePdb(writeMsf(streams));
+    expect(pdb.fpo.map((f) => f.ulOffStart)).toEqual([0x1000, 0x1070]);
+    expect(pdb.fpo[1]).toMatchObject({ cbProlog: 5, cbRegs: 2, fHasSEH: false, fUseBP: true });
+  });
+});
+
+// ---- bad input ----
+
+describe("parsePdb rejects malformed PDBs with InputError naming the file offset", () => {
+  const original = file("x86-fpo", "noreturn-longjmp.pdb");
+  const copy = (): Uint8Array => original.slice();
+  const l = layout(original);
+
+  it("bad magic at offset 0", () => {
+    expect(l.bs).toBe(4096);
+    const b = copy();
+    b[0] = 0x6d;
+    const e = inputError(() => parsePdb(b));
+    expect(e.code).toBe("bad-magic");
+    expect(e.offset).toBe(0);
+    expect(e.message).toMatch(/^offset 0x0: not an MSF 7.00 file/);
+    expect(inputError(() => parsePdb(new TextEncoder().encode("Microsoft C/C++ program database 2.00\r\n\x1aJG\0\0"))).code).toBe("unsupported");
+    expect(inputError(() => parsePdb(new Uint8Array(0))).code).toBe("truncated");
+  });
+
+  it("block size 3000 at offset 32", () => {
+    const b = copy();
+    le(b).setUint32(32, 3000, true);
+    const e = inputError(() => parsePdb(b));
+    expect(e.code).toBe("bad-value");
+    expect(e.offset).toBe(32);
+    expect(e.message).toBe("offset 0x20: BlockSize 3000 is not a power of two from 512 to 65536");
+  });
+
+  it("a directory block index beyond the file, at its block-map entry", () => {
+    const b = copy();
+    le(b).setUint32(l.mapAt, 0x4000, true);
+    const e = inputError(() => parsePdb(b));
+    expect(e.offset).toBe(l.mapAt);
+    expect(e.message).toBe(`offset 0x${l.mapAt.toString(16)}: directory block 0: block 16384 is beyond the file's ${original.length / 4096} blocks`);
+  });
+
+  it("a block map address beyond the file", () => {
+    const b = copy();
+    le(b).setUint32(52, 0xffffff, true);
+    expect(inputError(() => parsePdb(b)).offset).toBe(52);
+  });
+
+  it("a stream block used twice, and block 0, at the directory entry", () => {
+    const b = copy();
+    const at = l.blockEntryAt[11]![0]!;
+    le(b).setUint32(at, le(b).getUint32(l.blockEntryAt[10]![0]!, true), true);
+    const e = inputError(() => parsePdb(b));
+    expect(e.offset).toBe(at);
+    expect(e.message).toMatch(/stream directory \+0x[0-9a-f]+: stream 11 block 0: block \d+ is referenced twice$/);
+    le(b).setUint32(at, 0, true);
+    expect(inputError(() => parsePdb(b)).message).toMatch(/stream 11 block 0: block 0 is block 0, the superblock$/);
+  });
+
+  it("a stream size too large for the directory fails before allocating", () => {
+    const b = copy();
+    le(b).setUint32(l.sizeAt(11), 0x7fffffff, true);
+    const e = inputError(() => parsePdb(b));
+    expect(e.code).toBe("truncated");
+    expect(e.message).toMatch(/block list of stream 11/);
+    const c = copy();
+    le(c).setUint32(l.dirAt, 0x3fffffff, true);
+    expect(inputError(() => parsePdb(c)).message).toMatch(/NumStreams 1073741823 does not fit/);
+  });
+
+  it("a truncated DBI header", () => {
+    const b = copy();
+    le(b).setUint32(l.sizeAt(3), 40, true);
+    const e = inputError(() => parsePdb(b));
+    expect(e.code).toBe("truncated");
+    expect(e.offset).toBe(l.fileOffset(3, 0));
+    expect(e.message).toMatch(/DBI stream \(stream 3\) \+0x0: DBI header: needs 64 byte/);
+  });
+
+  it("a FrameData stream whose length is not a multiple of 32", () => {
+    const b = copy();
+    expect(l.sizes[11]).toBe(448);
+    le(b).setUint32(l.sizeAt(11), 449, true);
+    const e = inputError(() => parsePdb(b));
+    expect(e.code).toBe("truncated");
+    expect(e.offset).toBe(l.fileOffset(11, 448));
+    expect(e.message).toMatch(/NewFPO stream \(stream 11\) \+0x1c0: FrameData stream is 449 bytes, not a multiple of 32/);
+  });
+
+  it("a /names offset out of range, at the record's FrameFunc field", () => {
+    const b = copy();
+    const at = l.fileOffset(11, 3 * 32 + 20);
+    le(b).setUint32(at, 0xffff, true);
+    const e = inputError(() => parsePdb(b));
+    expect(e.code).toBe("bad-value");
+    expect(e.offset).toBe(at);
+    expect(e.message).toMatch(/FrameFunc 65535 is outside the \d+-byte \/names buffer/);
+  });
+
+  it("every sampled prefix throws InputError", () => {
+    const lengths = new Set<number>();
+    for (let n = 0; n < original.length; n += 97) lengths.add(n);
+    for (let n = 0; n < 64; n++) lengths.add(n);
+    for (let n = original.length - 64; n < original.length; n++) lengths.add(n);
+    for (const n of lengths) inputError(() => parsePdb(original.subarray(0, n)));
+  });
+
+  it("every stream cut short (through its directory size) throws InputError or parses", () => {
+    let failures = 0;
+    for (let i = 1; i < l.n; i++) {
+      const size = l.sizes[i]!;
+      for (let cut = 1; cut < size && cut <= l.bs; cut += 7) {
+        const b = copy();
+        le(b).setUint32(l.sizeAt(i), cut, true);
+        try {
+          parsePdb(b).symbols();
+        } catch (e) {
+          expect(e).toBeInstanceOf(InputError);
+          failures++;
+        }
+      }
+    }
+    expect(failures).toBeGreaterThan(0);
+  });
+
+  it("random byte corruption of the directory and small streams throws only InputError", () => {
+    let seed = 12345;
+    const rand = (n: number): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return (seed >>> 8) % n;
+    };
+    const targets = [l.dirAt, ...[1, 3, 8, 11, 12, 14].map((i) => l.fileOffset(i, 0))];
+    for (let iter = 0; iter < 400; iter++) {
+      const b = copy();
+      const base = targets[iter % targets.length]!;
+      for (let k = 0; k < 4; k++) b[base + rand(256)] = rand(256);
+      try {
+        parsePdb(b).symbols();
+      } catch (e) {
+        expect(e).toBeInstanceOf(InputError);
+      }
+    }
+  });
+});
