@@ -8,9 +8,9 @@
 import { InputError } from "../errors.js";
 import { RegionMemory, type MemoryRegion } from "../memory/region-memory.js";
 import { formatAddress, isMachine, machineInfo, MACHINES, type Machine } from "../model/machine.js";
-import type { Module, Registers, TruthFrame } from "../model/snapshot.js";
+import type { EtwEvent, Module, Registers, TruthFrame } from "../model/snapshot.js";
 import { bytesToHex, JsonNode } from "./json-input.js";
-import { formatModule, formatTruthFrame, parseModule, parseRegion, parseRegisters, parseTruth, type Vector } from "./vector.js";
+import { formatEtwEvent, formatModule, formatTruthFrame, parseEtw, parseModule, parseRegion, parseRegisters, parseTruth, type Vector } from "./vector.js";
 
 /** The format identifier of sweeps. */
 export const SWEEP_FORMAT = "stackwalk-sweep/1";
@@ -31,6 +31,8 @@ export interface SweepStep {
   /** Memory written since the previous snapshot. */
   writes: MemoryWrite[];
   truth?: TruthFrame[];
+  /** ETW events logged at this snapshot. */
+  etw?: EtwEvent[];
 }
 
 /** A whole sweep. Its `memory` holds the state before the first snapshot's writes. */
@@ -69,8 +71,8 @@ export function sweepFromJson(root: JsonNode): Sweep {
   const bits = machineInfo(machine).pointerSize * 8;
   const memory = root.get("memory").array().map((r) => parseRegion(r, bits));
   const layout = new RegionMemory(memory); // validates that regions do not overlap
-  const steps = root.get("snapshots").array().map((s, i): SweepStep => {
-    s.onlyKeys(["step", "label", "context", "writes", "truth"]);
+  const steps = root.get("snapshots").array().map((s): SweepStep => {
+    s.onlyKeys(["step", "label", "context", "writes", "truth", "etw"]);
     const step: SweepStep = { step: s.get("step").integer(), registers: parseRegisters(s.get("context"), machine), writes: [] };
     const label = s.opt("label");
     if (label !== undefined) step.label = label.string();
@@ -87,7 +89,8 @@ export function sweepFromJson(root: JsonNode): Sweep {
     }
     const truth = s.opt("truth");
     if (truth !== undefined) step.truth = parseTruth(truth, bits);
-    if (i > 0 && step.step < 0) throw new InputError("bad-value", "step must not be negative", { path: `${s.path}.step` });
+  const etw = s.opt("etw");
+  if (etw !== undefined) step.etw = parseEtw(etw);
     return step;
   });
   const sweep: Sweep = { machine, modules: (root.opt("modules")?.array() ?? []).map((m) => parseModule(m, bits)), memory, steps };
@@ -113,6 +116,7 @@ export function* replaySweep(sweep: Sweep): Generator<Vector & { step: number; l
     }
     const thread: Vector["threads"][number] = { id: 0, crashed: true, registers: s.registers };
     if (s.truth !== undefined) thread.truth = s.truth;
+    if (s.etw !== undefined) thread.etw = s.etw;
     const v: Vector & { step: number; label?: string } = { machine: sweep.machine, threads: [thread], memory, modules: sweep.modules, step: s.step };
     if (sweep.description !== undefined) v.description = sweep.description;
     if (s.label !== undefined) v.label = s.label;
@@ -137,6 +141,7 @@ export function formatSweep(sweep: Sweep): string {
     parts.push(`"context": { ${Object.entries(s.registers).map(([k, v]) => `${JSON.stringify(k)}: ${a(v)}`).join(", ")} }`);
     if (s.writes.length > 0) parts.push(`"writes": [${s.writes.map((w) => `[${a(w.address)}, "${bytesToHex(w.bytes)}"]`).join(", ")}]`);
     if (s.truth !== undefined) parts.push(`"truth": [${s.truth.map((t) => formatTruthFrame(sweep.machine, t)).join(", ")}]`);
+    if (s.etw !== undefined) parts.push(`"etw": [${s.etw.map(formatEtwEvent).join(", ")}]`);
     return `    { ${parts.join(", ")} }`;
   });
   lines.push(`  "snapshots": ${list(steps)}`);

@@ -6,7 +6,8 @@
 import { InputError } from "../errors.js";
 import { RegionMemory, type MemoryRegion } from "../memory/region-memory.js";
 import { formatAddress, isMachine, machineInfo, MACHINES, type Machine } from "../model/machine.js";
-import type { Module, ModuleSymbol, Registers, Snapshot, TruthFrame } from "../model/snapshot.js";
+import { decodeDiskItems } from "../etw/extended-data.js";
+import type { EtwEvent, Module, ModuleSymbol, Registers, Snapshot, TruthFrame } from "../model/snapshot.js";
 import { bytesToHex, JsonNode } from "./json-input.js";
 
 /** The format identifier every vector starts with. */
@@ -19,7 +20,7 @@ export interface Vector extends Snapshot {
   provenance?: string;
 }
 
-const TOP_KEYS = ["format", "machine", "description", "provenance", "context", "memory", "modules", "truth"] as const;
+const TOP_KEYS = ["format", "machine", "description", "provenance", "context", "memory", "modules", "truth", "etw"] as const;
 
 /** Parses a `context` object: register names to hex values, with the machine's required registers. */
 export function parseRegisters(node: JsonNode, machine: Machine): Registers {
@@ -73,6 +74,30 @@ export function parseModule(node: JsonNode, bits: number): Module {
   return { name, base, size, symbols };
 }
 
+/** Parses ETW events: each `{ "hex": on-disk item chain, "description"? }`, validated by decoding the chain. */
+export function parseEtw(node: JsonNode): EtwEvent[] {
+  return node.array().map((e) => {
+    e.onlyKeys(["hex", "description"]);
+    const hex = e.get("hex");
+    const items = hex.hexBytes();
+    try {
+      decodeDiskItems(items);
+    } catch (err) {
+      if (err instanceof InputError) throw new InputError(err.code, `ETW items: ${err.reason}`, { path: hex.path, ...(err.offset !== undefined ? { offset: err.offset } : {}) });
+      throw err;
+    }
+    const event: EtwEvent = { items };
+    const d = e.opt("description");
+    if (d !== undefined) event.description = d.string();
+    return event;
+  });
+}
+
+/** One ETW event as vector JSON. */
+export function formatEtwEvent(e: EtwEvent): string {
+  return `{ "hex": "${bytesToHex(e.items)}"${e.description !== undefined ? `, "description": ${JSON.stringify(e.description)}` : ""} }`;
+}
+
 /** Parses a ground-truth list. */
 export function parseTruth(node: JsonNode, bits: number): TruthFrame[] {
   return node.array().map((f) => {
@@ -115,6 +140,8 @@ export function vectorFromJson(root: JsonNode): Vector {
   const truthNode = root.opt("truth");
   const thread: Vector["threads"][number] = { id: 0, crashed: true, registers };
   if (truthNode !== undefined) thread.truth = parseTruth(truthNode, bits);
+  const etwNode = root.opt("etw");
+  if (etwNode !== undefined) thread.etw = parseEtw(etwNode);
   const vector: Vector = { machine, threads: [thread], memory, modules };
   const description = root.opt("description");
   if (description !== undefined) vector.description = description.string();
@@ -140,8 +167,10 @@ export function formatVector(v: Vector): string {
   lines.push(`  "memory": ${list(regions)},`);
   const modules = v.modules.map((m) => formatModule(v.machine, m));
   const truth = (thread.truth ?? []).map((t) => `    ${formatTruthFrame(v.machine, t)}`);
-  lines.push(`  "modules": ${list(modules)}${thread.truth !== undefined ? "," : ""}`);
-  if (thread.truth !== undefined) lines.push(`  "truth": ${list(truth)}`);
+  const tail: string[] = [`  "modules": ${list(modules)}`];
+  if (thread.truth !== undefined) tail.push(`  "truth": ${list(truth)}`);
+  if (thread.etw !== undefined) tail.push(`  "etw": ${list(thread.etw.map((e) => `    ${formatEtwEvent(e)}`))}`);
+  lines.push(tail.join(",\n"));
   lines.push("}");
   return lines.join("\n") + "\n";
 }

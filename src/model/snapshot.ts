@@ -47,6 +47,16 @@ export interface ThreadSnapshot {
   registers: Registers;
   /** Ground truth for this thread's stack, when the snapshot's producer knows it. */
   truth?: TruthFrame[];
+  /** ETW events recorded for this thread at the snapshot, each with its extended data items. */
+  etw?: EtwEvent[];
+}
+
+/** One ETW event's extended data: the on-disk item chain (etw.md §1.2), as it was logged. */
+export interface EtwEvent {
+  /** The chain of EVENT_HEADER_EXTENDED_DATA_ITEMs in on-disk form (8-byte headers, data inline). */
+  items: Uint8Array;
+  /** What was logged, in words ("user part", "kernel part", ...). */
+  description?: string;
 }
 
 /** A memory snapshot of a process, from a vector, a minidump or the emulator. */

@@ -91,3 +91,17 @@ describe("formatVector", () => {
     expect(parseVector(text).threads).toEqual(v.threads);
   });
 });
+
+describe("ETW events in vectors", () => {
+  it("loads, validates and writes back the on-disk item chain", () => {
+    const item = "18000500000010002211000000000000001040003412400000000000";
+    const v = parseVector(JSON.stringify({ ...good, etw: [{ hex: item, description: "user part" }] }));
+    expect(v.threads[0]!.etw).toEqual([{ items: Uint8Array.from(item.match(/../g)!.map((b) => parseInt(b, 16))), description: "user part" }]);
+    expect(parseVector(formatVector(v)).threads[0]!.etw).toEqual(v.threads[0]!.etw);
+  });
+
+  it("names the JSON path and the byte offset of a bad item chain", () => {
+    const e = errorOf((v) => (v.etw = [{ hex: "0800050000001000" }]));
+    expect([e.path, e.offset, e.reason]).toEqual(["$.etw[0].hex", 0, "ETW items: item size 8 is smaller than its header (8) plus DataSize 16"]);
+  });
+});
