@@ -1,14 +1,16 @@
 /** The `stackwalk` command line: dispatches to one file per command and maps errors to exit codes. */
 import { InputError } from "../errors.js";
 import { CHECK_USAGE, checkCommand } from "./check.js";
+import { EMULATE_USAGE, emulateCommand } from "./emulate.js";
 import { EXIT, UsageError, type Io } from "./common.js";
 import { ROLES_USAGE, rolesCommand } from "./roles.js";
 import { WALK_USAGE, walkCommand } from "./walk.js";
 
-const COMMANDS: Record<string, { run: (argv: string[], io: Io) => number; usage: string }> = {
+const COMMANDS: Record<string, { run: (argv: string[], io: Io) => number | Promise<number>; usage: string }> = {
   walk: { run: walkCommand, usage: WALK_USAGE },
   check: { run: checkCommand, usage: CHECK_USAGE },
   roles: { run: rolesCommand, usage: ROLES_USAGE },
+  emulate: { run: emulateCommand, usage: EMULATE_USAGE },
 };
 
 /** Top-level usage text. */
@@ -20,6 +22,7 @@ commands:
   walk <vector.json>        walk the stack(s) of a snapshot and print the frames
   check <vector|dir>...     walk vectors and compare each walk with its ground truth
   roles                     which register plays each STACKFRAME role, per machine
+  emulate <program.exe>     run a program on the emulated CPU and write vectors or a sweep
 
 Run "stackwalk <command> --help" for a command's options.
 Exit status: 0 success, 1 a check found a difference, 2 bad input or usage.
@@ -43,7 +46,7 @@ export async function run(argv: string[], io: Io = stdio): Promise<number> {
     return EXIT.badInput;
   }
   try {
-    return command.run(rest, io);
+    return await command.run(rest, io);
   } catch (e) {
     if (e instanceof UsageError) {
       io.err(`stackwalk ${name}: ${e.message}\n${command.usage.split("\n\n")[0]}\n`);

@@ -93,7 +93,7 @@ describe("stackwalk walk", () => {
   });
 
   it("has --help on every command", async () => {
-    for (const c of ["walk", "check", "roles"]) {
+    for (const c of ["walk", "check", "roles", "emulate"]) {
       const { code, out } = await cli(c, "--help");
       expect(code).toBe(0);
       expect(out).toMatch(new RegExp(`^usage: stackwalk ${c}`));
@@ -104,7 +104,7 @@ describe("stackwalk walk", () => {
 
 describe("stackwalk check", () => {
   it("checks a directory and prints the closing line", async () => {
-    const { code, out } = await cli("check", "vectors/x86", "--walker", "frame-pointer");
+    const { code, out } = await cli("check", "vectors/x86/ebp-chain-4.json", "vectors/x86/thread-start.json", "--walker", "frame-pointer");
     expect(code).toBe(0);
     expect(out).toMatch(/^ok {4}vectors\/x86\/ebp-chain-4\.json: exact, 4 frames$/m);
     expect(out.trimEnd().split("\n").at(-1)).toBe("2 passed, 0 failed");
@@ -173,7 +173,7 @@ describe("stackwalk roles", () => {
 
 describe("the installed bin", () => {
   it("runs through npx-style invocation of src/cli/stackwalk.mjs", () => {
-    const r = spawnSync(process.execPath, ["src/cli/stackwalk.mjs", "check", "vectors/x64"], { encoding: "utf8" });
+    const r = spawnSync(process.execPath, ["src/cli/stackwalk.mjs", "check", "vectors/x64/rbp-chain-3.json"], { encoding: "utf8" });
     expect(r.status).toBe(0);
     expect(r.stdout.trimEnd().split("\n").at(-1)).toBe("1 passed, 0 failed");
     const bad = spawnSync(process.execPath, ["src/cli/stackwalk.mjs", "walk", "nope.json"], { encoding: "utf8" });

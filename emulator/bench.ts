@@ -1,0 +1,98 @@
+/**
+ * Emulator speed: instructions per second with and without the shadow-stack hook, snapshots
+ * per second in sweep mode, and the time to regenerate every real-program sweep.
+ * `npx tsx emulator/bench.ts` prints them.
+ */
+import { fileURLToPath } from "node:url";
+import { formatSweep } from "../src/formats/sweep.js";
+import { loadAssembler } from "./assemble.js";
+import type { CpuMode } from "./cpu-mode.js";
+import { loadDisassembler } from "./disassemble.js";
+import { runRealPrograms } from "./real-programs.js";
+import { DEFAULT_STACKS, emulate, mapStack, type RunOptions, type RunResult } from "./run.js";
+import { UC_PROT, Unicorn } from "./unicorn.js";
+
+/** The measured rates. */
+export interface EmulatorBench {
+  /** Instructions in the loop program. */
+  loopInstructions: number;
+  /** Instructions per second with no hook at all. */
+  plainPerSecond: number;
+  /** Instructions per second with the shadow-stack code hook. */
+  tracedPerSecond: number;
+  /** Snapshots per second when every instruction is snapshotted (the real programs). */
+  snapshotsPerSecond: number;
+  /** Snapshots in all real-program sweeps. */
+  snapshots: number;
+  /** Milliseconds to run all real programs and format their sweeps. */
+  regenerationMs: number;
+}
+
+const CODE = 0x0040_1000n;
+
+/**
+ * A call-heavy loop: `iterations` calls of a frame-pointer function, 7 instructions each
+ * (call, push, mov, pop, ret, dec, jnz), plus the first `mov` and the final `ret`.
+ */
+function loopSource(mode: CpuMode, iterations: number): string {
+  const [sp, bp, cx] = mode === 64 ? ["rsp", "rbp", "rcx"] : ["esp", "ebp", "ecx"];
+  return [`mov ${cx}, ${iterations}`, "again:", "call work", `dec ${cx}`, "jnz again", "ret", "work:", `push ${bp}`, `mov ${bp}, ${sp}`, `pop ${bp}`, "ret"].join("\n");
+}
+
+/** Runs the loop once and returns the seconds it took. */
+async function timeLoop(mode: CpuMode, iterations: number, options: RunOptions): Promise<{ seconds: number; result: RunResult }> {
+  const asm = await loadAssembler();
+  const disassembler = await loadDisassembler();
+  const bytes = asm.assemble(loopSource(mode, iterations), { mode, address: CODE });
+  const uc = Unicorn.open(mode);
+  try {
+    uc.memMap(CODE, 0x1000, UC_PROT.READ | UC_PROT.EXEC);
+    uc.memWrite(CODE, bytes);
+    const stack = DEFAULT_STACKS[mode];
+    mapStack(uc, stack);
+    const setup = { uc, entry: CODE, modules: [], regions: [{ base: stack.base, size: stack.size, name: "stack" }], stack };
+    const started = performance.now();
+    const result = emulate(setup, { maxInstructions: 100_000_000, ...options }, (b, a, m) => disassembler.describe(b, a, m));
+    return { seconds: (performance.now() - started) / 1000, result };
+  } finally {
+    uc.close();
+  }
+}
+
+/** Measures the emulator (about two seconds). */
+export async function benchEmulator(iterations = 100_000): Promise<EmulatorBench> {
+  const loopInstructions = iterations * 7 + 2;
+  await timeLoop(32, 1000, {});
+  const plain = await timeLoop(32, iterations * 20, { trace: false });
+  const traced = await timeLoop(32, iterations, {});
+  if (traced.result.instructions !== loopInstructions) throw new Error(`the loop ran ${String(traced.result.instructions)} instructions, not ${loopInstructions}`);
+  const started = performance.now();
+  const runs = await runRealPrograms();
+  const ran = performance.now();
+  for (const r of runs) formatSweep(r.result.sweep);
+  const regenerationMs = performance.now() - started;
+  const snapshots = runs.reduce((n, r) => n + r.result.sweep.steps.length, 0);
+  return {
+    loopInstructions,
+    plainPerSecond: ((iterations * 20 * 7 + 2) / plain.seconds),
+    tracedPerSecond: loopInstructions / traced.seconds,
+    snapshotsPerSecond: snapshots / ((ran - started) / 1000),
+    snapshots,
+    regenerationMs,
+  };
+}
+
+/** The measurements as text, one per line. */
+export function formatBench(b: EmulatorBench): string {
+  const rate = (n: number): string => `${Math.round(n).toLocaleString("en-US")}/s`;
+  return [
+    `emulator, no hook:              ${rate(b.plainPerSecond)} instructions`,
+    `emulator, shadow-stack hook:    ${rate(b.tracedPerSecond)} instructions`,
+    `sweep (every instruction):      ${rate(b.snapshotsPerSecond)} snapshots`,
+    `real-program sweeps regenerated: ${b.snapshots} snapshots in ${Math.round(b.regenerationMs)} ms`,
+  ].join("\n") + "\n";
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  process.stdout.write(formatBench(await benchEmulator()));
+}

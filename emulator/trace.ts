@@ -1,0 +1,178 @@
+/**
+ * The shadow call stack: ground truth for stack walkers, built from what the CPU executes
+ * rather than from anything stored in the stack (DESIGN.md "Ground truth").
+ *
+ * Before each instruction the emulator shows the tracer the instruction's bytes and the stack
+ * pointer. A near `call` pushes its return address; the tracer checks at the next instruction
+ * that the CPU did exactly that (SP went down by one pointer and [SP] holds the address after
+ * the call) and records the slot. An entry is retired when a `ret` returns through it, and also
+ * whenever the stack pointer rises above its slot by any other means (a longjmp that reloads
+ * SP, an epilogue that discards a frame), since a slot above SP is no longer part of the stack.
+ * Jumps, tail calls included, leave the entries alone: the jumping frame's return address stays
+ * in its slot and now belongs to the function jumped to.
+ */
+import type { Module, TruthFrame } from "../src/model/snapshot.js";
+import type { CpuMode } from "./cpu-mode.js";
+import { functionNameAt } from "./symbols.js";
+
+/** One call the CPU made and has not yet returned from. */
+export interface ShadowEntry {
+  /** Where the return address sits: SP right after the call (or where a `ret` later found it). */
+  slot: bigint;
+  /** The address of the instruction after the call. */
+  returnAddress: bigint;
+  /** The address of the call instruction. */
+  callSite: bigint;
+}
+
+/** A call or return decoded from instruction bytes. */
+export type ControlTransfer =
+  | { kind: "call"; form: "rel" | "indirect" }
+  | { kind: "ret"; /** Bytes of arguments `ret n` releases after popping the return address. */ release: number };
+
+/** The x86 legacy prefixes: operand size, address size, rep/repne (bnd), lock and segment overrides. */
+const LEGACY_PREFIXES = new Set([0x66, 0x67, 0xf2, 0xf3, 0xf0, 0x2e, 0x36, 0x3e, 0x26, 0x64, 0x65]);
+
+/**
+ * Decodes a near call (`E8 rel`, `FF /2`) or near return (`C3`, `C2 iw`) from the start of
+ * `bytes`, after any legacy prefixes and, in 64-bit mode, a REX prefix. Anything else, far
+ * calls and returns included, is not a transfer the shadow stack follows.
+ */
+export function decodeControlTransfer(bytes: Uint8Array, mode: CpuMode): ControlTransfer | undefined {
+  let i = 0;
+  while (i < bytes.length && LEGACY_PREFIXES.has(bytes[i]!)) i++;
+  if (mode === 64 && i < bytes.length && (bytes[i]! & 0xf0) === 0x40) i++;
+  const opcode = bytes[i];
+  switch (opcode) {
+    case 0xe8:
+      return { kind: "call", form: "rel" };
+    case 0xff: {
+      const modrm = bytes[i + 1];
+      // ModRM.reg selects the operation of opcode FF: /2 is a near indirect call.
+      return modrm !== undefined && ((modrm >> 3) & 7) === 2 ? { kind: "call", form: "indirect" } : undefined;
+    }
+    case 0xc3:
+      return { kind: "ret", release: 0 };
+    case 0xc2: {
+      const lo = bytes[i + 1];
+      const hi = bytes[i + 2];
+      return lo !== undefined && hi !== undefined ? { kind: "ret", release: lo | (hi << 8) } : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** The CPU did something the shadow stack cannot account for (say, a call that pushed nothing). */
+export class TraceError extends Error {
+  /** The instruction the tracer was checking. */
+  readonly address: bigint;
+
+  constructor(message: string, address: bigint) {
+    super(message);
+    this.name = "TraceError";
+    this.address = address;
+  }
+}
+
+/** Reads one pointer-sized value; the tracer only reads the stack, which is always mapped. */
+export type PointerReader = (address: bigint) => bigint;
+
+/** The shadow call stack of one thread. Feed it every instruction with {@link before}. */
+export class ShadowStack {
+  /** 4 on x86, 8 on x64: the size of a return-address slot. */
+  readonly width: 4n | 8n;
+  private readonly stack: ShadowEntry[] = [];
+  /** A call that executed: checked and pushed at the next instruction. */
+  private pendingCall: { site: bigint; sp: bigint; returnAddress: bigint } | undefined;
+  /** A `ret` that executed through this entry: retired at the next instruction. */
+  private pendingReturn: ShadowEntry | undefined;
+
+  constructor(
+    readonly mode: CpuMode,
+    private readonly readPointer: PointerReader,
+  ) {
+    this.width = mode === 64 ? 8n : 4n;
+  }
+
+  /** The calls in progress, outermost first. */
+  get entries(): readonly ShadowEntry[] {
+    return this.stack;
+  }
+
+  /**
+   * Accounts for everything the previous instruction did, then looks at the instruction about
+   * to execute at `pc` (its bytes, as many as it has) with the stack pointer `sp`.
+   */
+  before(pc: bigint, sp: bigint, bytes: Uint8Array): void {
+    const call = this.pendingCall;
+    if (call !== undefined) {
+      this.pendingCall = undefined;
+      const expected = call.sp - this.width;
+      if (sp !== expected) {
+        throw new TraceError(`the call at 0x${call.site.toString(16)} left SP at 0x${sp.toString(16)}, not 0x${expected.toString(16)}`, call.site);
+      }
+      const pushed = this.readPointer(sp);
+      if (pushed !== call.returnAddress) {
+        throw new TraceError(
+          `the call at 0x${call.site.toString(16)} pushed 0x${pushed.toString(16)}, not its return address 0x${call.returnAddress.toString(16)}`,
+          call.site,
+        );
+      }
+      this.stack.push({ slot: sp, returnAddress: call.returnAddress, callSite: call.site });
+    }
+    const returned = this.pendingReturn;
+    if (returned !== undefined) {
+      this.pendingReturn = undefined;
+      const at = this.stack.lastIndexOf(returned);
+      if (at >= 0) this.stack.length = at;
+    }
+    // A slot below SP is outside the stack: whatever moved SP past it ended that call.
+    while (this.stack.length > 0 && this.stack[this.stack.length - 1]!.slot < sp) this.stack.pop();
+
+    const transfer = decodeControlTransfer(bytes, this.mode);
+    if (transfer === undefined) return;
+    if (transfer.kind === "call") {
+      this.pendingCall = { site: pc, sp, returnAddress: pc + BigInt(bytes.length) };
+      return;
+    }
+    // A `ret` returns through the newest call when it pops that call's return address. The
+    // address may have been moved to a lower slot first (the x86 probe routine copies it to
+    // the new stack top); from here on that copy is the one `ret` uses. A `ret` to any other
+    // address is a jump (push target; ret) and retires nothing by itself.
+    const newest = this.stack[this.stack.length - 1];
+    if (newest !== undefined && this.readPointer(sp) === newest.returnAddress) {
+      newest.slot = sp;
+      this.pendingReturn = newest;
+    }
+  }
+
+  /**
+   * Ground truth for a snapshot taken before the instruction at `pc`, with stack pointer
+   * `sp`: frame 0 is the context; frame k ≥ 1 is the k-th newest call in progress, with the
+   * return address as `pc` and the address just past its slot as `sp`. Functions are named
+   * from `modules`' symbols: the one containing `pc` for frame 0, the one containing the call
+   * (return address − 1) for the callers.
+   */
+  truth(pc: bigint, sp: bigint, modules: readonly Module[]): TruthFrame[] {
+    const frames: TruthFrame[] = [named({ pc, sp }, functionNameAt(modules, pc))];
+    for (let i = this.stack.length - 1; i >= 0; i--) {
+      const e = this.stack[i]!;
+      frames.push(named({ pc: e.returnAddress, sp: e.slot + this.width }, functionNameAt(modules, callerAddress(e.returnAddress))));
+    }
+    return frames;
+  }
+}
+
+/**
+ * The address that identifies the caller's function: the last byte of the call instruction.
+ * The return address itself can lie past the caller's end when the callee never returns.
+ */
+function callerAddress(returnAddress: bigint): bigint {
+  return returnAddress - 1n;
+}
+
+function named(frame: TruthFrame, name: string | undefined): TruthFrame {
+  if (name !== undefined) frame.function = name;
+  return frame;
+}
