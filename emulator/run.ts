@@ -407,6 +407,8 @@ export interface RunImageOptions extends RunOptions {
   extraModules?: readonly ImageSource[];
   /** The stack (default {@link DEFAULT_STACKS} for the image's CPU). */
   stack?: StackLayout;
+  /** Labels of the program's source, usable as break names. */
+  labels?: ReadonlyMap<string, bigint>;
 }
 
 /**
@@ -442,6 +444,7 @@ export async function runImage(main: ImageSource, options: RunImageOptions = {})
       ],
       stack,
     };
+    if (options.labels !== undefined) setup.labels = options.labels;
     return emulate(setup, options, (bytes, address, m) => disassembler.describe(bytes, address, m));
   } finally {
     uc.close();

@@ -1,0 +1,81 @@
+/**
+ * The generated vector corpus, all of it: sweeps of the real C programs, and vectors taken at
+ * the capture points of the synthetic call chains. `npm run vectors` rewrites every file; the
+ * corpus test checks that the committed files equal a fresh regeneration, byte for byte, and
+ * that no generated folder holds a file the generator no longer makes.
+ */
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { formatVector, type Vector } from "../src/formats/vector.js";
+import { buildX86Program, X86_CORPUS_SPECS, type X86ProgramSpec } from "./programs/index.js";
+import { realProgramSweeps, REPO_ROOT } from "./real-programs.js";
+import { runImage, vectorsOf } from "./run.js";
+
+/** One generated file: a path relative to the repository root, and its text. */
+export interface CorpusFile {
+  file: string;
+  text: string;
+}
+
+/** The folders whose every file the generator owns. */
+export const GENERATED_FOLDERS = ["vectors/x86/c-fpo", "vectors/x86/c-fp", "vectors/x64/c", "vectors/x86/synthetic"] as const;
+
+/** Runs a synthetic x86 program and returns one vector per capture label, named after it. */
+export async function x86CaptureVectors(spec: X86ProgramSpec): Promise<{ label: string; vector: Vector }[]> {
+  const program = await buildX86Program(spec);
+  const name = `${program.name}.exe`;
+  const result = await runImage(
+    { name, image: program.image, symbols: program.symbols.map((s) => ({ name: s.name, rva: BigInt(s.rva), size: BigInt(s.size) })) },
+    {
+      breaks: program.captures,
+      labels: new Map(Object.entries(program.labels)),
+      provenance: `emulator: synthetic x86 program ${program.name} (emulator/programs/x86-corpus.ts, source vectors/programs/x86/${program.name}.asm); truth from the shadow call stack`,
+    },
+  );
+  const labels = result.sweep.steps.map((s) => s.label ?? "");
+  return vectorsOf(result).map((vector, i) => {
+    vector.description = `${program.description} (at ${labels[i]})`;
+    return { label: labels[i]!, vector };
+  });
+}
+
+/** The synthetic x86 vectors: `vectors/x86/synthetic/<program>.json`, or `<program>-<label>.json` when a program has several captures. */
+export async function syntheticX86Files(): Promise<CorpusFile[]> {
+  const files: CorpusFile[] = [];
+  for (const spec of X86_CORPUS_SPECS) {
+    const captures = await x86CaptureVectors(spec);
+    for (const { label, vector } of captures) {
+      const suffix = captures.length === 1 ? "" : `-${label.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+      files.push({ file: `vectors/x86/synthetic/${spec.name}${suffix}.json`, text: formatVector(vector) });
+    }
+  }
+  return files;
+}
+
+/** Every generated file of the corpus. */
+export async function corpusFiles(): Promise<CorpusFile[]> {
+  return [...(await realProgramSweeps()), ...(await syntheticX86Files())];
+}
+
+/** Rewrites the corpus: every generated folder is emptied of .json files first, so nothing stale stays. */
+export async function writeCorpus(root = REPO_ROOT): Promise<CorpusFile[]> {
+  const files = await corpusFiles();
+  for (const folder of GENERATED_FOLDERS) {
+    const dir = join(root, folder);
+    mkdirSync(dir, { recursive: true });
+    for (const name of readdirSync(dir)) if (name.endsWith(".json")) rmSync(join(dir, name));
+  }
+  for (const { file, text } of files) {
+    mkdirSync(dirname(join(root, file)), { recursive: true });
+    writeFileSync(join(root, file), text);
+  }
+  return files;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const started = performance.now();
+  const files = await writeCorpus();
+  const bytes = files.reduce((n, f) => n + f.text.length, 0);
+  process.stdout.write(`wrote ${files.length} files (${(bytes / 1e6).toFixed(2)} MB) in ${Math.round(performance.now() - started)} ms\n`);
+}
