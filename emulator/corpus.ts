@@ -8,9 +8,9 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { formatVector, type Vector } from "../src/formats/vector.js";
-import { buildX86Program, X86_CORPUS_SPECS, type X86ProgramSpec } from "./programs/index.js";
+import { buildX64Program, buildX86Program, X64_CORPUS_SPECS, X86_CORPUS_SPECS, type X64ProgramSpec, type X86ProgramSpec } from "./programs/index.js";
 import { realProgramSweeps, REPO_ROOT } from "./real-programs.js";
-import { runImage, vectorsOf } from "./run.js";
+import { runImage, vectorsOf, type RunResult, type StackLayout } from "./run.js";
 
 /** One generated file: a path relative to the repository root, and its text. */
 export interface CorpusFile {
@@ -19,43 +19,88 @@ export interface CorpusFile {
 }
 
 /** The folders whose every file the generator owns. */
-export const GENERATED_FOLDERS = ["vectors/x86/c-fpo", "vectors/x86/c-fp", "vectors/x64/c", "vectors/x86/synthetic"] as const;
+export const GENERATED_FOLDERS = ["vectors/x86/c-fpo", "vectors/x86/c-fp", "vectors/x64/c", "vectors/x86/synthetic", "vectors/x64/synthetic"] as const;
+
+/** The top of the stack synthetic x64 programs run on: high enough for their 2 MiB reserves, clear of the image at 0x140000000. */
+const X64_SYNTHETIC_STACK_TOP = 0x0000_0000_0030_0000n;
+
+/**
+ * The stack a synthetic x64 program runs on: its SizeOfStackReserve below a fixed top, with RSP
+ * starting as the default x64 stack's does (≡ 8 mod 16, the home area and 16 bytes above it).
+ */
+function x64Stack(reserve: number): StackLayout {
+  return { base: X64_SYNTHETIC_STACK_TOP - BigInt(reserve), size: BigInt(reserve), initialSp: X64_SYNTHETIC_STACK_TOP - 0x38n };
+}
+
+/** One vector per snapshot of a break run, described by the program and the label it was taken at. */
+function captureVectors(result: RunResult, description: string): { label: string; vector: Vector }[] {
+  const labels = result.sweep.steps.map((s) => s.label ?? "");
+  return vectorsOf(result).map((vector, i) => {
+    vector.description = `${description} (at ${labels[i]})`;
+    return { label: labels[i]!, vector };
+  });
+}
 
 /** Runs a synthetic x86 program and returns one vector per capture label, named after it. */
 export async function x86CaptureVectors(spec: X86ProgramSpec): Promise<{ label: string; vector: Vector }[]> {
   const program = await buildX86Program(spec);
-  const name = `${program.name}.exe`;
   const result = await runImage(
-    { name, image: program.image, symbols: program.symbols.map((s) => ({ name: s.name, rva: BigInt(s.rva), size: BigInt(s.size) })) },
+    { name: `${program.name}.exe`, image: program.image, symbols: program.symbols.map((s) => ({ name: s.name, rva: BigInt(s.rva), size: BigInt(s.size) })) },
     {
       breaks: program.captures,
       labels: new Map(Object.entries(program.labels)),
       provenance: `emulator: synthetic x86 program ${program.name} (emulator/programs/x86-corpus.ts, source vectors/programs/x86/${program.name}.asm); truth from the shadow call stack`,
     },
   );
-  const labels = result.sweep.steps.map((s) => s.label ?? "");
-  return vectorsOf(result).map((vector, i) => {
-    vector.description = `${program.description} (at ${labels[i]})`;
-    return { label: labels[i]!, vector };
-  });
+  return captureVectors(result, program.description);
 }
 
-/** The synthetic x86 vectors: `vectors/x86/synthetic/<program>.json`, or `<program>-<label>.json` when a program has several captures. */
-export async function syntheticX86Files(): Promise<CorpusFile[]> {
+/** Runs a synthetic x64 program and returns one vector per capture label; interrupt handlers put the interrupted frame in the truth. */
+export async function x64CaptureVectors(spec: X64ProgramSpec): Promise<{ label: string; vector: Vector }[]> {
+  const program = await buildX64Program(spec);
+  const result = await runImage(
+    { name: `${program.name}.exe`, image: program.image, symbols: program.symbols.map((s) => ({ name: s.name, rva: BigInt(s.rva), size: BigInt(s.size) })) },
+    {
+      breaks: program.captures,
+      labels: new Map(Object.entries(program.labels)),
+      stack: x64Stack(program.stackReserve),
+      interruptHandlers: program.machineFrames.map((m) => ({ address: program.labels[m.handler]!, errorCode: m.errorCode })),
+      provenance: `emulator: synthetic x64 program ${program.name} (emulator/programs/x64-corpus.ts, source vectors/programs/x64/${program.name}.asm); truth from the shadow call stack`,
+    },
+  );
+  return captureVectors(result, program.description);
+}
+
+/** Vector files for every capture of every program: `<folder>/<program>.json`, or `<program>-<label>.json` when a program has several captures. */
+async function captureFiles<S extends { name: string }>(
+  folder: string,
+  specs: readonly S[],
+  run: (spec: S) => Promise<{ label: string; vector: Vector }[]>,
+): Promise<CorpusFile[]> {
   const files: CorpusFile[] = [];
-  for (const spec of X86_CORPUS_SPECS) {
-    const captures = await x86CaptureVectors(spec);
+  for (const spec of specs) {
+    const captures = await run(spec);
     for (const { label, vector } of captures) {
       const suffix = captures.length === 1 ? "" : `-${label.replace(/[^A-Za-z0-9_-]/g, "_")}`;
-      files.push({ file: `vectors/x86/synthetic/${spec.name}${suffix}.json`, text: formatVector(vector) });
+      files.push({ file: `${folder}/${spec.name}${suffix}.json`, text: formatVector(vector) });
     }
   }
   return files;
 }
 
+/** The synthetic x86 vectors (vectors/x86/synthetic). */
+export function syntheticX86Files(): Promise<CorpusFile[]> {
+  return captureFiles("vectors/x86/synthetic", X86_CORPUS_SPECS, x86CaptureVectors);
+}
+
+/** The synthetic x64 vectors (vectors/x64/synthetic). */
+export function syntheticX64Files(): Promise<CorpusFile[]> {
+  return captureFiles("vectors/x64/synthetic", X64_CORPUS_SPECS, x64CaptureVectors);
+}
+
 /** Every generated file of the corpus. */
 export async function corpusFiles(): Promise<CorpusFile[]> {
-  return [...(await realProgramSweeps()), ...(await syntheticX86Files())];
+  return [...(await realProgramSweeps()), ...(await syntheticX86Files()), ...(await syntheticX64Files())];
 }
 
 /** Rewrites the corpus: every generated folder is emptied of .json files first, so nothing stale stays. */

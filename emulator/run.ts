@@ -29,7 +29,7 @@ import type { CpuMode } from "./cpu-mode.js";
 import { loadDisassembler, MAX_INSTRUCTION_LENGTH } from "./disassemble.js";
 import { mapPeImage, PAGE_SIZE } from "./pe-loader.js";
 import { loadModuleSymbols } from "./symbols.js";
-import { ShadowStack, TraceError } from "./trace.js";
+import { ShadowStack, TraceError, type InterruptHandler } from "./trace.js";
 import { UC_PROT, Unicorn, UnicornError, type InvalidMemoryAccess, type RegisterName, type StopInfo } from "./unicorn.js";
 
 /** The return address the entry function is called with: reaching it ends the run. */
@@ -135,6 +135,8 @@ export interface RunOptions {
   trace?: boolean;
   description?: string;
   provenance?: string;
+  /** Interrupt handlers: entering one finds a machine frame at SP, whose interrupted frame joins the truth. */
+  interruptHandlers?: readonly InterruptHandler[];
   /** Called with the instruction count every {@link PROGRESS_INTERVAL} instructions. */
   onProgress?: (executed: number) => void;
 }
@@ -189,7 +191,7 @@ export function emulate(setup: EmulationSetup, options: RunOptions, describe: (b
   const memory: MemoryRegion[] = regions.map((r) => ({ base: r.base, bytes: uc.memRead(r.base, Number(r.size)), origin: r.name }));
   const registerNames = SNAPSHOT_REGISTERS[mode] as readonly RegisterName<typeof mode>[];
   const readPointer = (address: bigint): bigint => readLittleEndian(uc.memRead(address, width));
-  const shadow = new ShadowStack(mode, readPointer);
+  const shadow = new ShadowStack(mode, readPointer, options.interruptHandlers);
   const steps: SweepStep[] = [];
   const written: { address: bigint; size: number }[] = [];
   let executed = 0;
@@ -503,6 +505,7 @@ export function vectorsOf(result: RunResult): Vector[] {
     });
     const thread: Vector["threads"][number] = { id: 0, crashed: true, registers: { ...s.registers } };
     if (s.truth !== undefined) thread.truth = s.truth;
+    if (s.etw !== undefined) thread.etw = s.etw;
     const v: Vector = { machine: sweep.machine, threads: [thread], memory: new RegionMemory(regions), modules: sweep.modules };
     const name = sweep.modules[0]?.name ?? "the program";
     v.description = s.label !== undefined ? `${name}: at ${s.label}, after ${s.step} instructions` : `${name}: after ${s.step} instructions`;

@@ -10,19 +10,33 @@
  * SP, an epilogue that discards a frame), since a slot above SP is no longer part of the stack.
  * Jumps, tail calls included, leave the entries alone: the jumping frame's return address stays
  * in its slot and now belongs to the function jumped to.
+ *
+ * Interrupts are the exception to "only calls make frames": when execution enters a known
+ * interrupt handler, the machine frame the CPU pushed (x64-unwind.md, UWOP_PUSH_MACHFRAME:
+ * RIP, CS, RFLAGS, RSP, SS, optionally below an error code) names the interrupted frame, which
+ * becomes an entry of its own whose PC is the interrupted instruction, not a return address.
  */
 import type { Module, TruthFrame } from "../src/model/snapshot.js";
 import type { CpuMode } from "./cpu-mode.js";
 import { functionNameAt } from "./symbols.js";
 
-/** One call the CPU made and has not yet returned from. */
+/** One call the CPU made and has not yet returned from, or an interrupt being handled. */
 export interface ShadowEntry {
-  /** Where the return address sits: SP right after the call (or where a `ret` later found it). */
+  /** Where the return address sits: SP right after the call (or where a `ret` later found it); for an interrupt, the machine frame's RIP slot. */
   slot: bigint;
-  /** The address of the instruction after the call. */
+  /** The address of the instruction after the call; for an interrupt, the interrupted instruction. */
   returnAddress: bigint;
-  /** The address of the call instruction. */
+  /** The address of the call instruction; for an interrupt, the interrupted instruction. */
   callSite: bigint;
+  /** Set for an interrupt: the interrupted frame's stack pointer, saved in the machine frame. */
+  interruptedSp?: bigint;
+}
+
+/** An interrupt handler's entry point: execution reaching it finds a machine frame at SP. */
+export interface InterruptHandler {
+  address: bigint;
+  /** True when the CPU pushed an error code below the machine frame. */
+  errorCode: boolean;
 }
 
 /** A call or return decoded from instruction bytes. */
@@ -88,11 +102,15 @@ export class ShadowStack {
   /** A `ret` that executed through this entry: retired at the next instruction. */
   private pendingReturn: ShadowEntry | undefined;
 
+  private readonly handlers: ReadonlyMap<bigint, InterruptHandler>;
+
   constructor(
     readonly mode: CpuMode,
     private readonly readPointer: PointerReader,
+    handlers: readonly InterruptHandler[] = [],
   ) {
     this.width = mode === 64 ? 8n : 4n;
+    this.handlers = new Map(handlers.map((h) => [h.address, h]));
   }
 
   /** The calls in progress, outermost first. */
@@ -130,6 +148,14 @@ export class ShadowStack {
     // A slot below SP is outside the stack: whatever moved SP past it ended that call.
     while (this.stack.length > 0 && this.stack[this.stack.length - 1]!.slot < sp) this.stack.pop();
 
+    const handler = this.handlers.get(pc);
+    if (handler !== undefined) {
+      // The machine frame, from its lowest slot: RIP, CS, RFLAGS, RSP, SS (error code below it).
+      const frame = sp + (handler.errorCode ? this.width : 0n);
+      const rip = this.readPointer(frame);
+      this.stack.push({ slot: frame, returnAddress: rip, callSite: rip, interruptedSp: this.readPointer(frame + 3n * this.width) });
+    }
+
     const transfer = decodeControlTransfer(bytes, this.mode);
     if (transfer === undefined) return;
     if (transfer.kind === "call") {
@@ -158,7 +184,8 @@ export class ShadowStack {
     const frames: TruthFrame[] = [named({ pc, sp }, functionNameAt(modules, pc))];
     for (let i = this.stack.length - 1; i >= 0; i--) {
       const e = this.stack[i]!;
-      frames.push(named({ pc: e.returnAddress, sp: e.slot + this.width }, functionNameAt(modules, callerAddress(e.returnAddress))));
+      if (e.interruptedSp !== undefined) frames.push(named({ pc: e.returnAddress, sp: e.interruptedSp }, functionNameAt(modules, e.returnAddress)));
+      else frames.push(named({ pc: e.returnAddress, sp: e.slot + this.width }, functionNameAt(modules, callerAddress(e.returnAddress))));
     }
     return frames;
   }

@@ -10,7 +10,7 @@ import { RegionMemory, type MemoryRegion } from "../memory/region-memory.js";
 import { formatAddress, isMachine, machineInfo, MACHINES, type Machine } from "../model/machine.js";
 import type { EtwEvent, Module, Registers, TruthFrame } from "../model/snapshot.js";
 import { bytesToHex, JsonNode } from "./json-input.js";
-import { formatEtwEvent, formatModule, formatTruthFrame, parseEtw, parseModule, parseRegion, parseRegisters, parseTruth, type Vector } from "./vector.js";
+import { formatEtwEvent, formatModule, formatRegions, formatTruthFrame, parseEtw, parseModule, parseRegion, parseRegisters, parseTruth, type Vector, type ZeroBudget } from "./vector.js";
 
 /** The format identifier of sweeps. */
 export const SWEEP_FORMAT = "stackwalk-sweep/1";
@@ -69,7 +69,8 @@ export function sweepFromJson(root: JsonNode): Sweep {
   }
   const machine: Machine = machineName;
   const bits = machineInfo(machine).pointerSize * 8;
-  const memory = root.get("memory").array().map((r) => parseRegion(r, bits));
+  const budget: ZeroBudget = { used: 0 };
+  const memory = mergeAdjacent(root.get("memory").array().map((r) => parseRegion(r, bits, budget)));
   const layout = new RegionMemory(memory); // validates that regions do not overlap
   const steps = root.get("snapshots").array().map((s): SweepStep => {
     s.onlyKeys(["step", "label", "context", "writes", "truth", "etw"]);
@@ -134,7 +135,7 @@ export function formatSweep(sweep: Sweep): string {
   if (sweep.provenance !== undefined) lines.push(`  "provenance": ${JSON.stringify(sweep.provenance)},`);
   const list = (items: string[]): string => (items.length === 0 ? "[]" : `[\n${items.join(",\n")}\n  ]`);
   lines.push(`  "modules": ${list(sweep.modules.map((m) => formatModule(sweep.machine, m)))},`);
-  lines.push(`  "memory": ${list(sweep.memory.map((r) => `    { "base": ${a(r.base)}, "hex": "${bytesToHex(r.bytes)}" }`))},`);
+  lines.push(`  "memory": ${list(formatRegions(sweep.machine, sweep.memory).map((r) => `    ${r}`))},`);
   const steps = sweep.steps.map((s) => {
     const parts = [`"step": ${s.step}`];
     if (s.label !== undefined) parts.push(`"label": ${JSON.stringify(s.label)}`);
@@ -147,4 +148,35 @@ export function formatSweep(sweep: Sweep): string {
   lines.push(`  "snapshots": ${list(steps)}`);
   lines.push("}");
   return lines.join("\n") + "\n";
+}
+
+/**
+ * Joins regions that touch (one ends where the next begins) into one, so that a write may
+ * span what the file stored as separate pieces (a hex run next to a run of zero pages).
+ * Overlapping regions are left for RegionMemory to reject.
+ */
+function mergeAdjacent(regions: MemoryRegion[]): MemoryRegion[] {
+  const sorted = [...regions].sort((x, y) => (x.base < y.base ? -1 : x.base > y.base ? 1 : 0));
+  const out: MemoryRegion[] = [];
+  let run: MemoryRegion[] = [];
+  const flush = (): void => {
+    if (run.length === 1) out.push(run[0]!);
+    else if (run.length > 1) {
+      const bytes = new Uint8Array(run.reduce((n, r) => n + r.bytes.length, 0));
+      let at = 0;
+      for (const r of run) {
+        bytes.set(r.bytes, at);
+        at += r.bytes.length;
+      }
+      out.push({ base: run[0]!.base, bytes, ...(run[0]!.origin !== undefined ? { origin: run[0]!.origin } : {}) });
+    }
+    run = [];
+  };
+  for (const r of sorted) {
+    const last = run[run.length - 1];
+    if (last !== undefined && last.base + BigInt(last.bytes.length) !== r.base) flush();
+    run.push(r);
+  }
+  flush();
+  return out;
 }

@@ -40,16 +40,34 @@ export function parseRegisters(node: JsonNode, machine: Machine): Registers {
   return regs;
 }
 
-/** Parses one memory region `{ base, hex | base64 }`. */
-export function parseRegion(node: JsonNode, bits: number): MemoryRegion {
-  node.onlyKeys(["base", "hex", "base64", "name"]);
+/** The most zero-filled memory one file may declare with `zeros` regions (they cost memory, not file size). */
+export const MAX_ZERO_BYTES = 256 * 1024 * 1024;
+
+/** Zero-filled bytes declared so far by one file's `zeros` regions. */
+export interface ZeroBudget {
+  used: number;
+}
+
+/** Parses one memory region `{ base, hex | base64 | zeros }`; `zeros` regions count against `budget`. */
+export function parseRegion(node: JsonNode, bits: number, budget: ZeroBudget = { used: 0 }): MemoryRegion {
+  node.onlyKeys(["base", "hex", "base64", "zeros", "name"]);
   const base = node.get("base").hex(bits);
-  const hex = node.opt("hex");
-  const b64 = node.opt("base64");
-  if ((hex === undefined) === (b64 === undefined)) {
-    throw new InputError("missing-field", 'a memory region needs exactly one of "hex" or "base64"', { path: node.path });
+  const forms = (["hex", "base64", "zeros"] as const).map((k) => node.opt(k));
+  if (forms.filter((f) => f !== undefined).length !== 1) {
+    throw new InputError("missing-field", 'a memory region needs exactly one of "hex", "base64" or "zeros"', { path: node.path });
   }
-  const bytes = hex !== undefined ? hex.hexBytes() : b64!.base64Bytes();
+  const [hex, b64, zeros] = forms;
+  let bytes: Uint8Array;
+  if (hex !== undefined) bytes = hex.hexBytes();
+  else if (b64 !== undefined) bytes = b64.base64Bytes();
+  else {
+    const size = zeros!.hex(bits);
+    if (size + BigInt(budget.used) > BigInt(MAX_ZERO_BYTES)) {
+      throw new InputError("bad-value", `zero-filled regions add up to more than ${MAX_ZERO_BYTES} bytes`, { path: zeros!.path });
+    }
+    budget.used += Number(size);
+    bytes = new Uint8Array(Number(size));
+  }
   if (base + BigInt(bytes.length) > 1n << BigInt(bits)) {
     throw new InputError("bad-value", `region of ${bytes.length} bytes at 0x${base.toString(16)} runs past the end of the ${bits}-bit address space`, { path: node.path });
   }
@@ -135,7 +153,8 @@ export function vectorFromJson(root: JsonNode): Vector {
   const machine: Machine = machineName;
   const bits = machineInfo(machine).pointerSize * 8;
   const registers = parseRegisters(root.get("context"), machine);
-  const memory = new RegionMemory(root.get("memory").array().map((r) => parseRegion(r, bits)));
+  const budget: ZeroBudget = { used: 0 };
+  const memory = new RegionMemory(root.get("memory").array().map((r) => parseRegion(r, bits, budget)));
   const modules = (root.opt("modules")?.array() ?? []).map((m) => parseModule(m, bits));
   const truthNode = root.opt("truth");
   const thread: Vector["threads"][number] = { id: 0, crashed: true, registers };
@@ -162,7 +181,7 @@ export function formatVector(v: Vector): string {
   if (v.provenance !== undefined) lines.push(`  "provenance": ${JSON.stringify(v.provenance)},`);
   const regs = Object.entries(thread.registers).map(([k, x]) => `${JSON.stringify(k)}: ${a(x)}`);
   lines.push(`  "context": { ${regs.join(", ")} },`);
-  const regions = v.memory.regions.map((r) => `    { "base": ${a(r.base)}, "hex": "${bytesToHex(r.bytes)}" }`);
+  const regions = formatRegions(v.machine, v.memory.regions).map((r) => `    ${r}`);
   const list = (items: string[]): string => (items.length === 0 ? "[]" : `[\n${items.join(",\n")}\n  ]`);
   lines.push(`  "memory": ${list(regions)},`);
   const modules = v.modules.map((m) => formatModule(v.machine, m));
@@ -173,6 +192,37 @@ export function formatVector(v: Vector): string {
   lines.push(tail.join(",\n"));
   lines.push("}");
   return lines.join("\n") + "\n";
+}
+
+/** Whole 4 KiB pages of zeros are written as `zeros` regions; everything else as hex. */
+const ZERO_PAGE = 0x1000;
+
+/**
+ * Memory regions as JSON objects, one per line: each region is cut at page boundaries, and
+ * runs of whole pages that are all zero become `{ "base", "zeros": size }` (a stack is mostly
+ * untouched zeros), while the rest stays `{ "base", "hex" }`. Reading back gives the same bytes.
+ */
+export function formatRegions(machine: Machine, regions: readonly MemoryRegion[]): string[] {
+  const a = (x: bigint): string => JSON.stringify(formatAddress(machine, x));
+  const out: string[] = [];
+  for (const r of regions) {
+    const runs: { zero: boolean; from: number; to: number }[] = [];
+    let at = 0;
+    while (at < r.bytes.length) {
+      const next = Math.min(r.bytes.length, at + ZERO_PAGE - Number((r.base + BigInt(at)) % BigInt(ZERO_PAGE)));
+      const wholePage = next - at === ZERO_PAGE;
+      const zero = wholePage && r.bytes.subarray(at, next).every((b) => b === 0);
+      const last = runs[runs.length - 1];
+      if (last !== undefined && last.zero === zero) last.to = next;
+      else runs.push({ zero, from: at, to: next });
+      at = next;
+    }
+    for (const run of runs) {
+      const base = a(r.base + BigInt(run.from));
+      out.push(run.zero ? `{ "base": ${base}, "zeros": ${a(BigInt(run.to - run.from))} }` : `{ "base": ${base}, "hex": "${bytesToHex(r.bytes.subarray(run.from, run.to))}" }`);
+    }
+  }
+  return out;
 }
 
 /** One module as vector JSON (indented for a list). */

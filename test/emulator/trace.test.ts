@@ -183,3 +183,38 @@ describe("ground truth from executed calls (x64)", () => {
     ]);
   });
 });
+
+describe("interrupts: the machine frame names the interrupted frame", () => {
+  const NOP = Uint8Array.from([0x90]);
+  const CALL = Uint8Array.from([0xe8, 0, 0, 0, 0]);
+
+  /** main calls victim; victim builds a machine frame (RIP, CS, RFLAGS, RSP, SS) and jumps to the handler. */
+  function interrupted(errorCode: boolean) {
+    const mem = new Map<bigint, bigint>();
+    const shadow = new ShadowStack(64, (a) => mem.get(a) ?? 0n, [{ address: 0x140004000n, errorCode }]);
+    shadow.before(0x140001000n, 0x2000n, CALL);
+    mem.set(0x1ff8n, 0x140001005n);
+    shadow.before(0x140003000n, 0x1ff8n, NOP);
+    const frame = 0x1fc0n;
+    mem.set(frame, 0x140003010n); // RIP: the interrupted instruction
+    mem.set(frame + 24n, 0x1ff0n); // RSP: victim's stack pointer when interrupted
+    const sp = errorCode ? frame - 8n : frame;
+    shadow.before(0x140004000n, sp, NOP);
+    return { shadow, sp };
+  }
+
+  it.each([false, true])("puts the interrupted PC and SP between the handler and its caller's caller (error code: %s)", (errorCode) => {
+    const { shadow, sp } = interrupted(errorCode);
+    expect(shadow.truth(0x140004000n, sp, []).map((f) => [f.pc, f.sp])).toEqual([
+      [0x140004000n, sp],
+      [0x140003010n, 0x1ff0n],
+      [0x140001005n, 0x2000n],
+    ]);
+  });
+
+  it("retires the interrupted frame once the handler restores the saved RSP", () => {
+    const { shadow } = interrupted(false);
+    shadow.before(0x140003010n, 0x1ff0n, NOP);
+    expect(shadow.truth(0x140003010n, 0x1ff0n, []).map((f) => f.pc)).toEqual([0x140003010n, 0x140001005n]);
+  });
+});

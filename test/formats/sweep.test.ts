@@ -94,3 +94,20 @@ describe("stackwalk-sweep/1", () => {
     expect(out).toContain("is a sweep of 3 snapshots (steps 10..13): choose one with --step N");
   });
 });
+
+describe("sweeps over zero pages", () => {
+  it("accepts a write that spans a hex run and a zero-page run of the same memory", () => {
+    const stack = new Uint8Array(0x2000);
+    stack[0x0fff] = 7; // the first page is data, the second all zeros
+    const s: Sweep = {
+      machine: "x86",
+      modules: [],
+      memory: [{ base: 0x120000n, bytes: stack }],
+      steps: [{ step: 0, registers: { eip: 0x401000n, esp: 0x120ffcn, ebp: 0n }, writes: [{ address: 0x120ffen, bytes: Uint8Array.from([1, 2, 3, 4]) }] }],
+    };
+    const text = formatSweep(s);
+    expect(text).toContain(`"zeros": "0x00001000"`);
+    const [v] = [...replaySweep(parseSweep(text))];
+    expect([...v!.memory.read(0x120ffen, 4)!]).toEqual([1, 2, 3, 4]);
+  });
+});

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { InputError } from "../../src/errors.js";
@@ -103,5 +104,40 @@ describe("ETW events in vectors", () => {
   it("names the JSON path and the byte offset of a bad item chain", () => {
     const e = errorOf((v) => (v.etw = [{ hex: "0800050000001000" }]));
     expect([e.path, e.offset, e.reason]).toEqual(["$.etw[0].hex", 0, "ETW items: item size 8 is smaller than its header (8) plus DataSize 16"]);
+  });
+});
+
+describe("zero-filled memory", () => {
+  it("reads `zeros` regions as zero bytes and writes whole zero pages that way", () => {
+    const v = parseVector(JSON.stringify({ ...good, memory: [{ base: "0x0012e000", zeros: "0x2000" }, { base: "0x00130000", hex: "0102" }] }));
+    expect([...v.memory.read(0x0012fffen, 4)!]).toEqual([0, 0, 1, 2]);
+    const text = formatVector(v);
+    expect(text).toContain(`{ "base": "0x0012e000", "zeros": "0x00002000" }`);
+    expect(parseVector(text).memory.read(0x0012e000n, 0x2002)).toEqual(v.memory.read(0x0012e000n, 0x2002));
+  });
+
+  it("round-trips random memory with zero pages exactly", () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 3 * 4096 })), { minLength: 1, maxLength: 5 }), fc.integer({ min: 0, max: 4095 }), (parts, skew) => {
+        const chunks = parts.map(([zero, n]) => (zero ? new Uint8Array(n) : Uint8Array.from({ length: n }, (_, i) => (i % 251) + 1)));
+        const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+        let at = 0;
+        for (const c of chunks) {
+          bytes.set(c, at);
+          at += c.length;
+        }
+        const base = 0x00100000 + skew;
+        const v = parseVector(JSON.stringify({ ...good, memory: [{ base: "0x" + base.toString(16), hex: Buffer.from(bytes).toString("hex") }] }));
+        const again = parseVector(formatVector(v));
+        expect(again.memory.read(BigInt(base), bytes.length)).toEqual(bytes);
+        expect(again.memory.read(BigInt(base + bytes.length), 1)).toBeUndefined();
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it("refuses zero regions that would allocate more than the limit", () => {
+    const e = errorOf((v) => (v.memory = [{ base: "0x00000000", zeros: "0x10000000" }, { base: "0x20000000", zeros: "0x1000" }]));
+    expect([e.path, e.reason]).toEqual(["$.memory[1].zeros", "zero-filled regions add up to more than 268435456 bytes"]);
   });
 });
