@@ -18,7 +18,7 @@ import {
 } from "./address.js";
 import type { Address32, Address64 } from "./address.js";
 import { bigintField, decodeFields, defineLayout, encodeFields, fieldOf, numberField } from "./record.js";
-import type { FieldSpec, FieldValues, RecordLayout } from "./record.js";
+import type { FieldInput, FieldSpec, FieldValues, RecordLayout } from "./record.js";
 
 /** sizeof(KDHELP64): 112 in every SDK variant (stackwalk64.md §2.2). */
 export const KDHELP64_SIZE = 112;
@@ -372,22 +372,27 @@ function offsetOf(layout: RecordLayout, name: string): number {
   return fieldOf(layout, name).offset;
 }
 
+/** The fields STACKFRAME and STACKFRAME64 share besides addresses and KdHelp, keyed by their layout names. */
+function scalarFields(f: Pick<StackFrame64, "funcTableEntry" | "params" | "far" | "virtual" | "reserved">): FieldInput {
+  return {
+    FuncTableEntry: f.funcTableEntry,
+    "Params[0]": f.params[0],
+    "Params[1]": f.params[1],
+    "Params[2]": f.params[2],
+    "Params[3]": f.params[3],
+    Far: f.far,
+    Virtual: f.virtual,
+    "Reserved[0]": f.reserved[0],
+    "Reserved[1]": f.reserved[1],
+    "Reserved[2]": f.reserved[2],
+  };
+}
+
 /** Writes the STACKFRAME64 part of `f` (shared by STACKFRAME_EX) into `out` at `base`. */
 function writeStackFrame64(layout: RecordLayout, f: StackFrame64, out: Uint8Array, base: number): void {
   encodeFields(
     layout,
-    {
-      FuncTableEntry: f.funcTableEntry,
-      "Params[0]": f.params[0],
-      "Params[1]": f.params[1],
-      "Params[2]": f.params[2],
-      "Params[3]": f.params[3],
-      Far: f.far,
-      Virtual: f.virtual,
-      "Reserved[0]": f.reserved[0],
-      "Reserved[1]": f.reserved[1],
-      "Reserved[2]": f.reserved[2],
-    },
+    scalarFields(f),
     out,
     base,
   );
@@ -453,18 +458,7 @@ export function encodeStackFrame32(f: StackFrame32, out?: Uint8Array, offset = 0
   const target = out ?? new Uint8Array(STACKFRAME32_SIZE);
   encodeFields(
     layout,
-    {
-      FuncTableEntry: f.funcTableEntry,
-      "Params[0]": f.params[0],
-      "Params[1]": f.params[1],
-      "Params[2]": f.params[2],
-      "Params[3]": f.params[3],
-      Far: f.far,
-      Virtual: f.virtual,
-      "Reserved[0]": f.reserved[0],
-      "Reserved[1]": f.reserved[1],
-      "Reserved[2]": f.reserved[2],
-    },
+    scalarFields(f),
     target,
     offset,
   );
