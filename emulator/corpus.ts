@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { formatVector, type Vector } from "../src/formats/vector.js";
 import { buildX64Program, buildX86Program, X64_CORPUS_SPECS, X86_CORPUS_SPECS, type X64ProgramSpec, type X86ProgramSpec } from "./programs/index.js";
 import { realProgramSweeps, REPO_ROOT } from "./real-programs.js";
-import { runImage, vectorsOf, type RunResult, type StackLayout } from "./run.js";
+import { reservedStack, runImage, vectorsOf, type RunResult } from "./run.js";
 
 /** One generated file: a path relative to the repository root, and its text. */
 export interface CorpusFile {
@@ -20,17 +20,6 @@ export interface CorpusFile {
 
 /** The folders whose every file the generator owns. */
 export const GENERATED_FOLDERS = ["vectors/x86/c-fpo", "vectors/x86/c-fp", "vectors/x64/c", "vectors/x86/synthetic", "vectors/x64/synthetic"] as const;
-
-/** The top of the stack synthetic x64 programs run on: high enough for their 2 MiB reserves, clear of the image at 0x140000000. */
-const X64_SYNTHETIC_STACK_TOP = 0x0000_0000_0030_0000n;
-
-/**
- * The stack a synthetic x64 program runs on: its SizeOfStackReserve below a fixed top, with RSP
- * starting as the default x64 stack's does (≡ 8 mod 16, the home area and 16 bytes above it).
- */
-function x64Stack(reserve: number): StackLayout {
-  return { base: X64_SYNTHETIC_STACK_TOP - BigInt(reserve), size: BigInt(reserve), initialSp: X64_SYNTHETIC_STACK_TOP - 0x38n };
-}
 
 /** One vector per snapshot of a break run, described by the program and the label it was taken at. */
 function captureVectors(result: RunResult, description: string): { label: string; vector: Vector }[] {
@@ -63,7 +52,7 @@ export async function x64CaptureVectors(spec: X64ProgramSpec): Promise<{ label: 
     {
       breaks: program.captures,
       labels: new Map(Object.entries(program.labels)),
-      stack: x64Stack(program.stackReserve),
+      stack: reservedStack(64, program.stackReserve),
       interruptHandlers: program.machineFrames.map((m) => ({ address: program.labels[m.handler]!, errorCode: m.errorCode })),
       provenance: `emulator: synthetic x64 program ${program.name} (emulator/programs/x64-corpus.ts, source vectors/programs/x64/${program.name}.asm); truth from the shadow call stack`,
     },

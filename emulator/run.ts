@@ -57,6 +57,20 @@ export const DEFAULT_STACKS: Readonly<Record<CpuMode, StackLayout>> = {
   64: { base: 0x0000_0000_0014_0000n, size: 0x1_0000n, initialSp: 0x0000_0000_0014_ffc8n },
 };
 
+/** The top of a reserved x64 stack: room for a few MiB below it, clear of the default image base 0x140000000. */
+const RESERVED_X64_STACK_TOP = 0x0000_0000_0030_0000n;
+
+/**
+ * A stack for a program built for a larger SizeOfStackReserve than the default stack holds.
+ * x86 keeps the default stack (64 KiB below 0x00130000, enough for the x86 programs); x64 gets
+ * `reserve` bytes below 0x00300000, with RSP starting as on the default x64 stack: ≡ 8 (mod 16),
+ * with the caller's home area and 16 more bytes above the return address.
+ */
+export function reservedStack(mode: CpuMode, reserve: number): StackLayout {
+  if (mode === 32 || BigInt(reserve) <= DEFAULT_STACKS[64].size) return DEFAULT_STACKS[mode];
+  return { base: RESERVED_X64_STACK_TOP - BigInt(reserve), size: BigInt(reserve), initialSp: RESERVED_X64_STACK_TOP - 0x38n };
+}
+
 /** The default instruction limit. */
 export const DEFAULT_MAX_INSTRUCTIONS = 1_000_000;
 

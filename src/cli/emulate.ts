@@ -14,14 +14,22 @@ import { EXIT, parseOptions, readInputFile, UsageError, type Io } from "./common
 export const DEFAULT_MAX_INSTRUCTIONS = 1_000_000;
 
 /** Usage text of `emulate`. */
-export const EMULATE_USAGE = `usage: stackwalk emulate <program.exe> [--sweep] [--break NAME|ADDR]... [-o OUT] [--max-instructions N]
+export const EMULATE_USAGE = `usage: stackwalk emulate <program.exe|spec.json|source.asm> [--sweep] [--break NAME|ADDR]... [-o OUT]
+                        [--max-instructions N]
 
 Runs a program on an emulated x86 or x64 CPU (Unicorn 2) from its entry point until the entry
-function returns, as if called with a return address of 0 (a 64 KiB stack; every general
-register 0 except the stack pointer). Snapshots are taken before an instruction executes; their
-ground truth comes from a shadow call stack that follows every call and return the CPU makes.
-Programs: freestanding PE images (no imports, loaded at their ImageBase), with symbols from the
-PDB of the same name beside the image.
+function returns, as if called with a return address of 0 (a 64 KiB stack, more for programs
+built for a larger one; every general register 0 except the stack pointer). Snapshots are taken
+before an instruction executes; their ground truth comes from a shadow call stack that follows
+every call and return the CPU makes. Programs:
+  program.exe   a freestanding PE image (no imports, loaded at its ImageBase), with symbols from
+                the PDB of the same name beside it
+  spec.json     a call-chain spec (format "stackwalk-program/1": machine, name, description and
+                functions, as in emulator/programs/x86-corpus.ts and x64-corpus.ts), built into an
+                image with the unwind data a compiler would emit; its labels (e.g. capture) are
+                break names
+  source.asm    Intel-syntax assembly (x86, or x64 with a "# machine: x64" line), entered at the
+                label main or the first instruction; labels become symbols; no unwind data
 
   --sweep              one sweep file (stackwalk-sweep/1) with a snapshot before every
                        instruction; with --break, only the break snapshots go into it
@@ -49,7 +57,7 @@ const VECTOR_PATTERN = "{program}.{label}.{step}.json";
 
 /** A kind of program `emulate` can run, recognised by its file name or first bytes. */
 export interface ProgramKind {
-  /** What it is, for messages ("PE image"). */
+  /** What it is, with its article, for messages ("a PE image"). */
   readonly name: string;
   /** True when the file is of this kind. */
   matches(file: string, head: Uint8Array): boolean;
@@ -59,13 +67,39 @@ export interface ProgramKind {
 
 /** PE images: "MZ" at offset 0. */
 const PE_PROGRAM: ProgramKind = {
-  name: "PE image (.exe/.dll)",
+  name: "a PE image (.exe/.dll)",
   matches: (_file, head) => head[0] === 0x4d && head[1] === 0x5a,
   run: async (file, options) => (await emulator()).runImageFile(file, options),
 };
 
+const programFiles = () => import("../../emulator/programs/program-file.js");
+
+/** Builds a program with `build`, then runs its image with its labels, stack and interrupt handlers. */
+async function runBuilt(build: (text: string) => Promise<import("../../emulator/programs/program-file.js").BuiltProgram>, file: string, options: RunOptions): Promise<RunResult> {
+  const program = await build(new TextDecoder().decode(readInputFile(file)));
+  const { reservedStack, runImage } = await emulator();
+  return runImage(
+    { name: `${program.name}.exe`, image: program.image, symbols: program.symbols },
+    { ...options, labels: program.labels, stack: reservedStack(program.machine === "x64" ? 64 : 32, program.stackReserve), interruptHandlers: program.interruptHandlers },
+  );
+}
+
+/** Call-chain specs (stackwalk-program/1 JSON): built with their unwind data, then run. */
+const SPEC_PROGRAM: ProgramKind = {
+  name: "a program spec (.json, stackwalk-program/1)",
+  matches: (file) => extname(file).toLowerCase() === ".json",
+  run: async (file, options) => runBuilt(async (text) => (await programFiles()).buildProgramSpec(text, file), file, options),
+};
+
+/** Plain Intel-syntax assembly (.asm, .s): assembled into an image without unwind data, then run. */
+const ASSEMBLY_PROGRAM: ProgramKind = {
+  name: "an assembly source (.asm/.s)",
+  matches: (file) => [".asm", ".s"].includes(extname(file).toLowerCase()),
+  run: async (file, options) => runBuilt(async (text) => (await programFiles()).buildAssemblyProgram(text, file, basename(file, extname(file))), file, options),
+};
+
 /** The program kinds, tried in order; the first that matches runs the file. */
-export const PROGRAM_KINDS: ProgramKind[] = [PE_PROGRAM];
+export const PROGRAM_KINDS: ProgramKind[] = [PE_PROGRAM, SPEC_PROGRAM, ASSEMBLY_PROGRAM];
 
 /** Runs `emulate`. */
 export async function emulateCommand(argv: string[], io: Io): Promise<number> {
@@ -147,7 +181,7 @@ function programKind(file: string): ProgramKind {
   const head = readInputFile(file).subarray(0, 64);
   const kind = PROGRAM_KINDS.find((k) => k.matches(file, head));
   if (kind === undefined) {
-    throw new InputError("unsupported", `not a program the emulator can run (expected a ${PROGRAM_KINDS.map((k) => k.name).join(" or ")}; assembly sources and program specs are not supported yet)`, { file });
+    throw new InputError("unsupported", `not a program the emulator can run (expected ${PROGRAM_KINDS.map((k) => k.name).join(", or ")})`, { file });
   }
   return kind;
 }

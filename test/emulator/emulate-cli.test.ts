@@ -44,7 +44,7 @@ describe("stackwalk emulate", () => {
     expect(e).toBeInstanceOf(InputError);
     expect((e as InputError).code).toBe("unsupported");
     expect((e as InputError).message).toBe(
-      `${notProgram}: not a program the emulator can run (expected a PE image (.exe/.dll); assembly sources and program specs are not supported yet)`,
+      `${notProgram}: not a program the emulator can run (expected a PE image (.exe/.dll), or a program spec (.json, stackwalk-program/1), or an assembly source (.asm/.s))`,
     );
     await expect(emulate(X86, "--break", "nope")).rejects.toThrow(`${X86}: --break "nope": no function or label of that name`);
   });
