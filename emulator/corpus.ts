@@ -8,7 +8,9 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { formatVector, type Vector } from "../src/formats/vector.js";
+import { captureVectors as etwCaptureVectors } from "./etw-capture.js";
 import { buildX64Program, buildX86Program, X64_CORPUS_SPECS, X86_CORPUS_SPECS, type X64ProgramSpec, type X86ProgramSpec } from "./programs/index.js";
+import { X86_ETW_SPECS } from "./programs/x86-corpus.js";
 import { realProgramSweeps, REPO_ROOT } from "./real-programs.js";
 import { reservedStack, runImage, vectorsOf, type RunResult } from "./run.js";
 
@@ -19,7 +21,7 @@ export interface CorpusFile {
 }
 
 /** The folders whose every file the generator owns. */
-export const GENERATED_FOLDERS = ["vectors/x86/c-fpo", "vectors/x86/c-fp", "vectors/x64/c", "vectors/x86/synthetic", "vectors/x64/synthetic"] as const;
+export const GENERATED_FOLDERS = ["vectors/x86/c-fpo", "vectors/x86/c-fp", "vectors/x64/c", "vectors/x86/synthetic", "vectors/x86/etw", "vectors/x64/synthetic"] as const;
 
 /** One vector per snapshot of a break run, described by the program and the label it was taken at. */
 function captureVectors(result: RunResult, description: string): { label: string; vector: Vector }[] {
@@ -82,6 +84,19 @@ export function syntheticX86Files(): Promise<CorpusFile[]> {
   return captureFiles("vectors/x86/synthetic", X86_CORPUS_SPECS, x86CaptureVectors);
 }
 
+/** Runs a logging x86 program: one vector per capture label, each with the ETW events its logging call produced. */
+export async function x86EtwVectors(spec: X86ProgramSpec): Promise<{ label: string; vector: Vector }[]> {
+  const program = await buildX86Program(spec);
+  const vectors = await etwCaptureVectors(spec);
+  if (vectors.length !== program.captures.length) throw new Error(`${spec.name}: ${vectors.length} vectors for ${program.captures.length} capture labels`);
+  return vectors.map((vector, i) => ({ label: program.captures[i]!, vector }));
+}
+
+/** The x86 vectors that carry ETW stacks (vectors/x86/etw). */
+export function etwX86Files(): Promise<CorpusFile[]> {
+  return captureFiles("vectors/x86/etw", X86_ETW_SPECS, x86EtwVectors);
+}
+
 /** The synthetic x64 vectors (vectors/x64/synthetic). */
 export function syntheticX64Files(): Promise<CorpusFile[]> {
   return captureFiles("vectors/x64/synthetic", X64_CORPUS_SPECS, x64CaptureVectors);
@@ -89,7 +104,7 @@ export function syntheticX64Files(): Promise<CorpusFile[]> {
 
 /** Every generated file of the corpus. */
 export async function corpusFiles(): Promise<CorpusFile[]> {
-  return [...(await realProgramSweeps()), ...(await syntheticX86Files()), ...(await syntheticX64Files())];
+  return [...(await realProgramSweeps()), ...(await syntheticX86Files()), ...(await etwX86Files()), ...(await syntheticX64Files())];
 }
 
 /** Rewrites the corpus: every generated folder is emptied of .json files first, so nothing stale stays. */

@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { buildX86Program } from "./x86-chain.js";
-import { X86_CORPUS_SPECS } from "./x86-corpus.js";
+import { X86_CORPUS_SPECS, X86_ETW_SPECS } from "./x86-corpus.js";
 import { buildX64Program } from "./x64-chain.js";
 import { X64_CORPUS_SPECS } from "./x64-corpus.js";
 
@@ -20,7 +20,7 @@ export const X86_SOURCES_DIR = fileURLToPath(new URL("../../vectors/programs/x86
 export async function writeX86Sources(dir: string = X86_SOURCES_DIR): Promise<string[]> {
   mkdirSync(dir, { recursive: true });
   const written: string[] = [];
-  for (const spec of X86_CORPUS_SPECS) {
+  for (const spec of [...X86_CORPUS_SPECS, ...X86_ETW_SPECS]) {
     const program = await buildX86Program(spec);
     const path = join(dir, `${program.name}.asm`);
     writeFileSync(path, program.asm);

@@ -24,9 +24,16 @@
  *
  * The entry point is `main`, entered with a return address of 0 pushed by whoever runs the
  * program; every function returns normally, so the run ends when `main` returns to 0.
+ *
+ * A spec with `etw` logs an ETW event at each capture label: right after the label the function
+ * calls a logging module (emulator/etw-modules.ts) at its fixed address, and that module's
+ * machine code records the stack the way ETW's EBP-chain capture does (x86-fpo.md §6). A snapshot
+ * at the label sees the stack just before the logging call. Specs without `etw` generate exactly
+ * what they did before.
  */
 import { createHash } from "node:crypto";
 import { loadAssembler } from "../assemble.js";
+import { ETW_EVENT_WRITE, ETW_MODULE_NAMES, ETW_SYSTEM_SERVICE } from "../etw-modules.js";
 import { FIRST_SECTION_RVA, SECTION_CHARACTERISTICS, debugSection, writePeImage } from "../image-writer.js";
 import { FRAME_FPO, FRAME_NONFPO, type FpoData } from "../../src/model/fpo-data.js";
 
@@ -73,14 +80,24 @@ export interface X86FunctionSpec {
   readonly capture?: string;
 }
 
+/**
+ * How a program logs ETW events at its capture labels: "user" calls `etwlog.dll!EtwEventWrite`,
+ * which logs the whole stack in one item (MatchId 0); "kernel-user" calls the kernel's
+ * `etwkrnl.sys!KiSystemService`, which logs a kernel part and a user part sharing one nonzero
+ * MatchId (etw.md §2.3).
+ */
+export type X86EtwMode = "user" | "kernel-user";
+
 /** A whole program: a chain of functions, the outermost (the entry point) first. */
 export interface X86ProgramSpec {
   /** File-name-safe program name (kebab-case), e.g. "ebp-chain-5". */
   readonly name: string;
   /** What the program shows, in one or two sentences. */
   readonly description: string;
-  /** functions[0] is the entry point, each function calls the next, and the last one is a leaf (it calls nothing). */
+  /** functions[0] is the entry point, each function calls the next, and the last one is a leaf (it calls nothing but the logger). */
   readonly functions: readonly X86FunctionSpec[];
+  /** Log an ETW event with a stack at every capture label (default: no logging). */
+  readonly etw?: X86EtwMode;
 }
 
 /** A function's symbol: its name, RVA and size in bytes (the size excludes alignment padding). */
@@ -113,6 +130,8 @@ export interface X86Program {
   readonly labels: Readonly<Record<string, bigint>>;
   /** The capture labels, outermost function first; each is reached exactly once per run. */
   readonly captures: readonly string[];
+  /** How the program logs ETW events at its capture labels, when it does. */
+  readonly etw?: X86EtwMode;
 }
 
 /** ImageBase of every generated x86 program (the usual default for x86 executables). */
@@ -153,7 +172,7 @@ export async function buildX86Program(spec: X86ProgramSpec): Promise<X86Program>
   const funcs = checkProgram(spec);
   const assembler = await loadAssembler();
   const textAddress = X86_IMAGE_BASE + BigInt(FIRST_SECTION_RVA);
-  const bodies = funcs.map((f) => functionLines(f, funcs[f.index + 1]));
+  const bodies = funcs.map((f) => functionLines(f, funcs[f.index + 1], spec.etw));
 
   // First pass: the bare code, to learn every function's extent. The final source adds comments
   // that quote those numbers; comments do not change the bytes, which the second pass checks.
@@ -201,6 +220,7 @@ export async function buildX86Program(spec: X86ProgramSpec): Promise<X86Program>
     symbols: funcs.map((f, i) => ({ name: f.name, rva: fpo[i]!.ulOffStart, size: fpo[i]!.cbProcSize })),
     labels,
     captures: funcs.flatMap((f) => (f.capture === undefined ? [] : [f.capture])),
+    ...(spec.etw === undefined ? {} : { etw: spec.etw }),
   };
 }
 
@@ -214,6 +234,7 @@ function checkProgram(spec: X86ProgramSpec): Func[] {
   const where = `program ${JSON.stringify(spec.name)}`;
   if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(spec.name)) throw new RangeError(`${where}: the name must be kebab-case`);
   if (spec.functions.length === 0) throw new RangeError(`${where}: needs at least one function`);
+  if (spec.etw !== undefined && spec.etw !== "user" && spec.etw !== "kernel-user") throw new RangeError(`${where}: etw must be "user" or "kernel-user"`);
   const funcs = spec.functions.map((f, index): Func => {
     const at = `${where}, function ${JSON.stringify(f.name)}`;
     const count = (field: string, value: number | undefined, max: number): number => {
@@ -333,8 +354,15 @@ function callLines(callee: Func, firstArgument?: string): string[] {
   return lines;
 }
 
+/** The call that logs an ETW event at a capture label: into the logging module at its fixed address. */
+function etwLines(mode: X86EtwMode): string[] {
+  return mode === "user"
+    ? [pad(`call ${hex32(ETW_EVENT_WRITE)}`, `${ETW_MODULE_NAMES.user}!EtwEventWrite: log an event with the stack`)]
+    : [pad(`call ${hex32(ETW_SYSTEM_SERVICE)}`, `${ETW_MODULE_NAMES.kernel}!KiSystemService: enter the kernel, which logs the event`)];
+}
+
 /** The instructions of one function, from its label to its `ret`, with short comments. */
-function functionLines(f: Func, next: Func | undefined): string[] {
+function functionLines(f: Func, next: Func | undefined, etw: X86EtwMode | undefined): string[] {
   const lines: string[] = [`${f.name}:`];
   // Prolog (x86-fpo.md §1.4 step 4 decodes exactly these forms).
   if (f.frame === "ebp") {
@@ -364,6 +392,7 @@ function functionLines(f: Func, next: Func | undefined): string[] {
     lines.push(`${f.name}_base:`);
   }
   if (f.capture !== undefined) lines.push(`${f.capture}:`);
+  if (f.capture !== undefined && etw !== undefined) lines.push(...etwLines(etw));
   if (next !== undefined) lines.push(...callLines(next));
   lines.push(pad(`mov eax, ${f.index}`, "return value"));
   if (f.recursion > 0) lines.push(`${f.name}_exit:`);
@@ -402,6 +431,14 @@ function programHeader(spec: X86ProgramSpec, funcs: readonly Func[]): string[] {
     "# Entry point: main, entered with a return address of 0; every function returns normally.",
     `# Call chain: ${funcs.map((f) => (f.recursion > 0 ? `${f.name} (x${f.recursion + 1})` : f.name)).join(" -> ")}.`,
     "# Each function's FPO_DATA record (x86-fpo.md §1.1) is quoted above it.",
+    ...(spec.etw === undefined
+      ? []
+      : [
+          spec.etw === "user"
+            ? `# ETW: each capture label calls ${ETW_MODULE_NAMES.user}!EtwEventWrite at ${hex32(ETW_EVENT_WRITE)}, which logs the stack (x86-fpo.md §6).`
+            : `# ETW: each capture label calls ${ETW_MODULE_NAMES.kernel}!KiSystemService at ${hex32(ETW_SYSTEM_SERVICE)}, which logs a kernel and a user part (etw.md §2.3).`,
+          `# Run beside the logging modules (emulator/etw-capture.ts), where ${ETW_MODULE_NAMES.user}!RtlUserThreadStart calls main.`,
+        ]),
     "",
   ];
 }

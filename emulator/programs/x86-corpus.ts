@@ -99,3 +99,46 @@ export const ALLOCA: X86ProgramSpec = {
 
 /** Every x86 corpus program, in the order they are listed in the documentation. */
 export const X86_CORPUS_SPECS: readonly X86ProgramSpec[] = [EBP_CHAIN_5, FPO_LEAF, FPO_USEBP, MIXED_8, STDCALL, RECURSION_1000, ALLOCA];
+
+/** {@link EBP_CHAIN_5} logging an ETW event in f4: the EBP chain reaches every caller. */
+export const EBP_CHAIN_ETW: X86ProgramSpec = {
+  ...EBP_CHAIN_5,
+  name: "ebp-chain-etw",
+  description:
+    "ebp-chain-5 logging an ETW event at the capture in f4: every frame is an EBP frame, so after the logging path's frames the ETW array equals the return addresses of the truth (x86-fpo.md §6).",
+  etw: "user",
+};
+
+/** {@link FPO_LEAF} logging an ETW event in the FPO leaf: the EBP-chain capture skips the leaf's caller. */
+export const FPO_LEAF_ETW: X86ProgramSpec = {
+  ...FPO_LEAF,
+  name: "fpo-leaf-etw",
+  description:
+    "fpo-leaf logging an ETW event at the capture in leaf, an FPO function that leaves EBP alone: the array goes from leaf straight to main, skipping caller (x86-fpo.md §6, effect 1).",
+  etw: "user",
+};
+
+/** {@link FPO_USEBP} logging an ETW event at both captures: garbage in EBP truncates the array. */
+export const FPO_USEBP_ETW: X86ProgramSpec = {
+  ...FPO_USEBP,
+  name: "fpo-usebp-etw",
+  description:
+    "fpo-usebp logging an ETW event at both captures: in worker, EBP holds garbage and the array ends at worker; in inner, the chain reaches worker through inner's frame link and ends there (x86-fpo.md §6, effect 2).",
+  etw: "user",
+};
+
+/** EBP frames whose innermost function enters a kernel that logs a kernel part and a user part with one MatchId. */
+export const KERNEL_USER: X86ProgramSpec = {
+  name: "kernel-user",
+  description:
+    "submit enters the kernel (etwkrnl.sys at 0x80400000), which logs the kernel part of the stack at once and the user part, walked from the trap frame's EBP, on the way back: two items sharing one nonzero MatchId (etw.md §2.3).",
+  functions: [
+    { name: "main", frame: "ebp", locals: 1 },
+    { name: "request", frame: "ebp", locals: 2, saved: ["esi"], params: 1 },
+    { name: "submit", frame: "ebp", locals: 1, saved: ["ebx"], params: 2 },
+  ],
+  etw: "kernel-user",
+};
+
+/** The x86 programs that log ETW events; `captureVectors` (emulator/etw-capture.ts) runs them beside the logging modules. */
+export const X86_ETW_SPECS: readonly X86ProgramSpec[] = [EBP_CHAIN_ETW, FPO_LEAF_ETW, FPO_USEBP_ETW, KERNEL_USER];

@@ -35,6 +35,13 @@ describe("the generated vector corpus", () => {
     for (const program of ["ebp-chain-5", "fpo-leaf", "fpo-usebp", "mixed-8", "stdcall", "recursion-1000", "alloca"]) {
       expect(names.some((n) => n.startsWith(`vectors/x86/synthetic/${program}`)), program).toBe(true);
     }
+    for (const program of ["fpo-leaf-etw", "fpo-usebp-etw", "ebp-chain-etw", "kernel-user"]) {
+      expect(names.some((n) => n.startsWith(`vectors/x86/etw/${program}`)), program).toBe(true);
+    }
+    for (const f of files.filter((x) => x.file.startsWith("vectors/x86/etw/"))) {
+      const v = parseJsonInput(f.text);
+      expect(v.kind === "vector" && (v.vector.threads[0]!.etw?.length ?? 0) > 0, f.file).toBe(true);
+    }
     const deep = files.find((f) => f.file === "vectors/x86/synthetic/recursion-1000.json")!;
     const v = parseJsonInput(deep.text);
     expect(v.kind === "vector" && v.vector.threads[0]!.truth!.length).toBeGreaterThan(1000);
