@@ -9,10 +9,11 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { formatVector, type Vector } from "../src/formats/vector.js";
 import { captureVectors as etwCaptureVectors } from "./etw-capture.js";
-import { buildX64Program, buildX86Program, X64_CORPUS_SPECS, X86_CORPUS_SPECS, type X64ProgramSpec, type X86ProgramSpec } from "./programs/index.js";
+import { buildX86Program, X64_CORPUS_SPECS, X86_CORPUS_SPECS, type X64ProgramSpec, type X86ProgramSpec } from "./programs/index.js";
+import { buildSpec, runBuiltProgram } from "./programs/program-file.js";
 import { X86_ETW_SPECS } from "./programs/x86-corpus.js";
 import { realProgramSweeps, REPO_ROOT } from "./real-programs.js";
-import { reservedStack, runImage, vectorsOf, type RunResult } from "./run.js";
+import { vectorsOf, type RunResult } from "./run.js";
 
 /** One generated file: a path relative to the repository root, and its text. */
 export interface CorpusFile {
@@ -32,34 +33,24 @@ function captureVectors(result: RunResult, description: string): { label: string
   });
 }
 
-/** Runs a synthetic x86 program and returns one vector per capture label, named after it. */
-export async function x86CaptureVectors(spec: X86ProgramSpec): Promise<{ label: string; vector: Vector }[]> {
-  const program = await buildX86Program(spec);
-  const result = await runImage(
-    { name: `${program.name}.exe`, image: program.image, symbols: program.symbols.map((s) => ({ name: s.name, rva: BigInt(s.rva), size: BigInt(s.size) })) },
-    {
-      breaks: program.captures,
-      labels: new Map(Object.entries(program.labels)),
-      provenance: `emulator: synthetic x86 program ${program.name} (emulator/programs/x86-corpus.ts, source vectors/programs/x86/${program.name}.asm); truth from the shadow call stack`,
-    },
-  );
+/** Runs a synthetic program and returns one vector per capture label; x64 interrupt handlers put the interrupted frame in the truth. */
+async function specCaptureVectors(spec: { machine: "x86"; spec: X86ProgramSpec } | { machine: "x64"; spec: X64ProgramSpec }): Promise<{ label: string; vector: Vector }[]> {
+  const program = await buildSpec(spec);
+  const result = await runBuiltProgram(program, {
+    breaks: program.captures,
+    provenance: `emulator: synthetic ${spec.machine} program ${program.name} (emulator/programs/${spec.machine}-corpus.ts, source vectors/programs/${spec.machine}/${program.name}.asm); truth from the shadow call stack`,
+  });
   return captureVectors(result, program.description);
 }
 
-/** Runs a synthetic x64 program and returns one vector per capture label; interrupt handlers put the interrupted frame in the truth. */
-export async function x64CaptureVectors(spec: X64ProgramSpec): Promise<{ label: string; vector: Vector }[]> {
-  const program = await buildX64Program(spec);
-  const result = await runImage(
-    { name: `${program.name}.exe`, image: program.image, symbols: program.symbols.map((s) => ({ name: s.name, rva: BigInt(s.rva), size: BigInt(s.size) })) },
-    {
-      breaks: program.captures,
-      labels: new Map(Object.entries(program.labels)),
-      stack: reservedStack(64, program.stackReserve),
-      interruptHandlers: program.machineFrames.map((m) => ({ address: program.labels[m.handler]!, errorCode: m.errorCode })),
-      provenance: `emulator: synthetic x64 program ${program.name} (emulator/programs/x64-corpus.ts, source vectors/programs/x64/${program.name}.asm); truth from the shadow call stack`,
-    },
-  );
-  return captureVectors(result, program.description);
+/** Runs a synthetic x86 program and returns one vector per capture label, named after it. */
+export function x86CaptureVectors(spec: X86ProgramSpec): Promise<{ label: string; vector: Vector }[]> {
+  return specCaptureVectors({ machine: "x86", spec });
+}
+
+/** Runs a synthetic x64 program and returns one vector per capture label. */
+export function x64CaptureVectors(spec: X64ProgramSpec): Promise<{ label: string; vector: Vector }[]> {
+  return specCaptureVectors({ machine: "x64", spec });
 }
 
 /** Vector files for every capture of every program: `<folder>/<program>.json`, or `<program>-<label>.json` when a program has several captures. */

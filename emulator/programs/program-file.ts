@@ -8,6 +8,7 @@ import { JsonNode } from "../../src/formats/json-input.js";
 import type { ModuleSymbol } from "../../src/model/snapshot.js";
 import { AssemblyError, loadAssembler, type AssembledProgram } from "../assemble.js";
 import { FIRST_SECTION_RVA, SECTION_CHARACTERISTICS, writePeImage } from "../image-writer.js";
+import { reservedStack, runImage, type RunOptions, type RunResult } from "../run.js";
 import { buildX64Program, X64_IMAGE_BASE, type X64ProgramSpec } from "./x64-chain.js";
 import { buildX86Program, X86_IMAGE_BASE, type X86ProgramSpec } from "./x86-chain.js";
 
@@ -17,6 +18,8 @@ export const PROGRAM_FORMAT = "stackwalk-program/1";
 /** A program ready to run: its image and what the runner needs to know about it. */
 export interface BuiltProgram {
   name: string;
+  /** What the program shows. */
+  description: string;
   machine: "x86" | "x64";
   image: Uint8Array;
   symbols: ModuleSymbol[];
@@ -51,7 +54,7 @@ export async function buildProgramSpec(text: string, file: string): Promise<Buil
     root.get("description").string();
     if (machine === "x64" && root.opt("etw") !== undefined) throw new InputError("unsupported", "etw logging is built into x86 programs only", { path: "$.etw" });
     for (const f of root.get("functions").array()) f.onlyKeys(machine === "x86" ? X86_FUNCTION_KEYS : X64_FUNCTION_KEYS);
-    return await (machine === "x86" ? fromX86(root.value as X86ProgramSpec) : fromX64(root.value as X64ProgramSpec));
+    return await buildSpec(machine === "x86" ? { machine, spec: root.value as X86ProgramSpec } : { machine, spec: root.value as X64ProgramSpec });
   } catch (e) {
     if (e instanceof InputError) throw e.inFile(file);
     if (e instanceof RangeError || e instanceof TypeError) throw new InputError("bad-value", e.message, { file, path: "$" });
@@ -59,32 +62,33 @@ export async function buildProgramSpec(text: string, file: string): Promise<Buil
   }
 }
 
-async function fromX86(spec: X86ProgramSpec): Promise<BuiltProgram> {
-  const p = await buildX86Program(spec);
+/** A built x86 or x64 call chain as the runner needs it (symbol RVAs widened, machine frames as interrupt handlers). */
+export async function buildSpec(spec: { machine: "x86"; spec: X86ProgramSpec } | { machine: "x64"; spec: X64ProgramSpec }): Promise<BuiltProgram> {
+  const p = spec.machine === "x86" ? await buildX86Program(spec.spec) : await buildX64Program(spec.spec);
   return {
     name: p.name,
-    machine: "x86",
+    description: p.description,
+    machine: spec.machine,
     image: p.image,
     symbols: p.symbols.map((s) => ({ name: s.name, rva: BigInt(s.rva), size: BigInt(s.size) })),
     labels: new Map(Object.entries(p.labels)),
     captures: [...p.captures],
     stackReserve: p.stackReserve,
-    interruptHandlers: [],
+    interruptHandlers: "machineFrames" in p ? p.machineFrames.map((m) => ({ address: p.labels[m.handler]!, errorCode: m.errorCode })) : [],
   };
 }
 
-async function fromX64(spec: X64ProgramSpec): Promise<BuiltProgram> {
-  const p = await buildX64Program(spec);
-  return {
-    name: p.name,
-    machine: "x64",
-    image: p.image,
-    symbols: p.symbols.map((s) => ({ name: s.name, rva: BigInt(s.rva), size: BigInt(s.size) })),
-    labels: new Map(Object.entries(p.labels)),
-    captures: [...p.captures],
-    stackReserve: p.stackReserve,
-    interruptHandlers: p.machineFrames.map((m) => ({ address: p.labels[m.handler]!, errorCode: m.errorCode })),
-  };
+/** Runs a built program: its image with its symbols, its labels as break names, a stack of its reserve, its interrupt handlers. */
+export function runBuiltProgram(program: BuiltProgram, options: RunOptions): Promise<RunResult> {
+  return runImage(
+    { name: `${program.name}.exe`, image: program.image, symbols: program.symbols },
+    {
+      ...options,
+      labels: program.labels,
+      stack: reservedStack(program.machine === "x64" ? 64 : 32, program.stackReserve),
+      interruptHandlers: program.interruptHandlers,
+    },
+  );
 }
 
 /**
@@ -115,5 +119,5 @@ export async function buildAssemblyProgram(text: string, file: string, name: str
     entryRva: Number(entry - base),
     sections: [{ name: ".text", characteristics: SECTION_CHARACTERISTICS.text, content: { bytes: assembled.bytes } }],
   });
-  return { name, machine, image: image.bytes, symbols, labels: assembled.labels, captures: [], stackReserve: 0x10_0000, interruptHandlers: [] };
+  return { name, description: `assembly source ${file}`, machine, image: image.bytes, symbols, labels: assembled.labels, captures: [], stackReserve: 0x10_0000, interruptHandlers: [] };
 }

@@ -74,14 +74,10 @@ const PE_PROGRAM: ProgramKind = {
 
 const programFiles = () => import("../../emulator/programs/program-file.js");
 
-/** Builds a program with `build`, then runs its image with its labels, stack and interrupt handlers. */
+/** Builds a program with `build`, then runs it. */
 async function runBuilt(build: (text: string) => Promise<import("../../emulator/programs/program-file.js").BuiltProgram>, file: string, options: RunOptions): Promise<RunResult> {
   const program = await build(new TextDecoder().decode(readInputFile(file)));
-  const { reservedStack, runImage } = await emulator();
-  return runImage(
-    { name: `${program.name}.exe`, image: program.image, symbols: program.symbols },
-    { ...options, labels: program.labels, stack: reservedStack(program.machine === "x64" ? 64 : 32, program.stackReserve), interruptHandlers: program.interruptHandlers },
-  );
+  return (await programFiles()).runBuiltProgram(program, options);
 }
 
 /** Call-chain specs (stackwalk-program/1 JSON): built with their unwind data, then run. */
