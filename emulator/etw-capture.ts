@@ -23,7 +23,7 @@
  */
 import { decodeDiskItems, decodeStackTrace, encodeDiskItems, encodeStackTrace, EVENT_HEADER_EXT_TYPE, type StackTrace } from "../src/etw/extended-data.js";
 import { parsePe } from "../src/formats/pe.js";
-import type { SweepStep } from "../src/formats/sweep.js";
+import { replaySweep, type SweepStep } from "../src/formats/sweep.js";
 import type { Vector } from "../src/formats/vector.js";
 import type { EtwEvent, ModuleSymbol } from "../src/model/snapshot.js";
 import { loadDisassembler } from "./disassemble.js";
@@ -79,18 +79,12 @@ export function etwBreaks(plan: EtwPlan): string[] {
 export function attachEtw(result: RunResult, plan: EtwPlan): Vector[] {
   const captures = new Set(plan.captures);
   const points = new Map(plan.logPoints.map((p) => [p.at, p]));
-  const memory = result.sweep.memory.map((r) => ({ base: r.base, bytes: r.bytes.slice() }));
-  const read = (address: bigint, size: number): Uint8Array | undefined => {
-    const r = memory.find((m) => address >= m.base && address + BigInt(size) <= m.base + BigInt(m.bytes.length));
-    return r === undefined ? undefined : r.bytes.slice(Number(address - r.base), Number(address - r.base) + size);
-  };
   const captured: number[] = [];
   let current: SweepStep | undefined;
-  result.sweep.steps.forEach((step, index) => {
-    for (const w of step.writes) {
-      const r = memory.find((m) => w.address >= m.base && w.address < m.base + BigInt(m.bytes.length))!;
-      r.bytes.set(w.bytes, Number(w.address - r.base));
-    }
+  let index = 0;
+  for (const replayed of replaySweep(result.sweep)) {
+    const step = result.sweep.steps[index]!;
+    const read = (address: bigint, size: number): Uint8Array | undefined => replayed.memory.read(address, size)?.slice();
     const labels = step.label?.split(",") ?? [];
     if (labels.some((l) => captures.has(l))) {
       current = step;
@@ -102,7 +96,8 @@ export function attachEtw(result: RunResult, plan: EtwPlan): Vector[] {
       if (current === undefined) throw new Error(`${label}: an event was logged after ${step.step} instructions, before any capture point`);
       current.etw = [...(current.etw ?? []), ...point.events({ step, read })];
     }
-  });
+    index++;
+  }
   const vectors = vectorsOf(result);
   return captured.map((i) => vectors[i]!);
 }

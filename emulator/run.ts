@@ -20,7 +20,7 @@ import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { InputError } from "../src/errors.js";
 import { parsePe, type PeImage } from "../src/formats/pe.js";
-import type { MemoryWrite, Sweep, SweepStep } from "../src/formats/sweep.js";
+import { replaySweep, type MemoryWrite, type Sweep, type SweepStep } from "../src/formats/sweep.js";
 import type { Vector } from "../src/formats/vector.js";
 import { RegionMemory, type MemoryRegion } from "../src/memory/region-memory.js";
 import type { Machine } from "../src/model/machine.js";
@@ -503,16 +503,13 @@ function parseImage(bytes: Uint8Array, file: string): PeImage {
  */
 export function vectorsOf(result: RunResult): Vector[] {
   const { sweep, stack } = result;
-  const current = sweep.memory.map((r) => ({ base: r.base, bytes: r.bytes.slice() }));
   const spName = sweep.machine === "x64" ? "rsp" : "esp";
   const vectors: Vector[] = [];
-  for (const s of sweep.steps) {
-    for (const w of s.writes) {
-      const region = current.find((r) => w.address >= r.base && w.address < r.base + BigInt(r.bytes.length))!;
-      region.bytes.set(w.bytes, Number(w.address - region.base));
-    }
+  let index = 0;
+  for (const replayed of replaySweep(sweep)) {
+    const s = sweep.steps[index++]!;
     const sp = s.registers[spName]!;
-    const regions: MemoryRegion[] = current.map((r) => {
+    const regions: MemoryRegion[] = replayed.memory.regions.map((r) => {
       if (r.base !== stack.base || sp < stack.base || sp >= stack.base + stack.size) return { base: r.base, bytes: r.bytes.slice() };
       const from = sp - (sp % PAGE_SIZE);
       return { base: from, bytes: r.bytes.slice(Number(from - r.base)) };
