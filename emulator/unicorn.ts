@@ -719,6 +719,19 @@ export class Unicorn<M extends CpuMode = CpuMode> {
     // unlimited run would be ignored in code that already ran. Every run therefore has a limit,
     // one that cannot be reached when none was asked for, and the hook is there from the start.
     const limit = count === 0n ? NO_COUNT_LIMIT : count;
+    // Unicorn 2.0's timeout is a timer thread calling uc_emu_stop, and a stop that arrives
+    // before the CPU loop has started is lost, so under load a timed run of endless code can
+    // run forever. A block hook that checks the same deadline makes the timeout certain.
+    let deadlineHit = false;
+    const deadlineHook =
+      timeout === 0n
+        ? undefined
+        : ((deadline: number) =>
+            this.hookBlock(() => {
+              if (performance.now() < deadline) return;
+              deadlineHit = true;
+              this.lib.uc_emu_stop(handle);
+            }))(performance.now() + Number(timeout) / 1000);
     this.beginRun();
     let code: number;
     try {
@@ -727,6 +740,7 @@ export class Unicorn<M extends CpuMode = CpuMode> {
       this.running = false;
       for (const pointer of this.unregisterLater) koffi.unregister(pointer);
       this.unregisterLater = [];
+      deadlineHook?.remove();
     }
     if (this.callbackFailure !== undefined) throw this.callbackFailure.error;
     const pc = this.pc();
@@ -739,7 +753,7 @@ export class Unicorn<M extends CpuMode = CpuMode> {
     this.check(this.lib.uc_query(handle, UC_QUERY_TIMEOUT, timedOut), "uc_query(timeout)");
     let reason: StopReason;
     if (this.stopRequested) reason = "stop";
-    else if (BigInt(timedOut[0]) !== 0n) reason = "timeout";
+    else if (deadlineHit || BigInt(timedOut[0]) !== 0n) reason = "timeout";
     else if (pc === until) reason = "until";
     else if (count > 0n) reason = "count";
     else reason = "ended";
