@@ -118,7 +118,7 @@ describe("zero-filled memory", () => {
 
   it("round-trips random memory with zero pages exactly", () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 3 * 4096 })), { minLength: 1, maxLength: 5 }), fc.integer({ min: 0, max: 4095 }), (parts, skew) => {
+      fc.property(fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 2 * 4096 + 100 })), { minLength: 1, maxLength: 4 }), fc.integer({ min: 0, max: 4095 }), (parts, skew) => {
         const chunks = parts.map(([zero, n]) => (zero ? new Uint8Array(n) : Uint8Array.from({ length: n }, (_, i) => (i % 251) + 1)));
         const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
         let at = 0;
@@ -132,9 +132,9 @@ describe("zero-filled memory", () => {
         expect(again.memory.read(BigInt(base), bytes.length)).toEqual(bytes);
         expect(again.memory.read(BigInt(base + bytes.length), 1)).toBeUndefined();
       }),
-      { numRuns: 40 },
+      { numRuns: 30 },
     );
-  });
+  }, 20_000);
 
   it("refuses zero regions that would allocate more than the limit", () => {
     const e = errorOf((v) => (v.memory = [{ base: "0x00000000", zeros: "0x10000000" }, { base: "0x20000000", zeros: "0x1000" }]));
