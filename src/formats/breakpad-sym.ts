@@ -1,0 +1,740 @@
+/**
+ * Breakpad `.sym` text symbol files (minidump.md §7) and their `STACK WIN` records (x86-fpo.md
+ * §5.1). The parser reads MODULE, INFO, FILE, FUNC with its line records, PUBLIC, STACK WIN and
+ * STACK CFI records; INLINE, INLINE_ORIGIN and unknown record kinds are counted and skipped, as
+ * Breakpad skips them. It runs over plain bytes or text (no Node APIs) and can be fed in chunks.
+ *
+ * Lines end at LF, CR or CR LF; empty lines are skipped but still counted. Fields are separated by
+ * spaces, and the last field of MODULE, FILE, FUNC, PUBLIC, STACK WIN and STACK CFI is the rest of
+ * the line. Numbers are strict: hex digits only (no `0x`) where the format says hex, decimal digits
+ * only where it says decimal, and at most 2^53 − 1. Every malformed line throws an
+ * {@link InputError} whose reason starts with `line N` (1-based) and whose offset is the byte offset
+ * of the line's first byte.
+ *
+ * Error codes: "bad-magic" when the first record is not MODULE, "missing-field" when a record has
+ * too few fields, "bad-hex" for a hex field that is not hex, and "bad-value" for everything else
+ * (numbers out of range, a STACK WIN type outside 0..4, a bad decimal field, extra fields, a line
+ * record before any FUNC).
+ */
+import { InputError } from "../errors.js";
+import type { InputErrorCode } from "../errors.js";
+import { FRAME_FPO } from "../model/fpo-data.js";
+import type { FpoData } from "../model/fpo-data.js";
+import type { FrameData } from "./frame-data.js";
+
+/** The MODULE record: `MODULE <os> <arch> <debug id> <debug file>`. */
+export interface BreakpadModule {
+  /** `windows`, `Linux`, `mac`, … */
+  os: string;
+  /** `x86`, `x86_64`, `arm64`, … */
+  arch: string;
+  /** Symbol-store identifier, e.g. `5A9832E5287241C1838ED98914E9B7FF1` (minidump.md §8). */
+  debugId: string;
+  /** The debug file's name as written, e.g. `test_app.pdb`. */
+  debugFile: string;
+}
+
+/** `INFO CODE_ID <id> [<code file>]`: the executable's identifier (for PE: timestamp and image size). */
+export interface BreakpadCodeId {
+  id: string;
+  file?: string;
+}
+
+/** A line record `<address> <size> <line> <file number>` of a FUNC. */
+export interface BreakpadLine {
+  address: number;
+  size: number;
+  /** Source line (decimal in the file). */
+  line: number;
+  /** FILE number (decimal in the file). */
+  file: number;
+}
+
+/** `FUNC [m] <address> <size> <param size> <name>` with the line records that follow it. */
+export interface BreakpadFunc {
+  /** Module-relative address. */
+  address: number;
+  size: number;
+  /** Bytes of stack parameters. */
+  paramSize: number;
+  name: string;
+  /** `m`: several symbols share this code (identical-code folding). */
+  multiple: boolean;
+  /** Line records in file order. */
+  lines: BreakpadLine[];
+}
+
+/** `PUBLIC [m] <address> <param size> <name>`. */
+export interface BreakpadPublic {
+  /** Module-relative address. */
+  address: number;
+  /** Bytes of stack parameters. */
+  paramSize: number;
+  name: string;
+  /** `m`: several symbols share this address. */
+  multiple: boolean;
+}
+
+/** STACK WIN record types (Breakpad's `StackInfoTypes`); only FPO and FRAME_DATA are looked up (x86-fpo.md §5.1). */
+export const STACK_WIN_TYPE = {
+  /** FPO_DATA ("old FPO"). */
+  FPO: 0,
+  TRAP: 1,
+  TSS: 2,
+  STANDARD: 3,
+  /** FrameData with a program string ("new FPO"). */
+  FRAME_DATA: 4,
+} as const;
+
+/**
+ * `STACK WIN <type> <rva> <code_size> <prolog> <epilog> <params> <saved_regs> <locals> <max_stack>
+ * <has_program> <program | allocates_base_pointer>`; all sizes in bytes (x86-fpo.md §5.1).
+ */
+export interface BreakpadStackWin {
+  /** 0..4, see {@link STACK_WIN_TYPE}. */
+  type: number;
+  rva: number;
+  codeSize: number;
+  prologSize: number;
+  epilogSize: number;
+  paramsSize: number;
+  savedRegsSize: number;
+  localsSize: number;
+  maxStackSize: number;
+  /** has_program ≠ 0: the last field is a program string. */
+  hasProgram: boolean;
+  /** The program string, when hasProgram. */
+  program?: string;
+  /** The allocates_base_pointer flag (FPO_DATA's fUseBP), when not hasProgram. */
+  allocatesBasePointer?: boolean;
+  /** 1-based line number of the record, for messages. */
+  line: number;
+  /** Byte offset of the record's line, for messages. */
+  offset: number;
+}
+
+/** A `STACK CFI <address> <rules>` delta row. */
+export interface BreakpadCfiDelta {
+  address: number;
+  rules: string;
+}
+
+/** A `STACK CFI INIT <address> <size> <rules>` range with the delta rows that follow it. */
+export interface BreakpadStackCfi {
+  address: number;
+  size: number;
+  /** The initial rules, e.g. `.cfa: $esp 4 + .ra: .cfa 4 - ^`. */
+  init: string;
+  /** Delta rows in file order. */
+  deltas: BreakpadCfiDelta[];
+}
+
+/** Everything a `.sym` file holds that the walker and the symbolizer use. */
+export interface BreakpadSymbols {
+  module: BreakpadModule;
+  /** The text after `INFO ` of every INFO record, in file order. */
+  info: string[];
+  /** The first `INFO CODE_ID` record, when there is one. */
+  codeId?: BreakpadCodeId;
+  /** FILE number → name; a repeated number keeps its first name (as Breakpad does). */
+  files: Map<number, string>;
+  /** FUNC records sorted by address (file order among equal addresses). */
+  functions: BreakpadFunc[];
+  /** PUBLIC records sorted by address (file order among equal addresses). */
+  publics: BreakpadPublic[];
+  /** STACK WIN records that Breakpad's per-type contained range map stores, in file order. */
+  stackWin: BreakpadStackWin[];
+  /** STACK WIN records dropped by the contained-range rule: zero size, partial overlap or a repeated range. */
+  droppedStackWin: number;
+  /** STACK CFI INIT ranges in file order. */
+  stackCfi: BreakpadStackCfi[];
+  /** INLINE records (skipped). */
+  inlineCount: number;
+  /** INLINE_ORIGIN records (skipped). */
+  inlineOriginCount: number;
+  /** Records of an unknown kind, including STACK records other than WIN and CFI (skipped). */
+  unknownCount: number;
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+const SPACE = 0x20;
+const HEX_DIGITS = /^[0-9A-Fa-f]+$/;
+const DEC_DIGITS = /^[0-9]+$/;
+const U32_MAX = 0xffff_ffff;
+
+const hex = (n: number): string => `0x${n.toString(16)}`;
+
+/** Where a line is, for errors. */
+interface LineSite {
+  line: number;
+  offset: number;
+}
+
+function fail(code: InputErrorCode, site: LineSite, message: string): never {
+  throw new InputError(code, `line ${site.line}: ${message}`, { offset: site.offset });
+}
+
+/** A line's text shortened for a message. */
+function clip(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/** Reads the space-separated fields of one line, left to right. */
+class Fields {
+  private pos: number;
+
+  constructor(
+    private readonly text: string,
+    start: number,
+    private readonly record: string,
+    private readonly site: LineSite,
+  ) {
+    this.pos = start;
+  }
+
+  private skipSpaces(): void {
+    while (this.pos < this.text.length && this.text.charCodeAt(this.pos) === SPACE) this.pos++;
+  }
+
+  /** A reader for the rest of the line, naming `record` in its messages. */
+  sub(record: string): Fields {
+    return new Fields(this.text, this.pos, record, this.site);
+  }
+
+  /** True when only spaces are left. */
+  atEnd(): boolean {
+    this.skipSpaces();
+    return this.pos >= this.text.length;
+  }
+
+  /** The next field; a missing field is a "missing-field" error naming `what`. */
+  next(what: string): string {
+    this.skipSpaces();
+    if (this.pos >= this.text.length) fail("missing-field", this.site, `${this.record} has no ${what}`);
+    const start = this.pos;
+    while (this.pos < this.text.length && this.text.charCodeAt(this.pos) !== SPACE) this.pos++;
+    return this.text.slice(start, this.pos);
+  }
+
+  /** The rest of the line after the spaces that follow the previous field (kept as written). */
+  rest(what: string): string {
+    this.skipSpaces();
+    if (this.pos >= this.text.length) fail("missing-field", this.site, `${this.record} has no ${what}`);
+    const value = this.text.slice(this.pos);
+    this.pos = this.text.length;
+    return value;
+  }
+
+  /** Fails on anything but spaces after the last field. */
+  end(): void {
+    if (!this.atEnd()) fail("bad-value", this.site, `${this.record} has an unexpected extra field "${clip(this.text.slice(this.pos))}"`);
+  }
+
+  /** The next field as strict hex no larger than `max`. */
+  hex(what: string, max = Number.MAX_SAFE_INTEGER): number {
+    return this.hexValue(this.next(what), what, max);
+  }
+
+  /** Parses `field` as strict hex (digits only, no 0x) no larger than `max`. */
+  hexValue(field: string, what: string, max = Number.MAX_SAFE_INTEGER): number {
+    if (!HEX_DIGITS.test(field)) fail("bad-hex", this.site, `${this.record} ${what} "${clip(field)}" is not a hex number (hex digits only, no 0x)`);
+    const value = parseInt(field, 16);
+    if (!Number.isSafeInteger(value) || value > max) {
+      const limit = max === Number.MAX_SAFE_INTEGER ? "2^53 - 1" : hex(max);
+      fail("bad-value", this.site, `${this.record} ${what} ${clip(field)} is larger than ${limit}`);
+    }
+    return value;
+  }
+
+  /** The next field as a decimal number (digits only). */
+  dec(what: string): number {
+    const field = this.next(what);
+    if (!DEC_DIGITS.test(field)) fail("bad-value", this.site, `${this.record} ${what} "${clip(field)}" is not a decimal number`);
+    const value = parseInt(field, 10);
+    if (!Number.isSafeInteger(value)) fail("bad-value", this.site, `${this.record} ${what} ${clip(field)} is larger than 2^53 - 1`);
+    return value;
+  }
+}
+
+/** One node of a contained range map: an inclusive range and the ranges stored inside it. */
+interface RangeNode {
+  base: number;
+  high: number;
+  /** Disjoint children sorted by high. */
+  children: RangeNode[];
+}
+
+/** Index of the first node whose high is ≥ `address` (std::map::lower_bound on the high key). */
+function lowerBound(nodes: readonly RangeNode[], address: number): number {
+  let lo = 0;
+  let hi = nodes.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (nodes[mid]!.high < address) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Breakpad's `ContainedRangeMap::StoreRange` without equal ranges (x86-fpo.md §5.1): ranges nest
+ * or are disjoint. A range that is empty, partly overlaps a stored range, or repeats a stored
+ * range exactly is refused.
+ */
+class ContainedRanges {
+  private readonly root: RangeNode[] = [];
+
+  /** Stores [base, base + size) and reports whether it was stored. */
+  store(base: number, size: number): boolean {
+    if (size <= 0) return false;
+    const high = base + size - 1;
+    let children = this.root;
+    for (;;) {
+      const ib = lowerBound(children, base);
+      const ih = lowerBound(children, high);
+      const atBase = children[ib];
+      if (ib === ih && atBase !== undefined && base >= atBase.base) {
+        // Inside an existing range: an identical range is refused, a smaller one goes a level down.
+        if (atBase.base === base && atBase.high === high) return false;
+        children = atBase.children;
+        continue;
+      }
+      const atHigh = children[ih];
+      const containsHigh = atHigh !== undefined && high >= atHigh.base;
+      // Ranges the new one reaches into must lie wholly inside it.
+      if ((atBase !== undefined && base > atBase.base) || (containsHigh && high < atHigh.high)) return false;
+      const stop = containsHigh ? ih + 1 : ih;
+      const node: RangeNode = { base, high, children: children.slice(ib, stop) };
+      children.splice(ib, stop - ib, node);
+      return true;
+    }
+  }
+}
+
+/**
+ * The streaming `.sym` parser: `push` chunks of bytes (UTF-8) or text in order, then `finish`.
+ * A chunk may end anywhere, including inside a line or a UTF-8 sequence. For example, in Node:
+ * `for await (const chunk of createReadStream(path)) parser.push(chunk)`.
+ */
+export class BreakpadSymParser {
+  private readonly decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  private readonly encoder = new TextEncoder();
+  /** Bytes of the line being read, from earlier chunks. */
+  private partial: Uint8Array[] = [];
+  private partialLength = 0;
+  /** Byte offset of the first byte not yet parsed (the start of the line being read). */
+  private regionStart = 0;
+  /** Lines ended so far. */
+  private lineCount = 0;
+  /** The last line ended with CR, so an LF right after it belongs to the same line end. */
+  private afterCR = false;
+  /** A high surrogate that ended a text chunk, waiting for its low half. */
+  private heldSurrogate = "";
+  private finished = false;
+
+  private moduleRecord: BreakpadModule | undefined;
+  private readonly info: string[] = [];
+  private codeId: BreakpadCodeId | undefined;
+  private readonly files = new Map<number, string>();
+  private readonly functions: BreakpadFunc[] = [];
+  private readonly publics: BreakpadPublic[] = [];
+  private readonly stackWin: BreakpadStackWin[] = [];
+  private droppedStackWin = 0;
+  private readonly stackWinRanges: ContainedRanges[] = [0, 1, 2, 3, 4].map(() => new ContainedRanges());
+  private readonly stackCfi: BreakpadStackCfi[] = [];
+  private inlineCount = 0;
+  private inlineOriginCount = 0;
+  private unknownCount = 0;
+  /** The FUNC that line records attach to; a PUBLIC record clears it, as in Breakpad. */
+  private currentFunc: BreakpadFunc | undefined;
+
+  /** The MODULE record, once the first line has been read. */
+  get module(): BreakpadModule | undefined {
+    return this.moduleRecord;
+  }
+
+  /**
+   * Reads the next chunk; complete lines are parsed now, and a malformed one throws
+   * {@link InputError}, after which the parser accepts nothing more.
+   */
+  push(chunk: string | Uint8Array): void {
+    if (this.finished) throw new Error("BreakpadSymParser: push() after finish() or after an error");
+    try {
+      this.pushChunk(chunk);
+    } catch (e) {
+      this.finished = true;
+      throw e;
+    }
+  }
+
+  private pushChunk(chunk: string | Uint8Array): void {
+    if (typeof chunk === "string") {
+      let text = this.heldSurrogate + chunk;
+      this.heldSurrogate = "";
+      const last = text.charCodeAt(text.length - 1);
+      if (last >= 0xd800 && last <= 0xdbff) {
+        this.heldSurrogate = text.slice(-1);
+        text = text.slice(0, -1);
+      }
+      this.scan(this.encoder.encode(text));
+    } else {
+      this.releaseSurrogate();
+      this.scan(chunk);
+    }
+  }
+
+  /** Parses the last line and returns the symbols; a file without a MODULE record throws "bad-magic". */
+  finish(): BreakpadSymbols {
+    if (this.finished) throw new Error("BreakpadSymParser: finish() after finish() or after an error");
+    this.finished = true;
+    this.releaseSurrogate();
+    if (this.partial.length > 0) this.parseRegion(this.takePartial(new Uint8Array(0)));
+    const module = this.moduleRecord;
+    if (module === undefined) {
+      fail("bad-magic", { line: this.lineCount + 1, offset: this.regionStart }, "the file ends before its MODULE record (a .sym file starts with MODULE)");
+    }
+    const byAddress = (a: { address: number }, b: { address: number }): number => a.address - b.address;
+    const out: BreakpadSymbols = {
+      module,
+      info: this.info,
+      files: this.files,
+      functions: this.functions.sort(byAddress),
+      publics: this.publics.sort(byAddress),
+      stackWin: this.stackWin,
+      droppedStackWin: this.droppedStackWin,
+      stackCfi: this.stackCfi,
+      inlineCount: this.inlineCount,
+      inlineOriginCount: this.inlineOriginCount,
+      unknownCount: this.unknownCount,
+    };
+    if (this.codeId !== undefined) out.codeId = this.codeId;
+    return out;
+  }
+
+  /** A high surrogate with no low half encodes as U+FFFD. */
+  private releaseSurrogate(): void {
+    if (this.heldSurrogate === "") return;
+    const held = this.heldSurrogate;
+    this.heldSurrogate = "";
+    this.scan(this.encoder.encode(held));
+  }
+
+  /** Cuts `bytes` after its last line end and parses the complete lines; the rest waits for more. */
+  private scan(bytes: Uint8Array): void {
+    let cut = bytes.length;
+    while (cut > 0 && bytes[cut - 1] !== LF && bytes[cut - 1] !== CR) cut--;
+    if (cut > 0) this.parseRegion(this.takePartial(bytes.subarray(0, cut)));
+    if (cut < bytes.length) {
+      const rest = bytes.slice(cut);
+      this.partial.push(rest);
+      this.partialLength += rest.length;
+    }
+  }
+
+  /** The held bytes followed by `tail`, as one array. */
+  private takePartial(tail: Uint8Array): Uint8Array {
+    if (this.partial.length === 0) return tail;
+    const out = new Uint8Array(this.partialLength + tail.length);
+    let at = 0;
+    for (const p of this.partial) {
+      out.set(p, at);
+      at += p.length;
+    }
+    out.set(tail, at);
+    this.partial = [];
+    this.partialLength = 0;
+    return out;
+  }
+
+  /**
+   * Parses whole lines: `region` starts at a line start and ends after a line end (or at the end of
+   * the file). It is decoded at once; CR and LF bytes are never part of a UTF-8 sequence and each
+   * becomes one character, so splitting the bytes (for offsets) and the text (for content) at the
+   * same CR, LF and CR LF ends gives the same lines.
+   */
+  private parseRegion(region: Uint8Array): void {
+    const text = this.decoder.decode(region);
+    let b = 0;
+    let c = 0;
+    if (this.afterCR && region[0] === LF) {
+      b = 1;
+      c = 1;
+    }
+    // As many characters as bytes: every character came from one byte, so the offsets agree.
+    const oneToOne = text.length === region.length;
+    while (b < region.length) {
+      let ce = c;
+      while (ce < text.length && text.charCodeAt(ce) !== LF && text.charCodeAt(ce) !== CR) ce++;
+      let be = b + (ce - c);
+      if (!oneToOne) {
+        be = b;
+        while (be < region.length && region[be] !== LF && region[be] !== CR) be++;
+      }
+      this.lineCount++;
+      if (be > b) {
+        let line = text.slice(c, ce);
+        if (this.lineCount === 1 && line.charCodeAt(0) === 0xfeff) line = line.slice(1);
+        this.parseLine(line, { line: this.lineCount, offset: this.regionStart + b });
+      }
+      const step = region[be] === CR && region[be + 1] === LF ? 2 : 1;
+      b = be + step;
+      c = ce + step;
+    }
+    this.afterCR = region[region.length - 1] === CR;
+    this.regionStart += region.length;
+  }
+
+  private parseLine(text: string, site: LineSite): void {
+    const space = text.indexOf(" ");
+    const kind = space < 0 ? text : text.slice(0, space);
+    if (this.moduleRecord === undefined) {
+      if (kind !== "MODULE") fail("bad-magic", site, `a .sym file starts with a MODULE record, not "${clip(text)}"`);
+      this.parseModule(new Fields(text, kind.length, "MODULE", site), site);
+      return;
+    }
+    switch (kind) {
+      case "FUNC":
+        this.parseFunc(new Fields(text, kind.length, "FUNC", site));
+        return;
+      case "PUBLIC":
+        this.parsePublic(new Fields(text, kind.length, "PUBLIC", site));
+        return;
+      case "FILE":
+        this.parseFile(new Fields(text, kind.length, "FILE", site));
+        return;
+      case "STACK":
+        this.parseStack(new Fields(text, kind.length, "STACK", site), site);
+        return;
+      case "INFO":
+        this.parseInfo(new Fields(text, kind.length, "INFO", site), site);
+        return;
+      case "INLINE":
+        this.inlineCount++;
+        return;
+      case "INLINE_ORIGIN":
+        this.inlineOriginCount++;
+        return;
+      case "MODULE":
+        fail("bad-value", site, "a second MODULE record (a .sym file has one, on its first line)");
+      default:
+        if (HEX_DIGITS.test(kind)) this.parseLineRecord(new Fields(text, 0, "line record", site), site);
+        else this.unknownCount++;
+    }
+  }
+
+  private parseModule(f: Fields, site: LineSite): void {
+    const os = f.next("os");
+    const arch = f.next("arch");
+    const debugId = f.next("debug id");
+    if (!HEX_DIGITS.test(debugId)) fail("bad-hex", site, `MODULE debug id "${clip(debugId)}" is not hex`);
+    const debugFile = f.rest("debug file name");
+    this.moduleRecord = { os, arch, debugId, debugFile };
+  }
+
+  private parseInfo(f: Fields, site: LineSite): void {
+    const text = f.rest("text");
+    this.info.push(text);
+    const c = new Fields(text, 0, "INFO CODE_ID", site);
+    if (c.next("kind") !== "CODE_ID" || this.codeId !== undefined) return;
+    const codeId: BreakpadCodeId = { id: c.next("id") };
+    if (!c.atEnd()) codeId.file = c.rest("code file");
+    this.codeId = codeId;
+  }
+
+  private parseFile(f: Fields): void {
+    const id = f.dec("number");
+    const name = f.rest("name");
+    if (!this.files.has(id)) this.files.set(id, name);
+  }
+
+  private parseFunc(f: Fields): void {
+    let first = f.next("address");
+    const multiple = first === "m";
+    if (multiple) first = f.next("address");
+    const address = f.hexValue(first, "address");
+    const size = f.hex("size");
+    const paramSize = f.hex("parameter size");
+    const name = f.rest("name");
+    const func: BreakpadFunc = { address, size, paramSize, name, multiple, lines: [] };
+    this.functions.push(func);
+    this.currentFunc = func;
+  }
+
+  private parseLineRecord(f: Fields, site: LineSite): void {
+    const func = this.currentFunc;
+    if (func === undefined) {
+      fail("bad-value", site, "a line record must follow a FUNC record (there is none before it, or a PUBLIC came between)");
+    }
+    const address = f.hex("address");
+    const size = f.hex("size");
+    const line = f.dec("line number");
+    const file = f.dec("file number");
+    f.end();
+    func.lines.push({ address, size, line, file });
+  }
+
+  private parsePublic(f: Fields): void {
+    let first = f.next("address");
+    const multiple = first === "m";
+    if (multiple) first = f.next("address");
+    const address = f.hexValue(first, "address");
+    const paramSize = f.hex("parameter size");
+    const name = f.rest("name");
+    this.publics.push({ address, paramSize, name, multiple });
+    this.currentFunc = undefined;
+  }
+
+  private parseStack(f: Fields, site: LineSite): void {
+    const platform = f.atEnd() ? "" : f.next("kind");
+    if (platform === "WIN") this.parseStackWin(f.sub("STACK WIN"), site);
+    else if (platform === "CFI") this.parseStackCfi(f.sub("STACK CFI"), site);
+    else this.unknownCount++;
+  }
+
+  private parseStackWin(f: Fields, site: LineSite): void {
+    const type = f.hex("type");
+    if (type > STACK_WIN_TYPE.FRAME_DATA) fail("bad-value", site, `STACK WIN type ${hex(type)} is not 0..4`);
+    const rva = f.hex("rva");
+    const codeSize = f.hex("code_size");
+    if (!Number.isSafeInteger(rva + codeSize)) fail("bad-value", site, `STACK WIN rva + code_size is larger than 2^53 - 1`);
+    const record: BreakpadStackWin = {
+      type,
+      rva,
+      codeSize,
+      prologSize: f.hex("prolog size", U32_MAX),
+      epilogSize: f.hex("epilog size", U32_MAX),
+      paramsSize: f.hex("parameter size", U32_MAX),
+      savedRegsSize: f.hex("saved register size", U32_MAX),
+      localsSize: f.hex("locals size", U32_MAX),
+      maxStackSize: f.hex("max stack size", U32_MAX),
+      hasProgram: f.hex("has_program flag", U32_MAX) !== 0,
+      line: site.line,
+      offset: site.offset,
+    };
+    if (record.hasProgram) {
+      record.program = f.rest("program string");
+    } else {
+      record.allocatesBasePointer = f.hex("allocates_base_pointer flag", U32_MAX) !== 0;
+      f.end();
+    }
+    if (this.stackWinRanges[type]!.store(rva, codeSize)) this.stackWin.push(record);
+    else this.droppedStackWin++;
+  }
+
+  private parseStackCfi(f: Fields, site: LineSite): void {
+    const first = f.next("address");
+    if (first === "INIT") {
+      const address = f.hex("address");
+      const size = f.hex("size");
+      const init = f.rest("rules");
+      this.stackCfi.push({ address, size, init, deltas: [] });
+      return;
+    }
+    const address = f.hexValue(first, "address");
+    const rules = f.rest("rules");
+    const range = this.stackCfi[this.stackCfi.length - 1];
+    if (range === undefined) fail("bad-value", site, "a STACK CFI delta record must follow a STACK CFI INIT record");
+    range.deltas.push({ address, rules });
+  }
+}
+
+/** Parses a whole `.sym` file given as UTF-8 bytes or as text; throws {@link InputError} on a malformed line. */
+export function parseBreakpadSym(input: Uint8Array | string): BreakpadSymbols {
+  const parser = new BreakpadSymParser();
+  parser.push(input);
+  return parser.finish();
+}
+
+/** Sort order for converted records: by start, and for equal starts the larger range first, so a backward search meets the inner one first. */
+function byStartOuterFirst(a: BreakpadStackWin, b: BreakpadStackWin): number {
+  return a.rva - b.rva || b.codeSize - a.codeSize;
+}
+
+function conversionError(r: BreakpadStackWin, message: string): never {
+  fail("bad-value", r, `STACK WIN ${r.type} at rva ${hex(r.rva)}: ${message}`);
+}
+
+/**
+ * Converts the type-0 (FPO) records to FPO_DATA values sorted by start: cdwLocals = locals / 4,
+ * cdwParams = params / 4, cbRegs = saved_regs / 4, cbProlog = prolog, fUseBP =
+ * allocates_base_pointer, cbFrame FRAME_FPO. FPO_DATA has no program string: a type-0 record that
+ * carries one converts with fUseBP false. A size that is not a multiple of 4 or does not fit its
+ * FPO_DATA field (cbRegs 3 bits, cbProlog 8 bits, cdwParams 16 bits, start and size 32 bits)
+ * throws InputError("bad-value") naming the record's line.
+ */
+export function stackWinToFpoData(records: readonly BreakpadStackWin[]): FpoData[] {
+  const out: FpoData[] = [];
+  for (const r of records.filter((x) => x.type === STACK_WIN_TYPE.FPO).sort(byStartOuterFirst)) {
+    if (r.rva > U32_MAX || r.codeSize > U32_MAX) conversionError(r, "the range does not fit FPO_DATA's 32-bit start and size");
+    if (r.localsSize % 4 !== 0) conversionError(r, `locals size ${hex(r.localsSize)} is not a multiple of 4`);
+    if (r.paramsSize % 4 !== 0 || r.paramsSize / 4 > 0xffff) {
+      conversionError(r, `parameter size ${hex(r.paramsSize)} is not 4 × 0..0xffff (FPO_DATA.cdwParams has 16 bits)`);
+    }
+    if (r.savedRegsSize % 4 !== 0 || r.savedRegsSize / 4 > 7) {
+      conversionError(r, `saved register size ${hex(r.savedRegsSize)} is not 4 × 0..7 (FPO_DATA.cbRegs has 3 bits)`);
+    }
+    if (r.prologSize > 0xff) conversionError(r, `prolog size ${hex(r.prologSize)} does not fit FPO_DATA.cbProlog (8 bits)`);
+    out.push({
+      ulOffStart: r.rva,
+      cbProcSize: r.codeSize,
+      cdwLocals: r.localsSize / 4,
+      cdwParams: r.paramsSize / 4,
+      cbProlog: r.prologSize,
+      cbRegs: r.savedRegsSize / 4,
+      fHasSEH: false,
+      fUseBP: r.allocatesBasePointer === true,
+      reserved: 0,
+      cbFrame: FRAME_FPO,
+    });
+  }
+  return out;
+}
+
+/**
+ * Converts the type-4 (FrameData) records to FrameData values sorted by start, with all sizes in
+ * bytes as the record gives them, frameFunc 0, no flags, and `program` set when the record has one.
+ */
+export function stackWinToFrameData(records: readonly BreakpadStackWin[]): FrameData[] {
+  return records
+    .filter((r) => r.type === STACK_WIN_TYPE.FRAME_DATA)
+    .sort(byStartOuterFirst)
+    .map((r) => {
+      const fd: FrameData = {
+        rvaStart: r.rva,
+        codeSize: r.codeSize,
+        localSize: r.localsSize,
+        paramsSize: r.paramsSize,
+        maxStackSize: r.maxStackSize,
+        frameFunc: 0,
+        prologSize: r.prologSize,
+        savedRegsSize: r.savedRegsSize,
+        flags: 0,
+        hasSEH: false,
+        hasEH: false,
+        isFunctionStart: false,
+      };
+      if (r.program !== undefined) fd.program = r.program;
+      return fd;
+    });
+}
+
+/**
+ * The symbol-store path of a `.sym` file, `<D>/<debug id>/<N>.sym` (minidump.md §8): D is the
+ * debug file's base name (after the last `/` or `\`), and N is D without a trailing `.pdb`
+ * (compared case-insensitively) or D itself otherwise (`libfoo.so` → `libfoo.so.sym`). An
+ * identifier that is not letters and digits, or a base name that is empty, `.` or `..`, throws
+ * InputError("bad-value"), so that the result never leaves the store's root.
+ */
+export function symbolStorePath(debugFile: string, debugId: string): string {
+  const slash = Math.max(debugFile.lastIndexOf("/"), debugFile.lastIndexOf("\\"));
+  const base = debugFile.slice(slash + 1);
+  if (base === "" || base === "." || base === "..") {
+    throw new InputError("bad-value", `debug file "${clip(debugFile)}" has no usable file name for a symbol store`);
+  }
+  if (!/^[0-9A-Za-z]+$/.test(debugId)) {
+    throw new InputError("bad-value", `debug id "${clip(debugId)}" is not letters and digits`);
+  }
+  const name = base.length > 4 && base.slice(-4).toLowerCase() === ".pdb" ? base.slice(0, -4) : base;
+  return `${base}/${debugId}/${name}.sym`;
+}
