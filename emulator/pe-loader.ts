@@ -8,7 +8,7 @@
 import { InputError } from "../src/errors.js";
 import { IMAGE_DIRECTORY_ENTRY, type PeImage } from "../src/formats/pe.js";
 import { IMAGE_FILE_MACHINE, machineFromImageFileMachine } from "../src/model/machine.js";
-import type { Module, ModuleSymbol } from "../src/model/snapshot.js";
+import type { Module, ModuleSymbol, ModuleUnwind } from "../src/model/snapshot.js";
 import { UC_PROT, type Unicorn } from "./unicorn.js";
 
 /** Unicorn maps and protects memory in whole 4 KiB pages. */
@@ -38,6 +38,8 @@ export interface MapPeOptions {
   name: string;
   /** Function symbols sorted by RVA (see emulator/symbols.ts); none when absent. */
   symbols?: readonly ModuleSymbol[];
+  /** Unwind records that travel with the module (from its PDB). */
+  unwind?: ModuleUnwind;
 }
 
 /** The CPU width an image's machine needs: I386 runs on the 32-bit CPU, AMD64 on the 64-bit one. */
@@ -101,6 +103,7 @@ export function mapPeImage(uc: Unicorn, pe: PeImage, options: MapPeOptions): Loa
   uc.memWrite(base, pe.mapped());
   for (const run of permissionRuns(pe, mapped)) uc.memProtect(base + run.offset, run.size, run.perms);
   const module: Module = { name, base, size, symbols: [...(options.symbols ?? [])] };
+  if (options.unwind !== undefined) module.unwind = options.unwind;
   return { name, base, size, pe, module };
 }
 

@@ -24,11 +24,11 @@ import { replaySweep, type MemoryWrite, type Sweep, type SweepStep } from "../sr
 import type { Vector } from "../src/formats/vector.js";
 import { RegionMemory, type MemoryRegion } from "../src/memory/region-memory.js";
 import type { Machine } from "../src/model/machine.js";
-import type { Module, ModuleSymbol, Registers } from "../src/model/snapshot.js";
+import type { Module, ModuleSymbol, ModuleUnwind, Registers } from "../src/model/snapshot.js";
 import type { CpuMode } from "./cpu-mode.js";
 import { loadDisassembler, MAX_INSTRUCTION_LENGTH } from "./disassemble.js";
-import { mapPeImage, PAGE_SIZE } from "./pe-loader.js";
-import { loadModuleSymbols } from "./symbols.js";
+import { mapPeImage, PAGE_SIZE, type MapPeOptions } from "./pe-loader.js";
+import { loadModuleDebugInfo } from "./symbols.js";
 import { ShadowStack, TraceError, type InterruptHandler } from "./trace.js";
 import { UC_PROT, Unicorn, UnicornError, type InvalidMemoryAccess, type RegisterName, type StopInfo } from "./unicorn.js";
 
@@ -415,6 +415,8 @@ export interface ImageSource {
   /** The file as read from disk (parsed here), or an already parsed image. */
   image: Uint8Array | PeImage;
   symbols?: readonly ModuleSymbol[];
+  /** Unwind records for the module (from its PDB). */
+  unwind?: ModuleUnwind;
 }
 
 /** Options of {@link runImage}: a run's options plus images mapped beside the main one. */
@@ -440,7 +442,9 @@ export async function runImage(main: ImageSource, options: RunImageOptions = {})
   try {
     const images = [main, ...(options.extraModules ?? [])].map((source) => {
       const parsed = source === main ? pe : source.image instanceof Uint8Array ? parseImage(source.image, source.name) : source.image;
-      const mapOptions = source.symbols === undefined ? { name: source.name } : { name: source.name, symbols: source.symbols };
+      const mapOptions: MapPeOptions = { name: source.name };
+      if (source.symbols !== undefined) mapOptions.symbols = source.symbols;
+      if (source.unwind !== undefined) mapOptions.unwind = source.unwind;
       return mapPeImage(uc, parsed, mapOptions);
     });
     const stack = options.stack ?? DEFAULT_STACKS[mode];
@@ -481,7 +485,7 @@ export async function runImageFile(path: string, options: RunImageOptions = {}):
   }
   const pe = parseImage(bytes, path);
   try {
-    return await runImage({ name: basename(path), image: pe, symbols: loadModuleSymbols(path, pe) }, options);
+    return await runImage({ name: basename(path), image: pe, ...loadModuleDebugInfo(path, pe) }, options);
   } catch (e) {
     if (e instanceof InputError && e.file === undefined) throw e.inFile(path);
     throw e;

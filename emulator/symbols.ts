@@ -1,7 +1,8 @@
 /**
  * Module symbols for emulated images, from the PDB that sits beside the image. They name the
  * functions in ground truth (`function` of a truth frame) and resolve `--break NAME`; finding
- * the function that contains an address is a symbol lookup, not a stack walk.
+ * the function that contains an address is a symbol lookup, not a stack walk. The same PDB's
+ * x86 unwind records travel with the module into the vectors, for the walkers.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
@@ -9,7 +10,7 @@ import { InputError } from "../src/errors.js";
 import { parsePdb, type Pdb, type PdbSymbol } from "../src/formats/pdb.js";
 import type { PeImage } from "../src/formats/pe.js";
 import { IMAGE_FILE_MACHINE } from "../src/model/machine.js";
-import { moduleAt, symbolAt, type Module, type ModuleSymbol } from "../src/model/snapshot.js";
+import { moduleAt, symbolAt, type Module, type ModuleSymbol, type ModuleUnwind } from "../src/model/snapshot.js";
 
 /**
  * The undecorated name of an x86 public symbol. The x86 Microsoft ABI decorates C names:
@@ -59,14 +60,21 @@ export function pdbPathFor(imagePath: string): string {
   return join(dirname(imagePath), `${basename(imagePath, extname(imagePath))}.pdb`);
 }
 
+/** What the PDB beside an image gives a module: its symbols and, for x86, its unwind records. */
+export interface ModuleDebugInfo {
+  symbols: ModuleSymbol[];
+  /** FPO_DATA and FrameData from the PDB (x86-fpo.md §4), when it has any. */
+  unwind?: ModuleUnwind;
+}
+
 /**
- * Reads the symbols of the image at `imagePath` from the PDB beside it; [] when there is no
- * PDB. A PDB whose debug identifier differs from the image's CodeView record belongs to
- * another build and is refused with an {@link InputError}.
+ * Reads the symbols and unwind records of the image at `imagePath` from the PDB beside it;
+ * no symbols when there is no PDB. A PDB whose debug identifier differs from the image's
+ * CodeView record belongs to another build and is refused with an {@link InputError}.
  */
-export function loadModuleSymbols(imagePath: string, pe: PeImage): ModuleSymbol[] {
+export function loadModuleDebugInfo(imagePath: string, pe: PeImage): ModuleDebugInfo {
   const path = pdbPathFor(imagePath);
-  if (!existsSync(path)) return [];
+  if (!existsSync(path)) return { symbols: [] };
   let bytes: Uint8Array;
   try {
     bytes = readFileSync(path);
@@ -87,7 +95,14 @@ export function loadModuleSymbols(imagePath: string, pe: PeImage): ModuleSymbol[
       { file: path },
     );
   }
-  return moduleSymbols(pdb.symbols(pe.sections), pe.machine);
+  const info: ModuleDebugInfo = { symbols: moduleSymbols(pdb.symbols(pe.sections), pe.machine) };
+  if (pdb.fpo.length > 0 || pdb.frameData.length > 0) info.unwind = { fpo: pdb.fpo, frameData: pdb.frameData, origin: `PDB ${basename(path)}` };
+  return info;
+}
+
+/** The symbols of the image at `imagePath` from the PDB beside it (see {@link loadModuleDebugInfo}). */
+export function loadModuleSymbols(imagePath: string, pe: PeImage): ModuleSymbol[] {
+  return loadModuleDebugInfo(imagePath, pe).symbols;
 }
 
 /** The name of the function containing `address` in any of `modules`, or undefined. */

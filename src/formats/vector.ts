@@ -9,6 +9,7 @@ import { formatAddress, isMachine, machineInfo, MACHINES, type Machine } from ".
 import { decodeDiskItems } from "../etw/extended-data.js";
 import type { EtwEvent, Module, ModuleSymbol, Registers, Snapshot, TruthFrame } from "../model/snapshot.js";
 import { bytesToHex, JsonNode } from "./json-input.js";
+import { formatModuleUnwind, parseModuleUnwind } from "./module-unwind.js";
 
 /** The format identifier every vector starts with. */
 export const VECTOR_FORMAT = "stackwalk-vector/1";
@@ -76,7 +77,7 @@ export function parseRegion(node: JsonNode, bits: number, budget: ZeroBudget = {
 
 /** Parses one module with its symbols (sorted by rva). */
 export function parseModule(node: JsonNode, bits: number): Module {
-  node.onlyKeys(["name", "base", "size", "symbols"]);
+  node.onlyKeys(["name", "base", "size", "symbols", "fpo", "frameData"]);
   const name = node.get("name").string();
   const base = node.get("base").hex(bits);
   const size = node.get("size").hex(bits);
@@ -89,7 +90,10 @@ export function parseModule(node: JsonNode, bits: number): Module {
     return sym;
   });
   symbols.sort((a, b) => (a.rva < b.rva ? -1 : a.rva > b.rva ? 1 : 0));
-  return { name, base, size, symbols };
+  const module: Module = { name, base, size, symbols };
+  const unwind = parseModuleUnwind(node, size);
+  if (unwind !== undefined) module.unwind = unwind;
+  return module;
 }
 
 /** Parses ETW events: each `{ "hex": on-disk item chain, "description"? }`, validated by decoding the chain. */
@@ -230,7 +234,7 @@ export function formatModule(machine: Machine, m: Module): string {
   const a = (x: bigint): string => JSON.stringify(formatAddress(machine, x));
   const syms = m.symbols.map((s) => `{ "name": ${JSON.stringify(s.name)}, "rva": ${a(s.rva)}${s.size !== undefined ? `, "size": ${a(s.size)}` : ""} }`);
   const symbols = syms.length === 0 ? "[]" : `[\n        ${syms.join(",\n        ")}\n      ]`;
-  return `    { "name": ${JSON.stringify(m.name)}, "base": ${a(m.base)}, "size": ${a(m.size)}, "symbols": ${symbols} }`;
+  return `    { "name": ${JSON.stringify(m.name)}, "base": ${a(m.base)}, "size": ${a(m.size)}, "symbols": ${symbols}${formatModuleUnwind(m.unwind)} }`;
 }
 
 /** One truth frame as vector JSON. */

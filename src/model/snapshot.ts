@@ -3,6 +3,8 @@
  * contexts, target memory, and the modules loaded in it (DESIGN.md "Data flow").
  */
 import type { MemoryReader } from "../memory/reader.js";
+import type { FrameData } from "../formats/frame-data.js";
+import type { FpoData } from "./fpo-data.js";
 import type { Machine } from "./machine.js";
 
 /** A register file: lower-case CONTEXT register names to values. */
@@ -24,6 +26,18 @@ export interface Module {
   size: bigint;
   /** Functions sorted by rva (the order is established by the loader). */
   symbols: ModuleSymbol[];
+  /** Unwind records for the module that do not come from its mapped image (a vector, a PDB, a .sym file). */
+  unwind?: ModuleUnwind;
+}
+
+/** x86 unwind records attached to a module, each list sorted by start RVA. */
+export interface ModuleUnwind {
+  /** Old FPO_DATA records. */
+  fpo: FpoData[];
+  /** FrameData records with their program strings. */
+  frameData: FrameData[];
+  /** Where the records came from, in words ("vector", "PDB x.pdb", "Breakpad x.sym"). */
+  origin: string;
 }
 
 /**

@@ -11,7 +11,17 @@ export type Trust = "context" | "unwind-info" | "frame-data" | "fpo" | "ia64-unw
 export const TRUST_ORDER: readonly Trust[] = ["context", "unwind-info", "frame-data", "fpo", "ia64-unwind", "frame-pointer", "scan"];
 
 /** Why a walk ended. */
-export type StopReason = "end-of-stack" | "read-fault" | "no-progress" | "bad-pc" | "max-frames" | "unsupported";
+export type StopReason =
+  | "end-of-stack"
+  | "read-fault"
+  | "no-progress"
+  | "bad-pc"
+  | "max-frames"
+  | "unsupported"
+  /** An x86 FPO_DATA record says FRAME_TRAP: the caller's context is in a kernel trap frame. */
+  | "trap-frame"
+  /** An x86 FPO_DATA record says FRAME_TSS: the caller's context is in a task-state segment. */
+  | "tss-frame";
 
 /** The unwind-table entry a frame's function was found in (FPO_DATA, RUNTIME_FUNCTION, IA-64 entry). */
 export interface FuncTableEntry {
@@ -20,6 +30,8 @@ export interface FuncTableEntry {
   beginRva: bigint;
   /** Image-relative end (exclusive). */
   endRva: bigint;
+  /** Base of the module the entry belongs to. */
+  moduleBase: bigint;
 }
 
 /** One row of a walk. */

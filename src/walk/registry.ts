@@ -2,7 +2,10 @@
  * Machine -> walker table (Wine dbghelp's "one table per CPU, looked up by machine"). This is
  * the only file that branches on the machine; walkers name a list of strategies in trust order.
  */
+import { x86FrameData } from "../arch/x86/frame-data.js";
+import { x86Fpo } from "../arch/x86/fpo.js";
 import { x86FramePointer } from "../arch/x86/frame-pointer.js";
+import { x86RecordlessScan, x86Scan } from "../arch/x86/scan.js";
 import { x86Params } from "../arch/x86/params.js";
 import { x64FramePointer } from "../arch/x64/frame-pointer.js";
 import { InputError } from "../errors.js";
@@ -35,7 +38,12 @@ export interface ArchWalker {
 
 const X86: ArchWalker = {
   machine: "x86",
-  walkers: { auto: [x86FramePointer], "frame-pointer": [x86FramePointer] },
+  walkers: {
+    // FrameData before FPO_DATA (x86-fpo.md §1.3: prefer FrameData); records before the EBP chain.
+    auto: [x86FrameData, x86Fpo, x86RecordlessScan, x86FramePointer, x86Scan],
+    fpo: [x86FrameData, x86Fpo, x86RecordlessScan, x86FramePointer],
+    "frame-pointer": [x86FramePointer],
+  },
   pc: "eip",
   sp: "esp",
   fp: "ebp",

@@ -85,7 +85,7 @@ function readerOf(cb: Resolved, mask: bigint): MemoryReader {
  * a failed read leaves the context partly updated.
  */
 function unwind32(ctx: Registers, pc: bigint, target: Snapshot | undefined, memory: MemoryReader, index: number): boolean {
-  const site: FrameSite = { machine: "x86", index, registers: ctx, lookupPc: pc & U32, modules: target?.modules ?? [] };
+  const site: FrameSite = { machine: "x86", index, registers: ctx, lookupPc: pc & U32, modules: target?.modules ?? [], images: memory, calleeParams: 0 };
   const ebp = ctx["ebp"] ?? 0n;
   if (ebp !== 0n) ctx["esp"] = (ebp + 8n) & U32;
   for (const strategy of strategiesFor("x86", "frame-pointer")) {

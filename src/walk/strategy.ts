@@ -6,7 +6,7 @@
 import type { MemoryReader } from "../memory/reader.js";
 import type { Machine } from "../model/machine.js";
 import type { Module, Registers } from "../model/snapshot.js";
-import type { Trust, WalkStop } from "./frame.js";
+import type { FuncTableEntry, Trust, WalkStop } from "./frame.js";
 
 /** What a strategy may look at when it works out a rule for one frame. */
 export interface FrameSite {
@@ -21,6 +21,16 @@ export interface FrameSite {
    */
   lookupPc: bigint;
   modules: readonly Module[];
+  /**
+   * The target's memory, for the images it maps (headers, unwind tables, code bytes around the
+   * PC). Working out a rule may read images; only {@link UnwindRule.exec} reads the stack.
+   */
+  images: MemoryReader;
+  /**
+   * Bytes of stack parameters of the frame unwound just before this one (this frame's callee),
+   * as its unwind record gave them; 0 for the context frame or when no record said so.
+   */
+  calleeParams: number;
 }
 
 /** The registers of the caller frame, and how the rule found them. */
@@ -28,10 +38,19 @@ export interface UnwindStep {
   registers: Registers;
   /** The rule with the values it used, for the caller frame's `rule` field. */
   rule: string;
+  /** The trust of the caller frame when it differs from the strategy's (a rule that had to scan). */
+  trust?: Trust;
+  /** Bytes of stack parameters of the frame just unwound, when its record says (the next unwind's calleeParams). */
+  paramsSize?: number;
+  /** The unwind-table entry used for the frame just unwound. */
+  entry?: FuncTableEntry;
 }
 
 /** Result of running a rule: the caller's registers, or why it cannot be found. */
-export type UnwindResult = { ok: true; step: UnwindStep } | { ok: false; stop: WalkStop };
+export type UnwindResult =
+  | { ok: true; step: UnwindStep }
+  /** `final`: the walk ends here, whatever later strategies would say (an FPO trap frame). */
+  | { ok: false; stop: WalkStop; final?: boolean };
 
 /** A rule computed for one frame; running it is the only place memory is read. */
 export interface UnwindRule {

@@ -78,14 +78,21 @@ export function checkProgress(arch: ArchWalker, callee: Frame, caller: Registers
   return undefined;
 }
 
-/** Tries each strategy in order; the first that runs successfully wins, else the first failure is reported. */
+/**
+ * Tries each strategy in order; the first that runs successfully wins, else the first failure
+ * is reported. A failure that ends the walk (the end of the stack, a kernel frame) stops the
+ * search at once.
+ */
 function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, snapshot: Snapshot): { ok: true; step: UnwindStep; trust: Trust } | { ok: false; stop: WalkStop } {
   let firstFailure: WalkStop | undefined;
   for (const strategy of strategies) {
     const rule = strategy.ruleFor(site);
     if (rule === undefined) continue;
     const result = rule.exec(site.registers, snapshot.memory);
-    if (result.ok) return { ok: true, step: result.step, trust: strategy.trust };
+    if (result.ok) return { ok: true, step: result.step, trust: result.step.trust ?? strategy.trust };
+    // A strategy that recognises the outermost frame (EBP 0, a return address of 0) has the last
+    // word: less trusted strategies must not scan past the end of the stack.
+    if (result.final === true || result.stop.reason === "end-of-stack") return { ok: false, stop: result.stop };
     firstFailure ??= result.stop;
   }
   return { ok: false, stop: firstFailure ?? { reason: "unsupported", detail: "no strategy has a rule for this frame" } };
@@ -103,6 +110,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
   if (strategies.length === 0) {
     return { frames, stop: { reason: "unsupported", detail: arch.unsupportedDetail ?? "no strategy applies to this machine" } };
   }
+  let calleeParams = 0;
   for (;;) {
     const callee = frames[frames.length - 1]!;
     const site: FrameSite = {
@@ -111,9 +119,13 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
       registers: callee.registers,
       lookupPc: lookupAddress(callee.addrPC, callee.index > 0),
       modules: snapshot.modules,
+      images: snapshot.memory,
+      calleeParams,
     };
     const outcome = unwindOnce(strategies, site, snapshot);
     if (!outcome.ok) return { frames, stop: outcome.stop };
+    if (outcome.step.entry !== undefined) callee.funcTableEntry = outcome.step.entry;
+    calleeParams = outcome.step.paramsSize ?? 0;
     const callerRegisters = maskRegisters(snapshot.machine, outcome.step.registers);
     callee.addrReturn = callerRegisters[arch.pc] ?? 0n;
     const bad = checkProgress(arch, callee, callerRegisters);

@@ -1,0 +1,146 @@
+/**
+ * The `fpo` strategy: unwinding with an old FPO_DATA record (x86-fpo.md §1.4). In the body the
+ * return address is at esp + calleeParams + locals + savedRegs; in the prolog the bytes up to
+ * the PC say what has been pushed; at an epilogue the context frame runs it. fUseBP functions
+ * saved the caller's EBP in their register area; FRAME_NONFPO is an EBP frame; FRAME_TRAP and
+ * FRAME_TSS end a user-mode walk with their own stop reasons.
+ */
+import { readU32, type MemoryReader } from "../../memory/reader.js";
+import { FRAME_NONFPO, FRAME_TRAP, FRAME_TSS, type FpoData } from "../../model/fpo-data.js";
+import type { Registers } from "../../model/snapshot.js";
+import type { FuncTableEntry } from "../../walk/frame.js";
+import type { FrameSite, UnwindResult, UnwindRule, UnwindStrategy } from "../../walk/strategy.js";
+import { decodeProlog, scanForReturnAddress, type PrologState } from "./code.js";
+import { acceptOrScan, epilogRule, hex, inherited, RA_SEARCH_WORDS, U32, x86Site, type X86Site } from "./site.js";
+import { findFpo, findFrameData } from "./tables.js";
+
+function entryOf(record: FpoData, base: bigint): FuncTableEntry {
+  return { kind: "fpo", beginRva: BigInt(record.ulOffStart), endRva: BigInt(record.ulOffStart + record.cbProcSize), moduleBase: base };
+}
+
+function labelOf(record: FpoData): string {
+  return `fpo rva=${hex(record.ulOffStart)} locals=${record.cdwLocals * 4} regs=${record.cbRegs} params=${record.cdwParams * 4}${record.fUseBP ? " useBP" : ""}`;
+}
+
+/** A rule that ends the walk: the caller's context is in a kernel structure a user-mode walker cannot see. */
+function kernelFrameRule(record: FpoData): UnwindRule {
+  const trap = record.cbFrame === FRAME_TRAP;
+  const detail = `${labelOf(record)} is a ${trap ? "FRAME_TRAP" : "FRAME_TSS"} record: the caller's context is in a ${trap ? "kernel trap frame (KTRAP_FRAME)" : "task-state segment"}, which a user-mode walk does not follow`;
+  return {
+    describe: () => detail,
+    exec: () => ({ ok: false, final: true, stop: { reason: trap ? "trap-frame" : "tss-frame", detail } }),
+  };
+}
+
+/** FRAME_NONFPO: a normal EBP frame. */
+function nonFpoRule(site: FrameSite, found: X86Site, record: FpoData, extra: { paramsSize: number; entry: FuncTableEntry }): UnwindRule {
+  const label = `${labelOf(record)} FRAME_NONFPO`;
+  return {
+    describe: () => `${label}: eip=[ebp+4], esp=ebp+8, ebp=[ebp]`,
+    exec(registers: Registers, stack: MemoryReader): UnwindResult {
+      const ebp = registers["ebp"] ?? 0n;
+      const eip = readU32(stack, (ebp + 4n) & U32);
+      const saved = readU32(stack, ebp);
+      if (eip === undefined || saved === undefined) {
+        const at = eip === undefined ? (ebp + 4n) & U32 : ebp;
+        return { ok: false, stop: { reason: "read-fault", address: at, detail: `${label}: cannot read ${hex(at)}` } };
+      }
+      const out = inherited(registers);
+      out["eip"] = eip;
+      out["esp"] = (ebp + 8n) & U32;
+      out["ebp"] = saved;
+      return acceptOrScan(site, found, stack, out, `${label} ebp=${hex(ebp)}: eip=[ebp+4]`, (ebp + 8n) & U32, undefined, extra);
+    },
+  };
+}
+
+/** In the prolog: the return address is above what the decoded instructions pushed. */
+function prologRule(site: FrameSite, found: X86Site, record: FpoData, state: PrologState, extra: { paramsSize: number; entry: FuncTableEntry }): UnwindRule {
+  const label = `${labelOf(record)} prolog [${state.text.join("; ")}]`;
+  return {
+    describe: () => label,
+    exec(registers: Registers, stack: MemoryReader): UnwindResult {
+      const esp = registers["esp"] ?? 0n;
+      const raSlot = (esp + BigInt(state.pushed)) & U32;
+      const eip = readU32(stack, raSlot);
+      if (eip === undefined) return { ok: false, stop: { reason: "read-fault", address: raSlot, detail: `${label}: cannot read the return address at ${hex(raSlot)}` } };
+      const out = inherited(registers);
+      for (const s of state.saves) {
+        if (s.reg === "esp") continue;
+        const slot = (esp + BigInt(state.pushed - s.total)) & U32;
+        const v = readU32(stack, slot);
+        if (v === undefined) return { ok: false, stop: { reason: "read-fault", address: slot, detail: `${label}: cannot read the saved ${s.reg} at ${hex(slot)}` } };
+        out[s.reg] = v;
+      }
+      out["eip"] = eip;
+      out["esp"] = (raSlot + 4n) & U32;
+      return acceptOrScan(site, found, stack, out, `${label} ra@esp+${state.pushed}`, (raSlot + 4n) & U32, raSlot, extra);
+    },
+  };
+}
+
+/** In the body: ra = esp + calleeParams + locals + savedRegs, validated by a short scan. */
+function bodyRule(site: FrameSite, found: X86Site, record: FpoData, extra: { paramsSize: number; entry: FuncTableEntry }): UnwindRule {
+  const label = labelOf(record);
+  const locals = record.cdwLocals * 4;
+  const saved = record.cbRegs * 4;
+  const calleeParams = site.calleeParams;
+  return {
+    describe: () => `${label}: ra=[esp+${calleeParams}+${locals}+${saved}]`,
+    exec(registers: Registers, stack: MemoryReader): UnwindResult {
+      const esp = registers["esp"] ?? 0n;
+      const expected = (esp + BigInt(calleeParams + locals + saved)) & U32;
+      let raSlot = expected;
+      let where = `ra@esp+${calleeParams + locals + saved}`;
+      const hit = scanForReturnAddress(stack, site.modules, site.images, raSlot, RA_SEARCH_WORDS, found.callee);
+      if (hit !== undefined && hit.slot !== raSlot) {
+        where += `, found ${Number(hit.slot - raSlot)} bytes above`;
+        raSlot = hit.slot;
+      }
+      const eip = readU32(stack, raSlot);
+      if (eip === undefined) return { ok: false, stop: { reason: "read-fault", address: raSlot, detail: `${label}: cannot read the return address at ${hex(raSlot)}` } };
+      const out = inherited(registers);
+      out["eip"] = eip;
+      out["esp"] = (raSlot + 4n) & U32;
+      if (record.fUseBP) {
+        // MSVC saves EBP second (sub esp,L; push ebx; push ebp; ...): x86-fpo.md §1.4 step 3.
+        const skew = raSlot - expected;
+        const slot = (esp + skew + BigInt(calleeParams + saved - 8)) & U32;
+        const v = readU32(stack, slot);
+        if (v === undefined) return { ok: false, stop: { reason: "read-fault", address: slot, detail: `${label}: cannot read the saved EBP at ${hex(slot)}` } };
+        out["ebp"] = v;
+        where += ` ebp@[${hex(slot)}]`;
+      }
+      return acceptOrScan(site, found, stack, out, `${label} ${where}`, (raSlot + 4n) & U32, expected, extra);
+    },
+  };
+}
+
+/** The x86 FPO_DATA strategy (trust `fpo`). At an epilogue with no record at all, it runs the epilogue too. */
+export const x86Fpo: UnwindStrategy = {
+  name: "fpo",
+  trust: "fpo",
+  ruleFor(site: FrameSite): UnwindRule | undefined {
+    const found = x86Site(site);
+    if (found === undefined) return undefined;
+    const record = findFpo(found.tables.fpo, found.rva);
+    if (record === undefined) {
+      // No record of either kind covers the PC: an epilogue is still exact.
+      return findFrameData(found.tables.frameData, found.rva) === undefined ? epilogRule(site, found, "no record,") : undefined;
+    }
+    const extra = { paramsSize: record.cdwParams * 4, entry: entryOf(record, found.module.base) };
+    if (record.cbFrame === FRAME_TRAP || record.cbFrame === FRAME_TSS) return kernelFrameRule(record);
+    const rule = recordRule(site, found, record, extra);
+    return epilogRule(site, found, labelOf(record), extra, rule) ?? rule;
+  },
+};
+
+function recordRule(site: FrameSite, found: X86Site, record: FpoData, extra: { paramsSize: number; entry: FuncTableEntry }): UnwindRule {
+    const offset = found.rva - record.ulOffStart;
+    if (offset < record.cbProlog) {
+      const state = decodeProlog(site.images, found.module.base + BigInt(record.ulOffStart), site.index === 0 ? site.lookupPc : site.lookupPc + 1n);
+      if (state !== undefined) return prologRule(site, found, record, state, extra);
+    }
+    if (record.cbFrame === FRAME_NONFPO) return nonFpoRule(site, found, record, extra);
+    return bodyRule(site, found, record, extra);
+}
