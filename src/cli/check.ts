@@ -4,10 +4,10 @@ import { replaySweep } from "../formats/sweep.js";
 import type { Vector } from "../formats/vector.js";
 import { compareWithTruth, type TruthComparison } from "../walk/compare.js";
 import { walkThread } from "../walk/walk.js";
-import { EXIT, expandInputs, loadInput, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
+import { attachSymbols, EXIT, expandInputs, loadInput, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
 
 /** Usage text of `check`. */
-export const CHECK_USAGE = `usage: stackwalk check <vector.json|dir>... [--walker W] [--json]
+export const CHECK_USAGE = `usage: stackwalk check <vector.json|dir>... [--walker W] [--symbols DIR]... [--json]
 
 Walks each vector (directories are searched for .json files) and compares the walk with the
 vector's ground truth: exact when every frame's AddrPC and AddrStack (and AddrBStore on ia64)
@@ -15,8 +15,9 @@ equal the truth, frame for frame, with no extra frames. A sweep is checked snaps
 Prints one line per file and a closing "N passed, M failed" that counts snapshots.
 Exit status: 0 all exact, 1 a walk differs, 2 an input could not be used.
 
-  --walker W   auto (default), frame-pointer, ...: the walker to check
-  --json       print the results as one JSON document instead
+  --walker W     auto (default), fpo, frame-pointer, ...: the walker to check
+  --symbols DIR  PDBs and Breakpad .sym files for modules without unwind records (see walk)
+  --json         print the results as one JSON document instead
 `;
 
 interface Result {
@@ -44,6 +45,7 @@ export function checkCommand(argv: string[], io: Io): number {
   const { values, positionals } = parseOptions(argv, {
     walker: { type: "string" },
     json: { type: "boolean" },
+    symbols: { type: "string", multiple: true },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) {
@@ -58,6 +60,7 @@ export function checkCommand(argv: string[], io: Io): number {
   for (const file of files) {
     try {
       const input = loadInput(file);
+      attachSymbols(input, file, values.symbols ?? [], io);
       if (input.kind === "vector") {
         const comparison = checkOne(input.vector, walker, file, "$.truth");
         results.push({ file, kind: "vector", status: comparison.exact ? "exact" : "differs", snapshots: 1, exact: comparison.exact ? 1 : 0, comparison });

@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { InputError } from "../errors.js";
 import { parseJsonInput, type JsonInput } from "../formats/input.js";
+import { RegionMemory } from "../memory/region-memory.js";
 import { WALKER_NAMES, type WalkerName } from "../walk/registry.js";
+import { attachSymbolFiles, besideInput } from "./symbols.js";
 
 /** Exit codes of the contract: 0 success, 1 a check found a difference, 2 bad input or usage. */
 export const EXIT = { ok: 0, difference: 1, badInput: 2 } as const;
@@ -61,6 +63,18 @@ export function loadInput(file: string): JsonInput {
     throw new InputError("bad-magic", what, { file, offset: first });
   }
   return parseJsonInput(new TextDecoder("utf-8").decode(bytes), file);
+}
+
+/**
+ * Fills in x86 unwind records for an input's modules from `--symbols` directories and the
+ * input's own directory (see symbols.ts). With `--symbols` given, what was found for each module
+ * is reported on stderr.
+ */
+export function attachSymbols(input: JsonInput, file: string, dirs: readonly string[], io: Io): void {
+  const modules = input.kind === "vector" ? input.vector.modules : input.sweep.modules;
+  const memory = input.kind === "vector" ? input.vector.memory : new RegionMemory(input.sweep.memory.map((r) => ({ base: r.base, bytes: r.bytes })));
+  const notes = attachSymbolFiles(modules, memory, dirs, besideInput(file));
+  if (dirs.length > 0) for (const n of notes) io.err(`symbols: ${n.module}: ${n.detail}\n`);
 }
 
 /** Expands directories (recursively, sorted) into the `.json` files below them. */

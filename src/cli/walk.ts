@@ -6,18 +6,24 @@ import { renderWindbg } from "../render/windbg.js";
 import { replaySweep } from "../formats/sweep.js";
 import type { Vector } from "../formats/vector.js";
 import { walkSnapshot, DEFAULT_MAX_FRAMES } from "../walk/walk.js";
-import { EXIT, loadInput, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
+import { attachSymbols, EXIT, loadInput, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
 
 /** Usage text of `walk`. */
-export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json> [--walker auto|frame-pointer] [--thread ID|all]
-                     [--step N] [--max-frames N] [--format text|json|windbg] [--roles] [--registers]
+export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json> [--walker auto|fpo|frame-pointer] [--symbols DIR]...
+                     [--thread ID|all] [--step N] [--max-frames N] [--format text|json|windbg]
+                     [--roles] [--registers]
 
 Walks the stack of each thread of a snapshot and prints one row per frame: the STACKFRAME64
 fields (AddrPC, AddrReturn, AddrFrame, AddrStack), the trust of the frame (how it was found),
 the rule with the values it used, and where the PC is (module!function+offset).
 
   --walker W       auto (default): the most trusted strategy per frame, falling back down the
-                   trust order; frame-pointer: the EBP/RBP chain only
+                   trust order, with stack scanning last; fpo (x86): FrameData programs and
+                   FPO_DATA, then the EBP chain, no free scanning; frame-pointer: the EBP/RBP
+                   chain only
+  --symbols DIR    where to look for PDBs (DIR/x.pdb, DIR/x.pdb/<id>/x.pdb) and Breakpad
+                   .sym files (DIR/x.pdb/<id>/x.sym) for modules without unwind records;
+                   repeatable; the input's own directory is searched last
   --thread ID|all  one thread, or all of them (default), the crashed thread first
   --step N         for a sweep: the snapshot taken at instruction count N
   --max-frames N   frame cap (default ${DEFAULT_MAX_FRAMES})
@@ -38,6 +44,7 @@ export function walkCommand(argv: string[], io: Io): number {
     roles: { type: "boolean" },
     registers: { type: "boolean" },
     step: { type: "string" },
+    symbols: { type: "string", multiple: true },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) {
@@ -60,7 +67,7 @@ export function walkCommand(argv: string[], io: Io): number {
     maxFrames = Number(values["max-frames"]);
   }
   const walker = walkerOption(values.walker);
-  const snapshot = chooseSnapshot(positionals[0]!, values.step);
+  const snapshot = chooseSnapshot(positionals[0]!, values.step, values.symbols ?? [], io);
   const walks = walkSnapshot(snapshot, { walker, maxFrames, thread });
   if (format === "json") {
     io.out(renderJson(snapshot.machine, snapshot.modules, walks));
@@ -78,8 +85,9 @@ export function walkCommand(argv: string[], io: Io): number {
 }
 
 /** The vector to walk: the file itself, or one snapshot of a sweep chosen with `--step`. */
-function chooseSnapshot(file: string, step: string | undefined): Vector {
+function chooseSnapshot(file: string, step: string | undefined, symbols: readonly string[], io: Io): Vector {
   const input = loadInput(file);
+  attachSymbols(input, file, symbols, io);
   if (input.kind === "vector") {
     if (step !== undefined) throw new UsageError(`--step applies to sweeps; ${file} is a single vector`);
     return input.vector;

@@ -14,7 +14,12 @@ import { moduleAt, type Registers, type Snapshot } from "../model/snapshot.js";
 import { newStackFrame64, type StackFrame32, type StackFrame64 } from "../model/stackframe.js";
 import type { MemoryReader } from "../memory/reader.js";
 import { x86Params } from "../arch/x86/params.js";
+import { x86FrameData } from "../arch/x86/frame-data.js";
+import { x86Fpo } from "../arch/x86/fpo.js";
+import { x86RecordlessScan } from "../arch/x86/scan.js";
+import { x86FunctionTableAccess } from "../arch/x86/function-table.js";
 import { strategiesFor } from "./registry.js";
+import type { UnwindStrategy } from "./strategy.js";
 import type { FrameSite } from "./strategy.js";
 
 /** PREAD_PROCESS_MEMORY_ROUTINE64: all bytes of the range, or undefined (FALSE). */
@@ -26,12 +31,21 @@ export type GetModuleBaseRoutine = (address: bigint) => bigint;
 /** PTRANSLATE_ADDRESS_ROUTINE64: the linear address of a non-flat address. */
 export type TranslateAddressRoutine = (address: Address64) => bigint;
 
+/**
+ * Which dbghelp the facade behaves like (stackwalk64.md §10): `native` (the default) unwinds x86
+ * frames with FPO_DATA and FrameData before the EBP chain and hands out FPO_DATA through
+ * FuncTableEntry; `wine` uses the EBP chain only and its SymFunctionTableAccess64 returns NULL.
+ */
+export type Compatibility = "native" | "wine";
+
 /** The four callbacks; a missing one takes its default from the target (stackwalk64.md §3). */
 export interface StackWalkCallbacks {
   readMemory?: ReadMemoryRoutine;
   functionTableAccess?: FunctionTableAccessRoutine;
   getModuleBase?: GetModuleBaseRoutine;
   translateAddress?: TranslateAddressRoutine;
+  /** The dbghelp to behave like; default `native`. */
+  compatibility?: Compatibility;
 }
 
 /** A CONTEXT as the facade needs it: a register file it may read and update in place. */
@@ -47,12 +61,16 @@ export interface StackWalkResult {
   detail?: string;
 }
 
+/** What native dbghelp tries before the EBP chain on x86 (stackwalk64.md §10). */
+const NATIVE_RECORD_STRATEGIES: readonly UnwindStrategy[] = [x86FrameData, x86Fpo, x86RecordlessScan];
+
 /** i386 walker modes kept in Reserved[0] bits 0-3 (stackwalk64.md §6.1). */
 const I386_MODE = { start: 0n, bit32: 1n, bit16: 2n, done: 3n } as const;
 
 const U32 = 0xffff_ffffn;
 
 interface Resolved {
+  compatibility: Compatibility;
   read: ReadMemoryRoutine;
   functionTableAccess: FunctionTableAccessRoutine;
   getModuleBase: GetModuleBaseRoutine;
@@ -61,11 +79,13 @@ interface Resolved {
 
 /** The defaults for NULL callbacks, taken from the target snapshot (stackwalk64.md §3 "Recommended port behaviour"). */
 function resolveCallbacks(target: Snapshot | undefined, callbacks: StackWalkCallbacks): Resolved {
+  const compatibility = callbacks.compatibility ?? "native";
   return {
+    compatibility,
     read: callbacks.readMemory ?? ((address, size) => target?.memory.read(address, size)),
     getModuleBase: callbacks.getModuleBase ?? ((address) => (target === undefined ? 0n : (moduleAt(target.modules, address)?.base ?? 0n))),
-    // No unwind sources are modelled for x86 modules yet, so the default finds no FPO_DATA (as Wine's).
-    functionTableAccess: callbacks.functionTableAccess ?? (() => 0n),
+    // Native: a handle to the FPO_DATA (or FrameData) record covering the address; Wine: NULL.
+    functionTableAccess: callbacks.functionTableAccess ?? (compatibility === "native" && target !== undefined ? (address) => x86FunctionTableAccess(target, address) : () => 0n),
     translate: callbacks.translateAddress ?? (() => 0n),
   };
 }
@@ -84,8 +104,23 @@ function readerOf(cb: Resolved, mask: bigint): MemoryReader {
  * chain, applied to `ctx` in place. Like Wine, ESP is set to EBP+8 before the chain's reads, so
  * a failed read leaves the context partly updated.
  */
-function unwind32(ctx: Registers, pc: bigint, target: Snapshot | undefined, memory: MemoryReader, index: number): boolean {
+function unwind32(ctx: Registers, pc: bigint, target: Snapshot | undefined, memory: MemoryReader, index: number, compatibility: Compatibility): boolean {
+  // The facade keeps no state outside Reserved[], so it does not know the callee's parameter
+  // bytes: calleeParams is 0 and the return-address search absorbs the callee's arguments.
   const site: FrameSite = { machine: "x86", index, registers: ctx, lookupPc: pc & U32, modules: target?.modules ?? [], images: memory, calleeParams: 0 };
+  if (compatibility === "native") {
+    for (const strategy of NATIVE_RECORD_STRATEGIES) {
+      const rule = strategy.ruleFor(site);
+      if (rule === undefined) continue;
+      const result = rule.exec({ ...ctx }, memory);
+      if (!result.ok) {
+        if (result.final === true) return false;
+        continue;
+      }
+      for (const [k, v] of Object.entries(result.step.registers)) ctx[k] = v & U32;
+      return true;
+    }
+  }
   const ebp = ctx["ebp"] ?? 0n;
   if (ebp !== 0n) ctx["esp"] = (ebp + 8n) & U32;
   for (const strategy of strategiesFor("x86", "frame-pointer")) {
@@ -130,7 +165,7 @@ function i386Walk(frame: StackFrame64, context: ContextRecord | undefined, targe
     frame.addrStack.mode = AddressMode.Flat;
     frame.addrBStore = { offset: 0n, segment: 0, mode: 0 };
   } else {
-    if (!unwind32(ctx, (linear(frame.addrPC, cb) - deltapc) & U32, target, memory, Number(count))) {
+    if (!unwind32(ctx, (linear(frame.addrPC, cb) - deltapc) & U32, target, memory, Number(count) - 1, cb.compatibility)) {
       return done("unwind-failed", "the previous frame cannot be unwound (EBP is 0 or [EBP], [EBP+4] cannot be read)");
     }
     frame.addrPC.mode = frame.addrFrame.mode = frame.addrStack.mode = AddressMode.Flat;
@@ -141,7 +176,7 @@ function i386Walk(frame: StackFrame64, context: ContextRecord | undefined, targe
   frame.reserved[0] = (count << 4n) | mode;
 
   const tmp: Registers = { ...ctx };
-  if (!unwind32(tmp, (frame.addrPC.offset - deltapc) & U32, target, memory, Number(count) + 1)) {
+  if (!unwind32(tmp, (frame.addrPC.offset - deltapc) & U32, target, memory, Number(count), cb.compatibility)) {
     if (frame.addrPC.offset === 0n) return done("unwind-failed", "PC is 0 and no return address can be computed");
     // Wine's wow64 workaround: report this frame as the last one (§6.2, §9 item 8).
     tmp["eip"] = 0n;

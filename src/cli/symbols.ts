@@ -1,0 +1,127 @@
+/**
+ * `--symbols DIR`: unwind records (and symbols) for a snapshot's modules from files on disk. A
+ * module is identified by the CodeView record of its image, read where the image is mapped in
+ * the snapshot (minidump.md §2.3): the PDB file name and the debug id (GUID + age). Each symbol
+ * directory, then the input file's own directory ("beside the image"), is searched for
+ *
+ *     DIR/<pdb>                       a PDB lying in the directory
+ *     DIR/<pdb>/<debug id>/<pdb>      a symbol-store PDB
+ *     DIR/<pdb>/<debug id>/<name>.sym a Breakpad symbol file (minidump.md §8)
+ *
+ * and the first file whose identity matches the image is used (x86-fpo.md §4, §5). A file that
+ * belongs to another build is passed over and reported; a damaged file is an InputError naming
+ * it. Records already in the input are kept: files only fill in modules that have none.
+ */
+import { readFileSync, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { InputError } from "../errors.js";
+import { parseBreakpadSym, stackWinToFpoData, stackWinToFrameData, symbolStorePath } from "../formats/breakpad-sym.js";
+import { parsePdb } from "../formats/pdb.js";
+import { readMappedImage } from "../formats/pe-mapped.js";
+import type { MemoryReader } from "../memory/reader.js";
+import type { Module, ModuleSymbol } from "../model/snapshot.js";
+
+/** What happened for one module. */
+export interface SymbolNote {
+  module: string;
+  /** The file used, when one was. */
+  file?: string;
+  /** Why files were passed over, or why none was looked for. */
+  detail: string;
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function read(file: string): Uint8Array {
+  try {
+    return readFileSync(file);
+  } catch (e) {
+    throw new InputError("io", `cannot read: ${e instanceof Error ? e.message : String(e)}`, { file });
+  }
+}
+
+function withFile<T>(file: string, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof InputError && e.file === undefined) throw e.inFile(file);
+    throw e;
+  }
+}
+
+/** Uses the PDB at `file` for `module` when its debug id matches; returns why not otherwise. */
+function tryPdb(module: Module, file: string, debugId: string): string | undefined {
+  const pdb = withFile(file, () => parsePdb(read(file)));
+  if (pdb.info.debugId.toUpperCase() !== debugId.toUpperCase()) return `${file} is for debug id ${pdb.info.debugId}, not ${debugId}`;
+  module.unwind = { fpo: pdb.fpo, frameData: pdb.frameData, origin: `PDB ${file}` };
+  if (module.symbols.length === 0) {
+    module.symbols = pdb.symbols().map((s): ModuleSymbol => (s.size === undefined ? { name: s.name, rva: BigInt(s.rva) } : { name: s.name, rva: BigInt(s.rva), size: BigInt(s.size) }));
+  }
+  return undefined;
+}
+
+/** Uses the Breakpad file at `file` for `module` when its MODULE line matches; returns why not otherwise. */
+function trySym(module: Module, file: string, debugId: string): string | undefined {
+  const sym = withFile(file, () => parseBreakpadSym(read(file)));
+  if (sym.module.debugId.toUpperCase() !== debugId.toUpperCase()) return `${file} is for debug id ${sym.module.debugId}, not ${debugId}`;
+  const records = withFile(file, () => ({ fpo: stackWinToFpoData(sym.stackWin), frameData: stackWinToFrameData(sym.stackWin) }));
+  module.unwind = { ...records, origin: `Breakpad ${file}` };
+  if (module.symbols.length === 0) {
+    const funcs: ModuleSymbol[] = sym.functions.map((f) => ({ name: f.name, rva: BigInt(f.address), size: BigInt(f.size) }));
+    const publics: ModuleSymbol[] = sym.publics.map((p) => ({ name: p.name, rva: BigInt(p.address) }));
+    module.symbols = [...funcs, ...publics].sort((a, b) => (a.rva < b.rva ? -1 : a.rva > b.rva ? 1 : 0));
+  }
+  return undefined;
+}
+
+/**
+ * Fills in unwind records for the modules that have none, from PDBs and Breakpad files under
+ * `dirs` and then `besideDir`. Returns a note per module looked at.
+ */
+export function attachSymbolFiles(modules: readonly Module[], memory: MemoryReader, dirs: readonly string[], besideDir?: string): SymbolNote[] {
+  const notes: SymbolNote[] = [];
+  const roots = besideDir === undefined ? [...dirs] : [...dirs, besideDir];
+  for (const module of modules) {
+    if (module.unwind !== undefined) continue;
+    const cv = readMappedImage(memory, module.base)?.codeView;
+    if (cv === undefined) {
+      notes.push({ module: module.name, detail: "the image's CodeView record is not in the snapshot, so its PDB cannot be identified" });
+      continue;
+    }
+    const pdbName = basename(cv.pdbName.replace(/\\/g, "/"));
+    const passedOver: string[] = [];
+    let used: string | undefined;
+    for (const root of roots) {
+      const candidates: [string, typeof tryPdb][] = [
+        [join(root, pdbName), tryPdb],
+        [join(root, pdbName, cv.debugId, pdbName), tryPdb],
+        [join(root, symbolStorePath(pdbName, cv.debugId)), trySym],
+      ];
+      for (const [file, use] of candidates) {
+        if (!isFile(file)) continue;
+        const why = use(module, file, cv.debugId);
+        if (why === undefined) {
+          used = file;
+          break;
+        }
+        passedOver.push(why);
+      }
+      if (used !== undefined) break;
+    }
+    const note: SymbolNote = { module: module.name, detail: used !== undefined ? `unwind records from ${used}` : passedOver.length > 0 ? passedOver.join("; ") : `no ${pdbName} or .sym for debug id ${cv.debugId} under ${roots.join(", ")}` };
+    if (used !== undefined) note.file = used;
+    notes.push(note);
+  }
+  return notes;
+}
+
+/** The directory of an input file, where images and their PDBs may lie beside it. */
+export function besideInput(file: string): string {
+  return dirname(file);
+}
