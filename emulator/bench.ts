@@ -4,15 +4,22 @@
  * (target: 60 s on 2 cores), and the walker's speed on a deep frame chain.
  */
 import { fileURLToPath } from "node:url";
-import { formatSweep } from "../src/formats/sweep.js";
+import type { FrameData } from "../src/formats/frame-data.js";
+import { readMappedImage } from "../src/formats/pe-mapped.js";
+import { formatSweep, replaySweep } from "../src/formats/sweep.js";
+import { FRAME_NONFPO } from "../src/model/fpo-data.js";
+import type { Snapshot } from "../src/model/snapshot.js";
 import { RegionMemory } from "../src/memory/region-memory.js";
 import { walkThread } from "../src/walk/walk.js";
 import { corpusFiles } from "./corpus.js";
+import { buildSpec } from "./programs/program-file.js";
+import { RECURSION_1000 } from "./programs/x86-corpus.js";
+import type { X86ProgramSpec } from "./programs/x86-chain.js";
 import { loadAssembler } from "./assemble.js";
 import type { CpuMode } from "./cpu-mode.js";
 import { loadDisassembler } from "./disassemble.js";
 import { runRealPrograms } from "./real-programs.js";
-import { DEFAULT_STACKS, emulate, mapStack, type RunOptions, type RunResult } from "./run.js";
+import { DEFAULT_STACKS, emulate, mapStack, runImage, type RunOptions, type RunResult } from "./run.js";
 import { UC_PROT, Unicorn } from "./unicorn.js";
 
 /** The measured rates. */
@@ -133,6 +140,50 @@ export function benchFramePointerWalk(depth = 10_000, rounds = 20): { frames: nu
   return { frames, perSecond: (frames * rounds) / ((performance.now() - started) / 1000) };
 }
 
+/** Frames per second the FPO-aware walker reaches (target: 2 million, one core, warm). */
+export const FPO_WALK_TARGET = 2_000_000;
+
+/**
+ * Walks a real emulated stack of `depth` FPO frames (recursion-1000's shape, deeper) with the
+ * `fpo` walker twice: once with the image's FPO_DATA, once with the same frames described by
+ * FrameData programs instead. Returns frames per second for each, warm, one core.
+ */
+export async function benchFpoWalks(depth = 10_000, rounds = 20): Promise<{ frames: number; fpoPerSecond: number; frameDataPerSecond: number }> {
+  const spec: X86ProgramSpec = {
+    ...RECURSION_1000,
+    name: "recursion-bench",
+    functions: RECURSION_1000.functions.map((f) => (f.recursion === undefined ? f : { ...f, recursion: depth })),
+  };
+  const program = await buildSpec({ machine: "x86", spec });
+  // A 1 MiB stack below the default one: room for `depth` 16-byte frames.
+  const stack = { base: 0x0002_0000n, size: 0x10_0000n, initialSp: 0x0011_ffecn };
+  const result = await runImage(
+    { name: `${program.name}.exe`, image: program.image, symbols: program.symbols },
+    { breaks: program.captures, labels: program.labels, stack, maxInstructions: 10_000_000 },
+  );
+  const vector = replaySweep(result.sweep).next().value;
+  if (vector === undefined) throw new Error("the bench program took no snapshot");
+  const thread = vector.threads[0]!;
+  const time = (snapshot: Snapshot): { frames: number; perSecond: number } => {
+    let frames = walkThread(snapshot, thread, { walker: "fpo" }).frames.length;
+    if (frames !== thread.truth!.length) throw new Error(`the bench stack walked to ${frames} frames, not ${thread.truth!.length}`);
+    const started = performance.now();
+    for (let r = 0; r < rounds; r++) frames = walkThread(snapshot, thread, { walker: "fpo" }).frames.length;
+    return { frames, perSecond: (frames * rounds) / ((performance.now() - started) / 1000) };
+  };
+  const fpo = time(vector);
+  const module = vector.modules[0]!;
+  const records = readMappedImage(vector.memory, module.base)?.fpo ?? [];
+  const frameData: FrameData[] = records.map((r) => ({
+    rvaStart: r.ulOffStart, codeSize: r.cbProcSize, localSize: r.cdwLocals * 4, paramsSize: r.cdwParams * 4, maxStackSize: 0, frameFunc: 0,
+    prologSize: r.cbProlog, savedRegsSize: r.cbRegs * 4, flags: 0, hasSEH: false, hasEH: false, isFunctionStart: true,
+    program: r.cbFrame === FRAME_NONFPO ? "$T0 $ebp 4 + = $eip $T0 ^ = $esp $T0 4 + = $ebp $T0 4 - ^ =" : "$T0 .raSearch = $eip $T0 ^ = $esp $T0 4 + =",
+  }));
+  const withFrameData: Snapshot = { ...vector, modules: [{ ...module, unwind: { fpo: [], frameData, origin: "bench" } }] };
+  const fd = time(withFrameData);
+  return { frames: fpo.frames, fpoPerSecond: fpo.perSecond, frameDataPerSecond: fd.perSecond };
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   process.stdout.write(formatBench(await benchEmulator()));
   const corpus = await benchCorpus();
@@ -142,4 +193,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   );
   const walk = benchFramePointerWalk();
   process.stdout.write(`x86 frame-pointer walk:         ${Math.round(walk.perSecond).toLocaleString("en-US")} frames/s (${walk.frames}-frame chain, warm)\n`);
+  const fpo = await benchFpoWalks();
+  const mark = (n: number): string => `${Math.round(n).toLocaleString("en-US")} frames/s (${n >= FPO_WALK_TARGET ? "meets" : "BELOW"} the ${FPO_WALK_TARGET.toLocaleString("en-US")} target)`;
+  process.stdout.write(`x86 fpo walk, FPO_DATA:         ${mark(fpo.fpoPerSecond)}, ${fpo.frames} frames\n`);
+  process.stdout.write(`x86 fpo walk, FrameData:        ${mark(fpo.frameDataPerSecond)}, ${fpo.frames} frames\n`);
 }

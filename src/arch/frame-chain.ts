@@ -11,6 +11,7 @@
  */
 import { readPointer, type MemoryReader } from "../memory/reader.js";
 import type { Registers } from "../model/snapshot.js";
+import { lazyText } from "../walk/lazy-text.js";
 import type { UnwindResult, UnwindRule } from "../walk/strategy.js";
 
 /** The registers a frame chain uses and the slot width. */
@@ -19,6 +20,16 @@ export interface FrameChainRegisters {
   sp: string;
   fp: string;
   width: 4 | 8;
+}
+
+function padHex(v: bigint, width: number): string {
+  return "0x" + v.toString(16).padStart(width * 2, "0");
+}
+
+/** The rule text of one frame-chain step. */
+function chainText(regs: FrameChainRegisters, fp: bigint, raSlot: bigint, pc: bigint, savedFp: bigint, sp: bigint): string {
+  const h = (v: bigint): string => padHex(v, regs.width);
+  return `${regs.fp}-chain ${regs.fp}=${h(fp)}: ${regs.pc}=[${h(raSlot)}]=${h(pc)} ${regs.fp}=[${h(fp)}]=${h(savedFp)} ${regs.sp}=${h(sp)}`;
 }
 
 /** The frame-pointer rule for a machine: the same for every frame, so it reads no memory to build. */
@@ -51,7 +62,7 @@ export function frameChainRule(regs: FrameChainRegisters): UnwindRule {
         ok: true,
         step: {
           registers: { [regs.pc]: pc, [regs.sp]: sp, [regs.fp]: savedFp },
-          rule: `${name} ${regs.fp}=${hex(fp)}: ${regs.pc}=[${hex(raSlot)}]=${hex(pc)} ${regs.fp}=[${hex(fp)}]=${hex(savedFp)} ${regs.sp}=${hex(sp)}`,
+          rule: lazyText(chainText, regs, fp, raSlot, pc, savedFp, sp),
         },
       };
     },

@@ -21,6 +21,12 @@ export class RegionMemory implements MemoryReader {
   readonly regions: readonly MemoryRegion[];
   private readonly bases: bigint[];
   private readonly ends: bigint[];
+  private readonly views: DataView[];
+  /** Bases and ends as numbers, for the number fast path (exact below 2^53). */
+  private readonly nbases: number[];
+  private readonly nends: number[];
+  /** The region the last lookup found: stack walks read neighbouring words. */
+  private last = 0;
 
   /** Sorts the regions; overlapping regions are an {@link InputError} naming both. */
   constructor(regions: Iterable<MemoryRegion>) {
@@ -43,19 +49,60 @@ export class RegionMemory implements MemoryReader {
     this.regions = sorted;
     this.bases = sorted.map((r) => r.base);
     this.ends = sorted.map((r) => r.base + BigInt(r.bytes.length));
+    this.views = sorted.map((r) => new DataView(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength));
+    this.nbases = this.bases.map(Number);
+    this.nends = this.ends.map(Number);
   }
 
   /** Index of the region containing `address`, or -1. */
   indexOf(address: bigint): number {
+    const last = this.last;
+    if (last < this.bases.length && address >= this.bases[last]! && address < this.ends[last]!) return last;
     let lo = 0;
     let hi = this.bases.length - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
       if (address < this.bases[mid]!) hi = mid - 1;
       else if (address >= this.ends[mid]!) lo = mid + 1;
-      else return mid;
+      else {
+        this.last = mid;
+        return mid;
+      }
     }
     return -1;
+  }
+
+  u32n(address: number): number | undefined {
+    if (!(address >= 0 && address <= Number.MAX_SAFE_INTEGER)) return undefined;
+    let i = this.last;
+    if (!(i < this.nbases.length && address >= this.nbases[i]! && address < this.nends[i]!)) {
+      let lo = 0;
+      let hi = this.nbases.length - 1;
+      i = -1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >>> 1;
+        if (address < this.nbases[mid]!) hi = mid - 1;
+        else if (address >= this.nends[mid]!) lo = mid + 1;
+        else {
+          i = mid;
+          break;
+        }
+      }
+      if (i < 0) return undefined;
+      this.last = i;
+    }
+    const off = address - this.nbases[i]!;
+    if (off + 4 <= this.nends[i]! - this.nbases[i]!) return this.views[i]!.getUint32(off, true);
+    return this.u32(BigInt(address));
+  }
+
+  u32(address: bigint): number | undefined {
+    const i = this.indexOf(address);
+    if (i < 0) return undefined;
+    const off = Number(address - this.bases[i]!);
+    if (off + 4 <= this.regions[i]!.bytes.length) return this.views[i]!.getUint32(off, true);
+    const b = this.read(address, 4);
+    return b === undefined ? undefined : (b[0]! | (b[1]! << 8) | (b[2]! << 16) | (b[3]! << 24)) >>> 0;
   }
 
   /** The region containing `address`, if any. */

@@ -7,6 +7,7 @@ import type { MemoryReader } from "../memory/reader.js";
 import type { Machine } from "../model/machine.js";
 import type { Module, Registers } from "../model/snapshot.js";
 import type { FuncTableEntry, Trust, WalkStop } from "./frame.js";
+import type { RuleText } from "./lazy-text.js";
 
 /** What a strategy may look at when it works out a rule for one frame. */
 export interface FrameSite {
@@ -36,8 +37,8 @@ export interface FrameSite {
 /** The registers of the caller frame, and how the rule found them. */
 export interface UnwindStep {
   registers: Registers;
-  /** The rule with the values it used, for the caller frame's `rule` field. */
-  rule: string;
+  /** The rule with the values it used, for the caller frame's `rule` field; built on first read when lazy. */
+  rule: RuleText;
   /** The trust of the caller frame when it differs from the strategy's (a rule that had to scan). */
   trust?: Trust;
   /** Bytes of stack parameters of the frame just unwound, when its record says (the next unwind's calleeParams). */
@@ -64,6 +65,11 @@ export interface UnwindStrategy {
   name: string;
   /** The trust stamped on frames this strategy finds. */
   trust: Trust;
-  /** The rule for unwinding `site` to its caller, or undefined when this strategy has none. Reads no memory. */
+  /**
+   * The rule for unwinding `site` to its caller, or undefined when this strategy has none. Reads
+   * no stack memory. For a caller frame (index > 0) the answer may depend only on `lookupPc`,
+   * `calleeParams`, `modules` and `images` (whether the frame is the context frame, not which
+   * caller it is): the walk caches rules on those, as framehop caches by PC.
+   */
   ruleFor(site: FrameSite): UnwindRule | undefined;
 }

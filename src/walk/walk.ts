@@ -5,12 +5,13 @@
  * guard, this loop always terminates.
  */
 import { InputError } from "../errors.js";
-import { maskAddress, type Machine } from "../model/machine.js";
-import type { Registers, Snapshot, ThreadSnapshot } from "../model/snapshot.js";
-import type { Frame, Trust, Walk, WalkStop } from "./frame.js";
+import { machineInfo, maskAddress, type Machine } from "../model/machine.js";
+import type { Module, Registers, Snapshot, ThreadSnapshot } from "../model/snapshot.js";
+import type { Frame, FuncTableEntry, Trust, Walk, WalkStop } from "./frame.js";
 import { lookupAddress } from "./lookup-address.js";
 import { archWalker, strategiesFor, type ArchWalker, type WalkerName } from "./registry.js";
-import type { FrameSite, UnwindStep, UnwindStrategy } from "./strategy.js";
+import type { RuleText } from "./lazy-text.js";
+import type { FrameSite, UnwindRule, UnwindStep, UnwindStrategy } from "./strategy.js";
 
 /** Options of {@link walkThread}. */
 export interface WalkOptions {
@@ -28,29 +29,126 @@ export const MIN_PC = 0x1000n;
 
 const hex = (v: bigint): string => "0x" + v.toString(16);
 
-/** Masks every register to the machine's width. */
+/** Masks every register to the machine's width (a new object only when a value is too wide). */
 function maskRegisters(machine: Machine, registers: Registers): Registers {
-  const out: Registers = {};
-  for (const [k, v] of Object.entries(registers)) out[k] = maskAddress(machine, v);
-  return out;
+  const max = machineInfo(machine).pointerSize === 4 ? 0xffff_ffffn : 0xffff_ffff_ffff_ffffn;
+  let out: Registers | undefined;
+  for (const k in registers) {
+    const v = registers[k]!;
+    if (v < 0n || v > max) {
+      out ??= { ...registers };
+      out[k] = maskAddress(machine, v);
+    }
+  }
+  return out ?? registers;
+}
+
+/**
+ * A frame row. `params` (four memory reads) and `rule` (text with the values used) are worked
+ * out when first read, so a deep walk pays for them only where they are looked at.
+ */
+class FrameRow implements Frame {
+  addrReturn = 0n;
+  far = false;
+  virtual = false;
+  funcTableEntry?: FuncTableEntry;
+  readonly addrPC: bigint;
+  readonly addrFrame: bigint;
+  readonly addrStack: bigint;
+  readonly addrBStore: bigint;
+  private ruleText: RuleText;
+  private paramValues: bigint[] | undefined;
+
+  constructor(
+    private readonly arch: ArchWalker,
+    private readonly memory: Snapshot["memory"],
+    readonly index: number,
+    readonly registers: Registers,
+    readonly trust: Trust,
+    rule: RuleText,
+  ) {
+    this.addrPC = registers[arch.pc] ?? 0n;
+    this.addrFrame = arch.fp === null ? 0n : (registers[arch.fp] ?? 0n);
+    this.addrStack = registers[arch.sp] ?? 0n;
+    this.addrBStore = arch.bstore === null ? 0n : (registers[arch.bstore] ?? 0n);
+    this.ruleText = rule;
+  }
+
+  get rule(): string {
+    if (typeof this.ruleText !== "string") this.ruleText = this.ruleText.toString();
+    return this.ruleText;
+  }
+
+  get params(): bigint[] {
+    this.paramValues ??= this.arch.params(this.registers, this.memory);
+    return this.paramValues;
+  }
+
+  /** A plain object with every field, for serialisation and comparison. */
+  toJSON(): Frame {
+    const f: Frame = {
+      index: this.index, addrPC: this.addrPC, addrReturn: this.addrReturn, addrFrame: this.addrFrame, addrStack: this.addrStack,
+      addrBStore: this.addrBStore, params: this.params, far: this.far, virtual: this.virtual, trust: this.trust, rule: this.rule, registers: this.registers,
+    };
+    if (this.funcTableEntry !== undefined) f.funcTableEntry = this.funcTableEntry;
+    return f;
+  }
 }
 
 /** Builds a frame row from its registers. */
-function makeFrame(arch: ArchWalker, snapshot: Snapshot, index: number, registers: Registers, trust: Trust, rule: string): Frame {
-  return {
-    index,
-    addrPC: registers[arch.pc] ?? 0n,
-    addrReturn: 0n,
-    addrFrame: arch.fp === null ? 0n : (registers[arch.fp] ?? 0n),
-    addrStack: registers[arch.sp] ?? 0n,
-    addrBStore: arch.bstore === null ? 0n : (registers[arch.bstore] ?? 0n),
-    params: arch.params(registers, snapshot.memory),
-    far: false,
-    virtual: false,
-    trust,
-    rule,
-    registers,
-  };
+function makeFrame(arch: ArchWalker, snapshot: Snapshot, index: number, registers: Registers, trust: Trust, rule: RuleText): Frame {
+  return new FrameRow(arch, snapshot.memory, index, registers, trust, rule);
+}
+
+/** A cached rule with the callee parameter bytes it was made for; rules for other values hang off it. */
+interface CachedRule {
+  calleeParams: number;
+  rule: UnwindRule | null;
+  others?: Map<number, UnwindRule | null>;
+}
+
+/** Rules for caller frames, by strategy and lookup PC (see UnwindStrategy.ruleFor). */
+type RuleCache = Map<UnwindStrategy, Map<bigint, CachedRule>>;
+
+/** One rule cache per module list and memory: rules read images, which do not change between walks. */
+const ruleCaches = new WeakMap<readonly Module[], WeakMap<object, RuleCache>>();
+
+function ruleCacheFor(snapshot: Snapshot): RuleCache {
+  let byMemory = ruleCaches.get(snapshot.modules);
+  if (byMemory === undefined) {
+    byMemory = new WeakMap();
+    ruleCaches.set(snapshot.modules, byMemory);
+  }
+  let cache = byMemory.get(snapshot.memory);
+  if (cache === undefined) {
+    cache = new Map();
+    byMemory.set(snapshot.memory, cache);
+  }
+  return cache;
+}
+
+/** The strategy's rule for a site, from the cache for caller frames. */
+function cachedRule(cache: RuleCache, strategy: UnwindStrategy, site: FrameSite): UnwindRule | undefined {
+  if (site.index === 0) return strategy.ruleFor(site);
+  let byPc = cache.get(strategy);
+  if (byPc === undefined) {
+    byPc = new Map();
+    cache.set(strategy, byPc);
+  }
+  const entry = byPc.get(site.lookupPc);
+  if (entry === undefined) {
+    const rule = strategy.ruleFor(site) ?? null;
+    byPc.set(site.lookupPc, { calleeParams: site.calleeParams, rule });
+    return rule ?? undefined;
+  }
+  if (entry.calleeParams === site.calleeParams) return entry.rule ?? undefined;
+  entry.others ??= new Map();
+  let rule = entry.others.get(site.calleeParams);
+  if (rule === undefined) {
+    rule = strategy.ruleFor(site) ?? null;
+    entry.others.set(site.calleeParams, rule);
+  }
+  return rule ?? undefined;
 }
 
 /**
@@ -83,10 +181,10 @@ export function checkProgress(arch: ArchWalker, callee: Frame, caller: Registers
  * is reported. A failure that ends the walk (the end of the stack, a kernel frame) stops the
  * search at once.
  */
-function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, snapshot: Snapshot): { ok: true; step: UnwindStep; trust: Trust } | { ok: false; stop: WalkStop } {
+function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, snapshot: Snapshot, cache: RuleCache): { ok: true; step: UnwindStep; trust: Trust } | { ok: false; stop: WalkStop } {
   let firstFailure: WalkStop | undefined;
   for (const strategy of strategies) {
-    const rule = strategy.ruleFor(site);
+    const rule = cachedRule(cache, strategy, site);
     if (rule === undefined) continue;
     const result = rule.exec(site.registers, snapshot.memory);
     if (result.ok) return { ok: true, step: result.step, trust: result.step.trust ?? strategy.trust };
@@ -111,6 +209,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     return { frames, stop: { reason: "unsupported", detail: arch.unsupportedDetail ?? "no strategy applies to this machine" } };
   }
   let calleeParams = 0;
+  const cache = ruleCacheFor(snapshot);
   for (;;) {
     const callee = frames[frames.length - 1]!;
     const site: FrameSite = {
@@ -122,7 +221,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
       images: snapshot.memory,
       calleeParams,
     };
-    const outcome = unwindOnce(strategies, site, snapshot);
+    const outcome = unwindOnce(strategies, site, snapshot, cache);
     if (!outcome.ok) return { frames, stop: outcome.stop };
     if (outcome.step.entry !== undefined) callee.funcTableEntry = outcome.step.entry;
     calleeParams = outcome.step.paramsSize ?? 0;

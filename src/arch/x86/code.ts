@@ -6,7 +6,7 @@
  * exactly the encodings the spec lists (plus `lea esp,[ebp+d]`, which clang uses to undo a
  * realignment); anything else ends the decode, and the caller falls back.
  */
-import { readU32, type MemoryReader } from "../../memory/reader.js";
+import { readU32, readU32n, type MemoryReader } from "../../memory/reader.js";
 import { moduleAt, type Module, type Registers } from "../../model/snapshot.js";
 
 const U32 = 0xffff_ffffn;
@@ -14,49 +14,105 @@ const U32 = 0xffff_ffffn;
 /** Register numbers of the one-byte `push r32` / `pop r32` opcodes (50+r / 58+r). */
 export const REG32 = ["eax", "ecx", "edx", "ebx", "esp", "ebp", "esi", "edi"] as const;
 
+/** The `n` bytes before `ra`, or undefined. */
+function bytesBefore(images: MemoryReader, ra: bigint, n: number): Uint8Array | undefined {
+  return ra >= BigInt(n) ? images.read(ra - BigInt(n), n) : undefined;
+}
+
 /**
  * The call instruction that ends just before `ra`, by encoding: `E8 rel32`, or `FF /2` in any of
  * its 32-bit addressing forms. Undefined when none fits, or when the bytes cannot be read.
  */
 export function callBefore(images: MemoryReader, ra: bigint): string | undefined {
-  const at = (n: number): Uint8Array | undefined => (ra >= BigInt(n) ? images.read(ra - BigInt(n), n) : undefined);
-  const b5 = at(5);
+  const b5 = bytesBefore(images, ra, 5);
   if (b5 !== undefined && b5[0] === 0xe8) return "call rel32";
-  const b2 = at(2);
+  const b2 = bytesBefore(images, ra, 2);
   if (b2 !== undefined && b2[0] === 0xff) {
     const m = b2[1]!;
     if ((m & 0x38) === 0x10 && ((m & 0xc0) === 0xc0 || ((m & 0xc0) === 0 && (m & 7) !== 4 && (m & 7) !== 5))) return "call r/m32";
   }
-  const b3 = at(3);
+  const b3 = bytesBefore(images, ra, 3);
   if (b3 !== undefined && b3[0] === 0xff) {
     const m = b3[1]!;
     if (m === 0x14 && (b3[2]! & 7) !== 5) return "call [sib]";
     if ((m & 0xf8) === 0x50 && m !== 0x54) return "call [r32+disp8]";
   }
-  const b4 = at(4);
+  const b4 = bytesBefore(images, ra, 4);
   if (b4 !== undefined && b4[0] === 0xff && b4[1] === 0x54) return "call [sib+disp8]";
-  const b6 = at(6);
+  const b6 = bytesBefore(images, ra, 6);
   if (b6 !== undefined && b6[0] === 0xff) {
     const m = b6[1]!;
     if (m === 0x15) return "call [disp32]";
     if ((m & 0xf8) === 0x90 && m !== 0x94) return "call [r32+disp32]";
   }
-  const b7 = at(7);
+  const b7 = bytesBefore(images, ra, 7);
   if (b7 !== undefined && b7[0] === 0xff && (b7[1] === 0x94 || (b7[1] === 0x14 && (b7[2]! & 7) === 5))) return "call [sib+disp32]";
   return undefined;
 }
 
+/** {@link returnAddressInfo}: not a return address. */
+export const NOT_A_RETURN_ADDRESS = -1;
+/** {@link returnAddressInfo}: a return address after an indirect call, or in code the snapshot lacks. */
+export const UNKNOWN_CALL_TARGET = -2;
+
+const returnAddressCache = new WeakMap<MemoryReader, WeakMap<readonly Module[], Map<number, number>>>();
+
 /**
- * Whether `value` can be a return address: `value − 1` lies in a module, and the bytes before
- * `value` are a call instruction. When the module's code is not in the snapshot at all, lying in
- * a module is enough (as for Breakpad without symbols).
+ * What `value` is as a return address: {@link NOT_A_RETURN_ADDRESS}; the target of the direct
+ * call before it (a number ≥ 0); or {@link UNKNOWN_CALL_TARGET}. A return address lies after
+ * `value − 1` in a module, and the bytes before it are a call instruction; when the module's
+ * code is not in the snapshot at all, lying in a module is enough (as for Breakpad without
+ * symbols). Answers are kept per images and module list: code does not change during a walk.
  */
+export function returnAddressInfo(modules: readonly Module[], images: MemoryReader, value: bigint): number {
+  return value > U32 ? NOT_A_RETURN_ADDRESS : returnAddressInfoN(modules, images, Number(value));
+}
+
+/** {@link returnAddressInfo} for a 32-bit value given as a number. */
+export function returnAddressInfoN(modules: readonly Module[], images: MemoryReader, value: number): number {
+  const cache = modules === lastModules && images === lastImages ? lastCache! : cacheFor(modules, images);
+  let info = cache.get(value);
+  if (info === undefined) {
+    info = classifyReturnAddress(modules, images, BigInt(value));
+    cache.set(value, info);
+  }
+  return info;
+}
+
+/** The cache {@link returnAddressInfo} used last: walks ask about one snapshot many times in a row. */
+let lastModules: readonly Module[] | undefined;
+let lastImages: MemoryReader | undefined;
+let lastCache: Map<number, number> | undefined;
+
+function cacheFor(modules: readonly Module[], images: MemoryReader): Map<number, number> {
+  let byModules = returnAddressCache.get(images);
+  if (byModules === undefined) {
+    byModules = new WeakMap();
+    returnAddressCache.set(images, byModules);
+  }
+  let cache = byModules.get(modules);
+  if (cache === undefined) {
+    cache = new Map();
+    byModules.set(modules, cache);
+  }
+  lastModules = modules;
+  lastImages = images;
+  lastCache = cache;
+  return cache;
+}
+
+function classifyReturnAddress(modules: readonly Module[], images: MemoryReader, value: bigint): number {
+  if (value < 0x1000n || moduleAt(modules, value - 1n) === undefined) return NOT_A_RETURN_ADDRESS;
+  if (callBefore(images, value) !== undefined) {
+    const target = directCallTarget(images, value);
+    return target === undefined ? UNKNOWN_CALL_TARGET : Number(target);
+  }
+  return images.read(value - 1n, 1) === undefined ? UNKNOWN_CALL_TARGET : NOT_A_RETURN_ADDRESS;
+}
+
+/** Whether `value` can be a return address (see {@link returnAddressInfo}). */
 export function isReturnAddress(modules: readonly Module[], images: MemoryReader, value: bigint): boolean {
-  if (value < 0x1000n) return false;
-  const m = moduleAt(modules, value - 1n);
-  if (m === undefined) return false;
-  if (callBefore(images, value) !== undefined) return true;
-  return images.read(value - 1n, 1) === undefined;
+  return returnAddressInfo(modules, images, value) !== NOT_A_RETURN_ADDRESS;
 }
 
 /** A return address found by scanning: its slot and its value. */
@@ -88,17 +144,27 @@ export function scanForReturnAddress(
   words: number,
   callee?: { start: bigint; end: bigint },
 ): ScanHit | undefined {
-  let first: ScanHit | undefined;
-  for (let i = 0; i <= words; i++) {
-    const slot = (start + BigInt(i * 4)) & U32;
-    const value = readU32(stack, slot);
+  const at = scanSlots(stack, modules, images, Number(start & U32), words, callee === undefined ? -1 : Number(callee.start), callee === undefined ? -1 : Number(callee.end));
+  return at < 0 ? undefined : { slot: BigInt(at), value: BigInt(readU32n(stack, at)!) };
+}
+
+/**
+ * {@link scanForReturnAddress} on numbers: the slot found, or −1. `calleeStart`/`calleeEnd` are
+ * the callee's range, or −1 for none.
+ */
+export function scanSlots(stack: MemoryReader, modules: readonly Module[], images: MemoryReader, start: number, words: number, calleeStart: number, calleeEnd: number): number {
+  let first = -1;
+  let slot = start;
+  for (let i = 0; i <= words; i++, slot = (slot + 4) >>> 0) {
+    const value = readU32n(stack, slot);
     if (value === undefined) break;
-    if (!isReturnAddress(modules, images, value)) continue;
-    if (callee === undefined) return { slot, value };
-    const target = directCallTarget(images, value);
-    const matches = target === undefined || (target >= callee.start && target < callee.end);
-    if (matches && (first === undefined || target !== undefined)) return { slot, value };
-    first ??= { slot, value };
+    const info = returnAddressInfoN(modules, images, value);
+    if (info === NOT_A_RETURN_ADDRESS) continue;
+    if (calleeStart < 0) return slot;
+    const known = info >= 0;
+    const matches = !known || (info >= calleeStart && info < calleeEnd);
+    if (matches && (first < 0 || known)) return slot;
+    if (first < 0) first = slot;
   }
   return first;
 }
@@ -219,7 +285,8 @@ export function decodeToReturn(images: MemoryReader, start: bigint, inFunction: 
 /** Decodes from `pc` into `out` up to an exit ("done") or a direct jump (its target). */
 function decodeRun(images: MemoryReader, pc: bigint, out: SimInstruction[]): bigint | "done" | undefined {
   let bytes: Uint8Array | undefined;
-  for (let n = MAX_SIM_BYTES; n >= 8 && bytes === undefined; n >>= 1) bytes = images.read(pc, n);
+  // As many bytes as are readable, up to MAX_SIM_BYTES: an epilogue may end a code window.
+  for (let n = MAX_SIM_BYTES; n >= 1 && bytes === undefined; n = n > 8 ? n >> 1 : n - 1) bytes = images.read(pc, n);
   if (bytes === undefined) return undefined;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let i = 0;
@@ -267,8 +334,9 @@ function decodeRun(images: MemoryReader, pc: bigint, out: SimInstruction[]): big
         push({ op: "lea", reg, src: m.rm.mem }, `lea ${reg},${memText(m.rm.mem)}`, length);
       } else if (b === 0x87) {
         if (!("reg" in m.rm)) return undefined;
-        push({ op: "xchg", a: reg, b: m.rm.reg }, `xchg ${reg},${m.rm.reg}`, length);
-      } else if (b === 0x85 || b === 0x39 || b === 0x3b) push({ op: "nop" }, `${b === 0x85 ? "test" : "cmp"} ${rmText(m.rm)},${reg}`, length);
+        push({ op: "xchg", a: reg, b: m.rm.reg }, `xchg ${m.rm.reg},${reg}`, length);
+      } else if (b === 0x3b) push({ op: "nop" }, `cmp ${reg},${rmText(m.rm)}`, length);
+      else if (b === 0x85 || b === 0x39) push({ op: "nop" }, `${b === 0x85 ? "test" : "cmp"} ${rmText(m.rm)},${reg}`, length);
       else {
         if (m.reg !== 4) return undefined;
         push({ op: "jmp", target: m.rm }, `jmp ${rmText(m.rm)}`, length);

@@ -5,12 +5,13 @@
  * saved the caller's EBP in their register area; FRAME_NONFPO is an EBP frame; FRAME_TRAP and
  * FRAME_TSS end a user-mode walk with their own stop reasons.
  */
-import { readU32, type MemoryReader } from "../../memory/reader.js";
+import { readU32, readU32n, type MemoryReader } from "../../memory/reader.js";
 import { FRAME_NONFPO, FRAME_TRAP, FRAME_TSS, type FpoData } from "../../model/fpo-data.js";
 import type { Registers } from "../../model/snapshot.js";
 import type { FuncTableEntry } from "../../walk/frame.js";
+import { lazyText } from "../../walk/lazy-text.js";
 import type { FrameSite, UnwindResult, UnwindRule, UnwindStrategy } from "../../walk/strategy.js";
-import { decodeProlog, scanForReturnAddress, type PrologState } from "./code.js";
+import { decodeProlog, scanSlots, type PrologState } from "./code.js";
 import { acceptOrScan, epilogRule, hex, inherited, RA_SEARCH_WORDS, U32, x86Site, type X86Site } from "./site.js";
 import { findFpo, findFrameData } from "./tables.js";
 
@@ -20,6 +21,18 @@ function entryOf(record: FpoData, base: bigint): FuncTableEntry {
 
 function labelOf(record: FpoData): string {
   return `fpo rva=${hex(record.ulOffStart)} locals=${record.cdwLocals * 4} regs=${record.cbRegs} params=${record.cdwParams * 4}${record.fUseBP ? " useBP" : ""}`;
+}
+
+function nonFpoText(label: string, ebp: bigint): string {
+  return `${label} ebp=${hex(ebp)}: eip=[ebp+4]`;
+}
+
+function prologText(label: string, pushed: number): string {
+  return `${label} ra@esp+${pushed}`;
+}
+
+function bodyText(label: string, offset: number, moved: number, ebpSlot: number): string {
+  return `${label} ra@esp+${offset}${moved === 0 ? "" : `, found ${moved} bytes above`}${ebpSlot < 0 ? "" : ` ebp@[${hex(ebpSlot)}]`}`;
 }
 
 /** A rule that ends the walk: the caller's context is in a kernel structure a user-mode walker cannot see. */
@@ -49,7 +62,7 @@ function nonFpoRule(site: FrameSite, found: X86Site, record: FpoData, extra: { p
       out["eip"] = eip;
       out["esp"] = (ebp + 8n) & U32;
       out["ebp"] = saved;
-      return acceptOrScan(site, found, stack, out, `${label} ebp=${hex(ebp)}: eip=[ebp+4]`, (ebp + 8n) & U32, undefined, extra);
+      return acceptOrScan(site, found, stack, out, lazyText(nonFpoText, label, ebp), Number((ebp + 8n) & U32), undefined, extra);
     },
   };
 }
@@ -74,7 +87,7 @@ function prologRule(site: FrameSite, found: X86Site, record: FpoData, state: Pro
       }
       out["eip"] = eip;
       out["esp"] = (raSlot + 4n) & U32;
-      return acceptOrScan(site, found, stack, out, `${label} ra@esp+${state.pushed}`, (raSlot + 4n) & U32, raSlot, extra);
+      return acceptOrScan(site, found, stack, out, lazyText(prologText, label, state.pushed), Number((raSlot + 4n) & U32), Number(raSlot), extra);
     },
   };
 }
@@ -85,33 +98,32 @@ function bodyRule(site: FrameSite, found: X86Site, record: FpoData, extra: { par
   const locals = record.cdwLocals * 4;
   const saved = record.cbRegs * 4;
   const calleeParams = site.calleeParams;
+  const offset = calleeParams + locals + saved;
   return {
     describe: () => `${label}: ra=[esp+${calleeParams}+${locals}+${saved}]`,
     exec(registers: Registers, stack: MemoryReader): UnwindResult {
-      const esp = registers["esp"] ?? 0n;
-      const expected = (esp + BigInt(calleeParams + locals + saved)) & U32;
-      let raSlot = expected;
-      let where = `ra@esp+${calleeParams + locals + saved}`;
-      const hit = scanForReturnAddress(stack, site.modules, site.images, raSlot, RA_SEARCH_WORDS, found.callee);
-      if (hit !== undefined && hit.slot !== raSlot) {
-        where += `, found ${Number(hit.slot - raSlot)} bytes above`;
-        raSlot = hit.slot;
-      }
-      const eip = readU32(stack, raSlot);
-      if (eip === undefined) return { ok: false, stop: { reason: "read-fault", address: raSlot, detail: `${label}: cannot read the return address at ${hex(raSlot)}` } };
+      // 32-bit arithmetic on numbers: this runs once per frame.
+      const esp = Number(registers["esp"] ?? 0n);
+      const expected = (esp + offset) >>> 0;
+      let raSlot = scanSlots(stack, site.modules, site.images, expected, RA_SEARCH_WORDS, found.calleeStart, found.calleeEnd);
+      if (raSlot < 0) raSlot = expected;
+      const eip = readU32n(stack, raSlot);
+      if (eip === undefined) return { ok: false, stop: { reason: "read-fault", address: BigInt(raSlot), detail: `${label}: cannot read the return address at ${hex(raSlot)}` } };
       const out = inherited(registers);
-      out["eip"] = eip;
-      out["esp"] = (raSlot + 4n) & U32;
+      const after = (raSlot + 4) >>> 0;
+      out["eip"] = BigInt(eip);
+      out["esp"] = BigInt(after);
+      let ebpSlot = -1;
       if (record.fUseBP) {
         // MSVC saves EBP second (sub esp,L; push ebx; push ebp; ...): x86-fpo.md §1.4 step 3.
-        const skew = raSlot - expected;
-        const slot = (esp + skew + BigInt(calleeParams + saved - 8)) & U32;
-        const v = readU32(stack, slot);
-        if (v === undefined) return { ok: false, stop: { reason: "read-fault", address: slot, detail: `${label}: cannot read the saved EBP at ${hex(slot)}` } };
-        out["ebp"] = v;
-        where += ` ebp@[${hex(slot)}]`;
+        // With one saved register, EBP is that register.
+        ebpSlot = (esp + (raSlot - expected) + calleeParams + Math.max(saved - 8, 0)) >>> 0;
+        // An unreadable slot leaves the caller's EBP unknown rather than losing the caller.
+        const v = readU32n(stack, ebpSlot);
+        if (v === undefined) delete out["ebp"];
+        else out["ebp"] = BigInt(v);
       }
-      return acceptOrScan(site, found, stack, out, `${label} ${where}`, (raSlot + 4n) & U32, expected, extra);
+      return acceptOrScan(site, found, stack, out, lazyText(bodyText, label, offset, raSlot - expected, ebpSlot), after, expected, extra);
     },
   };
 }

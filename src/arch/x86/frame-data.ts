@@ -9,10 +9,11 @@ import type { FrameData } from "../../formats/frame-data.js";
 import type { MemoryReader } from "../../memory/reader.js";
 import type { Registers } from "../../model/snapshot.js";
 import type { FuncTableEntry } from "../../walk/frame.js";
+import { lazyText } from "../../walk/lazy-text.js";
 import type { FrameSite, UnwindResult, UnwindRule, UnwindStrategy } from "../../walk/strategy.js";
 import { scanForReturnAddress } from "./code.js";
-import { evaluateProgram, PROGRAM_REGISTERS, type ProgramInputs } from "./program.js";
-import { acceptOrScan, epilogRule, hex, inherited, RA_SEARCH_WORDS, U32, x86Site, type X86Site } from "./site.js";
+import { PROGRAM_REGISTERS, runProgram, type Program, type ProgramError } from "./program.js";
+import { acceptOrScan, epilogRule, hex, inherited, RA_SEARCH_WORDS, U32, x86Site, type Reevaluator, type X86Site } from "./site.js";
 import { findFrameData, outermostFrameData, recordProgram } from "./tables.js";
 
 /** The program Breakpad runs for a type-4 record without a program string (x86-fpo.md §5.2 step 4). */
@@ -26,12 +27,95 @@ function entryOf(record: FrameData, base: bigint): FuncTableEntry {
   return { kind: "frame-data", beginRva: BigInt(record.rvaStart), endRva: BigInt(record.rvaStart + record.codeSize), moduleBase: base };
 }
 
+/** Where a program variable's starting value comes from: a register of the frame, or an input. */
+const INPUT_REGISTERS = PROGRAM_REGISTERS.map((r) => `$${r}`);
+const INPUTS = [".raSearch", ".raSearchStart", ".cbLocals", ".cbSavedRegs", ".cbParams", ".cbCalleeParams"];
+
+/** Registers a program's result sets in the caller frame. */
+const CALLER_REGISTERS = ["eip", "esp", "ebp", "ebx", "esi", "edi"] as const;
+
+/** How to seed and read a program's slots, worked out once per program. */
+interface SlotPlan {
+  /** Per slot: index into INPUT_REGISTERS (≥ 0), −1 − index into INPUTS, or null for neither. */
+  seed: (number | null)[];
+  /** Slot of each CALLER_REGISTERS entry, −1 when the program does not name it. */
+  out: number[];
+  ebpSlot: number;
+}
+
+const plans = new WeakMap<Program, SlotPlan>();
+
+function planOf(program: Program): SlotPlan {
+  let plan = plans.get(program);
+  if (plan === undefined) {
+    plan = {
+      seed: program.variables.map((name) => {
+        const r = INPUT_REGISTERS.indexOf(name);
+        if (r >= 0) return r;
+        const i = INPUTS.indexOf(name);
+        return i >= 0 ? -1 - i : null;
+      }),
+      out: CALLER_REGISTERS.map((r) => program.variables.indexOf(`$${r}`)),
+      ebpSlot: program.variables.indexOf("$ebp"),
+    };
+    plans.set(program, plan);
+  }
+  return plan;
+}
+
+/** Runs a program for one frame; the caller's registers, or the program's error. */
+function runFor(program: Program, plan: SlotPlan, registers: Registers, inputs: number[], stack: MemoryReader, ebpOverride?: number): Registers | ProgramError {
+  const slots = plan.seed.map((k) => {
+    if (k === null) return NaN;
+    if (k < 0) return inputs[-1 - k]!;
+    const v = registers[PROGRAM_REGISTERS[k]!];
+    return v === undefined ? NaN : Number(v);
+  });
+  if (ebpOverride !== undefined && plan.ebpSlot >= 0) slots[plan.ebpSlot] = ebpOverride;
+  const assigned = new Uint8Array(slots.length);
+  const error = runProgram(program, slots, assigned, stack);
+  if (error !== undefined) return error;
+  const eip = plan.out[0]!;
+  const esp = plan.out[1]!;
+  if (eip < 0 || assigned[eip] !== 1 || esp < 0 || assigned[esp] !== 1) {
+    return { token: -1, reason: `the program does not assign ${eip < 0 || assigned[eip] !== 1 ? "$eip" : "$esp"}` };
+  }
+  const out = inherited(registers);
+  for (let i = 0; i < CALLER_REGISTERS.length; i++) {
+    const slot = plan.out[i]!;
+    if (slot >= 0 && assigned[slot] === 1) out[CALLER_REGISTERS[i]!] = BigInt(slots[slot]!);
+  }
+  return out;
+}
+
+function ruleText(label: string, realigned: boolean, offset: number, moved: number): string {
+  return `${label} ${realigned ? "ra@ebp+4 (realigned)" : `ra@esp+${offset}${moved === 0 ? "" : `, found ${moved} bytes above`}`}`;
+}
+
+/** The program run again with EBP = the slot below a return address found from ESP. */
+class EbpRerun implements Reevaluator {
+  constructor(
+    private readonly program: Program,
+    private readonly plan: SlotPlan,
+    private readonly registers: Registers,
+    private readonly inputs: number[],
+    private readonly stack: MemoryReader,
+  ) {}
+
+  run(raSlot: bigint): Registers | undefined {
+    const again = runFor(this.program, this.plan, this.registers, this.inputs, this.stack, Number((raSlot - 4n) & U32));
+    return "token" in again ? undefined : (again as Registers);
+  }
+}
+
 function frameDataRule(site: FrameSite, found: X86Site, record: FrameData): UnwindRule {
   const base = found.module.base;
   const parsed = recordProgram(record) ?? NO_PROGRAM_PARSED;
   const label = `frame-data rva=${hex(record.rvaStart)} locals=${record.localSize} saved=${record.savedRegsSize} params=${record.paramsSize}`;
   const calleeParams = site.calleeParams;
   const entry = entryOf(record, base);
+  const extra = { paramsSize: record.paramsSize, entry };
+  const offset = calleeParams + record.localSize + record.savedRegsSize;
   return {
     describe: () => `${label}: ${record.program ?? NO_PROGRAM}`,
     exec(registers: Registers, stack: MemoryReader): UnwindResult {
@@ -39,68 +123,43 @@ function frameDataRule(site: FrameSite, found: X86Site, record: FrameData): Unwi
         const why = parsed === undefined ? "no program" : `token ${parsed.error.token}: ${parsed.error.reason}`;
         return { ok: false, stop: { reason: "unsupported", detail: `${label}: the program string does not parse (${why})` } };
       }
+      const program = parsed.program;
       const esp = registers["esp"] ?? 0n;
       const ebp = registers["ebp"];
-      const expected = (esp + BigInt(calleeParams + record.localSize + record.savedRegsSize)) & U32;
+      const expected = (esp + BigInt(offset)) & U32;
       let start = expected;
-      let where = `ra@esp+${calleeParams + record.localSize + record.savedRegsSize}`;
+      let moved = 0;
+      let realigned = false;
       if (parsed.usesRaSearch) {
-        if (parsed.program.realigns && ebp !== undefined) {
+        if (program.realigns && ebp !== undefined) {
           start = (ebp + 4n) & U32;
-          where = "ra@ebp+4 (realigned)";
+          realigned = true;
         } else {
           const hit = scanForReturnAddress(stack, site.modules, site.images, start, RA_SEARCH_WORDS, found.callee);
           if (hit !== undefined && hit.slot !== start) {
-            where += `, found ${Number(hit.slot - start)} bytes above`;
+            moved = Number(hit.slot - start);
             start = hit.slot;
           }
         }
       }
-      const inputs: ProgramInputs = {
-        ".raSearch": start,
-        ".raSearchStart": start,
-        ".cbLocals": BigInt(record.localSize),
-        ".cbSavedRegs": BigInt(record.savedRegsSize),
-        ".cbParams": BigInt(record.paramsSize),
-        ".cbCalleeParams": BigInt(calleeParams),
-      };
-      for (const r of PROGRAM_REGISTERS) {
-        const v = registers[r];
-        if (v !== undefined) inputs[`$${r}`] = v;
+      const plan = planOf(program);
+      const s = Number(start);
+      const inputs = [s, s, record.localSize, record.savedRegsSize, record.paramsSize, calleeParams];
+      const result = runFor(program, plan, registers, inputs, stack);
+      if (!("token" in result)) {
+        // An EBP-based program run on a wrong EBP (one the function already reloaded) is run again
+        // with the EBP that a standard frame has for a return-address slot found from ESP.
+        const reevaluate = parsed.usesRaSearch ? undefined : new EbpRerun(program, plan, registers, inputs, stack);
+        return acceptOrScan(site, found, stack, result as Registers, lazyText(ruleText, label, realigned, offset, moved), Number((start + 4n) & U32), Number(expected), extra, reevaluate);
       }
-      const result = evaluateProgram(parsed.program, inputs, stack);
-      const registersOf = (r: { values: Map<string, bigint>; assigned: Set<string> }): Registers => {
-        const out = inherited(registers);
-        for (const name of CALLER_REGISTERS) {
-          if (r.assigned.has(`$${name}`)) out[name] = r.values.get(`$${name}`)!;
-        }
-        return out;
-      };
-      // An EBP-based program run on a wrong EBP (one the function already reloaded) is run again
-      // with the EBP that a standard frame has for a return-address slot found from ESP.
-      const reevaluate = parsed.usesRaSearch
-        ? undefined
-        : (raSlot: bigint): Registers | undefined => {
-            const again = evaluateProgram(parsed.program, { ...inputs, $ebp: (raSlot - 4n) & U32 }, stack);
-            return again.ok && again.assigned.has("$eip") && again.assigned.has("$esp") ? registersOf(again) : undefined;
-          };
-      if (!result.ok) {
-        const e = result.error;
-        const stop = e.address !== undefined
-          ? { reason: "read-fault" as const, address: e.address, detail: `${label}: ${e.reason}` }
-          : { reason: "unsupported" as const, detail: `${label}: the program fails at token ${e.token}: ${e.reason}` };
-        return { ok: false, stop };
-      }
-      if (!result.assigned.has("$eip") || !result.assigned.has("$esp")) {
-        return { ok: false, stop: { reason: "unsupported", detail: `${label}: the program does not assign ${result.assigned.has("$eip") ? "$esp" : "$eip"}` } };
-      }
-      return acceptOrScan(site, found, stack, registersOf(result), `${label} ${where}`, (start + 4n) & U32, expected, { paramsSize: record.paramsSize, entry }, reevaluate);
+      const e = result as ProgramError;
+      const stop = e.address !== undefined
+        ? { reason: "read-fault" as const, address: e.address, detail: `${label}: ${e.reason}` }
+        : { reason: "unsupported" as const, detail: e.token < 0 ? `${label}: ${e.reason}` : `${label}: the program fails at token ${e.token}: ${e.reason}` };
+      return { ok: false, stop };
     },
   };
 }
-
-/** Registers a program's result sets in the caller frame. */
-const CALLER_REGISTERS = ["eip", "esp", "ebp", "ebx", "esi", "edi"] as const;
 
 /** A step that found a return address without scanning. */
 function exact(result: UnwindResult): boolean {

@@ -17,6 +17,10 @@ export interface Program {
   tokens: ProgramToken[];
   /** True when the program realigns with `@` (its `.raSearch` comes from EBP, x86-fpo.md §3.1 rule 3). */
   realigns: boolean;
+  /** Every variable the program names, in first-use order; a variable's index is its slot. */
+  variables: string[];
+  /** The tokens as numbers: operators as negative codes, numbers as 2·value, variables as 2·slot + 1. */
+  code: number[];
 }
 
 /** Why a program could not be parsed or evaluated. */
@@ -63,7 +67,86 @@ export function parseProgram(text: string): { ok: true; program: Program } | { o
     else if (/^\$[A-Za-z0-9_]+$/.test(w) || /^\.[A-Za-z]+$/.test(w)) tokens.push({ kind: "variable", name: w.startsWith("$") ? canonicalVariable(w) : w });
     else return { ok: false, error: { token: i, reason: `"${w}" is not a number, a $variable, a .input or an operator` } };
   }
-  return { ok: true, program: { text, tokens, realigns: tokens.some((t) => t.kind === "operator" && t.op === "@") } };
+  const variables: string[] = [];
+  const code = tokens.map((t) => {
+    if (t.kind === "number") return Number(t.value) * 2;
+    if (t.kind === "operator") return OP_CODES[t.op];
+    let slot = variables.indexOf(t.name);
+    if (slot < 0) slot = variables.push(t.name) - 1;
+    return slot * 2 + 1;
+  });
+  return { ok: true, program: { text, tokens, realigns: tokens.some((t) => t.kind === "operator" && t.op === "@"), variables, code } };
+}
+
+const OP_CODES = { "+": -1, "-": -2, "*": -3, "/": -4, "%": -5, "@": -6, "^": -7, "=": -8 } as const;
+const OP_TEXT = ["", "+", "-", "*", "/", "%", "@", "^", "="];
+
+/**
+ * Runs a program over its slots (x86 values are 32-bit, so they are plain numbers; `NaN` is "no
+ * value"), assigning immediately as `=` runs. `assigned[slot]` is set for each assignment.
+ * Returns undefined on success, or the error.
+ */
+export function runProgram(program: Program, slots: number[], assigned: Uint8Array, memory: MemoryReader): ProgramError | undefined {
+  const code = program.code;
+  // Each stack entry is a value (≥ 0) or a variable reference (−1 − slot).
+  const stack: number[] = [];
+  for (let i = 0; i < code.length; i++) {
+    const c = code[i]!;
+    if (c >= 0) {
+      stack.push((c & 1) === 1 ? -1 - (c - 1) / 2 : c / 2);
+      continue;
+    }
+    if (c === OP_CODES["^"]) {
+      const a = stack.pop();
+      if (a === undefined) return { token: i, reason: "^ needs an operand" };
+      const address = a >= 0 ? a : slots[-1 - a]!;
+      if (Number.isNaN(address)) return { token: i, reason: noValue(program, a) };
+      const v = memory.u32 !== undefined ? memory.u32(BigInt(address)) : readNumber(memory, address);
+      if (v === undefined) return { token: i, reason: `cannot read 4 bytes at 0x${address.toString(16)}`, address: BigInt(address) };
+      stack.push(v);
+      continue;
+    }
+    const right = stack.pop();
+    const left = stack.pop();
+    if (right === undefined || left === undefined) return { token: i, reason: `${OP_TEXT[-c]} needs two operands` };
+    const r = right >= 0 ? right : slots[-1 - right]!;
+    if (Number.isNaN(r)) return { token: i, reason: noValue(program, right) };
+    if (c === OP_CODES["="]) {
+      if (left >= 0 || !program.variables[-1 - left]!.startsWith("$")) return { token: i, reason: "= assigns only to a $variable" };
+      slots[-1 - left] = r;
+      assigned[-1 - left] = 1;
+      continue;
+    }
+    const l = left >= 0 ? left : slots[-1 - left]!;
+    if (Number.isNaN(l)) return { token: i, reason: noValue(program, left) };
+    let v: number;
+    switch (c) {
+      case OP_CODES["+"]: v = l + r; break;
+      case OP_CODES["-"]: v = l - r; break;
+      case OP_CODES["*"]: v = Math.imul(l, r); break;
+      case OP_CODES["/"]:
+        if (r === 0) return { token: i, reason: "division by zero" };
+        v = Math.floor(l / r);
+        break;
+      case OP_CODES["%"]:
+        if (r === 0) return { token: i, reason: "division by zero" };
+        v = l % r;
+        break;
+      default: v = l & ~(r - 1); break;
+    }
+    stack.push(v >>> 0);
+  }
+  if (stack.length > 0) return { token: -1, reason: `${stack.length} value(s) left on the stack` };
+  return undefined;
+}
+
+function noValue(program: Program, entry: number): string {
+  return `${program.variables[-1 - entry]} has no value`;
+}
+
+function readNumber(memory: MemoryReader, address: number): number | undefined {
+  const v = readU32(memory, BigInt(address));
+  return v === undefined ? undefined : Number(v);
 }
 
 /** The values a program starts with: registers as `$name`, inputs as `.name`. */
@@ -75,73 +158,24 @@ export type ProgramResult = { ok: true; values: Map<string, bigint>; assigned: S
 /**
  * Evaluates a program (x86-fpo.md §3): binary operators pop the right operand first, `^` reads
  * four bytes, `=` pops a value then a `$` name and assigns at once. Stack underflow, unknown
- * variables, unreadable memory, division by zero and values left over are errors.
+ * variables, unreadable memory, division by zero and values left over are errors. The values
+ * returned are the inputs plus every variable the program assigned.
  */
 export function evaluateProgram(program: Program, inputs: ProgramInputs, memory: MemoryReader): ProgramResult {
+  const slots = program.variables.map((name) => {
+    const v = inputs[name];
+    return v === undefined ? NaN : Number(v & MASK);
+  });
+  const assignedSlots = new Uint8Array(slots.length);
+  const error = runProgram(program, slots, assignedSlots, memory);
+  if (error !== undefined) return { ok: false, error };
   const values = new Map<string, bigint>(Object.entries(inputs));
   const assigned = new Set<string>();
-  type Item = { value: bigint } | { name: string };
-  const stack: Item[] = [];
-  const fail = (token: number, reason: string, address?: bigint): ProgramResult => {
-    const error: ProgramError = { token, reason };
-    if (address !== undefined) error.address = address;
-    return { ok: false, error };
-  };
-  const valueOf = (item: Item): bigint | string => {
-    if ("value" in item) return item.value;
-    const v = values.get(item.name);
-    return v === undefined ? `${item.name} has no value` : v;
-  };
-  for (let i = 0; i < program.tokens.length; i++) {
-    const t = program.tokens[i]!;
-    if (t.kind === "number") {
-      stack.push({ value: t.value });
-      continue;
+  program.variables.forEach((name, slot) => {
+    if (assignedSlots[slot] === 1) {
+      values.set(name, BigInt(slots[slot]!));
+      assigned.add(name);
     }
-    if (t.kind === "variable") {
-      stack.push({ name: t.name });
-      continue;
-    }
-    if (t.op === "^") {
-      const a = stack.pop();
-      if (a === undefined) return fail(i, "^ needs an operand");
-      const address = valueOf(a);
-      if (typeof address === "string") return fail(i, address);
-      const v = readU32(memory, address);
-      if (v === undefined) return fail(i, `cannot read 4 bytes at 0x${address.toString(16)}`, address);
-      stack.push({ value: v });
-      continue;
-    }
-    const right = stack.pop();
-    const left = stack.pop();
-    if (right === undefined || left === undefined) return fail(i, `${t.op} needs two operands`);
-    const r = valueOf(right);
-    if (typeof r === "string") return fail(i, r);
-    if (t.op === "=") {
-      if (!("name" in left) || !left.name.startsWith("$")) return fail(i, "= assigns only to a $variable");
-      values.set(left.name, r & MASK);
-      assigned.add(left.name);
-      continue;
-    }
-    const l = valueOf(left);
-    if (typeof l === "string") return fail(i, l);
-    let v: bigint;
-    switch (t.op) {
-      case "+": v = l + r; break;
-      case "-": v = l - r; break;
-      case "*": v = l * r; break;
-      case "/":
-        if (r === 0n) return fail(i, "division by zero");
-        v = l / r;
-        break;
-      case "%":
-        if (r === 0n) return fail(i, "division by zero");
-        v = l % r;
-        break;
-      case "@": v = l & ~(r - 1n); break;
-    }
-    stack.push({ value: v & MASK });
-  }
-  if (stack.length > 0) return fail(-1, `${stack.length} value(s) left on the stack`);
+  });
   return { ok: true, values, assigned };
 }

@@ -6,8 +6,9 @@
 import type { MemoryReader } from "../../memory/reader.js";
 import { moduleAt, symbolAt, type Module, type Registers } from "../../model/snapshot.js";
 import type { FuncTableEntry, WalkStop } from "../../walk/frame.js";
-import type { FrameSite, UnwindResult, UnwindRule } from "../../walk/strategy.js";
-import { decodeToReturn, directCallTarget, isReturnAddress, runToReturn, scanForReturnAddress } from "./code.js";
+import { lazyText, type RuleText } from "../../walk/lazy-text.js";
+import type { FrameSite, UnwindResult, UnwindRule, UnwindStep } from "../../walk/strategy.js";
+import { decodeToReturn, directCallTarget, isReturnAddress, NOT_A_RETURN_ADDRESS, returnAddressInfo, runToReturn, scanForReturnAddress } from "./code.js";
 import { findFpo, outermostFrameData, x86Tables, type X86Tables } from "./tables.js";
 
 export const U32 = 0xffff_ffffn;
@@ -26,6 +27,9 @@ export interface X86Site {
   tables: X86Tables;
   /** The function's absolute address range, when its records or symbols give one. */
   callee?: { start: bigint; end: bigint };
+  /** The same as numbers, −1 when unknown (for the 32-bit fast paths). */
+  calleeStart: number;
+  calleeEnd: number;
 }
 
 /** Resolves a site's lookup address to its module and records; undefined when the module has none. */
@@ -34,9 +38,13 @@ export function x86Site(site: FrameSite): X86Site | undefined {
   if (module === undefined) return undefined;
   const tables = x86Tables(module, site.images);
   if (tables === undefined) return undefined;
-  const found: X86Site = { module, rva: Number(site.lookupPc - module.base), tables };
+  const found: X86Site = { module, rva: Number(site.lookupPc - module.base), tables, calleeStart: -1, calleeEnd: -1 };
   const range = functionRange(found);
-  if (range !== undefined) found.callee = { start: module.base + BigInt(range.start), end: module.base + BigInt(range.end) };
+  if (range !== undefined) {
+    found.callee = { start: module.base + BigInt(range.start), end: module.base + BigInt(range.end) };
+    found.calleeStart = Number(found.callee.start);
+    found.calleeEnd = Number(found.callee.end);
+  }
   return found;
 }
 
@@ -61,6 +69,27 @@ export interface StepExtra {
 
 export const hex = (v: bigint | number): string => "0x" + v.toString(16);
 
+/** Runs a rule again as if the return address were at `raSlot` (see {@link acceptOrScan}). */
+export interface Reevaluator {
+  run(raSlot: bigint): Registers | undefined;
+}
+
+function notThisFunctionText(rule: RuleText, eip: bigint, target: bigint, slot: bigint, value: bigint): string {
+  return `${rule.toString()}; eip ${hex(eip)} returns from a call to ${hex(target)}, not to this function: [${hex(slot)}]=${hex(value)} does`;
+}
+
+function scannedText(rule: RuleText, eip: bigint, slot: bigint, value: bigint): string {
+  return `${rule.toString()}; eip ${hex(eip)} is not a return address: scanned to [${hex(slot)}]=${hex(value)}`;
+}
+
+/** A successful step (written out field by field: this runs once per frame). */
+function accepted(registers: Registers, rule: RuleText, extra: StepExtra): UnwindResult {
+  const step: UnwindStep = { registers, rule };
+  if (extra.paramsSize !== undefined) step.paramsSize = extra.paramsSize;
+  if (extra.entry !== undefined) step.entry = extra.entry;
+  return { ok: true, step };
+}
+
 /**
  * Accepts `registers` as the caller's when its EIP is a return address (or 0, the end of the
  * stack). A return address after a direct call to another function is checked against the
@@ -73,49 +102,50 @@ export function acceptOrScan(
   found: X86Site,
   stack: MemoryReader,
   registers: Registers,
-  rule: string,
-  scanFrom: bigint,
-  expected: bigint | undefined,
+  rule: RuleText,
+  scanFrom: number,
+  expected: number | undefined,
   extra: StepExtra = {},
-  reevaluate?: (raSlot: bigint) => Registers | undefined,
+  reevaluate?: Reevaluator,
 ): UnwindResult {
   const eip = registers["eip"] ?? 0n;
-  if (eip === 0n) return { ok: true, step: { registers, rule, ...extra } };
-  if (isReturnAddress(site.modules, site.images, eip)) {
+  if (eip === 0n) return accepted(registers, rule, extra);
+  const info = returnAddressInfo(site.modules, site.images, eip);
+  if (info !== NOT_A_RETURN_ADDRESS) {
     const callee = found.callee;
-    const target = callee === undefined ? undefined : directCallTarget(site.images, eip);
+    const target = info >= 0 ? BigInt(info) : undefined;
     if (callee !== undefined && target !== undefined && (target < callee.start || target >= callee.end) && expected !== undefined) {
-      const hit = scanForReturnAddress(stack, site.modules, site.images, expected, RA_SEARCH_WORDS, callee);
+      const hit = scanForReturnAddress(stack, site.modules, site.images, BigInt(expected), RA_SEARCH_WORDS, callee);
       const hitTarget = hit === undefined ? undefined : directCallTarget(site.images, hit.value);
       if (hit !== undefined && hitTarget !== undefined && hitTarget >= callee.start && hitTarget < callee.end && hit.value !== eip) {
-        const again = reevaluate?.(hit.slot);
+        const again = reevaluate?.run(hit.slot);
         const fixed = again !== undefined && again["eip"] === hit.value ? again : { ...registers, eip: hit.value, esp: (hit.slot + 4n) & U32 };
         return {
           ok: true,
           step: {
             registers: fixed,
-            rule: `${rule}; eip ${hex(eip)} returns from a call to ${hex(target)}, not to this function: [${hex(hit.slot)}]=${hex(hit.value)} does`,
+            rule: lazyText(notThisFunctionText, rule, eip, target, hit.slot, hit.value),
             trust: "scan",
             ...extra,
           },
         };
       }
     }
-    return { ok: true, step: { registers, rule, ...extra } };
+    return accepted(registers, rule, extra);
   }
   const words = site.index === 0 ? SCAN_WORDS_CONTEXT : SCAN_WORDS;
-  const hit = scanForReturnAddress(stack, site.modules, site.images, scanFrom, words, found.callee);
+  const hit = scanForReturnAddress(stack, site.modules, site.images, BigInt(scanFrom), words, found.callee);
   if (hit === undefined) {
     return {
       ok: false,
-      stop: { reason: "bad-pc", address: eip, detail: `${rule}: eip ${hex(eip)} is not a return address, and none lies in the ${words + 1} words from ${hex(scanFrom)}` },
+      stop: { reason: "bad-pc", address: eip, detail: `${rule.toString()}: eip ${hex(eip)} is not a return address, and none lies in the ${words + 1} words from ${hex(scanFrom)}` },
     };
   }
   return {
     ok: true,
     step: {
       registers: { ...registers, eip: hit.value, esp: (hit.slot + 4n) & U32 },
-      rule: `${rule}; eip ${hex(eip)} is not a return address: scanned to [${hex(hit.slot)}]=${hex(hit.value)}`,
+      rule: lazyText(scannedText, rule, eip, hit.slot, hit.value),
       trust: "scan",
       ...extra,
     },
