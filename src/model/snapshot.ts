@@ -28,6 +28,16 @@ export interface Module {
   symbols: ModuleSymbol[];
   /** Unwind records for the module that do not come from its mapped image (a vector, a PDB, a .sym file). */
   unwind?: ModuleUnwind;
+  /** The full path of the image as the loader recorded it (a dump's module name); `name` is its file-name part. */
+  path?: string;
+  /** The PDB named by the image's CodeView record, as stored (possibly a full path; minidump.md §2.3). */
+  debugFile?: string;
+  /** Symbol-store identifier: CodeView GUID (or NB10 signature) in upper-case hex, then the age in lower-case hex (minidump.md §8). */
+  debugId?: string;
+  /** Code identifier: TimeDateStamp as `%08X` followed by SizeOfImage as `%x`, as Breakpad prints it. */
+  codeId?: string;
+  /** The file version `a.b.c.d` from the image's VS_FIXEDFILEINFO, when it has a valid one. */
+  version?: string;
 }
 
 /** x86 unwind records attached to a module, each list sorted by start RVA. */

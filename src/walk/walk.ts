@@ -5,7 +5,7 @@
  * guard, this loop always terminates.
  */
 import { InputError } from "../errors.js";
-import { machineInfo, maskAddress, type Machine } from "../model/machine.js";
+import { maskAddress, type Machine } from "../model/machine.js";
 import type { Module, Registers, Snapshot, ThreadSnapshot } from "../model/snapshot.js";
 import type { Frame, FuncTableEntry, Trust, Walk, WalkStop } from "./frame.js";
 import { lookupAddress } from "./lookup-address.js";
@@ -31,7 +31,7 @@ const hex = (v: bigint): string => "0x" + v.toString(16);
 
 /** Masks every register to the machine's width (a new object only when a value is too wide). */
 function maskRegisters(machine: Machine, registers: Registers): Registers {
-  const max = machineInfo(machine).pointerSize === 4 ? 0xffff_ffffn : 0xffff_ffff_ffff_ffffn;
+  const max = machine === "x86" ? 0xffff_ffffn : 0xffff_ffff_ffff_ffffn;
   let out: Registers | undefined;
   for (const k in registers) {
     const v = registers[k]!;
@@ -100,56 +100,71 @@ function makeFrame(arch: ArchWalker, snapshot: Snapshot, index: number, register
   return new FrameRow(arch, snapshot.memory, index, registers, trust, rule);
 }
 
-/** A cached rule with the callee parameter bytes it was made for; rules for other values hang off it. */
-interface CachedRule {
+/** Rules of every strategy for one lookup PC and callee parameter size; `undefined` = not asked yet, null = none. */
+interface CachedRules {
   calleeParams: number;
-  rule: UnwindRule | null;
-  others?: Map<number, UnwindRule | null>;
+  rules: (UnwindRule | null | undefined)[];
+  /** Rules for other callee parameter sizes at the same PC. */
+  others?: Map<number, CachedRules>;
 }
 
-/** Rules for caller frames, by strategy and lookup PC (see UnwindStrategy.ruleFor). */
-type RuleCache = Map<UnwindStrategy, Map<bigint, CachedRule>>;
+/** Rules for caller frames by lookup PC (a number when it is exact as one), for one strategy list. */
+interface RuleCache {
+  byNumber: Map<number, CachedRules>;
+  byBigint: Map<bigint, CachedRules>;
+}
 
-/** One rule cache per module list and memory: rules read images, which do not change between walks. */
-const ruleCaches = new WeakMap<readonly Module[], WeakMap<object, RuleCache>>();
+/** One rule cache per module list, memory and strategy list: rules read images, which do not change between walks. */
+const ruleCaches = new WeakMap<readonly Module[], WeakMap<object, WeakMap<readonly UnwindStrategy[], RuleCache>>>();
 
-function ruleCacheFor(snapshot: Snapshot): RuleCache {
+function ruleCacheFor(snapshot: Snapshot, strategies: readonly UnwindStrategy[]): RuleCache {
   let byMemory = ruleCaches.get(snapshot.modules);
   if (byMemory === undefined) {
     byMemory = new WeakMap();
     ruleCaches.set(snapshot.modules, byMemory);
   }
-  let cache = byMemory.get(snapshot.memory);
+  let byStrategies = byMemory.get(snapshot.memory);
+  if (byStrategies === undefined) {
+    byStrategies = new WeakMap();
+    byMemory.set(snapshot.memory, byStrategies);
+  }
+  let cache = byStrategies.get(strategies);
   if (cache === undefined) {
-    cache = new Map();
-    byMemory.set(snapshot.memory, cache);
+    cache = { byNumber: new Map(), byBigint: new Map() };
+    byStrategies.set(strategies, cache);
   }
   return cache;
 }
 
-/** The strategy's rule for a site, from the cache for caller frames. */
-function cachedRule(cache: RuleCache, strategy: UnwindStrategy, site: FrameSite): UnwindRule | undefined {
-  if (site.index === 0) return strategy.ruleFor(site);
-  let byPc = cache.get(strategy);
-  if (byPc === undefined) {
-    byPc = new Map();
-    cache.set(strategy, byPc);
+/** The cached rules for a caller frame's site (created empty on first use). */
+function cachedRules(cache: RuleCache, site: FrameSite): CachedRules {
+  const pc = site.lookupPc;
+  let entry: CachedRules | undefined;
+  if (pc <= MAX_EXACT) {
+    const key = Number(pc);
+    entry = cache.byNumber.get(key);
+    if (entry === undefined) {
+      entry = { calleeParams: site.calleeParams, rules: [] };
+      cache.byNumber.set(key, entry);
+    }
+  } else {
+    entry = cache.byBigint.get(pc);
+    if (entry === undefined) {
+      entry = { calleeParams: site.calleeParams, rules: [] };
+      cache.byBigint.set(pc, entry);
+    }
   }
-  const entry = byPc.get(site.lookupPc);
-  if (entry === undefined) {
-    const rule = strategy.ruleFor(site) ?? null;
-    byPc.set(site.lookupPc, { calleeParams: site.calleeParams, rule });
-    return rule ?? undefined;
-  }
-  if (entry.calleeParams === site.calleeParams) return entry.rule ?? undefined;
+  if (entry.calleeParams === site.calleeParams) return entry;
   entry.others ??= new Map();
-  let rule = entry.others.get(site.calleeParams);
-  if (rule === undefined) {
-    rule = strategy.ruleFor(site) ?? null;
-    entry.others.set(site.calleeParams, rule);
+  let other = entry.others.get(site.calleeParams);
+  if (other === undefined) {
+    other = { calleeParams: site.calleeParams, rules: [] };
+    entry.others.set(site.calleeParams, other);
   }
-  return rule ?? undefined;
+  return other;
 }
+
+const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
 
 /**
  * The progress rules, all of them: a caller PC of 0 is the end of the stack; a PC below
@@ -183,8 +198,19 @@ export function checkProgress(arch: ArchWalker, callee: Frame, caller: Registers
  */
 function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, snapshot: Snapshot, cache: RuleCache): { ok: true; step: UnwindStep; trust: Trust } | { ok: false; stop: WalkStop } {
   let firstFailure: WalkStop | undefined;
-  for (const strategy of strategies) {
-    const rule = cachedRule(cache, strategy, site);
+  const cached = site.index === 0 ? undefined : cachedRules(cache, site);
+  for (let i = 0; i < strategies.length; i++) {
+    const strategy = strategies[i]!;
+    let rule: UnwindRule | undefined;
+    if (cached === undefined) rule = strategy.ruleFor(site);
+    else {
+      let r = cached.rules[i];
+      if (r === undefined) {
+        r = strategy.ruleFor(site) ?? null;
+        cached.rules[i] = r;
+      }
+      rule = r ?? undefined;
+    }
     if (rule === undefined) continue;
     const result = rule.exec(site.registers, snapshot.memory);
     if (result.ok) return { ok: true, step: result.step, trust: result.step.trust ?? strategy.trust };
@@ -209,7 +235,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     return { frames, stop: { reason: "unsupported", detail: arch.unsupportedDetail ?? "no strategy applies to this machine" } };
   }
   let calleeParams = 0;
-  const cache = ruleCacheFor(snapshot);
+  const cache = ruleCacheFor(snapshot, strategies);
   for (;;) {
     const callee = frames[frames.length - 1]!;
     const site: FrameSite = {

@@ -11,8 +11,10 @@ import type { Registers } from "../../model/snapshot.js";
 import type { FuncTableEntry } from "../../walk/frame.js";
 import { lazyText } from "../../walk/lazy-text.js";
 import type { FrameSite, UnwindResult, UnwindRule, UnwindStrategy } from "../../walk/strategy.js";
-import { scanForReturnAddress } from "./code.js";
+import { scanSlots } from "./code.js";
 import { PROGRAM_REGISTERS, runProgram, type Program, type ProgramError } from "./program.js";
+import { affineRule } from "./program-rule.js";
+import { readU32n } from "../../memory/reader.js";
 import { acceptOrScan, epilogRule, hex, inherited, RA_SEARCH_WORDS, U32, x86Site, type Reevaluator, type X86Site } from "./site.js";
 import { findFrameData, outermostFrameData, recordProgram } from "./tables.js";
 
@@ -34,8 +36,45 @@ const INPUTS = [".raSearch", ".raSearchStart", ".cbLocals", ".cbSavedRegs", ".cb
 /** Registers a program's result sets in the caller frame. */
 const CALLER_REGISTERS = ["eip", "esp", "ebp", "ebx", "esi", "edi"] as const;
 
+/** One output of a reduced program, with its base resolved like a slot seed. */
+interface AffineStep {
+  register: (typeof CALLER_REGISTERS)[number];
+  seed: number;
+  offset: number;
+  load: boolean;
+}
+
+/**
+ * Runs a reduced program (program-rule.ts): each caller register is an input plus a constant,
+ * or the word there. Undefined when an input it needs has no value (the evaluator then reports
+ * the program's own error).
+ */
+function runAffine(steps: readonly AffineStep[], registers: Registers, inputs: number[], stack: MemoryReader): Registers | ProgramError | undefined {
+  const out = inherited(registers);
+  for (let i = 0; i < steps.length; i++) {
+    const o = steps[i]!;
+    let base: number;
+    if (o.seed < 0) base = inputs[-1 - o.seed]!;
+    else {
+      const v = registers[PROGRAM_REGISTERS[o.seed]!];
+      if (v === undefined) return undefined;
+      base = Number(v);
+    }
+    let value = (base + o.offset) >>> 0;
+    if (o.load) {
+      const word = readU32n(stack, value);
+      if (word === undefined) return { token: -1, reason: `cannot read 4 bytes at 0x${value.toString(16)}`, address: BigInt(value) };
+      value = word;
+    }
+    out[o.register] = BigInt(value);
+  }
+  return out;
+}
+
 /** How to seed and read a program's slots, worked out once per program. */
 interface SlotPlan {
+  /** The reduced form, when the program has one. */
+  affine?: AffineStep[];
   /** Per slot: index into INPUT_REGISTERS (≥ 0), −1 − index into INPUTS, or null for neither. */
   seed: (number | null)[];
   /** Slot of each CALLER_REGISTERS entry, −1 when the program does not name it. */
@@ -58,21 +97,37 @@ function planOf(program: Program): SlotPlan {
       out: CALLER_REGISTERS.map((r) => program.variables.indexOf(`$${r}`)),
       ebpSlot: program.variables.indexOf("$ebp"),
     };
+    const affine = affineRule(program);
+    const steps = affine?.outputs.map((o): AffineStep | undefined => {
+      const r = INPUT_REGISTERS.indexOf(o.base);
+      const i = INPUTS.indexOf(o.base);
+      if (r < 0 && i < 0) return undefined;
+      return { register: CALLER_REGISTERS[o.register]!, seed: r >= 0 ? r : -1 - i, offset: o.offset, load: o.load };
+    });
+    if (steps !== undefined && steps.every((x) => x !== undefined)) plan.affine = steps as AffineStep[];
     plans.set(program, plan);
   }
   return plan;
 }
 
+/** Reused for every run: results are read out before the next run starts. */
+const assignedScratch = new Uint8Array(64);
+
 /** Runs a program for one frame; the caller's registers, or the program's error. */
 function runFor(program: Program, plan: SlotPlan, registers: Registers, inputs: number[], stack: MemoryReader, ebpOverride?: number): Registers | ProgramError {
-  const slots = plan.seed.map((k) => {
-    if (k === null) return NaN;
-    if (k < 0) return inputs[-1 - k]!;
-    const v = registers[PROGRAM_REGISTERS[k]!];
-    return v === undefined ? NaN : Number(v);
-  });
+  const seed = plan.seed;
+  const slots: number[] = new Array<number>(seed.length);
+  for (let i = 0; i < seed.length; i++) {
+    const k = seed[i]!;
+    if (k === null) slots[i] = NaN;
+    else if (k < 0) slots[i] = inputs[-1 - k]!;
+    else {
+      const v = registers[PROGRAM_REGISTERS[k]!];
+      slots[i] = v === undefined ? NaN : Number(v);
+    }
+  }
   if (ebpOverride !== undefined && plan.ebpSlot >= 0) slots[plan.ebpSlot] = ebpOverride;
-  const assigned = new Uint8Array(slots.length);
+  const assigned = assignedScratch.length >= slots.length ? assignedScratch.fill(0, 0, slots.length) : new Uint8Array(slots.length);
   const error = runProgram(program, slots, assigned, stack);
   if (error !== undefined) return error;
   const eip = plan.out[0]!;
@@ -124,33 +179,33 @@ function frameDataRule(site: FrameSite, found: X86Site, record: FrameData): Unwi
         return { ok: false, stop: { reason: "unsupported", detail: `${label}: the program string does not parse (${why})` } };
       }
       const program = parsed.program;
-      const esp = registers["esp"] ?? 0n;
+      // 32-bit arithmetic on numbers: this runs once per frame.
+      const esp = Number(registers["esp"] ?? 0n);
       const ebp = registers["ebp"];
-      const expected = (esp + BigInt(offset)) & U32;
+      const expected = (esp + offset) >>> 0;
       let start = expected;
       let moved = 0;
       let realigned = false;
       if (parsed.usesRaSearch) {
         if (program.realigns && ebp !== undefined) {
-          start = (ebp + 4n) & U32;
+          start = (Number(ebp) + 4) >>> 0;
           realigned = true;
         } else {
-          const hit = scanForReturnAddress(stack, site.modules, site.images, start, RA_SEARCH_WORDS, found.callee);
-          if (hit !== undefined && hit.slot !== start) {
-            moved = Number(hit.slot - start);
-            start = hit.slot;
+          const hit = scanSlots(stack, site.modules, site.images, start, RA_SEARCH_WORDS, found.calleeStart, found.calleeEnd);
+          if (hit >= 0 && hit !== start) {
+            moved = hit - start;
+            start = hit;
           }
         }
       }
       const plan = planOf(program);
-      const s = Number(start);
-      const inputs = [s, s, record.localSize, record.savedRegsSize, record.paramsSize, calleeParams];
-      const result = runFor(program, plan, registers, inputs, stack);
+      const inputs = [start, start, record.localSize, record.savedRegsSize, record.paramsSize, calleeParams];
+      const result = (plan.affine !== undefined ? runAffine(plan.affine, registers, inputs, stack) : undefined) ?? runFor(program, plan, registers, inputs, stack);
       if (!("token" in result)) {
         // An EBP-based program run on a wrong EBP (one the function already reloaded) is run again
         // with the EBP that a standard frame has for a return-address slot found from ESP.
         const reevaluate = parsed.usesRaSearch ? undefined : new EbpRerun(program, plan, registers, inputs, stack);
-        return acceptOrScan(site, found, stack, result as Registers, lazyText(ruleText, label, realigned, offset, moved), Number((start + 4n) & U32), Number(expected), extra, reevaluate);
+        return acceptOrScan(site, found, stack, result as Registers, lazyText(ruleText, label, realigned, offset, moved), (start + 4) >>> 0, expected, extra, reevaluate);
       }
       const e = result as ProgramError;
       const stop = e.address !== undefined

@@ -3,7 +3,7 @@
  * stack, with `=` assigning immediately so later tokens see the new value. A program is parsed
  * once (no memory is read) and evaluated per frame; `^` is the only operator that reads memory.
  */
-import { readU32, type MemoryReader } from "../../memory/reader.js";
+import { readU32n, type MemoryReader } from "../../memory/reader.js";
 
 /** One token of a program. */
 export type ProgramToken =
@@ -21,6 +21,8 @@ export interface Program {
   variables: string[];
   /** The tokens as numbers: operators as negative codes, numbers as 2·value, variables as 2·slot + 1. */
   code: number[];
+  /** Per slot: whether `=` may assign the variable (its name starts with `$`). */
+  assignable: boolean[];
 }
 
 /** Why a program could not be parsed or evaluated. */
@@ -75,7 +77,8 @@ export function parseProgram(text: string): { ok: true; program: Program } | { o
     if (slot < 0) slot = variables.push(t.name) - 1;
     return slot * 2 + 1;
   });
-  return { ok: true, program: { text, tokens, realigns: tokens.some((t) => t.kind === "operator" && t.op === "@"), variables, code } };
+  const assignable = variables.map((v) => v.startsWith("$"));
+  return { ok: true, program: { text, tokens, realigns: tokens.some((t) => t.kind === "operator" && t.op === "@"), variables, code, assignable } };
 }
 
 const OP_CODES = { "+": -1, "-": -2, "*": -3, "/": -4, "%": -5, "@": -6, "^": -7, "=": -8 } as const;
@@ -101,7 +104,7 @@ export function runProgram(program: Program, slots: number[], assigned: Uint8Arr
       if (a === undefined) return { token: i, reason: "^ needs an operand" };
       const address = a >= 0 ? a : slots[-1 - a]!;
       if (Number.isNaN(address)) return { token: i, reason: noValue(program, a) };
-      const v = memory.u32 !== undefined ? memory.u32(BigInt(address)) : readNumber(memory, address);
+      const v = readU32n(memory, address);
       if (v === undefined) return { token: i, reason: `cannot read 4 bytes at 0x${address.toString(16)}`, address: BigInt(address) };
       stack.push(v);
       continue;
@@ -112,7 +115,7 @@ export function runProgram(program: Program, slots: number[], assigned: Uint8Arr
     const r = right >= 0 ? right : slots[-1 - right]!;
     if (Number.isNaN(r)) return { token: i, reason: noValue(program, right) };
     if (c === OP_CODES["="]) {
-      if (left >= 0 || !program.variables[-1 - left]!.startsWith("$")) return { token: i, reason: "= assigns only to a $variable" };
+      if (left >= 0 || !program.assignable[-1 - left]) return { token: i, reason: "= assigns only to a $variable" };
       slots[-1 - left] = r;
       assigned[-1 - left] = 1;
       continue;
@@ -144,10 +147,6 @@ function noValue(program: Program, entry: number): string {
   return `${program.variables[-1 - entry]} has no value`;
 }
 
-function readNumber(memory: MemoryReader, address: number): number | undefined {
-  const v = readU32(memory, BigInt(address));
-  return v === undefined ? undefined : Number(v);
-}
 
 /** The values a program starts with: registers as `$name`, inputs as `.name`. */
 export type ProgramInputs = Record<string, bigint>;

@@ -53,6 +53,12 @@ export const CALLEE_SAVED = ["ebp", "ebx", "esi", "edi"] as const;
 
 /** The caller's starting register set: the callee-saved registers of the callee frame. */
 export function inherited(registers: Registers): Registers {
+  const ebp = registers["ebp"];
+  const ebx = registers["ebx"];
+  const esi = registers["esi"];
+  const edi = registers["edi"];
+  // The usual case in one object shape: callers then set eip and esp.
+  if (ebp !== undefined && ebx !== undefined && esi !== undefined && edi !== undefined) return { eip: 0n, esp: 0n, ebp, ebx, esi, edi };
   const out: Registers = {};
   for (const r of CALLEE_SAVED) {
     const v = registers[r];
