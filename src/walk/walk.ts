@@ -192,11 +192,11 @@ export function checkProgress(arch: ArchWalker, callee: Frame, caller: Registers
 }
 
 /**
- * Tries each strategy in order; the first that runs successfully wins, else the first failure
- * is reported. A failure that ends the walk (the end of the stack, a kernel frame) stops the
+ * Tries each strategy in order; the first that runs successfully wins (its step, with the trust
+ * filled in), else the first failure is reported. A failure that ends the walk (the end of the stack, a kernel frame) stops the
  * search at once.
  */
-function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, snapshot: Snapshot, cache: RuleCache): { ok: true; step: UnwindStep; trust: Trust } | { ok: false; stop: WalkStop } {
+function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, snapshot: Snapshot, cache: RuleCache): UnwindStep | WalkStop {
   let firstFailure: WalkStop | undefined;
   const cached = site.index === 0 ? undefined : cachedRules(cache, site);
   for (let i = 0; i < strategies.length; i++) {
@@ -213,13 +213,16 @@ function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, snap
     }
     if (rule === undefined) continue;
     const result = rule.exec(site.registers, snapshot.memory);
-    if (result.ok) return { ok: true, step: result.step, trust: result.step.trust ?? strategy.trust };
+    if (result.ok) {
+      result.step.trust ??= strategy.trust;
+      return result.step;
+    }
     // A strategy that recognises the outermost frame (EBP 0, a return address of 0) has the last
     // word: less trusted strategies must not scan past the end of the stack.
-    if (result.final === true || result.stop.reason === "end-of-stack") return { ok: false, stop: result.stop };
+    if (result.final === true || result.stop.reason === "end-of-stack") return result.stop;
     firstFailure ??= result.stop;
   }
-  return { ok: false, stop: firstFailure ?? { reason: "unsupported", detail: "no strategy has a rule for this frame" } };
+  return firstFailure ?? { reason: "unsupported", detail: "no strategy has a rule for this frame" };
 }
 
 /** Walks one thread of a snapshot. */
@@ -247,18 +250,18 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
       images: snapshot.memory,
       calleeParams,
     };
-    const outcome = unwindOnce(strategies, site, snapshot, cache);
-    if (!outcome.ok) return { frames, stop: outcome.stop };
-    if (outcome.step.entry !== undefined) callee.funcTableEntry = outcome.step.entry;
-    calleeParams = outcome.step.paramsSize ?? 0;
-    const callerRegisters = maskRegisters(snapshot.machine, outcome.step.registers);
+    const step = unwindOnce(strategies, site, snapshot, cache);
+    if (!("registers" in step)) return { frames, stop: step };
+    if (step.entry !== undefined) callee.funcTableEntry = step.entry;
+    calleeParams = step.paramsSize ?? 0;
+    const callerRegisters = maskRegisters(snapshot.machine, step.registers);
     callee.addrReturn = callerRegisters[arch.pc] ?? 0n;
     const bad = checkProgress(arch, callee, callerRegisters);
     if (bad !== undefined) return { frames, stop: bad };
     if (frames.length >= maxFrames) {
       return { frames, stop: { reason: "max-frames", detail: `the walk reached the frame cap of ${maxFrames}` } };
     }
-    frames.push(makeFrame(arch, snapshot, frames.length, callerRegisters, outcome.trust, outcome.step.rule));
+    frames.push(makeFrame(arch, snapshot, frames.length, callerRegisters, step.trust!, step.rule));
   }
 }
 

@@ -1,0 +1,45 @@
+/**
+ * A {@link ByteSource} over a file on disk, read by position with `fs.readSync`: only the bytes
+ * asked for are read, so a multi-gigabyte dump is never held in memory.
+ */
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { InputError } from "../errors.js";
+import type { ByteSource } from "../formats/minidump.js";
+
+/** Opens `path` for positional reads; `close()` releases the handle. Reads after `close()` return `undefined`. */
+export function fileSource(path: string): ByteSource & { close(): void } {
+  let fd: number | undefined;
+  let size: number;
+  try {
+    fd = openSync(path, "r");
+    size = fstatSync(fd).size;
+  } catch (e) {
+    if (fd !== undefined) closeSync(fd);
+    throw new InputError("io", `cannot open: ${e instanceof Error ? e.message : String(e)}`, { file: path });
+  }
+  return {
+    size,
+    read(offset: number, length: number): Uint8Array | undefined {
+      if (fd === undefined || !Number.isSafeInteger(offset) || !Number.isSafeInteger(length) || offset < 0 || length < 0) return undefined;
+      if (offset > size || length > size - offset) return undefined;
+      const out = new Uint8Array(length);
+      let done = 0;
+      try {
+        while (done < length) {
+          const n = readSync(fd, out, done, length - done, offset + done);
+          if (n <= 0) return undefined;
+          done += n;
+        }
+      } catch {
+        return undefined;
+      }
+      return out;
+    },
+    close(): void {
+      if (fd !== undefined) {
+        closeSync(fd);
+        fd = undefined;
+      }
+    },
+  };
+}

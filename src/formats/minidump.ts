@@ -1,0 +1,1348 @@
+/**
+ * A Windows minidump reader (minidump.md §1–§3) over a {@link ByteSource}: it reads the header,
+ * the stream directory and the streams the walker needs, and never the captured memory itself.
+ * {@link minidumpSnapshot} turns the result into a {@link Snapshot} whose memory is read lazily,
+ * page by page, through the memory descriptors, so a multi-gigabyte full-memory dump walks in
+ * little memory. No Node APIs: it runs in a browser.
+ *
+ * Every malformed input throws an {@link InputError} naming the absolute file offset of the field
+ * that is wrong: a count that the stream cannot hold names the count, an RVA outside the file
+ * names the RVA field, data running past the end of the file names the DataSize field. Counts and
+ * sizes are checked against the file before anything is allocated.
+ */
+import { InputError } from "../errors.js";
+import { ByteCursor } from "../memory/cursor.js";
+import type { MemoryReader } from "../memory/reader.js";
+import {
+  AMD64_CONTEXT_LAYOUT,
+  AMD64_CONTEXT_SIZE,
+  CONTEXT_AMD64,
+  CONTEXT_i386,
+  CONTEXT_IA64,
+  IA64_CONTEXT_SIZE,
+  contextSize,
+  decodeContext,
+} from "../model/context.js";
+import type { Machine } from "../model/machine.js";
+import { fieldOf } from "../model/record.js";
+import type { Module, Registers, Snapshot, ThreadSnapshot } from "../model/snapshot.js";
+import type { CodeViewInfo, RuntimeFunction } from "./pe.js";
+
+// ---------------------------------------------------------------------------------------------
+// Byte sources
+
+/**
+ * Bytes read by position: a whole file in memory ({@link bytesSource}) or a file handle read on
+ * demand (`fileSource` in src/cli/file-source.ts). `read` returns exactly `length` bytes, or
+ * `undefined` when any of them lies outside `[0, size)` or cannot be read. The returned bytes
+ * may be a view into the source's own storage: callers must not modify them.
+ */
+export interface ByteSource {
+  readonly size: number;
+  read(offset: number, length: number): Uint8Array | undefined;
+}
+
+/** A {@link ByteSource} over bytes already in memory (views, no copies). */
+export function bytesSource(bytes: Uint8Array): ByteSource {
+  return {
+    size: bytes.byteLength,
+    read(offset: number, length: number): Uint8Array | undefined {
+      if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(length) || offset < 0 || length < 0) return undefined;
+      if (offset > bytes.byteLength || length > bytes.byteLength - offset) return undefined;
+      return bytes.subarray(offset, offset + length);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Constants (minidump.md §1, §2)
+
+/** MINIDUMP_HEADER.Signature: "MDMP" read little-endian. */
+export const MINIDUMP_SIGNATURE = 0x504d444d;
+/** The low 16 bits of MINIDUMP_HEADER.Version; the high 16 bits are implementation-specific. */
+export const MINIDUMP_VERSION = 0xa793;
+
+/** Stream types (minidump.md §1.3). */
+export const MINIDUMP_STREAM = {
+  Unused: 0,
+  ThreadList: 3,
+  ModuleList: 4,
+  MemoryList: 5,
+  Exception: 6,
+  SystemInfo: 7,
+  ThreadExList: 8,
+  Memory64List: 9,
+  CommentA: 10,
+  CommentW: 11,
+  HandleData: 12,
+  FunctionTable: 13,
+  UnloadedModuleList: 14,
+  MiscInfo: 15,
+  MemoryInfoList: 16,
+  ThreadInfoList: 17,
+  ThreadNames: 24,
+  BreakpadInfo: 0x47670001,
+} as const;
+
+/** SystemInfo.ProcessorArchitecture values (minidump.md §2.6). */
+export const PROCESSOR_ARCHITECTURE = {
+  INTEL: 0,
+  ARM: 5,
+  IA64: 6,
+  AMD64: 9,
+  IA32_ON_WIN64: 10,
+  ARM64: 12,
+  UNKNOWN: 0xffff,
+} as const;
+
+/** VS_FIXEDFILEINFO.dwSignature of a valid version resource (minidump.md §2.3). */
+export const VS_FFI_SIGNATURE = 0xfeef04bd;
+
+/** Limits applied before allocating or accepting a record. */
+export const MINIDUMP_LIMITS = {
+  /** CONTEXT bytes beyond the record (XSAVE data) Breakpad accepts: `kMaxXSaveAreaSize` (minidump.md §3.3). */
+  maxXSaveArea: 16384,
+  /** The longest MINIDUMP_STRING read, in bytes (a path is at most 32767 UTF-16 units). */
+  maxStringBytes: 1 << 20,
+  /** The largest CodeView record interpreted; a bigger one is passed over with a note. */
+  maxCodeViewBytes: 1 << 16,
+} as const;
+
+const MINIDUMP_SIGNATURE_SWAPPED = 0x4d444d50;
+const HEADER_SIZE = 32;
+const DIRECTORY_ENTRY_SIZE = 12;
+const THREAD_SIZE = 48;
+const THREAD_EX_SIZE = 64;
+const MODULE_SIZE = 108;
+const MEMORY_DESCRIPTOR_SIZE = 16;
+const MEMORY64_DESCRIPTOR_SIZE = 16;
+const EXCEPTION_STREAM_SIZE = 168;
+const EXCEPTION_MAXIMUM_PARAMETERS = 15;
+const SYSTEM_INFO_SIZE = 56;
+const MISC_INFO_MIN_SIZE = 24;
+const BREAKPAD_INFO_SIZE = 12;
+const FUNCTION_TABLE_HEADER_SIZE = 24;
+const FUNCTION_TABLE_DESCRIPTOR_SIZE = 32;
+const RUNTIME_FUNCTION_SIZE = 12;
+const CONTEXT_CPU_MASK = 0xffffff00;
+const CV_RSDS = 0x53445352;
+const CV_NB10 = 0x3031424e;
+const MISC_INFO_VERSIONS: Readonly<Record<number, number>> = { 24: 1, 44: 2, 232: 3, 832: 4, 1364: 5 };
+
+const STREAM_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(MINIDUMP_STREAM).map(([name, type]) => [type, name]));
+
+/** The name of a stream type ("ThreadList"), or its number in hex. */
+export function streamTypeName(type: number): string {
+  return STREAM_NAMES[type] ?? `0x${type.toString(16)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The decoded dump
+
+/** MINIDUMP_HEADER (32 bytes at offset 0). */
+export interface MinidumpHeader {
+  signature: number;
+  /** The whole Version field: 0xA793 in the low 16 bits. */
+  version: number;
+  streamCount: number;
+  directoryRva: number;
+  checksum: number;
+  /** time_t of the dump. */
+  timeDateStamp: number;
+  /** MINIDUMP_TYPE bits. */
+  flags: bigint;
+}
+
+/** MINIDUMP_LOCATION_DESCRIPTOR. */
+export interface MinidumpLocation {
+  dataSize: number;
+  rva: number;
+}
+
+/** One MINIDUMP_DIRECTORY entry. */
+export interface MinidumpStreamEntry {
+  index: number;
+  streamType: number;
+  location: MinidumpLocation;
+  /** File offset of the directory entry itself. */
+  offset: number;
+}
+
+/** Which stream declared a range of captured memory. */
+export type MemoryOrigin = "MemoryList" | "Memory64List" | "thread stack" | "backing store";
+
+/** A captured range of target memory and where its bytes are in the file. */
+export interface MinidumpMemoryRange {
+  /** StartOfMemoryRange. */
+  start: bigint;
+  /** Bytes captured. */
+  size: bigint;
+  /** File offset of the captured bytes. */
+  rva: number;
+  /** File offset of the descriptor that declared the range. */
+  descriptor: number;
+  from: MemoryOrigin;
+}
+
+/** A decoded CONTEXT record. */
+export interface MinidumpContext {
+  machine: Machine;
+  /** ContextFlags as stored (at offset 0, or 0x30 on AMD64). */
+  contextFlags: number;
+  /** Lower-case register names (eip/esp/ebp/… or rip/rsp/rbp/…) as the walker uses them. */
+  registers: Registers;
+  location: MinidumpLocation;
+}
+
+/** One MINIDUMP_THREAD or MINIDUMP_THREAD_EX. */
+export interface MinidumpThread {
+  id: number;
+  suspendCount: number;
+  priorityClass: number;
+  priority: number;
+  teb: bigint;
+  stack: MinidumpMemoryRange;
+  contextLocation: MinidumpLocation;
+  /** The thread's own context; absent when the record was rejected (see `contextError`). */
+  context?: MinidumpContext;
+  /** Why the context was rejected (an unmodelled CPU, a bad size or flags). */
+  contextError?: InputError;
+  /** MINIDUMP_THREAD_EX.BackingStore: the IA-64 register backing store. */
+  backingStore?: MinidumpMemoryRange;
+  /** File offset of the thread's entry. */
+  offset: number;
+}
+
+/** VS_FIXEDFILEINFO, the fields Breakpad prints. */
+export interface MinidumpVersionInfo {
+  signature: number;
+  structVersion: number;
+  fileVersionHi: number;
+  fileVersionLo: number;
+  productVersionHi: number;
+  productVersionLo: number;
+  fileFlagsMask: number;
+  fileFlags: number;
+  fileOs: number;
+  fileType: number;
+  fileSubtype: number;
+  fileDateHi: number;
+  fileDateLo: number;
+}
+
+/** One MINIDUMP_MODULE. */
+export interface MinidumpModule {
+  base: bigint;
+  size: number;
+  checksum: number;
+  timeDateStamp: number;
+  /** The module name as stored: usually the full path of the image. */
+  path: string;
+  /** The file-name part of `path`. */
+  name: string;
+  versionInfo: MinidumpVersionInfo;
+  /** `a.b.c.d` from the file version, when the version resource is valid (minidump.md §2.3). */
+  version?: string;
+  cvRecord: MinidumpLocation;
+  miscRecord: MinidumpLocation;
+  /** The CodeView record, when it is an acceptable RSDS or NB10 record. */
+  codeView?: CodeViewInfo;
+  /** The PDB as the CodeView record names it. */
+  debugFile?: string;
+  debugId?: string;
+  /** `%08X` TimeDateStamp followed by `%x` SizeOfImage. */
+  codeId: string;
+  /** File offset of the module's entry. */
+  offset: number;
+}
+
+/** The Exception stream (type 6). */
+export interface MinidumpException {
+  threadId: number;
+  code: number;
+  flags: number;
+  /** ExceptionRecord: the address of a nested record. */
+  record: bigint;
+  address: bigint;
+  numberParameters: number;
+  /** The first min(NumberParameters, 15) ExceptionInformation values. */
+  parameters: bigint[];
+  contextLocation: MinidumpLocation;
+  /** The faulting context; absent when it was rejected, and then the thread's own is used (minidump.md §3.3). */
+  context?: MinidumpContext;
+  contextError?: InputError;
+}
+
+/** SystemInfo's CPU union. */
+export type MinidumpCpuInfo =
+  | { kind: "x86"; vendorId: string; versionInformation: number; featureInformation: number; amdExtendedCpuFeatures: number }
+  | { kind: "other"; processorFeatures: [bigint, bigint] };
+
+/** The SystemInfo stream (type 7). */
+export interface MinidumpSystemInfo {
+  processorArchitecture: number;
+  processorLevel: number;
+  processorRevision: number;
+  numberOfProcessors: number;
+  productType: number;
+  majorVersion: number;
+  minorVersion: number;
+  buildNumber: number;
+  platformId: number;
+  csdVersionRva: number;
+  /** The service-pack string ("Service Pack 2"), when CSDVersionRva is not 0. */
+  csdVersion?: string;
+  suiteMask: number;
+  cpu: MinidumpCpuInfo;
+  /** The machine ProcessorArchitecture names, when the walker models it. */
+  machine?: Machine;
+}
+
+/** The MiscInfo stream (type 15): the fields common to every version. */
+export interface MinidumpMiscInfo {
+  sizeOfInfo: number;
+  /** 1-5 from SizeOfInfo (minidump.md §2.7); undefined for a size no version has. */
+  version?: number;
+  flags1: number;
+  processId: number;
+  processCreateTime: number;
+  processUserTime: number;
+  processKernelTime: number;
+}
+
+/** One dynamic function table of the FunctionTable stream. */
+export interface MinidumpFunctionTable {
+  minimumAddress: bigint;
+  maximumAddress: bigint;
+  baseAddress: bigint;
+  entryCount: number;
+  sizeOfAlignPad: number;
+  /** The OS's native descriptor (DYNAMIC_FUNCTION_TABLE on x64), raw. */
+  nativeDescriptor: Uint8Array;
+  /** EntryCount × SizeOfFunctionEntry bytes, raw. */
+  entries: Uint8Array;
+  /** The entries as RUNTIME_FUNCTIONs (RVAs relative to `baseAddress`) when the entry size is 12. */
+  functions?: RuntimeFunction[];
+  /** File offset of the table's descriptor. */
+  offset: number;
+}
+
+/** The FunctionTable stream (type 13, minidump.md §2.8). */
+export interface MinidumpFunctionTableStream {
+  sizeOfHeader: number;
+  sizeOfDescriptor: number;
+  sizeOfNativeDescriptor: number;
+  sizeOfFunctionEntry: number;
+  sizeOfAlignPad: number;
+  tables: MinidumpFunctionTable[];
+}
+
+/** Breakpad's own stream (0x47670001). */
+export interface MinidumpBreakpadInfo {
+  validity: number;
+  /** The thread that wrote the dump (Breakpad skips it), when the validity bit says so. */
+  dumpThreadId?: number;
+  requestingThreadId?: number;
+}
+
+/** A parsed minidump. Captured memory stays in the source until it is read. */
+export interface Minidump {
+  source: ByteSource;
+  file?: string;
+  header: MinidumpHeader;
+  /** The directory, every entry in order (unused ones too). */
+  streams: MinidumpStreamEntry[];
+  systemInfo?: MinidumpSystemInfo;
+  /** The machine the contexts (or else SystemInfo) say; undefined when neither names a modelled one. */
+  machine?: Machine;
+  threads: MinidumpThread[];
+  /** The stream the threads came from. */
+  threadStream?: "ThreadList" | "ThreadExList";
+  modules: MinidumpModule[];
+  /** MemoryList and Memory64List ranges, sorted by start, checked not to overlap. */
+  memory: MinidumpMemoryRange[];
+  exception?: MinidumpException;
+  miscInfo?: MinidumpMiscInfo;
+  functionTable?: MinidumpFunctionTableStream;
+  breakpadInfo?: MinidumpBreakpadInfo;
+  /** Things passed over without failing (a rejected CodeView record, an exception context not used, ...). */
+  notes: string[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading helpers
+
+const hex = (n: number | bigint): string => `0x${n.toString(16)}`;
+const hexUpper = (n: number, digits: number): string => n.toString(16).toUpperCase().padStart(digits, "0");
+
+/** Bounds-checked access to the source; every error names an absolute offset. */
+class Input {
+  readonly size: number;
+  constructor(readonly source: ByteSource) {
+    this.size = source.size;
+  }
+
+  /** A cursor over `length` bytes at `offset`; if they are not all in the file, "truncated" at `errorAt`. */
+  cursor(offset: number, length: number, what: string, errorAt = offset): ByteCursor {
+    if (offset > this.size || length > this.size - offset) {
+      throw new InputError("truncated", `${what}: ${length} byte(s) at ${hex(offset)} run past the end of the file (${hex(this.size)} bytes)`, { offset: errorAt });
+    }
+    const bytes = this.source.read(offset, length);
+    if (bytes === undefined || bytes.byteLength !== length) {
+      throw new InputError("truncated", `${what}: cannot read ${length} byte(s) at ${hex(offset)}`, { offset: errorAt });
+    }
+    return new ByteCursor(bytes, offset);
+  }
+
+  /**
+   * Checks a location (`DataSize` at `at`, `Rva` at `at + 4`) against the file: an RVA outside
+   * it is "bad-value" at the Rva field, data running past its end is "truncated" at DataSize.
+   */
+  location(loc: MinidumpLocation, at: number, what: string, needed = loc.dataSize): void {
+    if (loc.rva > this.size) {
+      throw new InputError("bad-value", `${what}: RVA ${hex(loc.rva)} lies outside the file (${hex(this.size)} bytes)`, { offset: at + 4 });
+    }
+    if (needed > this.size - loc.rva) {
+      throw new InputError("truncated", `${what}: ${needed} byte(s) at RVA ${hex(loc.rva)} run past the end of the file (${hex(this.size)} bytes)`, { offset: at });
+    }
+  }
+
+  /** A MINIDUMP_STRING (u32 byte length, UTF-16LE) whose RVA is the u32 at `at`. */
+  string(rva: number, at: number, what: string): string {
+    if (rva > this.size - 4 || this.size < 4) {
+      throw new InputError("bad-value", `${what}: RVA ${hex(rva)} leaves no room for a MINIDUMP_STRING in the file (${hex(this.size)} bytes)`, { offset: at });
+    }
+    const length = this.cursor(rva, 4, `${what} length`).u32();
+    if (length % 2 !== 0) throw new InputError("bad-value", `${what}: MINIDUMP_STRING length ${length} is odd (it counts UTF-16 bytes)`, { offset: rva });
+    if (length > MINIDUMP_LIMITS.maxStringBytes) {
+      throw new InputError("bad-value", `${what}: MINIDUMP_STRING length ${length} exceeds the ${MINIDUMP_LIMITS.maxStringBytes}-byte limit`, { offset: rva });
+    }
+    const body = this.cursor(rva + 4, length, `${what} (${length} bytes of UTF-16)`, rva);
+    return new TextDecoder("utf-16le").decode(body.bytes);
+  }
+}
+
+/** The `u32 count` of a list stream and where its entries start (minidump.md §2.1: optional 4 padding bytes). */
+function listEntries(input: Input, stream: MinidumpStreamEntry, entrySize: number): { count: number; first: number } {
+  const { rva, dataSize } = stream.location;
+  const name = streamTypeName(stream.streamType);
+  if (dataSize < 4) throw new InputError("truncated", `${name} stream is ${dataSize} byte(s), too small for its u32 count`, { offset: stream.offset + 4 });
+  const count = input.cursor(rva, 4, `${name} count`).u32();
+  const needed = 4 + count * entrySize;
+  if (needed > dataSize) {
+    throw new InputError("bad-value", `${name} count ${count} needs ${needed} bytes of ${entrySize}-byte entries but the stream holds ${dataSize}`, { offset: rva });
+  }
+  // Breakpad also accepts 4 padding bytes after the count: DataSize == 8 + n·entrySize.
+  return { count, first: dataSize === needed + 4 ? rva + 8 : rva + 4 };
+}
+
+/** Reads a MINIDUMP_MEMORY_DESCRIPTOR at `at` (start u64, DataSize u32, Rva u32) and checks it. */
+function memoryDescriptor(input: Input, c: ByteCursor, from: MemoryOrigin, what: string): MinidumpMemoryRange {
+  const at = c.offset;
+  const start = c.u64(`${what} StartOfMemoryRange`);
+  const dataSize = c.u32(`${what} DataSize`);
+  const rva = c.u32(`${what} Rva`);
+  input.location({ dataSize, rva }, at + 8, what);
+  if (start + BigInt(dataSize) > 1n << 64n) {
+    throw new InputError("bad-value", `${what}: ${dataSize} bytes at ${hex(start)} run past the end of the 64-bit address space`, { offset: at });
+  }
+  return { start, size: BigInt(dataSize), rva, descriptor: at, from };
+}
+
+/** The part of a path after its last `\` or `/`. */
+function fileNamePart(path: string): string {
+  return path.slice(Math.max(path.lastIndexOf("\\"), path.lastIndexOf("/")) + 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// CONTEXT records (minidump.md §3.3)
+
+const AMD64_FLAGS_OFFSET = fieldOf(AMD64_CONTEXT_LAYOUT, "ContextFlags").offset;
+
+const MACHINE_OF_ARCH: Readonly<Record<number, Machine>> = {
+  [PROCESSOR_ARCHITECTURE.INTEL]: "x86",
+  [PROCESSOR_ARCHITECTURE.IA32_ON_WIN64]: "x86",
+  [PROCESSOR_ARCHITECTURE.AMD64]: "x64",
+  [PROCESSOR_ARCHITECTURE.IA64]: "ia64",
+};
+
+const CPU_BIT_OF_MACHINE: Readonly<Record<Machine, number>> = { x86: CONTEXT_i386, x64: CONTEXT_AMD64, ia64: CONTEXT_IA64 };
+
+/**
+ * Reads the CONTEXT at `loc` (its descriptor's DataSize at `at`). The layout is chosen from the
+ * size and SystemInfo, never from the first u32 alone, as Breakpad does (minidump.md §3.3):
+ * exactly 1232 bytes, or SystemInfo AMD64 and at least 1232, is AMD64 and needs CONTEXT_AMD64 in
+ * the flags at 0x30; otherwise the CPU bits of the flags at offset 0 decide, with SystemInfo
+ * standing in when they are 0. Up to 16384 trailing XSAVE bytes are skipped. An x86 record
+ * shorter than 716 bytes is accepted and 716 bytes are read regardless. IA-64 (0xA70 bytes) is
+ * this project's addition.
+ */
+function readContext(input: Input, loc: MinidumpLocation, at: number, systemArch: number | undefined, what: string): MinidumpContext {
+  input.location(loc, at, what);
+  const size = loc.dataSize;
+  if (size === 0) throw new InputError("bad-value", `${what}: the CONTEXT's DataSize is 0`, { offset: at });
+  const decode = (machine: Machine): MinidumpContext => {
+    const n = contextSize(machine);
+    if (size > n + MINIDUMP_LIMITS.maxXSaveArea) {
+      throw new InputError("bad-value", `${what}: a ${size}-byte ${machine} CONTEXT carries more than ${MINIDUMP_LIMITS.maxXSaveArea} bytes of XSAVE data`, { offset: at });
+    }
+    const c = input.cursor(loc.rva, n, `${what} (${n}-byte ${machine} CONTEXT)`, at);
+    const ctx = decodeContext(machine, c.bytes);
+    return { machine, contextFlags: ctx.contextFlags, registers: ctx.registers, location: loc };
+  };
+
+  if (size === AMD64_CONTEXT_SIZE || (systemArch === PROCESSOR_ARCHITECTURE.AMD64 && size >= AMD64_CONTEXT_SIZE)) {
+    const flags = input.cursor(loc.rva + AMD64_FLAGS_OFFSET, 4, `${what} ContextFlags`, at).u32();
+    // Breakpad checks the stored CPU bits even when SystemInfo says AMD64 (minidump.md §3.3).
+    if ((flags & CONTEXT_CPU_MASK) >>> 0 !== CONTEXT_AMD64) {
+      throw new InputError("bad-value", `${what}: a ${size}-byte context whose ContextFlags ${hex(flags)} lack CONTEXT_AMD64 (${hex(CONTEXT_AMD64)}) is not an AMD64 context`, {
+        offset: loc.rva + AMD64_FLAGS_OFFSET,
+      });
+    }
+    return decode("x64");
+  }
+  const flags = input.cursor(loc.rva, 4, `${what} ContextFlags`, at).u32();
+  let cpu = (flags & CONTEXT_CPU_MASK) >>> 0;
+  if (cpu === 0) {
+    const fromSystem = systemArch === undefined ? undefined : MACHINE_OF_ARCH[systemArch];
+    if (fromSystem === undefined) {
+      throw new InputError("unsupported", `${what}: ContextFlags ${hex(flags)} name no CPU and SystemInfo names no modelled one`, { offset: loc.rva });
+    }
+    cpu = CPU_BIT_OF_MACHINE[fromSystem];
+  }
+  if (cpu === CONTEXT_i386) return decode("x86");
+  if (cpu === CONTEXT_IA64) {
+    if (size < IA64_CONTEXT_SIZE) {
+      throw new InputError("bad-value", `${what}: an IA-64 CONTEXT is ${IA64_CONTEXT_SIZE} bytes, not ${size}`, { offset: at });
+    }
+    return decode("ia64");
+  }
+  if (cpu === CONTEXT_AMD64) {
+    throw new InputError("bad-value", `${what}: ContextFlags at offset 0 say AMD64, but an AMD64 CONTEXT is ${AMD64_CONTEXT_SIZE} bytes, not ${size}`, { offset: at });
+  }
+  throw new InputError("unsupported", `${what}: ContextFlags ${hex(flags)} name a CPU (${hex(cpu)}) the walker does not model`, { offset: loc.rva });
+}
+
+/** Runs `read`, turning an InputError into a recorded rejection. */
+function attempt<T>(read: () => T): { value: T } | { error: InputError } {
+  try {
+    return { value: read() };
+  } catch (e) {
+    if (e instanceof InputError) return { error: e };
+    throw e;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streams
+
+function readHeader(input: Input): MinidumpHeader {
+  const c = input.cursor(0, Math.min(HEADER_SIZE, input.size), "MINIDUMP_HEADER");
+  const signature = c.u32("MINIDUMP_HEADER.Signature");
+  if (signature === MINIDUMP_SIGNATURE_SWAPPED) {
+    throw new InputError("unsupported", `big-endian minidump (signature "PMDM"): only little-endian dumps are read`, { offset: 0 });
+  }
+  if (signature !== MINIDUMP_SIGNATURE) {
+    throw new InputError("bad-magic", `not a minidump: signature is ${hex(signature)}, expected "MDMP" (${hex(MINIDUMP_SIGNATURE)})`, { offset: 0 });
+  }
+  const version = c.u32("MINIDUMP_HEADER.Version");
+  if ((version & 0xffff) !== MINIDUMP_VERSION) {
+    throw new InputError("bad-magic", `minidump version ${hex(version)}: the low 16 bits must be ${hex(MINIDUMP_VERSION)}`, { offset: 4 });
+  }
+  const streamCount = c.u32("MINIDUMP_HEADER.NumberOfStreams");
+  const directoryRva = c.u32("MINIDUMP_HEADER.StreamDirectoryRva");
+  const checksum = c.u32("MINIDUMP_HEADER.CheckSum");
+  const timeDateStamp = c.u32("MINIDUMP_HEADER.TimeDateStamp");
+  const flags = c.u64("MINIDUMP_HEADER.Flags");
+  return { signature, version, streamCount, directoryRva, checksum, timeDateStamp, flags };
+}
+
+function readDirectory(input: Input, header: MinidumpHeader): MinidumpStreamEntry[] {
+  const { directoryRva, streamCount } = header;
+  if (directoryRva > input.size) {
+    throw new InputError("bad-value", `StreamDirectoryRva ${hex(directoryRva)} lies outside the file (${hex(input.size)} bytes)`, { offset: 12 });
+  }
+  if (streamCount * DIRECTORY_ENTRY_SIZE > input.size - directoryRva) {
+    throw new InputError(
+      "bad-value",
+      `NumberOfStreams ${streamCount} needs ${streamCount * DIRECTORY_ENTRY_SIZE} bytes of directory at ${hex(directoryRva)}, but the file ends at ${hex(input.size)}`,
+      { offset: 8 },
+    );
+  }
+  const c = input.cursor(directoryRva, streamCount * DIRECTORY_ENTRY_SIZE, "stream directory");
+  const out: MinidumpStreamEntry[] = [];
+  for (let index = 0; index < streamCount; index++) {
+    const offset = c.offset;
+    const streamType = c.u32();
+    const dataSize = c.u32();
+    const rva = c.u32();
+    out.push({ index, streamType, location: { dataSize, rva }, offset });
+  }
+  return out;
+}
+
+function readSystemInfo(input: Input, s: MinidumpStreamEntry): MinidumpSystemInfo {
+  if (s.location.dataSize < SYSTEM_INFO_SIZE) {
+    throw new InputError("truncated", `SystemInfo stream is ${s.location.dataSize} bytes, not ${SYSTEM_INFO_SIZE}`, { offset: s.offset + 4 });
+  }
+  const c = input.cursor(s.location.rva, SYSTEM_INFO_SIZE, "SystemInfo");
+  const processorArchitecture = c.u16();
+  const processorLevel = c.u16();
+  const processorRevision = c.u16();
+  const numberOfProcessors = c.u8();
+  const productType = c.u8();
+  const majorVersion = c.u32();
+  const minorVersion = c.u32();
+  const buildNumber = c.u32();
+  const platformId = c.u32();
+  const csdAt = c.offset;
+  const csdVersionRva = c.u32();
+  const suiteMask = c.u16();
+  c.skip(2);
+  let cpu: MinidumpCpuInfo;
+  if (processorArchitecture === PROCESSOR_ARCHITECTURE.INTEL || processorArchitecture === PROCESSOR_ARCHITECTURE.IA32_ON_WIN64) {
+    const vendor = c.take(12);
+    const vendorId = Array.from(vendor, (b) => String.fromCharCode(b)).join("").replace(/\0+$/, "");
+    cpu = { kind: "x86", vendorId, versionInformation: c.u32(), featureInformation: c.u32(), amdExtendedCpuFeatures: c.u32() };
+  } else {
+    cpu = { kind: "other", processorFeatures: [c.u64(), c.u64()] };
+  }
+  const info: MinidumpSystemInfo = {
+    processorArchitecture,
+    processorLevel,
+    processorRevision,
+    numberOfProcessors,
+    productType,
+    majorVersion,
+    minorVersion,
+    buildNumber,
+    platformId,
+    csdVersionRva,
+    suiteMask,
+    cpu,
+  };
+  if (csdVersionRva !== 0) info.csdVersion = input.string(csdVersionRva, csdAt, "SystemInfo CSDVersion");
+  const machine = MACHINE_OF_ARCH[processorArchitecture];
+  if (machine !== undefined) info.machine = machine;
+  return info;
+}
+
+function readThreads(input: Input, s: MinidumpStreamEntry, ex: boolean, systemArch: number | undefined): MinidumpThread[] {
+  const entrySize = ex ? THREAD_EX_SIZE : THREAD_SIZE;
+  const { count, first } = listEntries(input, s, entrySize);
+  const c = input.cursor(first, count * entrySize, `${streamTypeName(s.streamType)} entries`);
+  const threads: MinidumpThread[] = [];
+  for (let i = 0; i < count; i++) {
+    const offset = c.offset;
+    const what = `thread ${i}`;
+    const id = c.u32();
+    const suspendCount = c.u32();
+    const priorityClass = c.u32();
+    const priority = c.u32();
+    const teb = c.u64();
+    const stack = memoryDescriptor(input, c, "thread stack", `${what} Stack`);
+    const contextAt = c.offset;
+    const contextLocation: MinidumpLocation = { dataSize: c.u32(), rva: c.u32() };
+    input.location(contextLocation, contextAt, `${what} ThreadContext`);
+    const thread: MinidumpThread = { id, suspendCount, priorityClass, priority, teb, stack, contextLocation, offset };
+    if (ex) thread.backingStore = memoryDescriptor(input, c, "backing store", `${what} BackingStore`);
+    const ctx = attempt(() => readContext(input, contextLocation, contextAt, systemArch, `${what} (id ${id}) ThreadContext`));
+    if ("value" in ctx) thread.context = ctx.value;
+    else thread.contextError = ctx.error;
+    threads.push(thread);
+  }
+  return threads;
+}
+
+function readVersionInfo(c: ByteCursor): MinidumpVersionInfo {
+  return {
+    signature: c.u32(),
+    structVersion: c.u32(),
+    fileVersionHi: c.u32(),
+    fileVersionLo: c.u32(),
+    productVersionHi: c.u32(),
+    productVersionLo: c.u32(),
+    fileFlagsMask: c.u32(),
+    fileFlags: c.u32(),
+    fileOs: c.u32(),
+    fileType: c.u32(),
+    fileSubtype: c.u32(),
+    fileDateHi: c.u32(),
+    fileDateLo: c.u32(),
+  };
+}
+
+/**
+ * The CodeView record of a module (minidump.md §2.3): RSDS needs DataSize ≥ 25, NB10 ≥ 17, and the
+ * record's last byte must be NUL, or the record is rejected as Breakpad rejects it. Returns the
+ * record or why it was passed over.
+ */
+function readCodeView(input: Input, loc: MinidumpLocation, what: string): CodeViewInfo | string {
+  if (loc.dataSize > MINIDUMP_LIMITS.maxCodeViewBytes) return `${what}: ${loc.dataSize}-byte CodeView record is larger than ${MINIDUMP_LIMITS.maxCodeViewBytes} bytes`;
+  if (loc.dataSize < 4) return `${what}: ${loc.dataSize}-byte CodeView record has no signature`;
+  const c = input.cursor(loc.rva, loc.dataSize, `${what} CodeView record`);
+  const bytes = c.bytes;
+  const signature = c.u32();
+  const lastNul = bytes[bytes.length - 1] === 0;
+  const name = (from: number): string => {
+    const rest = bytes.subarray(from);
+    const nul = rest.indexOf(0);
+    return new TextDecoder("utf-8").decode(rest.subarray(0, nul));
+  };
+  if (signature === CV_RSDS) {
+    if (bytes.length < 25 || !lastNul) return `${what}: RSDS record of ${bytes.length} bytes is shorter than 25 or does not end in NUL`;
+    const guid = hexUpper(c.u32(), 8) + hexUpper(c.u16(), 4) + hexUpper(c.u16(), 4) + Array.from(c.take(8), (b) => hexUpper(b, 2)).join("");
+    const age = c.u32();
+    return { format: "RSDS", guid, age, pdbName: name(24), debugId: guid + age.toString(16) };
+  }
+  if (signature === CV_NB10) {
+    if (bytes.length < 17 || !lastNul) return `${what}: NB10 record of ${bytes.length} bytes is shorter than 17 or does not end in NUL`;
+    c.skip(4);
+    const guid = hexUpper(c.u32(), 8);
+    const age = c.u32();
+    return { format: "NB10", guid, age, pdbName: name(16), debugId: guid + age.toString(16) };
+  }
+  return `${what}: CodeView signature ${hex(signature)} is neither RSDS nor NB10`;
+}
+
+function readModules(input: Input, s: MinidumpStreamEntry, notes: string[]): MinidumpModule[] {
+  const { count, first } = listEntries(input, s, MODULE_SIZE);
+  const c = input.cursor(first, count * MODULE_SIZE, "ModuleList entries");
+  const modules: MinidumpModule[] = [];
+  for (let i = 0; i < count; i++) {
+    const offset = c.offset;
+    const what = `module ${i}`;
+    const base = c.u64();
+    const size = c.u32();
+    const checksum = c.u32();
+    const timeDateStamp = c.u32();
+    const nameRva = c.u32();
+    const versionInfo = readVersionInfo(c);
+    const cvAt = c.offset;
+    const cvRecord: MinidumpLocation = { dataSize: c.u32(), rva: c.u32() };
+    const miscRecord: MinidumpLocation = { dataSize: c.u32(), rva: c.u32() };
+    c.skip(16); // Reserved0, Reserved1
+    if (base + BigInt(size) > 1n << 64n) {
+      throw new InputError("bad-value", `${what}: ${hex(size)} bytes at ${hex(base)} run past the end of the 64-bit address space`, { offset: offset + 8 });
+    }
+    const path = input.string(nameRva, offset + 20, `${what} ModuleNameRva`);
+    const module: MinidumpModule = {
+      base,
+      size,
+      checksum,
+      timeDateStamp,
+      path,
+      name: fileNamePart(path),
+      versionInfo,
+      cvRecord,
+      miscRecord,
+      codeId: hexUpper(timeDateStamp, 8) + size.toString(16),
+      offset,
+    };
+    if (versionInfo.signature === VS_FFI_SIGNATURE && (versionInfo.structVersion & 0x10000) !== 0) {
+      const { fileVersionHi: hi, fileVersionLo: lo } = versionInfo;
+      module.version = `${hi >>> 16}.${hi & 0xffff}.${lo >>> 16}.${lo & 0xffff}`;
+    }
+    if (cvRecord.dataSize !== 0) {
+      input.location(cvRecord, cvAt, `${what} CvRecord`);
+      const cv = readCodeView(input, cvRecord, `${what} (${module.name})`);
+      if (typeof cv === "string") notes.push(cv);
+      else {
+        module.codeView = cv;
+        module.debugFile = cv.pdbName;
+        module.debugId = cv.debugId;
+      }
+    }
+    modules.push(module);
+  }
+  return modules;
+}
+
+function readMemoryList(input: Input, s: MinidumpStreamEntry): MinidumpMemoryRange[] {
+  const { count, first } = listEntries(input, s, MEMORY_DESCRIPTOR_SIZE);
+  const c = input.cursor(first, count * MEMORY_DESCRIPTOR_SIZE, "MemoryList entries");
+  const out: MinidumpMemoryRange[] = [];
+  for (let i = 0; i < count; i++) out.push(memoryDescriptor(input, c, "MemoryList", `MemoryList range ${i}`));
+  return out;
+}
+
+/** Memory64List (minidump.md §2.4): u64 count, u64 BaseRva, then {start, size} pairs whose data lie back to back. */
+function readMemory64List(input: Input, s: MinidumpStreamEntry): MinidumpMemoryRange[] {
+  const { rva, dataSize } = s.location;
+  if (dataSize < 16) throw new InputError("truncated", `Memory64List stream is ${dataSize} bytes, too small for its 16-byte header`, { offset: s.offset + 4 });
+  const h = input.cursor(rva, 16, "Memory64List header");
+  const count = h.u64();
+  const baseRva = h.u64();
+  if (count > BigInt(Math.floor((dataSize - 16) / MEMORY64_DESCRIPTOR_SIZE))) {
+    throw new InputError("bad-value", `Memory64List count ${count} needs ${16n + count * 16n} bytes but the stream holds ${dataSize}`, { offset: rva });
+  }
+  if (baseRva > BigInt(input.size)) {
+    throw new InputError("bad-value", `Memory64List BaseRva ${hex(baseRva)} lies outside the file (${hex(input.size)} bytes)`, { offset: rva + 8 });
+  }
+  const n = Number(count);
+  const c = input.cursor(rva + 16, n * MEMORY64_DESCRIPTOR_SIZE, "Memory64List entries");
+  const out: MinidumpMemoryRange[] = [];
+  let dataAt = Number(baseRva);
+  for (let i = 0; i < n; i++) {
+    const at = c.offset;
+    const start = c.u64();
+    const size = c.u64();
+    if (size > BigInt(input.size - dataAt)) {
+      throw new InputError("truncated", `Memory64List range ${i}: ${size} bytes at file offset ${hex(dataAt)} run past the end of the file (${hex(input.size)} bytes)`, {
+        offset: at + 8,
+      });
+    }
+    if (start + size > 1n << 64n) {
+      throw new InputError("bad-value", `Memory64List range ${i}: ${size} bytes at ${hex(start)} run past the end of the 64-bit address space`, { offset: at });
+    }
+    out.push({ start, size, rva: dataAt, descriptor: at, from: "Memory64List" });
+    dataAt += Number(size);
+  }
+  return out;
+}
+
+function readException(input: Input, s: MinidumpStreamEntry, systemArch: number | undefined): MinidumpException {
+  if (s.location.dataSize < EXCEPTION_STREAM_SIZE) {
+    throw new InputError("truncated", `Exception stream is ${s.location.dataSize} bytes, not ${EXCEPTION_STREAM_SIZE}`, { offset: s.offset + 4 });
+  }
+  const c = input.cursor(s.location.rva, EXCEPTION_STREAM_SIZE, "Exception stream");
+  const threadId = c.u32();
+  c.skip(4);
+  const code = c.u32();
+  const flags = c.u32();
+  const record = c.u64();
+  const address = c.u64();
+  const numberParameters = c.u32();
+  c.skip(4);
+  const parameters: bigint[] = [];
+  for (let i = 0; i < EXCEPTION_MAXIMUM_PARAMETERS; i++) {
+    const v = c.u64();
+    if (i < numberParameters) parameters.push(v);
+  }
+  const contextAt = c.offset;
+  const contextLocation: MinidumpLocation = { dataSize: c.u32(), rva: c.u32() };
+  const exception: MinidumpException = { threadId, code, flags, record, address, numberParameters, parameters, contextLocation };
+  const ctx = attempt(() => readContext(input, contextLocation, contextAt, systemArch, "Exception ThreadContext"));
+  if ("value" in ctx) exception.context = ctx.value;
+  else exception.contextError = ctx.error;
+  return exception;
+}
+
+function readMiscInfo(input: Input, s: MinidumpStreamEntry): MinidumpMiscInfo {
+  if (s.location.dataSize < MISC_INFO_MIN_SIZE) {
+    throw new InputError("truncated", `MiscInfo stream is ${s.location.dataSize} bytes, less than the ${MISC_INFO_MIN_SIZE} of version 1`, { offset: s.offset + 4 });
+  }
+  const c = input.cursor(s.location.rva, MISC_INFO_MIN_SIZE, "MiscInfo");
+  const sizeOfInfo = c.u32();
+  if (sizeOfInfo < MISC_INFO_MIN_SIZE || sizeOfInfo > s.location.dataSize) {
+    throw new InputError("bad-value", `MiscInfo SizeOfInfo ${sizeOfInfo} is not between ${MISC_INFO_MIN_SIZE} and the stream's ${s.location.dataSize} bytes`, {
+      offset: s.location.rva,
+    });
+  }
+  const info: MinidumpMiscInfo = {
+    sizeOfInfo,
+    flags1: c.u32(),
+    processId: c.u32(),
+    processCreateTime: c.u32(),
+    processUserTime: c.u32(),
+    processKernelTime: c.u32(),
+  };
+  const version = MISC_INFO_VERSIONS[sizeOfInfo];
+  if (version !== undefined) info.version = version;
+  return info;
+}
+
+function readBreakpadInfo(input: Input, s: MinidumpStreamEntry): MinidumpBreakpadInfo {
+  if (s.location.dataSize < BREAKPAD_INFO_SIZE) {
+    throw new InputError("truncated", `Breakpad info stream is ${s.location.dataSize} bytes, not ${BREAKPAD_INFO_SIZE}`, { offset: s.offset + 4 });
+  }
+  const c = input.cursor(s.location.rva, BREAKPAD_INFO_SIZE, "Breakpad info");
+  const validity = c.u32();
+  const dumpThreadId = c.u32();
+  const requestingThreadId = c.u32();
+  const info: MinidumpBreakpadInfo = { validity };
+  if (validity & 1) info.dumpThreadId = dumpThreadId;
+  if (validity & 2) info.requestingThreadId = requestingThreadId;
+  return info;
+}
+
+/** FunctionTable (minidump.md §2.8): sizes come from the header, never hard-coded. */
+function readFunctionTable(input: Input, s: MinidumpStreamEntry): MinidumpFunctionTableStream {
+  const { rva, dataSize } = s.location;
+  if (dataSize < FUNCTION_TABLE_HEADER_SIZE) {
+    throw new InputError("truncated", `FunctionTable stream is ${dataSize} bytes, too small for its ${FUNCTION_TABLE_HEADER_SIZE}-byte header`, { offset: s.offset + 4 });
+  }
+  const all = input.cursor(rva, dataSize, "FunctionTable stream");
+  const sizeOfHeader = all.u32();
+  const sizeOfDescriptor = all.u32();
+  const sizeOfNativeDescriptor = all.u32();
+  const sizeOfFunctionEntry = all.u32();
+  const numberOfDescriptors = all.u32();
+  const sizeOfAlignPad = all.u32();
+  if (sizeOfHeader < FUNCTION_TABLE_HEADER_SIZE || sizeOfHeader > dataSize) {
+    throw new InputError("bad-value", `FunctionTable SizeOfHeader ${sizeOfHeader} is not between ${FUNCTION_TABLE_HEADER_SIZE} and the stream's ${dataSize} bytes`, { offset: rva });
+  }
+  if (sizeOfDescriptor < FUNCTION_TABLE_DESCRIPTOR_SIZE) {
+    throw new InputError("bad-value", `FunctionTable SizeOfDescriptor ${sizeOfDescriptor} is smaller than ${FUNCTION_TABLE_DESCRIPTOR_SIZE}`, { offset: rva + 4 });
+  }
+  if (numberOfDescriptors * sizeOfDescriptor > dataSize) {
+    throw new InputError("bad-value", `FunctionTable NumberOfDescriptors ${numberOfDescriptors} × ${sizeOfDescriptor} bytes do not fit in the stream's ${dataSize} bytes`, {
+      offset: rva + 16,
+    });
+  }
+  const tables: MinidumpFunctionTable[] = [];
+  let pos = sizeOfHeader + sizeOfAlignPad;
+  /** The field that placed the next descriptor: a SizeOfAlignPad when it is not 0, else NumberOfDescriptors. */
+  let placedBy = sizeOfAlignPad !== 0 ? rva + 20 : rva + 16;
+  for (let i = 0; i < numberOfDescriptors; i++) {
+    if (pos > dataSize || sizeOfDescriptor > dataSize - pos) {
+      throw new InputError("bad-value", `function table ${i}: its ${sizeOfDescriptor}-byte descriptor at stream offset ${hex(pos)} runs past the stream's ${dataSize} bytes`, {
+        offset: placedBy,
+      });
+    }
+    const d = new ByteCursor(all.bytes.subarray(pos, pos + sizeOfDescriptor), rva + pos);
+    const offset = d.offset;
+    const minimumAddress = d.u64();
+    const maximumAddress = d.u64();
+    const baseAddress = d.u64();
+    const entryCount = d.u32();
+    const pad = d.u32();
+    pos += sizeOfDescriptor;
+    if (sizeOfNativeDescriptor > dataSize - pos || entryCount * sizeOfFunctionEntry > dataSize - pos - sizeOfNativeDescriptor) {
+      throw new InputError(
+        "bad-value",
+        `function table ${i}: a ${sizeOfNativeDescriptor}-byte native descriptor and ${entryCount} × ${sizeOfFunctionEntry}-byte entries run past the end of the stream`,
+        { offset: offset + 24 },
+      );
+    }
+    const nativeDescriptor = all.bytes.slice(pos, pos + sizeOfNativeDescriptor);
+    pos += sizeOfNativeDescriptor;
+    const entries = all.bytes.slice(pos, pos + entryCount * sizeOfFunctionEntry);
+    pos += entryCount * sizeOfFunctionEntry + pad;
+    placedBy = pad !== 0 ? offset + 28 : rva + 16;
+    const table: MinidumpFunctionTable = { minimumAddress, maximumAddress, baseAddress, entryCount, sizeOfAlignPad: pad, nativeDescriptor, entries, offset };
+    if (sizeOfFunctionEntry === RUNTIME_FUNCTION_SIZE) {
+      const e = new ByteCursor(entries);
+      table.functions = Array.from({ length: entryCount }, () => ({ beginRva: e.u32(), endRva: e.u32(), unwindData: e.u32() }));
+    }
+    tables.push(table);
+  }
+  return { sizeOfHeader, sizeOfDescriptor, sizeOfNativeDescriptor, sizeOfFunctionEntry, sizeOfAlignPad, tables };
+}
+
+/** Sorts ranges by start; exact duplicates (same start, size and data) are dropped, any other overlap is an error. */
+function sortRanges(ranges: readonly MinidumpMemoryRange[]): MinidumpMemoryRange[] {
+  const sorted = ranges.filter((r) => r.size > 0n).sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : a.descriptor - b.descriptor));
+  const out: MinidumpMemoryRange[] = [];
+  for (const r of sorted) {
+    const prev = out[out.length - 1];
+    if (prev !== undefined && r.start < prev.start + prev.size) {
+      if (r.start === prev.start && r.size === prev.size && r.rva === prev.rva) continue;
+      const [first, second] = prev.descriptor < r.descriptor ? [prev, r] : [r, prev];
+      throw new InputError(
+        "overlap",
+        `${second.from} range ${hex(second.start)}..${hex(second.start + second.size)} overlaps the ${first.from} range ${hex(first.start)}..${hex(first.start + first.size)} (descriptor at ${hex(first.descriptor)})`,
+        { offset: second.descriptor },
+      );
+    }
+    out.push(r);
+  }
+  return out;
+}
+
+/**
+ * Parses a minidump: header, directory and the streams the walker uses (minidump.md §1–§3).
+ * Unknown streams are skipped; a known stream type that appears twice is an error. Captured
+ * memory is not read. Errors are {@link InputError}s naming `file` when it is given.
+ */
+export function readMinidump(source: ByteSource, file?: string): Minidump {
+  try {
+    return parse(source, file);
+  } catch (e) {
+    if (e instanceof InputError && file !== undefined && e.file === undefined) throw e.inFile(file);
+    throw e;
+  }
+}
+
+function parse(source: ByteSource, file: string | undefined): Minidump {
+  const input = new Input(source);
+  const header = readHeader(input);
+  const streams = readDirectory(input, header);
+  const notes: string[] = [];
+
+  const READ = new Set<number>([
+    MINIDUMP_STREAM.ThreadList,
+    MINIDUMP_STREAM.ModuleList,
+    MINIDUMP_STREAM.MemoryList,
+    MINIDUMP_STREAM.Exception,
+    MINIDUMP_STREAM.SystemInfo,
+    MINIDUMP_STREAM.ThreadExList,
+    MINIDUMP_STREAM.Memory64List,
+    MINIDUMP_STREAM.FunctionTable,
+    MINIDUMP_STREAM.MiscInfo,
+    MINIDUMP_STREAM.BreakpadInfo,
+  ]);
+  const byType = new Map<number, MinidumpStreamEntry>();
+  for (const s of streams) {
+    if (!READ.has(s.streamType)) continue;
+    const earlier = byType.get(s.streamType);
+    if (earlier !== undefined) {
+      throw new InputError("bad-value", `a second ${streamTypeName(s.streamType)} stream (directory entry ${s.index}; the first is entry ${earlier.index})`, { offset: s.offset });
+    }
+    input.location(s.location, s.offset + 4, `${streamTypeName(s.streamType)} stream`);
+    byType.set(s.streamType, s);
+  }
+
+  const dump: Minidump = { source, header, streams, threads: [], modules: [], memory: [], notes };
+  if (file !== undefined) dump.file = file;
+
+  // SystemInfo first: the CONTEXT layout depends on it (minidump.md §3.3), and stream order varies.
+  const sys = byType.get(MINIDUMP_STREAM.SystemInfo);
+  if (sys !== undefined) dump.systemInfo = readSystemInfo(input, sys);
+  const arch = dump.systemInfo?.processorArchitecture;
+
+  const threadEx = byType.get(MINIDUMP_STREAM.ThreadExList);
+  const threadList = byType.get(MINIDUMP_STREAM.ThreadList);
+  if (threadEx !== undefined) {
+    dump.threads = readThreads(input, threadEx, true, arch);
+    dump.threadStream = "ThreadExList";
+    if (threadList !== undefined) notes.push("both ThreadList and ThreadExList are present: threads come from ThreadExList");
+  } else if (threadList !== undefined) {
+    dump.threads = readThreads(input, threadList, false, arch);
+    dump.threadStream = "ThreadList";
+  }
+
+  const modules = byType.get(MINIDUMP_STREAM.ModuleList);
+  if (modules !== undefined) dump.modules = readModules(input, modules, notes);
+
+  const ranges: MinidumpMemoryRange[] = [];
+  const memoryList = byType.get(MINIDUMP_STREAM.MemoryList);
+  if (memoryList !== undefined) ranges.push(...readMemoryList(input, memoryList));
+  const memory64 = byType.get(MINIDUMP_STREAM.Memory64List);
+  if (memory64 !== undefined) ranges.push(...readMemory64List(input, memory64));
+  dump.memory = sortRanges(ranges);
+
+  const exception = byType.get(MINIDUMP_STREAM.Exception);
+  if (exception !== undefined) {
+    dump.exception = readException(input, exception, arch);
+    if (dump.exception.contextError !== undefined) {
+      notes.push(`the exception context is not used (${dump.exception.contextError.message}); the crashed thread's own context is`);
+    }
+  }
+  const misc = byType.get(MINIDUMP_STREAM.MiscInfo);
+  if (misc !== undefined) dump.miscInfo = readMiscInfo(input, misc);
+  const table = byType.get(MINIDUMP_STREAM.FunctionTable);
+  if (table !== undefined) dump.functionTable = readFunctionTable(input, table);
+  const breakpad = byType.get(MINIDUMP_STREAM.BreakpadInfo);
+  if (breakpad !== undefined) dump.breakpadInfo = readBreakpadInfo(input, breakpad);
+
+  // The contexts say what ran (a 32-bit process on a 64-bit system has x86 contexts); SystemInfo otherwise.
+  const machine = dump.exception?.context?.machine ?? dump.threads.find((t) => t.context !== undefined)?.context?.machine ?? dump.systemInfo?.machine;
+  if (machine !== undefined) dump.machine = machine;
+  return dump;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lazy memory
+
+interface Span {
+  start: bigint;
+  end: bigint;
+  /** `start` and `end` as numbers: exact below 2^53, which is all the number fast path asks about. */
+  nstart: number;
+  nend: number;
+  /** File offset of the byte at `start`. */
+  file: number;
+}
+
+interface Page {
+  /** The span the page belongs to (two spans can share an address page). */
+  span: number;
+  start: bigint;
+  end: bigint;
+  nstart: number;
+  nend: number;
+  bytes: Uint8Array;
+  view: DataView;
+}
+
+/**
+ * Target memory read lazily from a dump: binary search over the captured ranges (sorted by
+ * start; ranges adjacent both in memory and in the file are joined), then a read of at most one
+ * page from the source, kept in a small cache of recently used pages. A read spanning ranges
+ * that touch in memory is stitched together; any unmapped byte makes the read `undefined`.
+ */
+export class MinidumpMemory implements MemoryReader {
+  /** Bytes per cached page (address-aligned, clipped to the range). */
+  static readonly PAGE_SIZE = 4096;
+  private readonly spans: Span[];
+  /** Pages by address page number (address / PAGE_SIZE, exact: a 64-bit address has a 52-bit page number). */
+  private readonly cache = new Map<number, Page>();
+  private current: Page | undefined;
+  private lastSpan = 0;
+
+  /** `ranges` must not overlap (a parsed dump's are checked); they are sorted and joined here. */
+  constructor(
+    private readonly source: ByteSource,
+    ranges: readonly MinidumpMemoryRange[],
+    private readonly maxPages = 64,
+  ) {
+    const sorted = sortRanges(ranges);
+    const spans: Span[] = [];
+    for (const r of sorted) {
+      const prev = spans[spans.length - 1];
+      const end = r.start + r.size;
+      if (prev !== undefined && prev.end === r.start && prev.file + Number(prev.end - prev.start) === r.rva) {
+        prev.end = end;
+        prev.nend = Number(end);
+        continue;
+      }
+      spans.push({ start: r.start, end, nstart: Number(r.start), nend: Number(end), file: r.rva });
+    }
+    this.spans = spans;
+  }
+
+  /** The captured ranges after joining, as [start, end) pairs. */
+  get extents(): readonly { start: bigint; end: bigint }[] {
+    return this.spans.map((s) => ({ start: s.start, end: s.end }));
+  }
+
+  private spanIndex(address: bigint): number {
+    const hint = this.spans[this.lastSpan];
+    if (hint !== undefined && address >= hint.start && address < hint.end) return this.lastSpan;
+    let lo = 0;
+    let hi = this.spans.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const s = this.spans[mid]!;
+      if (address < s.start) hi = mid - 1;
+      else if (address >= s.end) lo = mid + 1;
+      else {
+        this.lastSpan = mid;
+        return mid;
+      }
+    }
+    return -1;
+  }
+
+  /** The cached page of span `i` holding `address`, read from the source on a miss. */
+  private pageOf(i: number, address: bigint): Page | undefined {
+    const size = BigInt(MinidumpMemory.PAGE_SIZE);
+    const key = Number(address / size);
+    const page = this.cache.get(key);
+    if (page !== undefined && page.span === i) {
+      this.cache.delete(key);
+      this.cache.set(key, page);
+      this.current = page;
+      return page;
+    }
+    const span = this.spans[i]!;
+    const aligned = BigInt(key) * size;
+    const start = aligned > span.start ? aligned : span.start;
+    const end = aligned + size < span.end ? aligned + size : span.end;
+    return this.load(key, i, start, end);
+  }
+
+  /** The number fast path's page lookup: addresses below 2^53 compare exactly as numbers. */
+  private pageOfNumber(address: number): Page | undefined {
+    const key = Math.floor(address / MinidumpMemory.PAGE_SIZE);
+    const page = this.cache.get(key);
+    if (page !== undefined && address >= page.nstart && address < page.nend) {
+      this.cache.delete(key);
+      this.cache.set(key, page);
+      this.current = page;
+      return page;
+    }
+    let lo = 0;
+    let hi = this.spans.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const s = this.spans[mid]!;
+      if (address < s.nstart) hi = mid - 1;
+      else if (address >= s.nend) lo = mid + 1;
+      else {
+        const aligned = key * MinidumpMemory.PAGE_SIZE;
+        const start = Math.max(aligned, s.nstart);
+        const end = Math.min(aligned + MinidumpMemory.PAGE_SIZE, s.nend);
+        this.lastSpan = mid;
+        return this.load(key, mid, BigInt(start), BigInt(end));
+      }
+    }
+    return undefined;
+  }
+
+  private load(key: number, i: number, start: bigint, end: bigint): Page | undefined {
+    const span = this.spans[i]!;
+    const bytes = this.source.read(span.file + Number(start - span.start), Number(end - start));
+    if (bytes === undefined) return undefined;
+    const page: Page = { span: i, start, end, nstart: Number(start), nend: Number(end), bytes, view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
+    this.cache.delete(key);
+    this.cache.set(key, page);
+    if (this.cache.size > this.maxPages) this.cache.delete(this.cache.keys().next().value!);
+    this.current = page;
+    return page;
+  }
+
+  read(address: bigint, size: number): Uint8Array | undefined {
+    if (!Number.isSafeInteger(size) || size < 0 || address < 0n) return undefined;
+    const cur = this.current;
+    if (cur !== undefined && address >= cur.start && address + BigInt(size) <= cur.end && (size > 0 || address < cur.end)) {
+      const off = Number(address - cur.start);
+      return cur.bytes.subarray(off, off + size);
+    }
+    const i = this.spanIndex(address);
+    if (i < 0) return undefined;
+    const end = address + BigInt(size);
+    const span = this.spans[i]!;
+    if (end <= span.end) {
+      const page = this.pageOf(i, address);
+      if (page === undefined) return undefined;
+      if (end <= page.end) {
+        const off = Number(address - page.start);
+        return page.bytes.subarray(off, off + size);
+      }
+      // Larger than what is left of the page: read it straight from the source, uncached.
+      return this.source.read(span.file + Number(address - span.start), size);
+    }
+    // The read runs into the following ranges: check they are adjacent before allocating.
+    let j = i;
+    while (this.spans[j]!.end < end) {
+      const next = this.spans[j + 1];
+      if (next === undefined || next.start !== this.spans[j]!.end) return undefined;
+      j++;
+    }
+    const out = new Uint8Array(size);
+    let at = address;
+    for (let k = i; k <= j; k++) {
+      const s = this.spans[k]!;
+      const stop = end < s.end ? end : s.end;
+      const n = Number(stop - at);
+      const part = n <= MinidumpMemory.PAGE_SIZE ? this.read(at, n) : this.source.read(s.file + Number(at - s.start), n);
+      if (part === undefined) return undefined;
+      out.set(part, Number(at - address));
+      at = stop;
+    }
+    return out;
+  }
+
+  u32(address: bigint): number | undefined {
+    const cur = this.current;
+    if (cur !== undefined && address >= cur.start && address + 4n <= cur.end) return cur.view.getUint32(Number(address - cur.start), true);
+    const b = this.read(address, 4);
+    if (b === undefined) return undefined;
+    return (b[0]! | (b[1]! << 8) | (b[2]! << 16) | (b[3]! << 24)) >>> 0;
+  }
+
+  u32n(address: number): number | undefined {
+    if (!(address >= 0 && address <= Number.MAX_SAFE_INTEGER) || !Number.isInteger(address)) return undefined;
+    let page = this.current;
+    if (page === undefined || address < page.nstart || address >= page.nend) page = this.pageOfNumber(address);
+    if (page === undefined) return undefined;
+    if (address + 4 <= page.nend) return page.view.getUint32(address - page.nstart, true);
+    return this.u32(BigInt(address));
+  }
+}
+
+/**
+ * The ranges a snapshot reads: the MemoryList and Memory64List ranges, plus the parts of thread
+ * stacks (and IA-64 backing stores) that no list covers. Where a list covers a stack, the list's
+ * bytes are used.
+ */
+export function snapshotMemoryRanges(dump: Minidump): MinidumpMemoryRange[] {
+  const listed = dump.memory; // sorted by start, non-overlapping
+  const pieces: MinidumpMemoryRange[] = [];
+  const piece = (extra: MinidumpMemoryRange, from: bigint, to: bigint): void => {
+    pieces.push({ ...extra, start: from, size: to - from, rva: extra.rva + Number(from - extra.start) });
+  };
+  const extras = dump.threads.flatMap((t) => (t.backingStore === undefined ? [t.stack] : [t.stack, t.backingStore]));
+  for (const extra of extras) {
+    if (extra.size === 0n) continue;
+    const end = extra.start + extra.size;
+    // The first listed range that ends after the extra starts.
+    let lo = 0;
+    let hi = listed.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (listed[mid]!.start + listed[mid]!.size <= extra.start) lo = mid + 1;
+      else hi = mid;
+    }
+    let at = extra.start;
+    for (let i = lo; i < listed.length && at < end; i++) {
+      const r = listed[i]!;
+      if (r.start >= end) break;
+      if (r.start > at) piece(extra, at, r.start);
+      const rEnd = r.start + r.size;
+      if (rEnd > at) at = rEnd;
+    }
+    if (at < end) piece(extra, at, end);
+  }
+  // Stacks of different threads may repeat or overlap each other: where they do, the range that
+  // starts lower (then the one declared first) supplies the bytes.
+  pieces.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : a.descriptor - b.descriptor));
+  const kept: MinidumpMemoryRange[] = [];
+  let covered = -1n;
+  for (const p of pieces) {
+    const end = p.start + p.size;
+    if (end <= covered) continue;
+    if (p.start < covered) kept.push({ ...p, start: covered, size: end - covered, rva: p.rva + Number(covered - p.start) });
+    else kept.push(p);
+    covered = end;
+  }
+  return [...listed, ...kept];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Snapshot
+
+/**
+ * A {@link Snapshot} of a parsed dump: every thread, the crashed one (the Exception stream's
+ * thread) first with `crashed: true` and the exception's context when it was accepted
+ * (minidump.md §2.5, §3.3); modules with their path, debug file and ids, version; memory read
+ * lazily from the dump's source. A thread whose context was rejected, or whose machine differs
+ * from the dump's, is an {@link InputError}.
+ */
+export function minidumpSnapshot(dump: Minidump): Snapshot {
+  const wrap = (e: InputError): InputError => (dump.file !== undefined && e.file === undefined ? e.inFile(dump.file) : e);
+  const machine = dump.machine;
+  if (machine === undefined) {
+    const arch = dump.systemInfo?.processorArchitecture;
+    const where: { offset?: number } = {};
+    const sys = dump.streams.find((s) => s.streamType === MINIDUMP_STREAM.SystemInfo);
+    if (sys !== undefined) where.offset = sys.location.rva;
+    throw wrap(
+      new InputError(
+        "unsupported",
+        arch === undefined ? "no SystemInfo stream and no thread context name the machine" : `ProcessorArchitecture ${arch} is not a machine the walker models (x86, AMD64, IA-64)`,
+        where,
+      ),
+    );
+  }
+  const crashedId = dump.exception?.threadId;
+  const crashedIndex = crashedId === undefined ? -1 : dump.threads.findIndex((t) => t.id === crashedId);
+  const order = crashedIndex < 0 ? dump.threads : [dump.threads[crashedIndex]!, ...dump.threads.filter((_, i) => i !== crashedIndex)];
+  const threads: ThreadSnapshot[] = order.map((t, i) => {
+    const crashed = i === 0 && crashedIndex >= 0;
+    const context = (crashed ? dump.exception?.context : undefined) ?? t.context;
+    if (context === undefined) throw wrap(t.contextError ?? new InputError("bad-value", `thread ${t.id} has no usable context`, { offset: t.offset + 40 }));
+    if (context.machine !== machine) {
+      throw wrap(
+        new InputError("unsupported", `thread ${t.id} has an ${context.machine} context in an ${machine} dump`, { offset: t.offset + 40 }),
+      );
+    }
+    return { id: t.id, crashed, registers: { ...context.registers } };
+  });
+  const modules: Module[] = dump.modules.map((m) => {
+    const module: Module = { name: m.name, base: m.base, size: BigInt(m.size), symbols: [], path: m.path, codeId: m.codeId };
+    if (m.debugFile !== undefined) module.debugFile = m.debugFile;
+    if (m.debugId !== undefined) module.debugId = m.debugId;
+    if (m.version !== undefined) module.version = m.version;
+    return module;
+  });
+  let memory: MinidumpMemory;
+  try {
+    memory = new MinidumpMemory(dump.source, snapshotMemoryRanges(dump));
+  } catch (e) {
+    throw e instanceof InputError ? wrap(e) : e;
+  }
+  return { machine, threads, memory, modules, description: dump.file ?? "minidump" };
+}
