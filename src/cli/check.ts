@@ -61,6 +61,7 @@ export function checkCommand(argv: string[], io: Io): number {
     try {
       const input = loadInput(file);
       attachSymbols(input, file, values.symbols ?? [], io);
+      if (input.kind === "dump") throw new InputError("missing-field", "a minidump has no ground truth to check against: walk it instead", { file });
       if (input.kind === "vector") {
         const comparison = checkOne(input.vector, walker, file, "$.truth");
         results.push({ file, kind: "vector", status: comparison.exact ? "exact" : "differs", snapshots: 1, exact: comparison.exact ? 1 : 0, comparison });

@@ -4,6 +4,9 @@ import { join } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { InputError } from "../errors.js";
 import { parseJsonInput, type JsonInput } from "../formats/input.js";
+import { minidumpSnapshot, readMinidump, type Minidump } from "../formats/minidump.js";
+import type { Snapshot } from "../model/snapshot.js";
+import { fileSource, ioReason } from "./file-source.js";
 import { RegionMemory } from "../memory/region-memory.js";
 import { WALKER_NAMES, type WalkerName } from "../walk/registry.js";
 import { attachSymbolFiles, besideInput } from "./symbols.js";
@@ -46,21 +49,36 @@ export function readInputFile(file: string): Uint8Array {
   try {
     return readFileSync(file);
   } catch (e) {
-    const code = (e as { code?: string }).code;
-    const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : code === "EACCES" ? "permission denied" : e instanceof Error ? e.message : String(e);
-    throw new InputError("io", `cannot read: ${why}`, { file });
+    throw new InputError("io", `cannot read: ${ioReason(e)}`, { file });
   }
 }
 
-/** Loads an input: a stackwalk-vector/1 or stackwalk-sweep/1 JSON file. */
-export function loadInput(file: string): JsonInput {
+/** A loaded input: a vector or sweep (JSON), or a minidump read lazily from its file. */
+export type Input = JsonInput | { kind: "dump"; snapshot: Snapshot; dump: Minidump };
+
+/**
+ * Loads an input: a stackwalk-vector/1 or stackwalk-sweep/1 JSON file, or a minidump (`MDMP`),
+ * which is read by position: its memory is read from the file as the walk asks for it.
+ */
+export function loadInput(file: string): Input {
+  const head = fileSource(file);
+  const magic = head.read(0, Math.min(4, head.size));
+  if (magic !== undefined && magic.length === 4 && String.fromCharCode(...magic) === "MDMP") {
+    try {
+      const dump = readMinidump(head, file);
+      return { kind: "dump", snapshot: minidumpSnapshot(dump), dump };
+    } catch (e) {
+      head.close();
+      if (e instanceof InputError && e.file === undefined) throw e.inFile(file);
+      throw e;
+    }
+  }
+  head.close();
   const bytes = readInputFile(file);
   let first = 0;
   while (first < bytes.length && (bytes[first] === 0x20 || bytes[first] === 0x0a || bytes[first] === 0x0d || bytes[first] === 0x09)) first++;
   if (bytes[first] !== 0x7b) {
-    const magic = String.fromCharCode(...bytes.subarray(0, 4));
-    const what = magic === "MDMP" ? "a minidump; this version reads stackwalk-vector/1 and stackwalk-sweep/1 JSON only" : "not a stackwalk-vector/1 or stackwalk-sweep/1 JSON file";
-    throw new InputError("bad-magic", what, { file, offset: first });
+    throw new InputError("bad-magic", "not a stackwalk-vector/1 or stackwalk-sweep/1 JSON file, nor a minidump", { file, offset: first });
   }
   return parseJsonInput(new TextDecoder("utf-8").decode(bytes), file);
 }
@@ -70,11 +88,18 @@ export function loadInput(file: string): JsonInput {
  * input's own directory (see symbols.ts). With `--symbols` given, what was found for each module
  * is reported on stderr.
  */
-export function attachSymbols(input: JsonInput, file: string, dirs: readonly string[], io: Io): void {
-  const modules = input.kind === "vector" ? input.vector.modules : input.sweep.modules;
-  const memory = input.kind === "vector" ? input.vector.memory : new RegionMemory(input.sweep.memory.map((r) => ({ base: r.base, bytes: r.bytes })));
+export function attachSymbols(input: Input, file: string, dirs: readonly string[], io: Io): void {
+  const modules = input.kind === "vector" ? input.vector.modules : input.kind === "dump" ? input.snapshot.modules : input.sweep.modules;
+  const memory =
+    input.kind === "vector" ? input.vector.memory : input.kind === "dump" ? input.snapshot.memory : new RegionMemory(input.sweep.memory.map((r) => ({ base: r.base, bytes: r.bytes })));
   const notes = attachSymbolFiles(modules, memory, dirs, besideInput(file));
-  if (dirs.length > 0) for (const n of notes) io.err(`symbols: ${n.module}: ${n.detail}\n`);
+  if (dirs.length === 0) return;
+  const missing: string[] = [];
+  for (const n of notes) {
+    if (n.file === undefined && n.passedOver === undefined) missing.push(n.module);
+    else io.err(`symbols: ${n.module}: ${n.detail}\n`);
+  }
+  if (missing.length > 0) io.err(`symbols: no symbol file for ${missing.length} module(s): ${missing.join(", ")}\n`);
 }
 
 /** Expands directories (recursively, sorted) into the `.json` files below them. */

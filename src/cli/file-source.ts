@@ -6,6 +6,12 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { InputError } from "../errors.js";
 import type { ByteSource } from "../formats/minidump.js";
 
+/** Why a file operation failed, in words ("no such file", ...). */
+export function ioReason(e: unknown): string {
+  const code = (e as { code?: string }).code;
+  return code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory" : code === "EACCES" ? "permission denied" : e instanceof Error ? e.message : String(e);
+}
+
 /** Opens `path` for positional reads; `close()` releases the handle. Reads after `close()` return `undefined`. */
 export function fileSource(path: string): ByteSource & { close(): void } {
   let fd: number | undefined;
@@ -15,7 +21,7 @@ export function fileSource(path: string): ByteSource & { close(): void } {
     size = fstatSync(fd).size;
   } catch (e) {
     if (fd !== undefined) closeSync(fd);
-    throw new InputError("io", `cannot open: ${e instanceof Error ? e.message : String(e)}`, { file: path });
+    throw new InputError("io", `cannot read: ${ioReason(e)}`, { file: path });
   }
   return {
     size,

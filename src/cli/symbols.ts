@@ -28,6 +28,8 @@ export interface SymbolNote {
   file?: string;
   /** Why files were passed over, or why none was looked for. */
   detail: string;
+  /** Files that were found but belong to another build. */
+  passedOver?: string[];
 }
 
 function isFile(path: string): boolean {
@@ -89,9 +91,11 @@ export function attachSymbolFiles(modules: readonly Module[], memory: MemoryRead
   const roots = besideDir === undefined ? [...dirs] : [...dirs, besideDir];
   for (const module of modules) {
     if (module.unwind !== undefined) continue;
-    const cv = readMappedImage(memory, module.base)?.codeView;
+    // The identity: the module list's CodeView record (a minidump), else the mapped image's.
+    const mapped = module.debugFile !== undefined && module.debugId !== undefined ? undefined : readMappedImage(memory, module.base)?.codeView;
+    const cv = module.debugFile !== undefined && module.debugId !== undefined ? { pdbName: module.debugFile, debugId: module.debugId } : mapped;
     if (cv === undefined) {
-      notes.push({ module: module.name, detail: "the image's CodeView record is not in the snapshot, so its PDB cannot be identified" });
+      notes.push({ module: module.name, detail: "no CodeView record (in the module list or the mapped image), so its PDB cannot be identified" });
       continue;
     }
     const pdbName = basename(cv.pdbName.replace(/\\/g, "/"));
@@ -116,6 +120,7 @@ export function attachSymbolFiles(modules: readonly Module[], memory: MemoryRead
     }
     const note: SymbolNote = { module: module.name, detail: used !== undefined ? `unwind records from ${used}` : passedOver.length > 0 ? passedOver.join("; ") : `no ${pdbName} or .sym for debug id ${cv.debugId} under ${roots.join(", ")}` };
     if (used !== undefined) note.file = used;
+    else if (passedOver.length > 0) note.passedOver = passedOver;
     notes.push(note);
   }
   return notes;

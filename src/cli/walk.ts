@@ -4,12 +4,12 @@ import { renderJson } from "../render/json.js";
 import { renderRoles, renderText } from "../render/text.js";
 import { renderWindbg } from "../render/windbg.js";
 import { replaySweep } from "../formats/sweep.js";
-import type { Vector } from "../formats/vector.js";
+import type { Snapshot } from "../model/snapshot.js";
 import { walkSnapshot, DEFAULT_MAX_FRAMES } from "../walk/walk.js";
 import { attachSymbols, EXIT, loadInput, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
 
 /** Usage text of `walk`. */
-export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json> [--walker auto|fpo|frame-pointer] [--symbols DIR]...
+export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json|dump.dmp> [--walker auto|fpo|frame-pointer] [--symbols DIR]...
                      [--thread ID|all] [--step N] [--max-frames N] [--format text|json|windbg]
                      [--roles] [--registers]
 
@@ -84,10 +84,14 @@ export function walkCommand(argv: string[], io: Io): number {
   return EXIT.ok;
 }
 
-/** The vector to walk: the file itself, or one snapshot of a sweep chosen with `--step`. */
-function chooseSnapshot(file: string, step: string | undefined, symbols: readonly string[], io: Io): Vector {
+/** The snapshot to walk: a vector or minidump itself, or one snapshot of a sweep chosen with `--step`. */
+function chooseSnapshot(file: string, step: string | undefined, symbols: readonly string[], io: Io): Snapshot {
   const input = loadInput(file);
   attachSymbols(input, file, symbols, io);
+  if (input.kind === "dump") {
+    if (step !== undefined) throw new UsageError(`--step applies to sweeps; ${file} is a minidump`);
+    return input.snapshot;
+  }
   if (input.kind === "vector") {
     if (step !== undefined) throw new UsageError(`--step applies to sweeps; ${file} is a single vector`);
     return input.vector;

@@ -143,7 +143,13 @@ function runFor(program: Program, plan: SlotPlan, registers: Registers, inputs: 
   return out;
 }
 
-function ruleText(label: string, realigned: boolean, offset: number, moved: number): string {
+function ruleText(label: string, realigned: boolean, offset: number, moved: number, raSearch: boolean, plan: SlotPlan): string {
+  if (!raSearch) {
+    // The program locates the return address itself (EBP-based): say where, when it is simple.
+    const eip = plan.affine?.find((s) => s.register === "eip");
+    const base = eip === undefined ? undefined : eip.seed >= 0 ? PROGRAM_REGISTERS[eip.seed] : INPUTS[-1 - eip.seed];
+    return eip === undefined || base === undefined || !eip.load ? `${label} by its program` : `${label} ra@${base}${eip.offset === 0 ? "" : `${eip.offset > 0 ? "+" : "-"}${Math.abs(eip.offset | 0)}`}`;
+  }
   return `${label} ${realigned ? "ra@ebp+4 (realigned)" : `ra@esp+${offset}${moved === 0 ? "" : `, found ${moved} bytes above`}`}`;
 }
 
@@ -205,7 +211,7 @@ function frameDataRule(site: FrameSite, found: X86Site, record: FrameData): Unwi
         // An EBP-based program run on a wrong EBP (one the function already reloaded) is run again
         // with the EBP that a standard frame has for a return-address slot found from ESP.
         const reevaluate = parsed.usesRaSearch ? undefined : new EbpRerun(program, plan, registers, inputs, stack);
-        return acceptOrScan(site, found, stack, result as Registers, lazyText(ruleText, label, realigned, offset, moved), (start + 4) >>> 0, expected, extra, reevaluate);
+        return acceptOrScan(site, found, stack, result as Registers, lazyText(ruleText, label, realigned, offset, moved, parsed.usesRaSearch, plan), (start + 4) >>> 0, expected, extra, reevaluate);
       }
       const e = result as ProgramError;
       const stop = e.address !== undefined
