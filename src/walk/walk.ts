@@ -192,11 +192,20 @@ export function checkProgress(arch: ArchWalker, callee: Frame, caller: Registers
 }
 
 /**
- * Tries each strategy in order; the first that runs successfully wins (its step, with the trust
- * filled in), else the first failure is reported. A failure that ends the walk (the end of the stack, a kernel frame) stops the
+ * Tries each strategy in order; the first that runs successfully wins (its step and trust go
+ * into `outcome`), else the first failure is reported there. A failure that ends the walk (the end of the stack, a kernel frame) stops the
  * search at once.
  */
-function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, snapshot: Snapshot, cache: RuleCache): UnwindStep | WalkStop {
+/** Where {@link unwindOnce} leaves its answer: one object per walk, refilled for every frame. */
+interface Outcome {
+  step: UnwindStep | undefined;
+  trust: Trust;
+  stop: WalkStop | undefined;
+}
+
+function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, snapshot: Snapshot, cache: RuleCache, outcome: Outcome): void {
+  outcome.step = undefined;
+  outcome.stop = undefined;
   let firstFailure: WalkStop | undefined;
   const cached = site.index === 0 ? undefined : cachedRules(cache, site);
   for (let i = 0; i < strategies.length; i++) {
@@ -214,15 +223,19 @@ function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, snap
     if (rule === undefined) continue;
     const result = rule.exec(site.registers, snapshot.memory);
     if (result.ok) {
-      result.step.trust ??= strategy.trust;
-      return result.step;
+      outcome.step = result.step;
+      outcome.trust = result.step.trust ?? strategy.trust;
+      return;
     }
     // A strategy that recognises the outermost frame (EBP 0, a return address of 0) has the last
     // word: less trusted strategies must not scan past the end of the stack.
-    if (result.final === true || result.stop.reason === "end-of-stack") return result.stop;
+    if (result.final === true || result.stop.reason === "end-of-stack") {
+      outcome.stop = result.stop;
+      return;
+    }
     firstFailure ??= result.stop;
   }
-  return firstFailure ?? { reason: "unsupported", detail: "no strategy has a rule for this frame" };
+  outcome.stop = firstFailure ?? { reason: "unsupported", detail: "no strategy has a rule for this frame" };
 }
 
 /** Walks one thread of a snapshot. */
@@ -239,6 +252,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
   }
   let calleeParams = 0;
   const cache = ruleCacheFor(snapshot, strategies);
+  const outcome: Outcome = { step: undefined, trust: "context", stop: undefined };
   for (;;) {
     const callee = frames[frames.length - 1]!;
     const site: FrameSite = {
@@ -250,8 +264,9 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
       images: snapshot.memory,
       calleeParams,
     };
-    const step = unwindOnce(strategies, site, snapshot, cache);
-    if (!("registers" in step)) return { frames, stop: step };
+    unwindOnce(strategies, site, snapshot, cache, outcome);
+    const step = outcome.step;
+    if (step === undefined) return { frames, stop: outcome.stop! };
     if (step.entry !== undefined) callee.funcTableEntry = step.entry;
     calleeParams = step.paramsSize ?? 0;
     const callerRegisters = maskRegisters(snapshot.machine, step.registers);
@@ -261,7 +276,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     if (frames.length >= maxFrames) {
       return { frames, stop: { reason: "max-frames", detail: `the walk reached the frame cap of ${maxFrames}` } };
     }
-    frames.push(makeFrame(arch, snapshot, frames.length, callerRegisters, step.trust!, step.rule));
+    frames.push(makeFrame(arch, snapshot, frames.length, callerRegisters, outcome.trust, step.rule));
   }
 }
 

@@ -49,12 +49,12 @@ interface AffineStep {
  * or the word there. Undefined when an input it needs has no value (the evaluator then reports
  * the program's own error).
  */
-function runAffine(steps: readonly AffineStep[], registers: Registers, inputs: number[], stack: MemoryReader): Registers | ProgramError | undefined {
+function runAffine(steps: readonly AffineStep[], registers: Registers, start: number, record: FrameData, calleeParams: number, stack: MemoryReader): Registers | ProgramError | undefined {
   const out = inherited(registers);
   for (let i = 0; i < steps.length; i++) {
     const o = steps[i]!;
     let base: number;
-    if (o.seed < 0) base = inputs[-1 - o.seed]!;
+    if (o.seed < 0) base = inputValue(-1 - o.seed, start, record, calleeParams);
     else {
       const v = registers[PROGRAM_REGISTERS[o.seed]!];
       if (v === undefined) return undefined;
@@ -69,6 +69,18 @@ function runAffine(steps: readonly AffineStep[], registers: Registers, inputs: n
     out[o.register] = BigInt(value);
   }
   return out;
+}
+
+/** The value of INPUTS[index] for a frame. */
+function inputValue(index: number, start: number, record: FrameData, calleeParams: number): number {
+  switch (index) {
+    case 0:
+    case 1: return start;
+    case 2: return record.localSize;
+    case 3: return record.savedRegsSize;
+    case 4: return record.paramsSize;
+    default: return calleeParams;
+  }
 }
 
 /** How to seed and read a program's slots, worked out once per program. */
@@ -172,6 +184,7 @@ class EbpRerun implements Reevaluator {
 function frameDataRule(site: FrameSite, found: X86Site, record: FrameData): UnwindRule {
   const base = found.module.base;
   const parsed = recordProgram(record) ?? NO_PROGRAM_PARSED;
+  const rulePlan = parsed?.ok === true ? planOf(parsed.program) : undefined;
   const label = `frame-data rva=${hex(record.rvaStart)} locals=${record.localSize} saved=${record.savedRegsSize} params=${record.paramsSize}`;
   const calleeParams = site.calleeParams;
   const entry = entryOf(record, base);
@@ -204,13 +217,14 @@ function frameDataRule(site: FrameSite, found: X86Site, record: FrameData): Unwi
           }
         }
       }
-      const plan = planOf(program);
-      const inputs = [start, start, record.localSize, record.savedRegsSize, record.paramsSize, calleeParams];
-      const result = (plan.affine !== undefined ? runAffine(plan.affine, registers, inputs, stack) : undefined) ?? runFor(program, plan, registers, inputs, stack);
+      const plan = rulePlan!;
+      const result =
+        (plan.affine !== undefined ? runAffine(plan.affine, registers, start, record, calleeParams, stack) : undefined) ??
+        runFor(program, plan, registers, [start, start, record.localSize, record.savedRegsSize, record.paramsSize, calleeParams], stack);
       if (!("token" in result)) {
         // An EBP-based program run on a wrong EBP (one the function already reloaded) is run again
         // with the EBP that a standard frame has for a return-address slot found from ESP.
-        const reevaluate = parsed.usesRaSearch ? undefined : new EbpRerun(program, plan, registers, inputs, stack);
+        const reevaluate = parsed.usesRaSearch ? undefined : new EbpRerun(program, plan, registers, [start, start, record.localSize, record.savedRegsSize, record.paramsSize, calleeParams], stack);
         return acceptOrScan(site, found, stack, result as Registers, lazyText(ruleText, label, realigned, offset, moved, parsed.usesRaSearch, plan), (start + 4) >>> 0, expected, extra, reevaluate);
       }
       const e = result as ProgramError;
