@@ -118,7 +118,7 @@ export async function benchCorpus(): Promise<{ files: number; bytes: number; ms:
  * Walks an x86 EBP chain of `depth` frames, warm, and returns frames per second: the
  * frame-pointer strategy, the progress rules and the per-frame parameter reads, one core.
  */
-export function benchFramePointerWalk(depth = 10_000, rounds = 20): { frames: number; perSecond: number } {
+export function benchFramePointerWalk(depth = 10_000, rounds = 10): { frames: number; perSecond: number } {
   const base = 0x0010_0000n;
   const bytes = new Uint8Array(depth * 16 + 16);
   const view = new DataView(bytes.buffer);
@@ -140,12 +140,12 @@ export function benchFramePointerWalk(depth = 10_000, rounds = 20): { frames: nu
 }
 
 /**
- * Frames per second of `walk` (which returns the frames it produced): the best of 5 batches of
+ * Frames per second of `walk` (which returns the frames it produced): the best of 10 batches of
  * `rounds` walks, so that other work on the machine does not decide the number.
  */
 function bestRate(walk: () => number, rounds: number): number {
   let best = 0;
-  for (let batch = 0; batch < 5; batch++) {
+  for (let batch = 0; batch < 10; batch++) {
     let frames = 0;
     const started = performance.now();
     for (let r = 0; r < rounds; r++) frames += walk();
@@ -162,7 +162,7 @@ export const FPO_WALK_TARGET = 2_000_000;
  * `fpo` walker twice: once with the image's FPO_DATA, once with the same frames described by
  * FrameData programs instead. Returns frames per second for each, warm, one core.
  */
-export async function benchFpoWalks(depth = 10_000, rounds = 20): Promise<{ frames: number; fpoPerSecond: number; frameDataPerSecond: number }> {
+export async function benchFpoWalks(depth = 10_000, rounds = 10): Promise<{ frames: number; fpoPerSecond: number; frameDataPerSecond: number }> {
   const spec: X86ProgramSpec = {
     ...RECURSION_1000,
     name: "recursion-bench",

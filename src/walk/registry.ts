@@ -30,6 +30,11 @@ export interface ArchWalker {
   sp: string;
   fp: string | null;
   bstore: string | null;
+  /** The role registers of a frame, read with fixed property names (a walk reads them for every frame); undefined when absent. */
+  pcOf(registers: Registers): bigint | undefined;
+  spOf(registers: Registers): bigint | undefined;
+  fpOf(registers: Registers): bigint | undefined;
+  bstoreOf(registers: Registers): bigint | undefined;
   /** The STACKFRAME Params for a frame. */
   params(registers: Registers, memory: MemoryReader): bigint[];
   /** Why a walker finds nothing beyond the context frame on this machine, when that is so. */
@@ -48,6 +53,10 @@ const X86: ArchWalker = {
   sp: "esp",
   fp: "ebp",
   bstore: null,
+  pcOf: (r) => r["eip"],
+  spOf: (r) => r["esp"],
+  fpOf: (r) => r["ebp"],
+  bstoreOf: () => undefined,
   params: (registers, memory) => x86Params(registers["ebp"] ?? 0n, memory),
 };
 
@@ -58,6 +67,10 @@ const X64: ArchWalker = {
   sp: "rsp",
   fp: "rbp",
   bstore: null,
+  pcOf: (r) => r["rip"],
+  spOf: (r) => r["rsp"],
+  fpOf: (r) => r["rbp"],
+  bstoreOf: () => undefined,
   params: () => [0n, 0n, 0n, 0n],
 };
 
@@ -68,6 +81,10 @@ const IA64: ArchWalker = {
   sp: "intsp",
   fp: null,
   bstore: "rsbsp",
+  pcOf: (r) => r["stiip"],
+  spOf: (r) => r["intsp"],
+  fpOf: () => undefined,
+  bstoreOf: (r) => r["rsbsp"],
   params: () => [0n, 0n, 0n, 0n],
   unsupportedDetail: "no IA-64 unwinder is available: only the context frame is reported",
 };

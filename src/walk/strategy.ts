@@ -9,7 +9,11 @@ import type { Module, Registers } from "../model/snapshot.js";
 import type { FuncTableEntry, Trust, WalkStop } from "./frame.js";
 import type { RuleText } from "./lazy-text.js";
 
-/** What a strategy may look at when it works out a rule for one frame. */
+/**
+ * What a strategy may look at when it works out a rule for one frame. A walk refills one site
+ * object for every frame, so a rule must copy what it needs from the site when it is made
+ * rather than keep the site.
+ */
 export interface FrameSite {
   machine: Machine;
   /** The frame's position in the walk; 0 is the context frame. */
@@ -36,6 +40,7 @@ export interface FrameSite {
 
 /** The registers of the caller frame, and how the rule found them. */
 export interface UnwindStep {
+  /** Every value already within the machine's width (rules compute modulo the pointer size). */
   registers: Registers;
   /** The rule with the values it used, for the caller frame's `rule` field; built on first read when lazy. */
   rule: RuleText;

@@ -67,16 +67,17 @@ class FrameRow implements Frame {
     readonly trust: Trust,
     rule: RuleText,
   ) {
-    this.addrPC = registers[arch.pc] ?? 0n;
-    this.addrFrame = arch.fp === null ? 0n : (registers[arch.fp] ?? 0n);
-    this.addrStack = registers[arch.sp] ?? 0n;
-    this.addrBStore = arch.bstore === null ? 0n : (registers[arch.bstore] ?? 0n);
+    this.addrPC = arch.pcOf(registers) ?? 0n;
+    this.addrFrame = arch.fpOf(registers) ?? 0n;
+    this.addrStack = arch.spOf(registers) ?? 0n;
+    this.addrBStore = arch.bstoreOf(registers) ?? 0n;
     this.ruleText = rule;
   }
 
   get rule(): string {
-    if (typeof this.ruleText !== "string") this.ruleText = this.ruleText.toString();
-    return this.ruleText;
+    const text = typeof this.ruleText === "string" ? this.ruleText : this.ruleText.toString();
+    this.ruleText = text;
+    return text;
   }
 
   get params(): bigint[] {
@@ -173,8 +174,8 @@ const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
  * also ends cycles. Returns the stop, or undefined when the caller frame is acceptable.
  */
 export function checkProgress(arch: ArchWalker, callee: Frame, caller: Registers): WalkStop | undefined {
-  const pc = caller[arch.pc];
-  const sp = caller[arch.sp];
+  const pc = arch.pcOf(caller);
+  const sp = arch.spOf(caller);
   if (pc === undefined || sp === undefined) {
     return { reason: "unsupported", detail: `the unwind rule did not recover ${pc === undefined ? arch.pc : arch.sp}` };
   }
@@ -253,24 +254,21 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
   let calleeParams = 0;
   const cache = ruleCacheFor(snapshot, strategies);
   const outcome: Outcome = { step: undefined, trust: "context", stop: undefined };
+  // One site object for the whole walk (see FrameSite): refilled for every frame.
+  const site: FrameSite = { machine: snapshot.machine, index: 0, registers: {}, lookupPc: 0n, modules: snapshot.modules, images: snapshot.memory, calleeParams: 0 };
   for (;;) {
     const callee = frames[frames.length - 1]!;
-    const site: FrameSite = {
-      machine: snapshot.machine,
-      index: callee.index,
-      registers: callee.registers,
-      lookupPc: lookupAddress(callee.addrPC, callee.index > 0),
-      modules: snapshot.modules,
-      images: snapshot.memory,
-      calleeParams,
-    };
+    site.index = callee.index;
+    site.registers = callee.registers;
+    site.lookupPc = lookupAddress(callee.addrPC, callee.index > 0);
+    site.calleeParams = calleeParams;
     unwindOnce(strategies, site, snapshot, cache, outcome);
     const step = outcome.step;
     if (step === undefined) return { frames, stop: outcome.stop! };
     if (step.entry !== undefined) callee.funcTableEntry = step.entry;
     calleeParams = step.paramsSize ?? 0;
-    const callerRegisters = maskRegisters(snapshot.machine, step.registers);
-    callee.addrReturn = callerRegisters[arch.pc] ?? 0n;
+    const callerRegisters = step.registers;
+    callee.addrReturn = arch.pcOf(callerRegisters) ?? 0n;
     const bad = checkProgress(arch, callee, callerRegisters);
     if (bad !== undefined) return { frames, stop: bad };
     if (frames.length >= maxFrames) {

@@ -46,7 +46,7 @@ function kernelFrameRule(record: FpoData): UnwindRule {
 }
 
 /** FRAME_NONFPO: a normal EBP frame. */
-function nonFpoRule(site: FrameSite, found: X86Site, record: FpoData, extra: { paramsSize: number; entry: FuncTableEntry }): UnwindRule {
+function nonFpoRule(found: X86Site, record: FpoData, extra: { paramsSize: number; entry: FuncTableEntry }): UnwindRule {
   const label = `${labelOf(record)} FRAME_NONFPO`;
   return {
     describe: () => `${label}: eip=[ebp+4], esp=ebp+8, ebp=[ebp]`,
@@ -62,13 +62,13 @@ function nonFpoRule(site: FrameSite, found: X86Site, record: FpoData, extra: { p
       out["eip"] = eip;
       out["esp"] = (ebp + 8n) & U32;
       out["ebp"] = saved;
-      return acceptOrScan(site, found, stack, out, lazyText(nonFpoText, label, ebp), Number((ebp + 8n) & U32), undefined, extra);
+      return acceptOrScan(found, stack, out, lazyText(nonFpoText, label, ebp), Number((ebp + 8n) & U32), undefined, extra);
     },
   };
 }
 
 /** In the prolog: the return address is above what the decoded instructions pushed. */
-function prologRule(site: FrameSite, found: X86Site, record: FpoData, state: PrologState, extra: { paramsSize: number; entry: FuncTableEntry }): UnwindRule {
+function prologRule(found: X86Site, record: FpoData, state: PrologState, extra: { paramsSize: number; entry: FuncTableEntry }): UnwindRule {
   const label = `${labelOf(record)} prolog [${state.text.join("; ")}]`;
   return {
     describe: () => label,
@@ -87,7 +87,7 @@ function prologRule(site: FrameSite, found: X86Site, record: FpoData, state: Pro
       }
       out["eip"] = eip;
       out["esp"] = (raSlot + 4n) & U32;
-      return acceptOrScan(site, found, stack, out, lazyText(prologText, label, state.pushed), Number((raSlot + 4n) & U32), Number(raSlot), extra);
+      return acceptOrScan(found, stack, out, lazyText(prologText, label, state.pushed), Number((raSlot + 4n) & U32), Number(raSlot), extra);
     },
   };
 }
@@ -105,7 +105,7 @@ function bodyRule(site: FrameSite, found: X86Site, record: FpoData, extra: { par
       // 32-bit arithmetic on numbers: this runs once per frame.
       const esp = Number(registers["esp"] ?? 0n);
       const expected = (esp + offset) >>> 0;
-      let raSlot = scanSlots(stack, site.modules, site.images, expected, RA_SEARCH_WORDS, found.calleeStart, found.calleeEnd);
+      let raSlot = scanSlots(stack, found.modules, found.images, expected, RA_SEARCH_WORDS, found.calleeStart, found.calleeEnd);
       if (raSlot < 0) raSlot = expected;
       const eip = readU32n(stack, raSlot);
       if (eip === undefined) return { ok: false, stop: { reason: "read-fault", address: BigInt(raSlot), detail: `${label}: cannot read the return address at ${hex(raSlot)}` } };
@@ -123,7 +123,7 @@ function bodyRule(site: FrameSite, found: X86Site, record: FpoData, extra: { par
         if (v === undefined) delete out["ebp"];
         else out["ebp"] = BigInt(v);
       }
-      return acceptOrScan(site, found, stack, out, lazyText(bodyText, label, offset, raSlot - expected, ebpSlot), after, expected, extra);
+      return acceptOrScan(found, stack, out, lazyText(bodyText, label, offset, raSlot - expected, ebpSlot), after, expected, extra);
     },
   };
 }
@@ -151,8 +151,8 @@ function recordRule(site: FrameSite, found: X86Site, record: FpoData, extra: { p
     const offset = found.rva - record.ulOffStart;
     if (offset < record.cbProlog) {
       const state = decodeProlog(site.images, found.module.base + BigInt(record.ulOffStart), site.index === 0 ? site.lookupPc : site.lookupPc + 1n);
-      if (state !== undefined) return prologRule(site, found, record, state, extra);
+      if (state !== undefined) return prologRule(found, record, state, extra);
     }
-    if (record.cbFrame === FRAME_NONFPO) return nonFpoRule(site, found, record, extra);
+    if (record.cbFrame === FRAME_NONFPO) return nonFpoRule(found, record, extra);
     return bodyRule(site, found, record, extra);
 }

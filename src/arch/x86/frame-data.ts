@@ -210,7 +210,7 @@ function frameDataRule(site: FrameSite, found: X86Site, record: FrameData): Unwi
           start = (Number(ebp) + 4) >>> 0;
           realigned = true;
         } else {
-          const hit = scanSlots(stack, site.modules, site.images, start, RA_SEARCH_WORDS, found.calleeStart, found.calleeEnd);
+          const hit = scanSlots(stack, found.modules, found.images, start, RA_SEARCH_WORDS, found.calleeStart, found.calleeEnd);
           if (hit >= 0 && hit !== start) {
             moved = hit - start;
             start = hit;
@@ -225,7 +225,7 @@ function frameDataRule(site: FrameSite, found: X86Site, record: FrameData): Unwi
         // An EBP-based program run on a wrong EBP (one the function already reloaded) is run again
         // with the EBP that a standard frame has for a return-address slot found from ESP.
         const reevaluate = parsed.usesRaSearch ? undefined : new EbpRerun(program, plan, registers, [start, start, record.localSize, record.savedRegsSize, record.paramsSize, calleeParams], stack);
-        return acceptOrScan(site, found, stack, result as Registers, lazyText(ruleText, label, realigned, offset, moved, parsed.usesRaSearch, plan), (start + 4) >>> 0, expected, extra, reevaluate);
+        return acceptOrScan(found, stack, result as Registers, lazyText(ruleText, label, realigned, offset, moved, parsed.usesRaSearch, plan), (start + 4) >>> 0, expected, extra, reevaluate);
       }
       const e = result as ProgramError;
       const stop = e.address !== undefined

@@ -18,11 +18,12 @@ const MAX_EBP_DISTANCE = 128n * 1024n;
 
 function scanRule(site: FrameSite, label: string, recoverEbp: boolean, callee?: { start: bigint; end: bigint }): UnwindRule {
   const words = site.index === 0 ? SCAN_WORDS_CONTEXT : SCAN_WORDS;
+  const { modules, images } = site;
   return {
     describe: () => `${label}: the first return address in ${words + 1} words from esp`,
     exec(registers: Registers, stack: MemoryReader): UnwindResult {
       const esp = registers["esp"] ?? 0n;
-      const hit = scanForReturnAddress(stack, site.modules, site.images, esp, words, callee);
+      const hit = scanForReturnAddress(stack, modules, images, esp, words, callee);
       if (hit === undefined) {
         return { ok: false, stop: { reason: "unsupported", detail: `${label}: no return address in the ${words + 1} words from ${hex(esp)}` } };
       }

@@ -22,6 +22,11 @@ export const SCAN_WORDS_CONTEXT = 160;
 
 /** A frame's module, its RVA there, and the module's records. */
 export interface X86Site {
+  /** The site's module list and images, kept by value: rules must not hold on to the site itself, which the walk reuses. */
+  modules: readonly Module[];
+  images: MemoryReader;
+  /** The frame being unwound is the context frame. */
+  contextFrame: boolean;
   module: Module;
   rva: number;
   tables: X86Tables;
@@ -38,7 +43,10 @@ export function x86Site(site: FrameSite): X86Site | undefined {
   if (module === undefined) return undefined;
   const tables = x86Tables(module, site.images);
   if (tables === undefined) return undefined;
-  const found: X86Site = { module, rva: Number(site.lookupPc - module.base), tables, calleeStart: -1, calleeEnd: -1 };
+  const found: X86Site = {
+    modules: site.modules, images: site.images, contextFrame: site.index === 0,
+    module, rva: Number(site.lookupPc - module.base), tables, calleeStart: -1, calleeEnd: -1,
+  };
   const range = functionRange(found);
   if (range !== undefined) {
     found.callee = { start: module.base + BigInt(range.start), end: module.base + BigInt(range.end) };
@@ -104,7 +112,6 @@ function accepted(registers: Registers, rule: RuleText, extra: StepExtra): Unwin
  * scanned from `scanFrom`; both repairs mark the frame as found by scanning.
  */
 export function acceptOrScan(
-  site: FrameSite,
   found: X86Site,
   stack: MemoryReader,
   registers: Registers,
@@ -116,13 +123,13 @@ export function acceptOrScan(
 ): UnwindResult {
   const eip = registers["eip"] ?? 0n;
   if (eip === 0n) return accepted(registers, rule, extra);
-  const info = returnAddressInfo(site.modules, site.images, eip);
+  const info = returnAddressInfo(found.modules, found.images, eip);
   if (info !== NOT_A_RETURN_ADDRESS) {
     const callee = found.callee;
     const target = info >= 0 ? BigInt(info) : undefined;
     if (callee !== undefined && target !== undefined && (target < callee.start || target >= callee.end) && expected !== undefined) {
-      const hit = scanForReturnAddress(stack, site.modules, site.images, BigInt(expected), RA_SEARCH_WORDS, callee);
-      const hitTarget = hit === undefined ? undefined : directCallTarget(site.images, hit.value);
+      const hit = scanForReturnAddress(stack, found.modules, found.images, BigInt(expected), RA_SEARCH_WORDS, callee);
+      const hitTarget = hit === undefined ? undefined : directCallTarget(found.images, hit.value);
       if (hit !== undefined && hitTarget !== undefined && hitTarget >= callee.start && hitTarget < callee.end && hit.value !== eip) {
         const again = reevaluate?.run(hit.slot);
         const fixed = again !== undefined && again["eip"] === hit.value ? again : { ...registers, eip: hit.value, esp: (hit.slot + 4n) & U32 };
@@ -139,8 +146,8 @@ export function acceptOrScan(
     }
     return accepted(registers, rule, extra);
   }
-  const words = site.index === 0 ? SCAN_WORDS_CONTEXT : SCAN_WORDS;
-  const hit = scanForReturnAddress(stack, site.modules, site.images, BigInt(scanFrom), words, found.callee);
+  const words = found.contextFrame ? SCAN_WORDS_CONTEXT : SCAN_WORDS;
+  const hit = scanForReturnAddress(stack, found.modules, found.images, BigInt(scanFrom), words, found.callee);
   if (hit === undefined) {
     return {
       ok: false,
@@ -177,21 +184,22 @@ export function functionRange(found: X86Site): { start: number; end: number } | 
  */
 export function epilogRule(site: FrameSite, found: X86Site, label: string, extra: StepExtra = {}, fallback?: UnwindRule): UnwindRule | undefined {
   if (site.index !== 0) return undefined;
+  const { modules, images } = found;
   const callee = found.callee;
-  const leavesFunction = (target: bigint): boolean => callee === undefined ? moduleAt(site.modules, target) !== found.module : target < callee.start || target >= callee.end;
-  const ops = decodeToReturn(site.images, site.lookupPc, (target) => !leavesFunction(target));
+  const leavesFunction = (target: bigint): boolean => callee === undefined ? moduleAt(modules, target) !== found.module : target < callee.start || target >= callee.end;
+  const ops = decodeToReturn(images, site.lookupPc, (target) => !leavesFunction(target));
   if (ops === undefined) return undefined;
   const text = `${label} to return: ${ops.map((o) => o.text).join("; ")}`;
   return {
     describe: () => text,
     exec(registers, stack) {
       const run = runToReturn(ops, registers, stack, leavesFunction);
-      if (run.ok && run.tailCall !== undefined && !isReturnAddress(site.modules, site.images, run.registers["eip"]!)) {
+      if (run.ok && run.tailCall !== undefined && !isReturnAddress(modules, images, run.registers["eip"]!)) {
         // A jump out of the function with no return address at ESP is a stack switch (longjmp),
         // not a tail call: the frames still live are those above ESP.
         const words = SCAN_WORDS_CONTEXT;
         const esp = registers["esp"] ?? 0n;
-        const hit = scanForReturnAddress(stack, site.modules, site.images, esp, words);
+        const hit = scanForReturnAddress(stack, modules, images, esp, words);
         if (hit === undefined) return fallback?.exec(registers, stack) ?? { ok: false, stop: { reason: "unsupported", detail: `${text}: a jump to ${hex(run.tailCall)} with no return address at esp, and none in the ${words + 1} words above` } };
         const out = inherited(registers);
         out["eip"] = hit.value;
