@@ -60,10 +60,8 @@ export function frameChainRule(regs: FrameChainRegisters): UnwindRule {
       const sp = (fp + 2n * w) & mask;
       return {
         ok: true,
-        step: {
-          registers: { [regs.pc]: pc, [regs.sp]: sp, [regs.fp]: savedFp },
-          rule: lazyText(chainText, regs, fp, raSlot, pc, savedFp, sp),
-        },
+        registers: { [regs.pc]: pc, [regs.sp]: sp, [regs.fp]: savedFp },
+        rule: lazyText(chainText, regs, fp, raSlot, pc, savedFp, sp),
       };
     },
   };

@@ -117,7 +117,7 @@ function unwind32(ctx: Registers, pc: bigint, target: Snapshot | undefined, memo
         if (result.final === true) return false;
         continue;
       }
-      for (const [k, v] of Object.entries(result.step.registers)) ctx[k] = v & U32;
+      for (const [k, v] of Object.entries(result.registers)) ctx[k] = v & U32;
       return true;
     }
   }
@@ -128,7 +128,7 @@ function unwind32(ctx: Registers, pc: bigint, target: Snapshot | undefined, memo
     if (rule === undefined) continue;
     const result = rule.exec({ ...ctx, ebp }, memory);
     if (!result.ok) continue;
-    for (const [k, v] of Object.entries(result.step.registers)) ctx[k] = v & U32;
+    for (const [k, v] of Object.entries(result.registers)) ctx[k] = v & U32;
     return true;
   }
   return false;

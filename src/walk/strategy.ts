@@ -54,7 +54,7 @@ export interface UnwindStep {
 
 /** Result of running a rule: the caller's registers, or why it cannot be found. */
 export type UnwindResult =
-  | { ok: true; step: UnwindStep }
+  | (UnwindStep & { ok: true })
   /** `final`: the walk ends here, whatever later strategies would say (an FPO trap frame). */
   | { ok: false; stop: WalkStop; final?: boolean };
 

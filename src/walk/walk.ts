@@ -224,8 +224,8 @@ function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, snap
     if (rule === undefined) continue;
     const result = rule.exec(site.registers, snapshot.memory);
     if (result.ok) {
-      outcome.step = result.step;
-      outcome.trust = result.step.trust ?? strategy.trust;
+      outcome.step = result;
+      outcome.trust = result.trust ?? strategy.trust;
       return;
     }
     // A strategy that recognises the outermost frame (EBP 0, a return address of 0) has the last

@@ -56,7 +56,7 @@ function runAffine(steps: readonly AffineStep[], registers: Registers, start: nu
     let base: number;
     if (o.seed < 0) base = inputValue(-1 - o.seed, start, record, calleeParams);
     else {
-      const v = registers[PROGRAM_REGISTERS[o.seed]!];
+      const v = o.seed === 2 ? registers["ebp"] : o.seed === 1 ? registers["esp"] : registers[PROGRAM_REGISTERS[o.seed]!];
       if (v === undefined) return undefined;
       base = Number(v);
     }
@@ -66,9 +66,21 @@ function runAffine(steps: readonly AffineStep[], registers: Registers, start: nu
       if (word === undefined) return { token: -1, reason: `cannot read 4 bytes at 0x${value.toString(16)}`, address: BigInt(value) };
       value = word;
     }
-    out[o.register] = BigInt(value);
+    setCallerRegister(out, o.register, BigInt(value));
   }
   return out;
+}
+
+/** Sets a caller register by name with fixed property names (this runs for every frame). */
+function setCallerRegister(out: Registers, register: (typeof CALLER_REGISTERS)[number], value: bigint): void {
+  switch (register) {
+    case "eip": out["eip"] = value; break;
+    case "esp": out["esp"] = value; break;
+    case "ebp": out["ebp"] = value; break;
+    case "ebx": out["ebx"] = value; break;
+    case "esi": out["esi"] = value; break;
+    case "edi": out["edi"] = value; break;
+  }
 }
 
 /** The value of INPUTS[index] for a frame. */
@@ -238,7 +250,7 @@ function frameDataRule(site: FrameSite, found: X86Site, record: FrameData): Unwi
 
 /** A step that found a return address without scanning. */
 function exact(result: UnwindResult): boolean {
-  return result.ok && result.step.trust === undefined && (result.step.registers["eip"] ?? 0n) !== 0n;
+  return result.ok && result.trust === undefined && (result.registers["eip"] ?? 0n) !== 0n;
 }
 
 /**
@@ -255,7 +267,7 @@ function withRecordAtReturn(primary: UnwindRule, alternative: UnwindRule): Unwin
       if (exact(first)) return first;
       const second = alternative.exec(registers, stack);
       if (!exact(second) || !second.ok) return first;
-      return { ok: true, step: { ...second.step, rule: `${second.step.rule} (the record that starts at the return address)` } };
+      return { ...second, rule: `${second.rule.toString()} (the record that starts at the return address)` };
     },
   };
 }

@@ -40,7 +40,7 @@ function scanRule(site: FrameSite, label: string, recoverEbp: boolean, callee?: 
           note = ` ebp=[${hex(below)}]`;
         }
       }
-      return { ok: true, step: { registers: out, rule: `${label} from esp=${hex(esp)}: ra@[${hex(hit.slot)}]=${hex(hit.value)}${note}` } };
+      return { ok: true, registers: out, rule: `${label} from esp=${hex(esp)}: ra@[${hex(hit.slot)}]=${hex(hit.value)}${note}` };
     },
   };
 }

@@ -98,10 +98,10 @@ function scannedText(rule: RuleText, eip: bigint, slot: bigint, value: bigint): 
 
 /** A successful step (written out field by field: this runs once per frame). */
 function accepted(registers: Registers, rule: RuleText, extra: StepExtra): UnwindResult {
-  const step: UnwindStep = { registers, rule };
+  const step: UnwindStep & { ok: true } = { ok: true, registers, rule };
   if (extra.paramsSize !== undefined) step.paramsSize = extra.paramsSize;
   if (extra.entry !== undefined) step.entry = extra.entry;
-  return { ok: true, step };
+  return step;
 }
 
 /**
@@ -126,8 +126,9 @@ export function acceptOrScan(
   const info = returnAddressInfo(found.modules, found.images, eip);
   if (info !== NOT_A_RETURN_ADDRESS) {
     const callee = found.callee;
-    const target = info >= 0 ? BigInt(info) : undefined;
-    if (callee !== undefined && target !== undefined && (target < callee.start || target >= callee.end) && expected !== undefined) {
+    // A direct call to somewhere outside this function (numbers: this runs once per frame).
+    if (callee !== undefined && info >= 0 && (info < found.calleeStart || info >= found.calleeEnd) && expected !== undefined) {
+      const target = BigInt(info);
       const hit = scanForReturnAddress(stack, found.modules, found.images, BigInt(expected), RA_SEARCH_WORDS, callee);
       const hitTarget = hit === undefined ? undefined : directCallTarget(found.images, hit.value);
       if (hit !== undefined && hitTarget !== undefined && hitTarget >= callee.start && hitTarget < callee.end && hit.value !== eip) {
@@ -135,12 +136,10 @@ export function acceptOrScan(
         const fixed = again !== undefined && again["eip"] === hit.value ? again : { ...registers, eip: hit.value, esp: (hit.slot + 4n) & U32 };
         return {
           ok: true,
-          step: {
-            registers: fixed,
-            rule: lazyText(notThisFunctionText, rule, eip, target, hit.slot, hit.value),
-            trust: "scan",
-            ...extra,
-          },
+          registers: fixed,
+          rule: lazyText(notThisFunctionText, rule, eip, target, hit.slot, hit.value),
+          trust: "scan",
+          ...extra,
         };
       }
     }
@@ -156,12 +155,10 @@ export function acceptOrScan(
   }
   return {
     ok: true,
-    step: {
-      registers: { ...registers, eip: hit.value, esp: (hit.slot + 4n) & U32 },
-      rule: lazyText(scannedText, rule, eip, hit.slot, hit.value),
-      trust: "scan",
-      ...extra,
-    },
+    registers: { ...registers, eip: hit.value, esp: (hit.slot + 4n) & U32 },
+    rule: lazyText(scannedText, rule, eip, hit.slot, hit.value),
+    trust: "scan",
+    ...extra,
   };
 }
 
@@ -204,7 +201,7 @@ export function epilogRule(site: FrameSite, found: X86Site, label: string, extra
         const out = inherited(registers);
         out["eip"] = hit.value;
         out["esp"] = (hit.slot + 4n) & U32;
-        return { ok: true, step: { registers: out, rule: `${text}: the jump to ${hex(run.tailCall)} switches stacks; scanned from esp=${hex(esp)} to [${hex(hit.slot)}]=${hex(hit.value)}`, trust: "scan", ...extra } };
+        return { ok: true, registers: out, rule: `${text}: the jump to ${hex(run.tailCall)} switches stacks; scanned from esp=${hex(esp)} to [${hex(hit.slot)}]=${hex(hit.value)}`, trust: "scan", ...extra };
       }
       if (!run.ok && fallback !== undefined) return fallback.exec(registers, stack);
       if (!run.ok) {
@@ -217,7 +214,7 @@ export function epilogRule(site: FrameSite, found: X86Site, label: string, extra
       out["eip"] = run.registers["eip"]!;
       out["esp"] = run.registers["esp"]!;
       const tail = run.tailCall === undefined ? "" : ` (tail call to ${hex(run.tailCall)})`;
-      return { ok: true, step: { registers: out, rule: `${text}${tail}, ra@[${hex(run.raSlot)}]`, ...extra } };
+      return { ok: true, registers: out, rule: `${text}${tail}, ra@[${hex(run.raSlot)}]`, ...extra };
     },
   };
 }
