@@ -50,8 +50,14 @@ export interface Frame {
   trust: Trust;
   /** The rule that found this frame, with the values it used, e.g. "ebp-chain ebp=0x0012ff70". */
   rule: string;
-  /** The register set recovered for this frame. */
+  /** The registers the rule recovered for this frame (the whole context for frame 0). */
   registers: Registers;
+  /**
+   * What the next unwind starts from: `registers` plus callee-saved registers the rule left
+   * alone, carried over from the callee (their values by convention). Absent when equal to
+   * `registers`.
+   */
+  unwindRegisters?: Registers;
 }
 
 /** How and where a walk ended. */

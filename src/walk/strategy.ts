@@ -40,8 +40,14 @@ export interface FrameSite {
 
 /** The registers of the caller frame, and how the rule found them. */
 export interface UnwindStep {
-  /** Every value already within the machine's width (rules compute modulo the pointer size). */
+  /**
+   * The registers to unwind the caller from, every value already within the machine's width
+   * (rules compute modulo the pointer size). Besides what the rule recovered, this may carry
+   * callee-saved registers over unchanged (their values by convention).
+   */
   registers: Registers;
+  /** The names in `registers` the rule actually recovered; all of them when omitted. */
+  recovered?: readonly string[];
   /** The rule with the values it used, for the caller frame's `rule` field; built on first read when lazy. */
   rule: RuleText;
   /** The trust of the caller frame when it differs from the strategy's (a rule that had to scan). */

@@ -58,15 +58,22 @@ class FrameRow implements Frame {
   readonly addrBStore: bigint;
   private ruleText: RuleText;
   private paramValues: bigint[] | undefined;
+  private recoveredView: Registers | undefined;
 
+  /**
+   * `unwindRegisters` is what the next unwind starts from: the recovered registers plus
+   * callee-saved ones carried over; `recovered` names the former (all of them when undefined).
+   */
   constructor(
     private readonly arch: ArchWalker,
     private readonly memory: Snapshot["memory"],
     readonly index: number,
-    readonly registers: Registers,
+    readonly unwindRegisters: Registers,
     readonly trust: Trust,
     rule: RuleText,
+    private readonly recovered?: readonly string[],
   ) {
+    const registers = unwindRegisters;
     this.addrPC = arch.pcOf(registers) ?? 0n;
     this.addrFrame = arch.fpOf(registers) ?? 0n;
     this.addrStack = arch.spOf(registers) ?? 0n;
@@ -78,6 +85,20 @@ class FrameRow implements Frame {
     const text = typeof this.ruleText === "string" ? this.ruleText : this.ruleText.toString();
     this.ruleText = text;
     return text;
+  }
+
+  /** The registers the rule recovered (see {@link Frame.registers}). */
+  get registers(): Registers {
+    if (this.recovered === undefined) return this.unwindRegisters;
+    if (this.recoveredView === undefined) {
+      const view: Registers = {};
+      for (const name of this.recovered) {
+        const v = this.unwindRegisters[name];
+        if (v !== undefined) view[name] = v;
+      }
+      this.recoveredView = view;
+    }
+    return this.recoveredView;
   }
 
   get params(): bigint[] {
@@ -97,8 +118,8 @@ class FrameRow implements Frame {
 }
 
 /** Builds a frame row from its registers. */
-function makeFrame(arch: ArchWalker, snapshot: Snapshot, index: number, registers: Registers, trust: Trust, rule: RuleText): Frame {
-  return new FrameRow(arch, snapshot.memory, index, registers, trust, rule);
+function makeFrame(arch: ArchWalker, snapshot: Snapshot, index: number, registers: Registers, trust: Trust, rule: RuleText, recovered?: readonly string[]): FrameRow {
+  return new FrameRow(arch, snapshot.memory, index, registers, trust, rule, recovered);
 }
 
 /** Rules of every strategy for one lookup PC and callee parameter size; `undefined` = not asked yet, null = none. */
@@ -247,7 +268,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
   if (!Number.isSafeInteger(maxFrames) || maxFrames < 1) {
     throw new InputError("bad-value", `max-frames must be a whole number ≥ 1, not ${maxFrames}`);
   }
-  const frames: Frame[] = [makeFrame(arch, snapshot, 0, maskRegisters(snapshot.machine, thread.registers), "context", "context")];
+  const frames: FrameRow[] = [makeFrame(arch, snapshot, 0, maskRegisters(snapshot.machine, thread.registers), "context", "context")];
   if (strategies.length === 0) {
     return { frames, stop: { reason: "unsupported", detail: arch.unsupportedDetail ?? "no strategy applies to this machine" } };
   }
@@ -259,7 +280,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
   for (;;) {
     const callee = frames[frames.length - 1]!;
     site.index = callee.index;
-    site.registers = callee.registers;
+    site.registers = callee.unwindRegisters;
     site.lookupPc = lookupAddress(callee.addrPC, callee.index > 0);
     site.calleeParams = calleeParams;
     unwindOnce(strategies, site, snapshot, cache, outcome);
@@ -274,7 +295,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     if (frames.length >= maxFrames) {
       return { frames, stop: { reason: "max-frames", detail: `the walk reached the frame cap of ${maxFrames}` } };
     }
-    frames.push(makeFrame(arch, snapshot, frames.length, callerRegisters, outcome.trust, step.rule));
+    frames.push(makeFrame(arch, snapshot, frames.length, callerRegisters, outcome.trust, step.rule, step.recovered));
   }
 }
 

@@ -12,7 +12,7 @@ import type { FuncTableEntry } from "../../walk/frame.js";
 import { lazyText } from "../../walk/lazy-text.js";
 import type { FrameSite, UnwindResult, UnwindRule, UnwindStrategy } from "../../walk/strategy.js";
 import { decodeProlog, scanSlots, type PrologState } from "./code.js";
-import { acceptOrScan, epilogRule, hex, inherited, RA_SEARCH_WORDS, U32, x86Site, type X86Site } from "./site.js";
+import { acceptOrScan, EIP_ESP, EIP_ESP_EBP, epilogRule, hex, inherited, RA_SEARCH_WORDS, U32, x86Site, type X86Site } from "./site.js";
 import { findFpo, findFrameData } from "./tables.js";
 
 function entryOf(record: FpoData, base: bigint): FuncTableEntry {
@@ -48,6 +48,7 @@ function kernelFrameRule(record: FpoData): UnwindRule {
 /** FRAME_NONFPO: a normal EBP frame. */
 function nonFpoRule(found: X86Site, record: FpoData, extra: { paramsSize: number; entry: FuncTableEntry }): UnwindRule {
   const label = `${labelOf(record)} FRAME_NONFPO`;
+  const stepExtra = { ...extra, recovered: EIP_ESP_EBP };
   return {
     describe: () => `${label}: eip=[ebp+4], esp=ebp+8, ebp=[ebp]`,
     exec(registers: Registers, stack: MemoryReader): UnwindResult {
@@ -62,7 +63,7 @@ function nonFpoRule(found: X86Site, record: FpoData, extra: { paramsSize: number
       out["eip"] = eip;
       out["esp"] = (ebp + 8n) & U32;
       out["ebp"] = saved;
-      return acceptOrScan(found, stack, out, lazyText(nonFpoText, label, ebp), Number((ebp + 8n) & U32), undefined, extra);
+      return acceptOrScan(found, stack, out, lazyText(nonFpoText, label, ebp), Number((ebp + 8n) & U32), undefined, stepExtra);
     },
   };
 }
@@ -70,6 +71,7 @@ function nonFpoRule(found: X86Site, record: FpoData, extra: { paramsSize: number
 /** In the prolog: the return address is above what the decoded instructions pushed. */
 function prologRule(found: X86Site, record: FpoData, state: PrologState, extra: { paramsSize: number; entry: FuncTableEntry }): UnwindRule {
   const label = `${labelOf(record)} prolog [${state.text.join("; ")}]`;
+  const stepExtra = { ...extra, recovered: [...EIP_ESP, ...state.saves.map((s) => s.reg).filter((r) => r !== "esp")] };
   return {
     describe: () => label,
     exec(registers: Registers, stack: MemoryReader): UnwindResult {
@@ -87,7 +89,7 @@ function prologRule(found: X86Site, record: FpoData, state: PrologState, extra: 
       }
       out["eip"] = eip;
       out["esp"] = (raSlot + 4n) & U32;
-      return acceptOrScan(found, stack, out, lazyText(prologText, label, state.pushed), Number((raSlot + 4n) & U32), Number(raSlot), extra);
+      return acceptOrScan(found, stack, out, lazyText(prologText, label, state.pushed), Number((raSlot + 4n) & U32), Number(raSlot), stepExtra);
     },
   };
 }
@@ -99,6 +101,7 @@ function bodyRule(site: FrameSite, found: X86Site, record: FpoData, extra: { par
   const saved = record.cbRegs * 4;
   const calleeParams = site.calleeParams;
   const offset = calleeParams + locals + saved;
+  const stepExtra = { ...extra, recovered: record.fUseBP ? EIP_ESP_EBP : EIP_ESP };
   return {
     describe: () => `${label}: ra=[esp+${calleeParams}+${locals}+${saved}]`,
     exec(registers: Registers, stack: MemoryReader): UnwindResult {
@@ -123,7 +126,7 @@ function bodyRule(site: FrameSite, found: X86Site, record: FpoData, extra: { par
         if (v === undefined) delete out["ebp"];
         else out["ebp"] = BigInt(v);
       }
-      return acceptOrScan(found, stack, out, lazyText(bodyText, label, offset, raSlot - expected, ebpSlot), after, expected, extra);
+      return acceptOrScan(found, stack, out, lazyText(bodyText, label, offset, raSlot - expected, ebpSlot), after, expected, stepExtra);
     },
   };
 }

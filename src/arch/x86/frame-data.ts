@@ -95,10 +95,35 @@ function inputValue(index: number, start: number, record: FrameData, calleeParam
   }
 }
 
+/** The caller registers a program assigns, found by following its stack of names and values. */
+function assignedRegisters(program: Program): string[] {
+  const stack: (string | null)[] = [];
+  const out = new Set<string>();
+  for (const t of program.tokens) {
+    if (t.kind === "number") stack.push(null);
+    else if (t.kind === "variable") stack.push(t.name);
+    else if (t.op === "^") {
+      stack.pop();
+      stack.push(null);
+    } else if (t.op === "=") {
+      stack.pop();
+      const name = stack.pop();
+      if (typeof name === "string" && (CALLER_REGISTERS as readonly string[]).includes(name.slice(1))) out.add(name.slice(1));
+    } else {
+      stack.pop();
+      stack.pop();
+      stack.push(null);
+    }
+  }
+  return CALLER_REGISTERS.filter((r) => out.has(r));
+}
+
 /** How to seed and read a program's slots, worked out once per program. */
 interface SlotPlan {
   /** The reduced form, when the program has one. */
   affine?: AffineStep[];
+  /** The caller registers the program assigns (programs are straight-line: every `=` runs). */
+  recovered: readonly string[];
   /** Per slot: index into INPUT_REGISTERS (≥ 0), −1 − index into INPUTS, or null for neither. */
   seed: (number | null)[];
   /** Slot of each CALLER_REGISTERS entry, −1 when the program does not name it. */
@@ -120,6 +145,7 @@ function planOf(program: Program): SlotPlan {
       }),
       out: CALLER_REGISTERS.map((r) => program.variables.indexOf(`$${r}`)),
       ebpSlot: program.variables.indexOf("$ebp"),
+      recovered: assignedRegisters(program),
     };
     const affine = affineRule(program);
     const steps = affine?.outputs.map((o): AffineStep | undefined => {
@@ -200,7 +226,8 @@ function frameDataRule(site: FrameSite, found: X86Site, record: FrameData): Unwi
   const label = `frame-data rva=${hex(record.rvaStart)} locals=${record.localSize} saved=${record.savedRegsSize} params=${record.paramsSize}`;
   const calleeParams = site.calleeParams;
   const entry = entryOf(record, base);
-  const extra = { paramsSize: record.paramsSize, entry };
+  const extraBase = { paramsSize: record.paramsSize, entry };
+  const stepExtra = rulePlan === undefined ? extraBase : { ...extraBase, recovered: rulePlan.recovered };
   const offset = calleeParams + record.localSize + record.savedRegsSize;
   return {
     describe: () => `${label}: ${record.program ?? NO_PROGRAM}`,
@@ -237,7 +264,7 @@ function frameDataRule(site: FrameSite, found: X86Site, record: FrameData): Unwi
         // An EBP-based program run on a wrong EBP (one the function already reloaded) is run again
         // with the EBP that a standard frame has for a return-address slot found from ESP.
         const reevaluate = parsed.usesRaSearch ? undefined : new EbpRerun(program, plan, registers, [start, start, record.localSize, record.savedRegsSize, record.paramsSize, calleeParams], stack);
-        return acceptOrScan(found, stack, result as Registers, lazyText(ruleText, label, realigned, offset, moved, parsed.usesRaSearch, plan), (start + 4) >>> 0, expected, extra, reevaluate);
+        return acceptOrScan(found, stack, result as Registers, lazyText(ruleText, label, realigned, offset, moved, parsed.usesRaSearch, plan), (start + 4) >>> 0, expected, stepExtra, reevaluate);
       }
       const e = result as ProgramError;
       const stop = e.address !== undefined

@@ -10,7 +10,7 @@ import { readU32, type MemoryReader } from "../../memory/reader.js";
 import type { Registers } from "../../model/snapshot.js";
 import type { FrameSite, UnwindResult, UnwindRule, UnwindStrategy } from "../../walk/strategy.js";
 import { scanForReturnAddress } from "./code.js";
-import { hex, inherited, SCAN_WORDS, SCAN_WORDS_CONTEXT, U32, x86Site } from "./site.js";
+import { EIP_ESP, EIP_ESP_EBP, hex, inherited, SCAN_WORDS, SCAN_WORDS_CONTEXT, U32, x86Site } from "./site.js";
 import { findFpo, findFrameData } from "./tables.js";
 
 /** Largest distance from a slot to the frame it links to for a scanned EBP to be believed (Breakpad: 128 KiB). */
@@ -31,6 +31,7 @@ function scanRule(site: FrameSite, label: string, recoverEbp: boolean, callee?: 
       out["eip"] = hit.value;
       out["esp"] = (hit.slot + 4n) & U32;
       let note = "";
+      let recovered = EIP_ESP;
       if (recoverEbp) {
         // The word below the return address is where an EBP frame keeps the caller's EBP (Breakpad's check).
         const below = (hit.slot - 4n) & U32;
@@ -38,9 +39,10 @@ function scanRule(site: FrameSite, label: string, recoverEbp: boolean, callee?: 
         if (candidate !== undefined && candidate > below && candidate - below <= MAX_EBP_DISTANCE) {
           out["ebp"] = candidate;
           note = ` ebp=[${hex(below)}]`;
+          recovered = EIP_ESP_EBP;
         }
       }
-      return { ok: true, registers: out, rule: `${label} from esp=${hex(esp)}: ra@[${hex(hit.slot)}]=${hex(hit.value)}${note}` };
+      return { ok: true, registers: out, recovered, rule: `${label} from esp=${hex(esp)}: ra@[${hex(hit.slot)}]=${hex(hit.value)}${note}` };
     },
   };
 }

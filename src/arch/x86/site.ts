@@ -79,7 +79,14 @@ export function inherited(registers: Registers): Registers {
 export interface StepExtra {
   paramsSize?: number;
   entry?: FuncTableEntry;
+  /** The registers the rule recovers (see UnwindStep.recovered). */
+  recovered?: readonly string[];
 }
+
+/** The registers every x86 unwind recovers. */
+export const EIP_ESP: readonly string[] = ["eip", "esp"];
+/** The same plus EBP. */
+export const EIP_ESP_EBP: readonly string[] = ["eip", "esp", "ebp"];
 
 export const hex = (v: bigint | number): string => "0x" + v.toString(16);
 
@@ -101,6 +108,7 @@ function accepted(registers: Registers, rule: RuleText, extra: StepExtra): Unwin
   const step: UnwindStep & { ok: true } = { ok: true, registers, rule };
   if (extra.paramsSize !== undefined) step.paramsSize = extra.paramsSize;
   if (extra.entry !== undefined) step.entry = extra.entry;
+  if (extra.recovered !== undefined) step.recovered = extra.recovered;
   return step;
 }
 
@@ -201,7 +209,7 @@ export function epilogRule(site: FrameSite, found: X86Site, label: string, extra
         const out = inherited(registers);
         out["eip"] = hit.value;
         out["esp"] = (hit.slot + 4n) & U32;
-        return { ok: true, registers: out, rule: `${text}: the jump to ${hex(run.tailCall)} switches stacks; scanned from esp=${hex(esp)} to [${hex(hit.slot)}]=${hex(hit.value)}`, trust: "scan", ...extra };
+        return { ok: true, registers: out, recovered: EIP_ESP, rule: `${text}: the jump to ${hex(run.tailCall)} switches stacks; scanned from esp=${hex(esp)} to [${hex(hit.slot)}]=${hex(hit.value)}`, trust: "scan", ...extra };
       }
       if (!run.ok && fallback !== undefined) return fallback.exec(registers, stack);
       if (!run.ok) {
@@ -213,8 +221,9 @@ export function epilogRule(site: FrameSite, found: X86Site, label: string, extra
       const out = inherited(run.registers);
       out["eip"] = run.registers["eip"]!;
       out["esp"] = run.registers["esp"]!;
+      const restored = ops.flatMap((o) => (o.op.op === "pop" && o.op.reg !== "esp" ? [o.op.reg] : o.op.op === "leave" ? ["ebp"] : []));
       const tail = run.tailCall === undefined ? "" : ` (tail call to ${hex(run.tailCall)})`;
-      return { ok: true, registers: out, rule: `${text}${tail}, ra@[${hex(run.raSlot)}]`, ...extra };
+      return { ok: true, registers: out, rule: `${text}${tail}, ra@[${hex(run.raSlot)}]`, ...extra, recovered: [...EIP_ESP, ...restored] };
     },
   };
 }

@@ -53,7 +53,9 @@ function expectFoundBy(walk: Walk, records: readonly FpoData[]): void {
 /** The registers of frame `k` that the test cares about. */
 function regsOf(walk: Walk, k: number, names: readonly string[]): Record<string, bigint | undefined> {
   const f = walk.frames[k]!;
-  return Object.fromEntries(names.map((n) => [n, f.registers[n]]));
+  // What the walk carries on (recovered plus callee-saved registers passed through).
+  const registers = f.unwindRegisters ?? f.registers;
+  return Object.fromEntries(names.map((n) => [n, registers[n]]));
 }
 
 describe("x86 FPO_DATA walk: the body rule (x86-fpo.md §1.4 step 3)", () => {

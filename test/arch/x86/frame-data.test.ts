@@ -48,7 +48,9 @@ function expectFoundBy(walk: Walk, records: readonly FrameData[]): void {
 
 function regsOf(walk: Walk, k: number, names: readonly string[]): Record<string, bigint | undefined> {
   const f = walk.frames[k]!;
-  return Object.fromEntries(names.map((n) => [n, f.registers[n]]));
+  // What the walk carries on (recovered plus callee-saved registers passed through).
+  const registers = f.unwindRegisters ?? f.registers;
+  return Object.fromEntries(names.map((n) => [n, registers[n]]));
 }
 
 /**
