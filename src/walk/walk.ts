@@ -159,21 +159,21 @@ function ruleCacheFor(snapshot: Snapshot, strategies: readonly UnwindStrategy[])
 }
 
 /** The cached rules for a caller frame's site (created empty on first use). */
-function cachedRules(cache: RuleCache, site: FrameSite): CachedRules {
-  const pc = site.lookupPc;
+function cachedRules(cache: RuleCache, site: FrameSite, pc: bigint): CachedRules {
   let entry: CachedRules | undefined;
   if (pc <= MAX_EXACT) {
-    const key = Number(pc);
+    // The lookup address of a caller frame is its return address − 1 (lookup-address.ts).
+    const key = Number(pc) - 1;
     entry = cache.byNumber.get(key);
     if (entry === undefined) {
       entry = { calleeParams: site.calleeParams, rules: [] };
       cache.byNumber.set(key, entry);
     }
   } else {
-    entry = cache.byBigint.get(pc);
+    entry = cache.byBigint.get(site.lookupPc);
     if (entry === undefined) {
       entry = { calleeParams: site.calleeParams, rules: [] };
-      cache.byBigint.set(pc, entry);
+      cache.byBigint.set(site.lookupPc, entry);
     }
   }
   if (entry.calleeParams === site.calleeParams) return entry;
@@ -225,11 +225,15 @@ interface Outcome {
   stop: WalkStop | undefined;
 }
 
-function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, snapshot: Snapshot, cache: RuleCache, outcome: Outcome): void {
+function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, pc: bigint, snapshot: Snapshot, cache: RuleCache, outcome: Outcome): void {
   outcome.step = undefined;
   outcome.stop = undefined;
   let firstFailure: WalkStop | undefined;
-  const cached = site.index === 0 ? undefined : cachedRules(cache, site);
+  // A caller frame's rules usually come from the cache, keyed by the PC as a number; the site's
+  // lookup address (a bigint) is worked out only when a strategy is asked.
+  let lookupSet = site.index === 0 || pc > MAX_EXACT;
+  if (lookupSet) site.lookupPc = lookupAddress(pc, site.index > 0);
+  const cached = site.index === 0 ? undefined : cachedRules(cache, site, pc);
   for (let i = 0; i < strategies.length; i++) {
     const strategy = strategies[i]!;
     let rule: UnwindRule | undefined;
@@ -237,6 +241,10 @@ function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, snap
     else {
       let r = cached.rules[i];
       if (r === undefined) {
+        if (!lookupSet) {
+          site.lookupPc = lookupAddress(pc, true);
+          lookupSet = true;
+        }
         r = strategy.ruleFor(site) ?? null;
         cached.rules[i] = r;
       }
@@ -281,9 +289,8 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     const callee = frames[frames.length - 1]!;
     site.index = callee.index;
     site.registers = callee.unwindRegisters;
-    site.lookupPc = lookupAddress(callee.addrPC, callee.index > 0);
     site.calleeParams = calleeParams;
-    unwindOnce(strategies, site, snapshot, cache, outcome);
+    unwindOnce(strategies, site, callee.addrPC, snapshot, cache, outcome);
     const step = outcome.step;
     if (step === undefined) return { frames, stop: outcome.stop! };
     if (step.entry !== undefined) callee.funcTableEntry = step.entry;
