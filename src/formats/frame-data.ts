@@ -6,6 +6,7 @@
  */
 import { InputError } from "../errors.js";
 import { ByteCursor } from "../memory/cursor.js";
+import { innermostContaining } from "./sorted-ranges.js";
 
 /** sizeof(FRAMEDATA) as stored in the PDB stream, without the object form's RelocPtr (§2.1). */
 export const FRAME_DATA_SIZE = 32;
@@ -122,16 +123,9 @@ export function encodeFrameData(records: readonly FrameData[]): Uint8Array {
  * nearest start is not always a container. Callers pass `ra − 1` for caller frames.
  */
 export function findFrameData(sorted: readonly FrameData[], rva: number): FrameData | undefined {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]!.rvaStart <= rva) lo = mid + 1;
-    else hi = mid;
-  }
-  for (let i = lo - 1; i >= 0; i--) {
-    const r = sorted[i]!;
-    if (rva - r.rvaStart < r.codeSize) return r;
-  }
-  return undefined;
+  return innermostContaining(sorted, rva, frameDataStart, frameDataSize);
 }
+
+/** A FrameData record's start and length, for the sorted-range searches. */
+export const frameDataStart = (r: FrameData): number => r.rvaStart;
+export const frameDataSize = (r: FrameData): number => r.codeSize;

@@ -12,6 +12,7 @@
  * neither hang the reader nor make it allocate more than about the file size again.
  */
 import { InputError } from "../errors.js";
+import { countStartingAtOrBelow } from "./sorted-ranges.js";
 import { ByteCursor } from "../memory/cursor.js";
 import { decodeFpoTable } from "../model/fpo-data.js";
 import type { FpoData } from "../model/fpo-data.js";
@@ -548,15 +549,11 @@ function recordName(bytes: Uint8Array, pos: number, end: number): string {
   return utf8.decode(nul < 0 ? body : body.subarray(0, nul));
 }
 
+const omapStart = (e: OmapEntry): number => e.rva;
+
 /** Maps an RVA through an OMAP table: undefined before the first entry or for eliminated code (rvaTo 0). */
 export function omapTranslate(table: readonly OmapEntry[], rva: number): number | undefined {
-  let lo = 0;
-  let hi = table.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (table[mid]!.rva <= rva) lo = mid + 1;
-    else hi = mid;
-  }
+  const lo = countStartingAtOrBelow(table, rva, omapStart);
   if (lo === 0) return undefined;
   const e = table[lo - 1]!;
   return e.rvaTo === 0 ? undefined : (e.rvaTo + (rva - e.rva)) >>> 0;

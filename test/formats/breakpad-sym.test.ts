@@ -12,6 +12,7 @@ import {
   type BreakpadSymbols,
 } from "../../src/formats/breakpad-sym.js";
 import { encodeFpoData } from "../../src/model/fpo-data.js";
+import { inputError } from "../support/input-error.js";
 
 // Counts below were taken from the files with grep, awk and an independent Python script
 // (e.g. `grep -c '^FUNC '`, `grep '^STACK WIN 4' | wc -l`, and a brute-force check of every pair
@@ -25,16 +26,6 @@ function fixture(path: string): Uint8Array {
   return new Uint8Array(readFileSync(`${SYMBOLS}${path}`));
 }
 
-/** Expects `fn` to throw an InputError and returns it. */
-function inputError(fn: () => unknown): InputError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(InputError);
-    return e as InputError;
-  }
-  throw new Error("expected an InputError");
-}
 
 const MODULE = "MODULE windows x86 5A9832E5287241C1838ED98914E9B7FF1 test_app.pdb";
 const utf8 = new TextEncoder();

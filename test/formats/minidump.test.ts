@@ -14,6 +14,7 @@ import {
 import { walkSnapshot } from "../../src/walk/walk.js";
 import { patch32, patch64, writeMinidump, type MinidumpSpec, type WriterRange } from "../support/minidump-writer.js";
 import { StackBuilder } from "../support/stack-builder.js";
+import { inputError } from "../support/input-error.js";
 
 const FIXTURES = fileURLToPath(new URL("../../../shared/fixtures/breakpad/", import.meta.url));
 const DMP = `${FIXTURES}minidump2.dmp`;
@@ -36,16 +37,6 @@ function countingSource(inner: ByteSource): ByteSource & { reads: [number, numbe
   };
 }
 
-/** Runs `f` and returns the InputError it throws. */
-function inputError(f: () => unknown): InputError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof InputError) return e;
-    throw e;
-  }
-  throw new Error("expected an InputError");
-}
 
 const hexBytes = (h: string): Uint8Array => Uint8Array.from(h.match(/../g)!, (b) => parseInt(b, 16));
 

@@ -5,6 +5,7 @@ import { InputError } from "../../src/errors.js";
 import { decodeFrameData, encodeFrameData, findFrameData } from "../../src/formats/frame-data.js";
 import type { FrameData } from "../../src/formats/frame-data.js";
 import { MSF_MAGIC, omapTranslate, parsePdb } from "../../src/formats/pdb.js";
+import { inputError } from "../support/input-error.js";
 
 // Expected values below were taken from llvm-pdbutil-14 (`dump --fpo --publics --symbols --summary`)
 // and llvm-readobj-14 (`--coff-debug-directory`) on the committed clang-14/lld-14 images.
@@ -16,16 +17,6 @@ function file(target: string, name: string): Uint8Array {
   return new Uint8Array(readFileSync(`${BUILD}${target}/${name}`));
 }
 
-/** Expects `fn` to throw an InputError and returns it. */
-function inputError(fn: () => unknown): InputError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(InputError);
-    return e as InputError;
-  }
-  throw new Error("expected an InputError");
-}
 
 /** The columns llvm-pdbutil prints for a FrameData record. */
 function row(r: FrameData): unknown[] {

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { InputError } from "../../src/errors.js";
 import { IMAGE_DEBUG_TYPE, parsePe } from "../../src/formats/pe.js";
 import type { PeImage } from "../../src/formats/pe.js";
+import { inputError } from "../support/input-error.js";
 
 /**
  * The committed clang-14 / lld-14 images (vectors/programs/c/README.md). Expected values were read
@@ -71,16 +72,6 @@ const PDATA: Record<string, [number, number, number][]> = {
   ],
 };
 
-/** Runs `f` and returns the InputError it throws; fails the test if it throws nothing or something else. */
-function inputError(f: () => unknown): InputError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof InputError) return e;
-    throw e;
-  }
-  throw new Error("expected an InputError, but nothing was thrown");
-}
 
 const u16 = (b: Uint8Array, at: number, v: number): void => new DataView(b.buffer, b.byteOffset).setUint16(at, v, true);
 const u32 = (b: Uint8Array, at: number, v: number): void => new DataView(b.buffer, b.byteOffset).setUint32(at, v, true);

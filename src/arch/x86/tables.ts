@@ -5,7 +5,8 @@
  * once and kept for the module's lifetime; lookups return the innermost record that contains an
  * RVA. Program strings are parsed once per record.
  */
-import { findFrameData, type FrameData } from "../../formats/frame-data.js";
+import { findFrameData, frameDataSize, frameDataStart, type FrameData } from "../../formats/frame-data.js";
+import { innermostContaining, outermostContaining } from "../../formats/sorted-ranges.js";
 import { readMappedImage } from "../../formats/pe-mapped.js";
 import type { MemoryReader } from "../../memory/reader.js";
 import type { FpoData } from "../../model/fpo-data.js";
@@ -47,19 +48,11 @@ export function x86Tables(module: Module, images: MemoryReader): X86Tables | und
 
 /** The innermost FPO_DATA record containing `rva` in records sorted by ulOffStart. */
 export function findFpo(sorted: readonly FpoData[], rva: number): FpoData | undefined {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]!.ulOffStart <= rva) lo = mid + 1;
-    else hi = mid;
-  }
-  for (let i = lo - 1; i >= 0; i--) {
-    const r = sorted[i]!;
-    if (rva - r.ulOffStart < r.cbProcSize) return r;
-  }
-  return undefined;
+  return innermostContaining(sorted, rva, fpoStart, fpoSize);
 }
+
+const fpoStart = (r: FpoData): number => r.ulOffStart;
+const fpoSize = (r: FpoData): number => r.cbProcSize;
 
 export { findFrameData };
 
@@ -68,19 +61,7 @@ const MAX_NESTING = 64;
 
 /** The outermost FrameData record containing `rva` (the one for the whole function). */
 export function outermostFrameData(sorted: readonly FrameData[], rva: number): FrameData | undefined {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]!.rvaStart <= rva) lo = mid + 1;
-    else hi = mid;
-  }
-  let best: FrameData | undefined;
-  for (let i = lo - 1; i >= 0 && i >= lo - MAX_NESTING; i--) {
-    const r = sorted[i]!;
-    if (rva - r.rvaStart < r.codeSize) best = r;
-  }
-  return best;
+  return outermostContaining(sorted, rva, frameDataStart, frameDataSize, MAX_NESTING);
 }
 
 /** A record's program, parsed, or why it does not parse. */

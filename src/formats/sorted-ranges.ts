@@ -1,0 +1,42 @@
+/**
+ * Searches over records sorted by their start address, the lookups every unwind table shares
+ * (FrameData, FPO_DATA, OMAP): the greatest start at or below an address, and the innermost or
+ * outermost record that contains it when records nest (x86-fpo.md §2.2).
+ */
+
+/** The number of records whose start is ≤ `value` (the index just past the last such record). */
+export function countStartingAtOrBelow<T>(sorted: readonly T[], value: number, startOf: (r: T) => number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (startOf(sorted[mid]!) <= value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * The innermost record containing `value` (`start ≤ value < start + size`): search the greatest
+ * start ≤ value, then walk back to the first record whose range contains it, since the nearest
+ * start is not always a container. `maxBack` bounds the walk; by default it is unbounded.
+ */
+export function innermostContaining<T>(sorted: readonly T[], value: number, startOf: (r: T) => number, sizeOf: (r: T) => number, maxBack = Infinity): T | undefined {
+  const end = countStartingAtOrBelow(sorted, value, startOf);
+  for (let i = end - 1; i >= 0 && end - i <= maxBack; i--) {
+    const r = sorted[i]!;
+    if (value - startOf(r) < sizeOf(r)) return r;
+  }
+  return undefined;
+}
+
+/** The outermost record containing `value` among the `maxBack` records starting at or below it. */
+export function outermostContaining<T>(sorted: readonly T[], value: number, startOf: (r: T) => number, sizeOf: (r: T) => number, maxBack: number): T | undefined {
+  const end = countStartingAtOrBelow(sorted, value, startOf);
+  let best: T | undefined;
+  for (let i = end - 1; i >= 0 && end - i <= maxBack; i--) {
+    const r = sorted[i]!;
+    if (value - startOf(r) < sizeOf(r)) best = r;
+  }
+  return best;
+}
