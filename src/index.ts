@@ -21,7 +21,21 @@ export type { FrameSite, UnwindRule, UnwindStep, UnwindStrategy, UnwindResult } 
 export { parseVector, formatVector, VECTOR_FORMAT, type Vector } from "./formats/vector.js";
 export { renderJson, walkJson } from "./render/json.js";
 export { renderText, renderRoles } from "./render/text.js";
-export { renderWindbg } from "./render/windbg.js";
+export { renderWindbg, fpoNote } from "./render/windbg.js";
+export { locate, locateAddress, locationText, symbolize, type Location, type SymbolMatch } from "./render/location.js";
+export {
+  breakpadReport,
+  renderBreakpad,
+  renderBreakpadMachineReadable,
+  breakpadTrust,
+  breakpadRegisters,
+  formatRegisterLines,
+  crashReason,
+  WINDOWS_EXCEPTION_NAMES,
+  type BreakpadReport,
+  type BreakpadThread,
+  type BreakpadOptions,
+} from "./render/breakpad.js";
 export {
   readMinidump,
   minidumpSnapshot,
@@ -54,3 +68,31 @@ export {
   type MinidumpFunctionTableStream,
   type MinidumpBreakpadInfo,
 } from "./formats/minidump.js";
+export {
+  writeMinidump,
+  minidumpBytes,
+  bytesSink,
+  moduleCodeView,
+  moduleCodeId,
+  moduleTimeDateStamp,
+  encodeCodeView,
+  EXCEPTION_BREAKPOINT,
+  type ByteSink,
+  type BytesSink,
+  type MemoryExtent,
+  type ExtentMemory,
+  type MinidumpWriteOptions,
+  type MinidumpWriteException,
+  type MinidumpWriteSystem,
+  type MinidumpWriteResult,
+  type WrittenStreamInfo,
+  type CodeViewIdentity,
+} from "./formats/minidump-write.js";
+export {
+  breakpadSymLines,
+  formatBreakpadSym,
+  symFileInput,
+  symFileStorePath,
+  BREAKPAD_ARCH,
+  type SymFileInput,
+} from "./formats/breakpad-sym-write.js";

@@ -2,12 +2,16 @@
  * `stackwalk emulate <program>`: runs a program on the emulated CPU and writes snapshots with
  * ground truth: a sweep of every instruction, or one vector per break hit.
  */
-import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
 import type { RunOptions, RunResult } from "../../emulator/run.js";
 import { InputError } from "../errors.js";
-import { formatSweep } from "../formats/sweep.js";
+import { formatBreakpadSym, symFileInput, symFileStorePath } from "../formats/breakpad-sym-write.js";
+import { moduleCodeView, writeMinidump, type ByteSink, type MinidumpWriteOptions, type MinidumpWriteResult } from "../formats/minidump-write.js";
+import { formatSweep, replaySweep } from "../formats/sweep.js";
 import { formatVector } from "../formats/vector.js";
+import type { MemoryReader } from "../memory/reader.js";
+import type { Module, Snapshot } from "../model/snapshot.js";
 import { EXIT, parseOptions, readInputFile, UsageError, type Io } from "./common.js";
 
 /** The instruction limit when --max-instructions is not given. */
@@ -15,7 +19,7 @@ export const DEFAULT_MAX_INSTRUCTIONS = 1_000_000;
 
 /** Usage text of `emulate`. */
 export const EMULATE_USAGE = `usage: stackwalk emulate <program.exe|spec.json|source.asm> [--sweep] [--break NAME|ADDR]... [-o OUT]
-                        [--max-instructions N]
+                        [--dmp] [--max-instructions N]
 
 Runs a program on an emulated x86 or x64 CPU (Unicorn 2) from its entry point until the entry
 function returns, as if called with a return address of 0 (a 64 KiB stack, more for programs
@@ -40,6 +44,18 @@ every call and return the CPU makes. Programs:
                        {program} {label} {step} {n} (step = instructions executed, n = hit
                        number); default {program}.{label}.{step}.json in the current directory.
                        A plain file name is accepted when there is exactly one hit
+  --dmp                also write a Windows minidump per snapshot, and a Breakpad .sym file per
+                       module in a symbol store beside the dumps (DIR/<pdb>/<debug id>/<name>.sym,
+                       DIR being the dumps' directory). With --break: one dump per hit, named
+                       as its vector with .dmp for .json. With --sweep alone: one dump per
+                       instruction, named <sweep name>.<step>.dmp beside the sweep file (.json
+                       or .sweep.json dropped). A dump holds the thread's CONTEXT, the module list
+                       with CodeView records, an EXCEPTION_BREAKPOINT at the snapshot's PC, and
+                       the recorded memory (stack and images) as a MemoryList. A module whose
+                       image has no CodeView record (assembly sources) gets a made-up identity
+                       <name>.pdb with an id hashed from its image, so its .sym can be found.
+                       Walk a dump with "stackwalk walk X.dmp" (its directory is searched for
+                       symbols) or Breakpad's "minidump_stackwalk X.dmp DIR"
   --max-instructions N stop with an error after N instructions (default ${DEFAULT_MAX_INSTRUCTIONS})
 
 Without --sweep or --break the program runs and its result (EAX/RAX) is printed.
@@ -104,6 +120,7 @@ export async function emulateCommand(argv: string[], io: Io): Promise<number> {
     break: { type: "string", multiple: true },
     output: { type: "string", short: "o" },
     "max-instructions": { type: "string" },
+    dmp: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) {
@@ -120,6 +137,8 @@ export async function emulateCommand(argv: string[], io: Io): Promise<number> {
   }
   const breaks = values.break ?? [];
   const sweep = values.sweep === true;
+  const dumps = values.dmp === true;
+  if (dumps && !sweep && breaks.length === 0) throw new UsageError("--dmp writes a minidump per snapshot: give --break or --sweep");
   const kind = programKind(file);
 
   const options: RunOptions = { maxInstructions, breaks, sweep: sweep && breaks.length === 0 };
@@ -145,9 +164,32 @@ export async function emulateCommand(argv: string[], io: Io): Promise<number> {
   }
 
   const executed = `${result.instructions ?? "?"} instructions`;
+  const identities = new Map<Module, Module>();
   if (sweep) {
     const out = sweepPath(values.output, stem);
-    writeAll([{ path: out, text: formatSweep(result.sweep) }]);
+    const staging = new Staging();
+    staging.text(out, formatSweep(result.sweep));
+    const written: string[] = [];
+    if (dumps) {
+      const base = out.replace(/(\.sweep)?\.json$/i, "");
+      const syms = new SymStore(staging);
+      let index = 0;
+      for (const snapshot of replaySweep(result.sweep)) {
+        const step = result.sweep.steps[index++]!;
+        const path = `${base}${step.label !== undefined ? `.${safeName(step.label)}` : ""}.${step.step}.dmp`;
+        const dump = dumpSnapshot(snapshot, identities);
+        staging.file(path, (tmp) => writeMinidumpFile(tmp, dump));
+        syms.add(dirname(path), dump);
+        written.push(path);
+      }
+      syms.notes.forEach((n) => io.err(`stackwalk emulate: ${n}\n`));
+      staging.commit();
+      io.out(`wrote ${out}: ${result.sweep.steps.length} snapshots (${executed})\n`);
+      if (written.length > 0) io.out(`wrote ${written.length} minidump${written.length === 1 ? "" : "s"}: ${written[0]}${written.length > 1 ? ` ... ${written.at(-1)}` : ""}\n`);
+      for (const p of syms.paths) io.out(`wrote ${p}\n`);
+      return EXIT.ok;
+    }
+    staging.commit();
     io.out(`wrote ${out}: ${result.sweep.steps.length} snapshots (${executed})\n`);
     return EXIT.ok;
   }
@@ -160,10 +202,25 @@ export async function emulateCommand(argv: string[], io: Io): Promise<number> {
       io.err(`stackwalk emulate: ${file}: no break was reached in ${executed}; nothing written\n`);
       return EXIT.badInput;
     }
-    const outputs = vectorPaths(values.output, stem, result).map((path, i) => ({ path, text: formatVector(vectors[i]!) }));
-    writeAll(outputs);
-    for (const o of outputs) io.out(`wrote ${o.path}\n`);
-    io.out(`${outputs.length} vector${outputs.length === 1 ? "" : "s"} (${executed})\n`);
+    const paths = vectorPaths(values.output, stem, result);
+    const staging = new Staging();
+    paths.forEach((path, i) => staging.text(path, formatVector(vectors[i]!)));
+    const dumpPaths: string[] = [];
+    const syms = new SymStore(staging);
+    if (dumps) {
+      paths.forEach((path, i) => {
+        const dumpPath = /\.json$/i.test(path) ? path.replace(/\.json$/i, ".dmp") : `${path}.dmp`;
+        const dump = dumpSnapshot(vectors[i]!, identities);
+        staging.file(dumpPath, (tmp) => writeMinidumpFile(tmp, dump));
+        syms.add(dirname(dumpPath), dump);
+        dumpPaths.push(dumpPath);
+      });
+      syms.notes.forEach((n) => io.err(`stackwalk emulate: ${n}\n`));
+    }
+    staging.commit();
+    for (const p of [...paths, ...dumpPaths, ...syms.paths]) io.out(`wrote ${p}\n`);
+    const plural = (n: number, what: string): string => `${n} ${what}${n === 1 ? "" : "s"}`;
+    io.out(`${plural(paths.length, "vector")}${dumps ? `, ${plural(dumpPaths.length, "minidump")}` : ""} (${executed})\n`);
     return EXIT.ok;
   }
   const value = result.registers["rax"] ?? result.registers["eax"]!;
@@ -226,27 +283,159 @@ function safeName(label: string): string {
   return label.replace(/[^A-Za-z0-9_.-]/g, "_");
 }
 
+/** A Node system error (ENOENT, ENOSPC, ...), as opposed to a mistake in the program. */
+function isSystemError(e: unknown): e is Error & { code: string } {
+  return e instanceof Error && typeof (e as { code?: unknown }).code === "string";
+}
+
 /**
- * Writes every file or none: each text goes to a temporary file beside its target first, and
- * only when all are written are they renamed into place.
+ * Writes every file or none: each file is written now under a temporary name beside its target,
+ * and only {@link Staging.commit} renames them all into place. A failed write removes every
+ * temporary file; a failing file system is an {@link InputError} naming the file.
  */
-function writeAll(outputs: readonly { path: string; text: string }[]): void {
-  const temporary: string[] = [];
-  try {
-    for (const o of outputs) {
-      const dir = dirname(o.path);
+class Staging {
+  private readonly staged: { tmp: string; path: string }[] = [];
+
+  /** Writes `path` now, under a temporary name, with `write(tmp)`. */
+  file(path: string, write: (tmp: string) => void): void {
+    const dir = dirname(path);
+    const tmp = join(dir, `.${basename(path)}.${process.pid}.tmp`);
+    try {
       mkdirSync(dir, { recursive: true });
-      const tmp = join(dir, `.${basename(o.path)}.${process.pid}.tmp`);
-      temporary.push(tmp);
-      writeFileSync(tmp, o.text);
+      this.staged.push({ tmp, path });
+      write(tmp);
+    } catch (e) {
+      this.abort();
+      if (isSystemError(e)) throw new InputError("io", `cannot write: ${e.message}`, { file: path });
+      throw e;
     }
-  } catch (e) {
-    for (const tmp of temporary) rmSync(tmp, { force: true });
-    const failed = outputs[temporary.length - 1]?.path ?? outputs[0]?.path;
-    const where = failed === undefined ? {} : { file: failed };
-    throw new InputError("io", `cannot write: ${e instanceof Error ? e.message : String(e)}`, where);
   }
-  outputs.forEach((o, i) => renameSync(temporary[i]!, o.path));
+
+  text(path: string, text: string): void {
+    this.file(path, (tmp) => writeFileSync(tmp, text));
+  }
+
+  /** Gives every staged file its name. */
+  commit(): void {
+    for (const s of this.staged) renameSync(s.tmp, s.path);
+    this.staged.length = 0;
+  }
+
+  private abort(): void {
+    for (const s of this.staged) rmSync(s.tmp, { force: true });
+    this.staged.length = 0;
+  }
+}
+
+/** The Breakpad .sym files of the modules of the dumps, one per store directory and module identity. */
+class SymStore {
+  readonly paths: string[] = [];
+  readonly notes: string[] = [];
+  private readonly seen = new Set<string>();
+
+  constructor(private readonly staging: Staging) {}
+
+  /** Stages the .sym file of every module of `snapshot` under the store at `root`, once each. */
+  add(root: string, snapshot: Snapshot): void {
+    for (const module of snapshot.modules) {
+      const input = symFileInput(module, snapshot.machine, snapshot.memory);
+      if (input === undefined) {
+        const note = `${module.name}: no CodeView identity, so no .sym file`;
+        if (!this.notes.includes(note)) this.notes.push(note);
+        continue;
+      }
+      const path = join(root, symFileStorePath(input));
+      if (this.seen.has(path)) continue;
+      this.seen.add(path);
+      this.staging.text(path, formatBreakpadSym(input));
+      this.paths.push(path);
+    }
+  }
+}
+
+/** 32 hex digits hashed from bytes (four FNV-1a lanes): a stable made-up GUID. */
+function madeUpGuid(bytes: Uint8Array): string {
+  const lanes = [0x811c9dc5, 0x01000193 ^ 0x5bd1e995, 0x9e3779b9, 0x85ebca6b];
+  for (let i = 0; i < bytes.length; i++) {
+    const lane = i & 3;
+    lanes[lane] = Math.imul(lanes[lane]! ^ bytes[i]!, 0x01000193) >>> 0;
+  }
+  // Mix every lane with the length so that short images still differ in all digits.
+  return lanes.map((h, i) => (Math.imul(h ^ (bytes.length + i), 0x27d4eb2d) >>> 0).toString(16).toUpperCase().padStart(8, "0")).join("");
+}
+
+/**
+ * A module as the dump and its .sym record it: unchanged when its image has a CodeView record
+ * (or it has a debug file and id), otherwise a copy with a made-up identity: `<name>.pdb` and a
+ * GUID hashed from the mapped image, age 1.
+ */
+function withIdentity(module: Module, memory: MemoryReader): Module {
+  if (moduleCodeView(module, memory) !== undefined) return module;
+  const image = module.size <= 0x1000_0000n ? memory.read(module.base, Number(module.size)) : undefined;
+  const name = module.name.replace(/\.[^.\\/]*$/, "");
+  return { ...module, debugFile: `${name === "" ? module.name : name}.pdb`, debugId: `${madeUpGuid(image ?? new TextEncoder().encode(module.name))}1` };
+}
+
+/**
+ * The snapshot a dump is written from: the modules get an identity (see {@link withIdentity}),
+ * worked out once per module of the run (`identities`), so that every dump of a run agrees even
+ * where the program wrote to its image.
+ */
+function dumpSnapshot(snapshot: Snapshot, identities: Map<Module, Module>): Snapshot {
+  const modules = snapshot.modules.map((m) => {
+    let named = identities.get(m);
+    if (named === undefined) {
+      named = withIdentity(m, snapshot.memory);
+      identities.set(m, named);
+    }
+    return named;
+  });
+  return { ...snapshot, modules };
+}
+
+/**
+ * A {@link ByteSink} writing to a file, buffered: small chunks are gathered into 1 MiB writes,
+ * large ones go straight through. `close()` flushes and closes the file.
+ */
+export function fileSink(path: string): ByteSink & { close(): void } {
+  const fd = openSync(path, "w");
+  const buffer = new Uint8Array(1 << 20);
+  let held = 0;
+  const writeAll = (bytes: Uint8Array): void => {
+    let done = 0;
+    while (done < bytes.byteLength) done += writeSync(fd, bytes, done, bytes.byteLength - done);
+  };
+  const flush = (): void => {
+    if (held > 0) writeAll(buffer.subarray(0, held));
+    held = 0;
+  };
+  return {
+    write(chunk: Uint8Array): void {
+      if (held + chunk.byteLength > buffer.byteLength) flush();
+      if (chunk.byteLength >= buffer.byteLength) writeAll(chunk);
+      else {
+        buffer.set(chunk, held);
+        held += chunk.byteLength;
+      }
+    },
+    close(): void {
+      try {
+        flush();
+      } finally {
+        closeSync(fd);
+      }
+    },
+  };
+}
+
+/** Writes `snapshot` as a minidump to the file at `path` (see writeMinidump in src/formats/minidump-write.ts). */
+export function writeMinidumpFile(path: string, snapshot: Snapshot, options: MinidumpWriteOptions = {}): MinidumpWriteResult {
+  const sink = fileSink(path);
+  try {
+    return writeMinidump(snapshot, sink, options);
+  } finally {
+    sink.close();
+  }
 }
 
 /**

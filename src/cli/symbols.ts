@@ -15,11 +15,11 @@
 import { readFileSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { InputError } from "../errors.js";
-import { parseBreakpadSym, stackWinToFpoData, stackWinToFrameData, symbolStorePath } from "../formats/breakpad-sym.js";
+import { parseBreakpadSym, stackWinToFpoData, stackWinToFrameData, symbolStorePath, type BreakpadSymbols } from "../formats/breakpad-sym.js";
 import { parsePdb } from "../formats/pdb.js";
 import { readMappedImage } from "../formats/pe-mapped.js";
 import type { MemoryReader } from "../memory/reader.js";
-import type { Module, ModuleSymbol } from "../model/snapshot.js";
+import type { Module, ModuleSymbol, SourceLine } from "../model/snapshot.js";
 
 /** What happened for one module. */
 export interface SymbolNote {
@@ -74,12 +74,29 @@ function trySym(module: Module, file: string, debugId: string): string | undefin
   if (sym.module.debugId.toUpperCase() !== debugId.toUpperCase()) return `${file} is for debug id ${sym.module.debugId}, not ${debugId}`;
   const records = withFile(file, () => ({ fpo: stackWinToFpoData(sym.stackWin), frameData: stackWinToFrameData(sym.stackWin) }));
   module.unwind = { ...records, origin: `Breakpad ${file}` };
-  if (module.symbols.length === 0) {
-    const funcs: ModuleSymbol[] = sym.functions.map((f) => ({ name: f.name, rva: BigInt(f.address), size: BigInt(f.size) }));
-    const publics: ModuleSymbol[] = sym.publics.map((p) => ({ name: p.name, rva: BigInt(p.address) }));
-    module.symbols = [...funcs, ...publics].sort((a, b) => (a.rva < b.rva ? -1 : a.rva > b.rva ? 1 : 0));
-  }
+  if (module.symbols.length === 0) module.symbols = breakpadSymbols(sym);
   return undefined;
+}
+
+/**
+ * A `.sym` file's FUNC and PUBLIC records as module symbols, sorted by rva (FUNCs before PUBLICs
+ * at one address, file order otherwise), each marked with its kind and parameter size; FUNCs
+ * carry their line records with FILE numbers resolved to names (minidump.md §7).
+ */
+export function breakpadSymbols(sym: BreakpadSymbols): ModuleSymbol[] {
+  const funcs = sym.functions.map((f): ModuleSymbol => {
+    const lines = f.lines
+      .map((l): SourceLine => {
+        const file = sym.files.get(l.file);
+        const line: SourceLine = { rva: BigInt(l.address), size: BigInt(l.size), line: l.line };
+        if (file !== undefined) line.file = file;
+        return line;
+      })
+      .sort((a, b) => (a.rva < b.rva ? -1 : a.rva > b.rva ? 1 : 0));
+    return { name: f.name, rva: BigInt(f.address), size: BigInt(f.size), kind: "func", paramSize: f.paramSize, lines };
+  });
+  const publics = sym.publics.map((p): ModuleSymbol => ({ name: p.name, rva: BigInt(p.address), kind: "public", paramSize: p.paramSize }));
+  return [...funcs, ...publics].sort((a, b) => (a.rva < b.rva ? -1 : a.rva > b.rva ? 1 : 0));
 }
 
 /**

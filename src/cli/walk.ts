@@ -3,14 +3,17 @@ import { machineInfo } from "../model/machine.js";
 import { renderJson } from "../render/json.js";
 import { renderRoles, renderText } from "../render/text.js";
 import { renderWindbg } from "../render/windbg.js";
+import { breakpadReport, renderBreakpad, renderBreakpadMachineReadable } from "../render/breakpad.js";
 import { replaySweep } from "../formats/sweep.js";
+import type { Minidump } from "../formats/minidump.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { walkSnapshot, DEFAULT_MAX_FRAMES } from "../walk/walk.js";
 import { attachSymbols, EXIT, loadInput, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
 
 /** Usage text of `walk`. */
 export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json|dump.dmp> [--walker auto|fpo|frame-pointer] [--symbols DIR]...
-                     [--thread ID|all] [--step N] [--max-frames N] [--format text|json|windbg]
+                     [--thread ID|all] [--step N] [--max-frames N]
+                     [--format text|json|windbg|breakpad|breakpad-m]
                      [--roles] [--registers]
 
 Walks the stack of each thread of a snapshot and prints one row per frame: the STACKFRAME64
@@ -27,12 +30,14 @@ the rule with the values it used, and where the PC is (module!function+offset).
   --thread ID|all  one thread, or all of them (default), the crashed thread first
   --step N         for a sweep: the snapshot taken at instruction count N
   --max-frames N   frame cap (default ${DEFAULT_MAX_FRAMES})
-  --format F       text (default), json (the documented schema), windbg (kb-style)
+  --format F       text (default), json (the documented schema), windbg (kb-style, with
+                   kv's FPO notes on x86), breakpad and breakpad-m (a minidump only: Breakpad's
+                   minidump_stackwalk report, human or -m pipe-delimited)
   --roles          print the machine's register-role table first
   --registers      print each frame's recovered registers (text format)
 `;
 
-const FORMATS = ["text", "json", "windbg"] as const;
+const FORMATS = ["text", "json", "windbg", "breakpad", "breakpad-m"] as const;
 
 /** Runs `walk`. */
 export function walkCommand(argv: string[], io: Io): number {
@@ -67,7 +72,15 @@ export function walkCommand(argv: string[], io: Io): number {
     maxFrames = Number(values["max-frames"]);
   }
   const walker = walkerOption(values.walker);
-  const snapshot = chooseSnapshot(positionals[0]!, values.step, values.symbols ?? [], io);
+  const file = positionals[0]!;
+  const symbols = values.symbols ?? [];
+  const { snapshot, dump } = chooseSnapshot(file, values.step, symbols, io, format);
+  if (format === "breakpad" || format === "breakpad-m") {
+    if (snapshot.machine === "ia64") throw new UsageError(`--format ${format}: Breakpad's processor has no IA-64 stack walker; ${file} is an IA-64 dump`);
+    const report = breakpadReport(dump!, snapshot, { walk: { walker, maxFrames }, thread, symbolPathGiven: symbols.length > 0 });
+    io.out(format === "breakpad" ? renderBreakpad(report) : renderBreakpadMachineReadable(report));
+    return EXIT.ok;
+  }
   const walks = walkSnapshot(snapshot, { walker, maxFrames, thread });
   if (format === "json") {
     io.out(renderJson(snapshot.machine, snapshot.modules, walks));
@@ -75,26 +88,32 @@ export function walkCommand(argv: string[], io: Io): number {
   }
   let text = "";
   if (values.roles) text += renderRoles([snapshot.machine]) + "\n";
-  if (format === "windbg") text += renderWindbg(snapshot.machine, snapshot.modules, walks);
+  if (format === "windbg") text += renderWindbg(snapshot.machine, snapshot.modules, walks, snapshot.memory);
   else {
-    const header = `${positionals[0]}: ${machineInfo(snapshot.machine).title}${snapshot.description !== undefined ? ` - ${snapshot.description}` : ""}\n`;
+    const header = `${file}: ${machineInfo(snapshot.machine).title}${snapshot.description !== undefined ? ` - ${snapshot.description}` : ""}\n`;
     text += header + renderText(snapshot.machine, snapshot.modules, walks, values.registers === true || values.roles === true);
   }
   io.out(text);
   return EXIT.ok;
 }
 
-/** The snapshot to walk: a vector or minidump itself, or one snapshot of a sweep chosen with `--step`. */
-function chooseSnapshot(file: string, step: string | undefined, symbols: readonly string[], io: Io): Snapshot {
+/**
+ * The snapshot to walk: a vector or minidump itself, or one snapshot of a sweep chosen with
+ * `--step`; with the minidump it came from, if any. The Breakpad formats need a minidump.
+ */
+function chooseSnapshot(file: string, step: string | undefined, symbols: readonly string[], io: Io, format: string): { snapshot: Snapshot; dump?: Minidump } {
   const input = loadInput(file);
+  if (input.kind !== "dump" && (format === "breakpad" || format === "breakpad-m")) {
+    throw new UsageError(`--format ${format} reproduces Breakpad's report of a minidump; ${file} is a ${input.kind === "vector" ? "vector" : "sweep"}, not a .dmp`);
+  }
   attachSymbols(input, file, symbols, io);
   if (input.kind === "dump") {
     if (step !== undefined) throw new UsageError(`--step applies to sweeps; ${file} is a minidump`);
-    return input.snapshot;
+    return { snapshot: input.snapshot, dump: input.dump };
   }
   if (input.kind === "vector") {
     if (step !== undefined) throw new UsageError(`--step applies to sweeps; ${file} is a single vector`);
-    return input.vector;
+    return { snapshot: input.vector };
   }
   const steps = input.sweep.steps;
   if (step === undefined) {
@@ -102,6 +121,6 @@ function chooseSnapshot(file: string, step: string | undefined, symbols: readonl
   }
   if (!/^\d+$/.test(step)) throw new UsageError(`--step takes an instruction count, not "${step}"`);
   const wanted = Number(step);
-  for (const v of replaySweep(input.sweep)) if (v.step === wanted) return v;
+  for (const v of replaySweep(input.sweep)) if (v.step === wanted) return { snapshot: v };
   throw new UsageError(`${file} has no snapshot at step ${wanted}`);
 }

@@ -18,7 +18,6 @@
  */
 import { InputError } from "../errors.js";
 import type { InputErrorCode } from "../errors.js";
-import { FRAME_FPO } from "../model/fpo-data.js";
 import type { FpoData } from "../model/fpo-data.js";
 import type { FrameData } from "./frame-data.js";
 
@@ -656,16 +655,18 @@ function conversionError(r: BreakpadStackWin, message: string): never {
 }
 
 /**
- * Converts the type-0 (FPO) records to FPO_DATA values sorted by start: cdwLocals = locals / 4,
- * cdwParams = params / 4, cbRegs = saved_regs / 4, cbProlog = prolog, fUseBP =
- * allocates_base_pointer, cbFrame FRAME_FPO. FPO_DATA has no program string: a type-0 record that
- * carries one converts with fUseBP false. A size that is not a multiple of 4 or does not fit its
+ * Converts the type-0 to type-3 records (FPO_DATA's frame kinds: FPO, trap, TSS, non-FPO; Breakpad
+ * looks up only type 0, dump_syms writes the others) to FPO_DATA values sorted by start:
+ * cdwLocals = locals / 4, cdwParams = params / 4, cbRegs = saved_regs / 4, cbProlog = prolog,
+ * fUseBP = allocates_base_pointer, cbFrame = the type. FPO_DATA has no program string: a record
+ * that carries one converts with fUseBP false. A size that is not a multiple of 4 or does not fit its
  * FPO_DATA field (cbRegs 3 bits, cbProlog 8 bits, cdwParams 16 bits, start and size 32 bits)
  * throws InputError("bad-value") naming the record's line.
  */
 export function stackWinToFpoData(records: readonly BreakpadStackWin[]): FpoData[] {
   const out: FpoData[] = [];
-  for (const r of records.filter((x) => x.type === STACK_WIN_TYPE.FPO).sort(byStartOuterFirst)) {
+  // Types 0-3 are FPO_DATA's frame kinds (FRAME_FPO, FRAME_TRAP, FRAME_TSS, FRAME_NONFPO).
+  for (const r of records.filter((x) => x.type <= STACK_WIN_TYPE.STANDARD).sort(byStartOuterFirst)) {
     if (r.rva > U32_MAX || r.codeSize > U32_MAX) conversionError(r, "the range does not fit FPO_DATA's 32-bit start and size");
     if (r.localsSize % 4 !== 0) conversionError(r, `locals size ${hex(r.localsSize)} is not a multiple of 4`);
     if (r.paramsSize % 4 !== 0 || r.paramsSize / 4 > 0xffff) {
@@ -685,7 +686,7 @@ export function stackWinToFpoData(records: readonly BreakpadStackWin[]): FpoData
       fHasSEH: false,
       fUseBP: r.allocatesBasePointer === true,
       reserved: 0,
-      cbFrame: FRAME_FPO,
+      cbFrame: r.type,
     });
   }
   return out;

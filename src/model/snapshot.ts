@@ -17,6 +17,25 @@ export interface ModuleSymbol {
   rva: bigint;
   /** Length in bytes; undefined when only the start is known (a PUBLIC record). */
   size?: bigint;
+  /**
+   * Which Breakpad record the symbol came from (minidump.md §7): a FUNC covers [rva, rva + size)
+   * and has line records; a PUBLIC has no size and applies only where no FUNC does. Undefined
+   * for symbols from other sources (a PDB, a vector), which are looked up by start alone.
+   */
+  kind?: "func" | "public";
+  /** Bytes of stack parameters, as the FUNC or PUBLIC record gives them. */
+  paramSize?: number;
+  /** A FUNC's line records, sorted by rva: each covers [rva, rva + size) of source line `line` in `file`. */
+  lines?: SourceLine[];
+}
+
+/** One line record of a function (module-relative). */
+export interface SourceLine {
+  rva: bigint;
+  size: bigint;
+  line: number;
+  /** The source file the record's FILE number names; undefined when no FILE record has that number. */
+  file?: string;
 }
 
 /** A loaded image. */

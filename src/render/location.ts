@@ -1,5 +1,15 @@
-/** Where a frame's PC is: module, offset, function. Caller frames are looked up at return address − 1. */
-import { moduleAt, symbolAt, type Module } from "../model/snapshot.js";
+/**
+ * Where a frame's PC is: module, offset, function, source line. Caller frames are looked up at
+ * return address − 1 (lookup-address.ts); the printed offsets use the PC itself.
+ *
+ * Symbols from a Breakpad `.sym` file (those with a `kind`) follow Breakpad's resolver
+ * (minidump.md §7): the nearest FUNC at or below the address, used only if it covers the
+ * address; then a PUBLIC, only when no FUNC covers the address and the PUBLIC starts above the
+ * nearest preceding FUNC. The FUNC's line record covering the address gives the source line.
+ * Symbols from other sources (a PDB, a vector) are looked up by start: the last one at or below
+ * the address, within its size when it has one.
+ */
+import { moduleAt, symbolAt, type Module, type ModuleSymbol, type SourceLine } from "../model/snapshot.js";
 import type { Frame } from "../walk/frame.js";
 import { lookupAddress } from "../walk/lookup-address.js";
 
@@ -9,20 +19,117 @@ export interface Location {
   moduleOffset?: bigint;
   function?: string;
   functionOffset?: bigint;
+  /** The symbol that named the function. */
+  symbol?: ModuleSymbol;
+  /** The line record covering the lookup address (FUNC symbols with line records only). */
+  line?: SourceLine;
+  /** PC − the start of {@link line}. */
+  lineOffset?: bigint;
+}
+
+/** The symbol and line record covering a module-relative address. */
+export interface SymbolMatch {
+  symbol: ModuleSymbol;
+  line?: SourceLine;
+}
+
+/** FUNC and PUBLIC symbols of one symbol list, apart, as Breakpad's resolver stores them. */
+interface BreakpadIndex {
+  /** FUNCs with a non-zero size, by rva. */
+  funcs: ModuleSymbol[];
+  /** PUBLICs by rva, the first of each address only, none at rva 0 (Breakpad skips those). */
+  publics: ModuleSymbol[];
+}
+
+const indexes = new WeakMap<readonly ModuleSymbol[], BreakpadIndex | null>();
+
+function breakpadIndex(symbols: readonly ModuleSymbol[]): BreakpadIndex | undefined {
+  let index = indexes.get(symbols);
+  if (index === undefined) {
+    index = null;
+    if (symbols.some((s) => s.kind !== undefined)) {
+      const funcs: ModuleSymbol[] = [];
+      const publics: ModuleSymbol[] = [];
+      for (const s of symbols) {
+        const kind = s.kind ?? (s.size !== undefined ? "func" : "public");
+        if (kind === "func") {
+          if (s.size !== undefined && s.size > 0n) funcs.push(s);
+        } else if (s.rva !== 0n && (publics.length === 0 || publics[publics.length - 1]!.rva !== s.rva)) publics.push(s);
+      }
+      index = { funcs, publics };
+    }
+    indexes.set(symbols, index);
+  }
+  return index ?? undefined;
+}
+
+/** The index of the last element whose `rva` is at or below `rva` in a list sorted by rva; -1 when none. */
+function lastAtOrBelow<T extends { rva: bigint }>(sorted: readonly T[], rva: bigint): number {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]!.rva <= rva) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found;
+}
+
+/**
+ * The symbol covering module-relative address `rva` in `module`, with the line record covering
+ * it when the symbol is a FUNC with line records. The address is the lookup address (return
+ * address − 1 for caller frames); see the file comment for the rules.
+ */
+export function symbolize(module: Module, rva: bigint): SymbolMatch | undefined {
+  const index = breakpadIndex(module.symbols);
+  if (index === undefined) {
+    const symbol = symbolAt(module, rva);
+    return symbol === undefined ? undefined : { symbol };
+  }
+  const f = lastAtOrBelow(index.funcs, rva);
+  const func = f < 0 ? undefined : index.funcs[f]!;
+  if (func !== undefined && rva - func.rva < func.size!) {
+    const match: SymbolMatch = { symbol: func };
+    const lines = func.lines ?? [];
+    const l = lastAtOrBelow(lines, rva);
+    if (l >= 0) {
+      const line = lines[l]!;
+      if (line.size > 0n && rva - line.rva < line.size) match.line = line;
+    }
+    return match;
+  }
+  const p = lastAtOrBelow(index.publics, rva);
+  if (p < 0) return undefined;
+  const pub = index.publics[p]!;
+  if (func !== undefined && pub.rva <= func.rva) return undefined;
+  return { symbol: pub };
+}
+
+/** Finds the module, function and source line of a code address; `isReturnAddress` for caller frames. */
+export function locateAddress(modules: readonly Module[], pc: bigint, isReturnAddress: boolean): Location {
+  const at = lookupAddress(pc, isReturnAddress);
+  const module = moduleAt(modules, at);
+  if (module === undefined) return {};
+  const loc: Location = { module, moduleOffset: pc - module.base };
+  const match = symbolize(module, at - module.base);
+  if (match !== undefined) {
+    loc.symbol = match.symbol;
+    loc.function = match.symbol.name;
+    loc.functionOffset = pc - module.base - match.symbol.rva;
+    if (match.line !== undefined) {
+      loc.line = match.line;
+      loc.lineOffset = pc - module.base - match.line.rva;
+    }
+  }
+  return loc;
 }
 
 /** Finds the module and function of a frame. */
 export function locate(modules: readonly Module[], frame: Frame): Location {
-  const at = lookupAddress(frame.addrPC, frame.index > 0);
-  const module = moduleAt(modules, at);
-  if (module === undefined) return {};
-  const loc: Location = { module, moduleOffset: frame.addrPC - module.base };
-  const sym = symbolAt(module, at - module.base);
-  if (sym !== undefined) {
-    loc.function = sym.name;
-    loc.functionOffset = frame.addrPC - module.base - sym.rva;
-  }
-  return loc;
+  return locateAddress(modules, frame.addrPC, frame.index > 0);
 }
 
 /** `module!function+0xoff`, `module+0xoff` or the bare address, the way debuggers print a code address. */

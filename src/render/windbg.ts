@@ -2,9 +2,21 @@
  * WinDbg `kb`-style stacks: x86 `ChildEBP RetAddr  Args to Child` with three stack arguments;
  * x64 `Child-SP RetAddr Call Site` with the debugger's backquoted 64-bit addresses; IA-64 adds
  * the frame's backing-store pointer (Child-BSP). Module names lose their extension, as WinDbg's do.
+ *
+ * On x86 each call site is followed by the FPO note `kv` prints from the function's FPO_DATA
+ * record (x86-fpo.md §1): `(FPO: [params,locals,registers])` with the counts as the record stores
+ * them (DWORDs, DWORDs, saved registers); `(FPO: [EBP 0x…] [p,l,r])` when the function allocates
+ * EBP (fUseBP), with the EBP value it saved, i.e. the caller's; `(FPO: [p,l] TrapFrame @ …)`
+ * for a kernel trap frame, at the frame's EBP; and `(FPO: [Non-Fpo])` for an EBP frame
+ * (FRAME_NONFPO) or a function without a record. Frames outside every module get no note.
  */
+import { findFpo, x86Tables } from "../arch/x86/tables.js";
+import type { MemoryReader } from "../memory/reader.js";
+import { FRAME_NONFPO, FRAME_TRAP, type FpoData } from "../model/fpo-data.js";
 import type { Machine } from "../model/machine.js";
-import type { Module } from "../model/snapshot.js";
+import { moduleAt, type Module } from "../model/snapshot.js";
+import type { Frame } from "../walk/frame.js";
+import { lookupAddress } from "../walk/lookup-address.js";
 import type { ThreadWalk } from "../walk/walk.js";
 import { locate, locationText } from "./location.js";
 
@@ -14,17 +26,45 @@ const h64 = (v: bigint): string => {
   return `${s.slice(0, 8)}\`${s.slice(8)}`;
 };
 
-/** Renders walks the way WinDbg's `kb` prints them. */
-export function renderWindbg(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[]): string {
+/**
+ * The FPO_DATA record of a frame's function: from the module's x86 tables (attached records and
+ * the mapped image's debug directory) when `images` is given, else from the attached records.
+ */
+function fpoRecord(modules: readonly Module[], frame: Frame, images: MemoryReader | undefined): { module: Module; record: FpoData | undefined } | undefined {
+  const at = lookupAddress(frame.addrPC, frame.index > 0);
+  const module = moduleAt(modules, at);
+  if (module === undefined) return undefined;
+  const fpo = (images !== undefined ? x86Tables(module, images)?.fpo : module.unwind?.fpo) ?? [];
+  return { module, record: findFpo(fpo, Number(at - module.base)) };
+}
+
+/** The `kv` FPO note of an x86 frame (see the file comment); empty outside every module. */
+export function fpoNote(modules: readonly Module[], frame: Frame, caller: Frame | undefined, images?: MemoryReader): string {
+  const found = fpoRecord(modules, frame, images);
+  if (found === undefined) return "";
+  const r = found.record;
+  if (r === undefined || r.cbFrame === FRAME_NONFPO) return " (FPO: [Non-Fpo])";
+  if (r.cbFrame === FRAME_TRAP) return ` (FPO: [${r.cdwParams},${r.cdwLocals}] TrapFrame @ ${h32(frame.registers["ebp"] ?? frame.addrFrame)})`;
+  const counts = `[${r.cdwParams},${r.cdwLocals},${r.cbRegs}]`;
+  if (r.fUseBP) return ` (FPO: [EBP 0x${h32(caller?.addrFrame ?? frame.addrFrame)}] ${counts})`;
+  return ` (FPO: ${counts})`;
+}
+
+/**
+ * Renders walks the way WinDbg's `kb` prints them, with `kv`'s FPO notes on x86. `images` (the
+ * snapshot's memory) lets the notes use FPO_DATA from mapped images' debug directories.
+ */
+export function renderWindbg(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[], images?: MemoryReader): string {
   const out: string[] = [];
   for (const { thread, walk } of walks) {
     if (walks.length > 1) out.push(`${thread.crashed ? "." : " "}  ${thread.id}  Id: ${thread.id}`);
     if (machine === "x86") {
       out.push("ChildEBP RetAddr  Args to Child              ");
-      for (const f of walk.frames) {
+      walk.frames.forEach((f, i) => {
         const site = locationText(locate(modules, f), `0x${h32(f.addrPC)}`, true);
-        out.push(`${h32(f.addrFrame)} ${h32(f.addrReturn)} ${f.params.slice(0, 3).map(h32).join(" ")} ${site}`);
-      }
+        const note = fpoNote(modules, f, walk.frames[i + 1], images);
+        out.push(`${h32(f.addrFrame)} ${h32(f.addrReturn)} ${f.params.slice(0, 3).map(h32).join(" ")} ${site}${note}`);
+      });
     } else {
       out.push(machine === "x64" ? "Child-SP          RetAddr           Call Site" : "Child-SP          Child-BSP         RetAddr           Call Site");
       for (const f of walk.frames) {

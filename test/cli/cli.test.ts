@@ -45,13 +45,13 @@ describe("stackwalk walk", () => {
     expect(JSON.parse(out).threads[0].frames[1].addrPC).toBe("0x000000014000106c");
   });
 
-  it("prints WinDbg kb-style output", async () => {
+  it("prints WinDbg kb-style output with kv FPO notes on x86", async () => {
     const { code, out } = await cli("walk", X86, "--format", "windbg");
     expect(code).toBe(0);
     expect(out.split("\n").slice(0, 3)).toEqual([
       "ChildEBP RetAddr  Args to Child              ",
-      "0012fe08 00401097 00000007 0012fe20 00000010 demo!read_token+0xd",
-      "0012fe28 00401061 0012fe38 00000000 6f632e61 demo!parse_config+0x17",
+      "0012fe08 00401097 00000007 0012fe20 00000010 demo!read_token+0xd (FPO: [Non-Fpo])",
+      "0012fe28 00401061 0012fe38 00000000 6f632e61 demo!parse_config+0x17 (FPO: [Non-Fpo])",
     ]);
     const x64 = await cli("walk", "vectors/x64/rbp-chain-3.json", "--format", "windbg");
     expect(x64.out.split("\n")[1]).toBe("00000000`0014fd00 00000001`4000106c app!tick+0xb");

@@ -1,0 +1,429 @@
+/**
+ * Breakpad's `minidump_stackwalk` output for a minidump, human (§6.1) and machine-readable `-m`
+ * (§6.2), from the project's own walk (minidump.md §4–§6). {@link breakpadReport} gathers what
+ * Breakpad's processor would: OS and CPU from SystemInfo, the crash reason and address from the
+ * Exception stream, the process uptime from MiscInfo, and one walk per thread in dump order with
+ * Breakpad's dump-writer thread skipped; {@link renderBreakpad} and
+ * {@link renderBreakpadMachineReadable} print it.
+ *
+ * The frames are the project's `auto` walk, not Breakpad's walker; where the two find the same
+ * frames the output is Breakpad's byte for byte. Trust levels map to Breakpad's "Found by:" texts
+ * (§5.4) with {@link breakpadTrust}.
+ */
+import type { Minidump } from "../formats/minidump.js";
+import { InputError } from "../errors.js";
+import { moduleAt, type Module, type Snapshot, type ThreadSnapshot } from "../model/snapshot.js";
+import type { Frame, Walk } from "../walk/frame.js";
+import { lookupAddress } from "../walk/lookup-address.js";
+import { walkThread, type WalkOptions } from "../walk/walk.js";
+import { locate, type Location } from "./location.js";
+
+/** One walked thread, numbered as Breakpad numbers it. */
+export interface BreakpadThread {
+  /** Position among the threads Breakpad processes (dump order, the dump-writer thread skipped). */
+  index: number;
+  thread: ThreadSnapshot;
+  walk: Walk;
+}
+
+/** What `minidump_stackwalk` prints, gathered from a dump and its walks. */
+export interface BreakpadReport {
+  os: string;
+  osVersion: string;
+  /** `x86`, `amd64`, …, or the ProcessorArchitecture as `0x%04x`. */
+  cpu: string;
+  cpuInfo: string;
+  cpuCount: number;
+  /** The dump has an Exception stream. */
+  crashed: boolean;
+  crashReason: string;
+  crashAddress: bigint;
+  /** ExceptionInformation[0 .. min(NumberParameters, 15)). */
+  crashParameters: bigint[];
+  /** Seconds from process creation to the dump, when MiscInfo gives it (minidump.md §2.7). */
+  uptime?: number;
+  /** The requesting (crashed) thread's {@link BreakpadThread.index}, or -1. */
+  requestingThread: number;
+  /** The walked threads in index order. */
+  threads: BreakpadThread[];
+  /** The module list in dump order; the first is the main module (minidump.md §2.3). */
+  modules: readonly Module[];
+  /** Modules some frame lies in whose symbols could not be loaded; only when a symbol path was given. */
+  modulesWithoutSymbols: Set<Module>;
+}
+
+/** Options of {@link breakpadReport}. */
+export interface BreakpadOptions {
+  walk?: WalkOptions;
+  /** One thread by id, or all (default). */
+  thread?: number | "all";
+  /** A symbol path was given (`--symbols`): modules on a stack without symbols get a warning. */
+  symbolPathGiven?: boolean;
+}
+
+// Breakpad's MD_OS_* platform ids and their names (minidump_processor.cc GetOSInfo).
+const OS_NAMES: Readonly<Record<number, string>> = {
+  1: "Windows",
+  2: "Windows NT",
+  0x8101: "Mac OS X",
+  0x8102: "iOS",
+  0x8201: "Linux",
+  0x8202: "Solaris",
+  0x8203: "Android",
+  0x8204: "PS3",
+  0x8205: "NaCl",
+  0x8206: "Fuchsia",
+};
+
+// ProcessorArchitecture → Breakpad's CPU name (GetCPUInfo); others print as 0x%04x.
+const CPU_NAMES: Readonly<Record<number, string>> = {
+  0: "x86",
+  9: "amd64",
+  3: "ppc",
+  0x8002: "ppc64",
+  0x8001: "sparc",
+  5: "arm",
+  12: "arm64",
+  0x8003: "arm64",
+  1: "mips",
+  0x8004: "mips64",
+};
+
+/** Windows exception codes Breakpad names (minidump_exception_win32.h, GetCrashReason). */
+export const WINDOWS_EXCEPTION_NAMES: Readonly<Record<number, string>> = {
+  0x40010005: "DBG_CONTROL_C",
+  0x80000001: "EXCEPTION_GUARD_PAGE",
+  0x80000002: "EXCEPTION_DATATYPE_MISALIGNMENT",
+  0x80000003: "EXCEPTION_BREAKPOINT",
+  0x80000004: "EXCEPTION_SINGLE_STEP",
+  0xc0000005: "EXCEPTION_ACCESS_VIOLATION",
+  0xc0000006: "EXCEPTION_IN_PAGE_ERROR",
+  0xc0000008: "EXCEPTION_INVALID_HANDLE",
+  0xc000001d: "EXCEPTION_ILLEGAL_INSTRUCTION",
+  0xc0000025: "EXCEPTION_NONCONTINUABLE_EXCEPTION",
+  0xc0000026: "EXCEPTION_INVALID_DISPOSITION",
+  0xc000008c: "EXCEPTION_BOUNDS_EXCEEDED",
+  0xc000008d: "EXCEPTION_FLT_DENORMAL_OPERAND",
+  0xc000008e: "EXCEPTION_FLT_DIVIDE_BY_ZERO",
+  0xc000008f: "EXCEPTION_FLT_INEXACT_RESULT",
+  0xc0000090: "EXCEPTION_FLT_INVALID_OPERATION",
+  0xc0000091: "EXCEPTION_FLT_OVERFLOW",
+  0xc0000092: "EXCEPTION_FLT_STACK_CHECK",
+  0xc0000093: "EXCEPTION_FLT_UNDERFLOW",
+  0xc0000094: "EXCEPTION_INT_DIVIDE_BY_ZERO",
+  0xc0000095: "EXCEPTION_INT_OVERFLOW",
+  0xc0000096: "EXCEPTION_PRIV_INSTRUCTION",
+  0xc00000fd: "EXCEPTION_STACK_OVERFLOW",
+  0xc00000ff: "EXCEPTION_BAD_FUNCTION_TABLE",
+  0xc0000194: "EXCEPTION_POSSIBLE_DEADLOCK",
+  0xc0000409: "EXCEPTION_STACK_BUFFER_OVERRUN",
+  0xc0000374: "EXCEPTION_HEAP_CORRUPTION",
+  0xe0000008: "Out of Memory",
+  0xe06d7363: "Unhandled C++ Exception",
+  0x0517a7ed: "Simulated Exception",
+};
+
+const ACCESS_VIOLATION = 0xc0000005;
+const IN_PAGE_ERROR = 0xc0000006;
+/** ExceptionInformation[0] of an access violation or in-page error: 0 read, 1 write, 8 execute. */
+const ACCESS_KIND: Readonly<Record<string, string>> = { "0": "_READ", "1": "_WRITE", "8": "_EXEC" };
+
+/** A few NTSTATUS names for EXCEPTION_IN_PAGE_ERROR's underlying status; others print as hex. */
+const NTSTATUS_NAMES: Readonly<Record<number, string>> = {
+  0xc0000001: "STATUS_UNSUCCESSFUL",
+  0xc000000e: "STATUS_NO_SUCH_DEVICE",
+  0xc0000015: "STATUS_NONEXISTENT_SECTOR",
+  0xc0000032: "STATUS_DISK_CORRUPT_ERROR",
+  0xc000009a: "STATUS_INSUFFICIENT_RESOURCES",
+  0xc000009c: "STATUS_DEVICE_DATA_ERROR",
+  0xc000009d: "STATUS_DEVICE_NOT_CONNECTED",
+  0xc000009e: "STATUS_DEVICE_POWER_FAILURE",
+  0xc0000185: "STATUS_IO_DEVICE_ERROR",
+};
+
+const hex8 = (n: number): string => `0x${(n >>> 0).toString(16).padStart(8, "0")}`;
+const hex = (v: bigint): string => v.toString(16);
+
+/**
+ * Breakpad's crash reason and crash address for a dump's Exception stream (minidump.md §4):
+ * the Windows name of the code (with _READ/_WRITE/_EXEC for access violations and in-page
+ * errors), else `0x<code> / 0x<flags>`. The address is ExceptionInformation[1] for those two
+ * codes with at least two parameters, else ExceptionAddress; masked to 32 bits on 32-bit CPUs.
+ */
+export function crashReason(dump: Minidump): { reason: string; address: bigint } | undefined {
+  const ex = dump.exception;
+  if (ex === undefined) return undefined;
+  const code = ex.code >>> 0;
+  let reason = `${hex8(code)} / ${hex8(ex.flags)}`;
+  let address = ex.address;
+  const platform = dump.systemInfo?.platformId;
+  if (platform === 1 || platform === 2) {
+    const name = WINDOWS_EXCEPTION_NAMES[code];
+    if (name !== undefined) reason = name;
+    if (code === ACCESS_VIOLATION || code === IN_PAGE_ERROR) {
+      if (ex.numberParameters >= 1) reason += ACCESS_KIND[String(ex.parameters[0] ?? 0n)] ?? "";
+      if (ex.numberParameters >= 2 && ex.parameters[1] !== undefined) address = ex.parameters[1];
+      if (code === IN_PAGE_ERROR && ex.numberParameters >= 3 && ex.parameters[2] !== undefined) {
+        const status = Number(ex.parameters[2] & 0xffff_ffffn);
+        reason += ` / ${NTSTATUS_NAMES[status] ?? hex8(status)}`;
+      }
+    }
+  }
+  const arch = dump.systemInfo?.processorArchitecture;
+  if (arch !== undefined && [0, 1, 3, 4, 5, 10].includes(arch)) address &= 0xffff_ffffn;
+  return { reason, address };
+}
+
+/** Breakpad's "Found by:" text for a frame (minidump.md §5.4). */
+export function breakpadTrust(frame: Frame): string {
+  switch (frame.trust) {
+    case "context":
+      return "given as instruction pointer in context";
+    case "frame-pointer":
+      return "previous frame's frame pointer";
+    case "scan":
+      // A STACK WIN (FrameData / FPO_DATA) rule whose result was repaired by scanning is
+      // Breakpad's CFI_SCAN; any other scan is plain scanning.
+      return /^(frame-data|fpo) /.test(frame.rule) && /(is not a return address: scanned|not to this function)/.test(frame.rule)
+        ? "call frame info with scanning"
+        : "stack scanning";
+    default:
+      // STACK WIN records (FrameData, FPO_DATA) count as call frame info in Breakpad; unwind
+      // tables are the nearest thing to its STACK CFI.
+      return "call frame info";
+  }
+}
+
+/** The x86 registers Breakpad prints, in order, with the CONTEXT names they come from. */
+const X86_REGISTERS: readonly (readonly [string, string])[] = [
+  ["eip", "eip"], ["esp", "esp"], ["ebp", "ebp"], ["ebx", "ebx"], ["esi", "esi"], ["edi", "edi"],
+];
+/** Printed for the context frame only (validity ALL). */
+const X86_CONTEXT_ONLY: readonly (readonly [string, string])[] = [["eax", "eax"], ["ecx", "ecx"], ["edx", "edx"], ["efl", "eflags"]];
+const AMD64_REGISTERS = ["rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip"];
+
+/**
+ * The registers Breakpad prints for a frame, in its order: `[printed name, value]`. The context
+ * frame prints all of them; a caller frame the ones its rule recovered (`frame.registers`).
+ * Every x86 caller frame of Breakpad's has EIP, ESP and EBP valid (its STACK WIN, CFI, EBP-chain
+ * and scanning paths all set them, EBP carried over when the rule leaves it alone), so EBP is
+ * printed from the carried-over registers when the rule did not recover it.
+ */
+export function breakpadRegisters(cpu: string, frame: Frame): [string, bigint][] {
+  const regs = frame.registers;
+  const out: [string, bigint][] = [];
+  if (cpu === "x86") {
+    const ebp = regs["ebp"] ?? (frame.trust === "context" ? undefined : frame.unwindRegisters?.["ebp"]);
+    const withEbp = ebp === undefined || regs["ebp"] !== undefined ? regs : { ...regs, ebp };
+    for (const [name, key] of X86_REGISTERS) if (withEbp[key] !== undefined) out.push([name, withEbp[key]]);
+    if (frame.trust === "context") for (const [name, key] of X86_CONTEXT_ONLY) out.push([name, regs[key] ?? 0n]);
+  } else if (cpu === "amd64") {
+    for (const name of AMD64_REGISTERS) if (regs[name] !== undefined) out.push([name, regs[name]]);
+  }
+  return out;
+}
+
+/** Breakpad's `kMaxWidth`: a register that would pass this column starts a new line. */
+const MAX_WIDTH = 80;
+
+/**
+ * The register block of a frame as Breakpad prints it (PrintRegister): ` %5s = 0x%08x` per
+ * register (`%016x` when `digits` is 16), a new line starting with one space whenever the next
+ * register would take the running width past 80 columns. The caller has already printed the
+ * first line's leading space.
+ */
+export function formatRegisterLines(registers: readonly (readonly [string, bigint])[], digits: 8 | 16): string {
+  let out = "";
+  let column = 0;
+  for (const [name, value] of registers) {
+    const text = ` ${name.padStart(5)} = 0x${hex(value).padStart(digits, "0")}`;
+    if (column + text.length > MAX_WIDTH) {
+      column = 0;
+      out += "\n ";
+    }
+    out += text;
+    column += text.length;
+  }
+  return out;
+}
+
+/** PathnameStripper::File: the part after the last `/` or `\`. */
+function fileName(path: string): string {
+  return path.slice(Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\")) + 1);
+}
+
+/** StripSeparator: `|` and newlines removed. */
+function strip(text: string): string {
+  return text.replace(/[|\n]/g, "");
+}
+
+const codeFile = (m: Module): string => fileName(m.path ?? m.name);
+
+/** Whether symbols were loaded for a module (a symbol file gave it records or names). */
+function hasSymbols(m: Module): boolean {
+  return m.unwind !== undefined || m.symbols.length > 0;
+}
+
+/**
+ * Gathers a Breakpad report: walks every thread except Breakpad's dump-writer thread (in dump
+ * order; the requesting thread is the crashed one, else BreakpadInfo's), with the same walk
+ * options as `walk`. The snapshot must come from `dump` (minidumpSnapshot) with symbols attached.
+ */
+export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: BreakpadOptions = {}): BreakpadReport {
+  const sys = dump.systemInfo;
+  const os = sys === undefined ? "" : OS_NAMES[sys.platformId] ?? hex8(sys.platformId);
+  const osVersion = sys === undefined ? "" : `${sys.majorVersion >>> 0}.${sys.minorVersion >>> 0}.${sys.buildNumber >>> 0}${sys.csdVersion !== undefined ? ` ${sys.csdVersion}` : ""}`;
+  let cpu = "";
+  let cpuInfo = "";
+  if (sys !== undefined) {
+    const arch = sys.processorArchitecture;
+    cpu = CPU_NAMES[arch] ?? `0x${arch.toString(16).padStart(4, "0")}`;
+    if (arch === 0 || arch === 9) {
+      const vendor = sys.cpu.kind === "x86" && arch === 0 ? `${sys.cpu.vendorId} ` : "";
+      cpuInfo = `${vendor}family ${sys.processorLevel} model ${sys.processorRevision >> 8} stepping ${sys.processorRevision & 0xff}`;
+    }
+  }
+  const crash = crashReason(dump);
+  const misc = dump.miscInfo;
+  const created = misc !== undefined && (misc.flags1 & 0x2) !== 0 ? misc.processCreateTime >>> 0 : 0;
+  const stamp = dump.header.timeDateStamp >>> 0;
+  const report: BreakpadReport = {
+    os,
+    osVersion,
+    cpu,
+    cpuInfo,
+    cpuCount: sys?.numberOfProcessors ?? 0,
+    crashed: crash !== undefined,
+    crashReason: crash?.reason ?? "",
+    crashAddress: crash?.address ?? 0n,
+    crashParameters: dump.exception?.parameters ?? [],
+    requestingThread: -1,
+    threads: [],
+    modules: snapshot.modules,
+    modulesWithoutSymbols: new Set(),
+  };
+  if (stamp !== 0 && created !== 0 && stamp >= created) report.uptime = stamp - created;
+
+  const info = dump.breakpadInfo;
+  const requestingId = dump.exception !== undefined ? dump.exception.threadId : info?.requestingThreadId;
+  const choice = options.thread ?? "all";
+  if (choice !== "all" && !dump.threads.some((t) => t.id === choice)) {
+    throw new InputError("bad-value", `no thread with id ${choice} (threads: ${dump.threads.map((t) => t.id).join(", ")})`);
+  }
+  if (choice !== "all" && info?.dumpThreadId === choice) {
+    throw new InputError("bad-value", `thread ${choice} is Breakpad's dump-writer thread (BreakpadInfo DumpThreadId), which Breakpad does not walk`);
+  }
+  const unused = [...snapshot.threads];
+  let index = 0;
+  for (const t of dump.threads) {
+    if (info?.dumpThreadId !== undefined && t.id === info.dumpThreadId) continue;
+    const at = unused.findIndex((s) => s.id === t.id);
+    const thread = at < 0 ? undefined : unused.splice(at, 1)[0]!;
+    const i = index++;
+    if (requestingId !== undefined && t.id === requestingId && report.requestingThread < 0) report.requestingThread = i;
+    if (thread === undefined || (choice !== "all" && t.id !== choice)) continue;
+    report.threads.push({ index: i, thread, walk: walkThread(snapshot, thread, options.walk ?? {}) });
+  }
+  if (options.symbolPathGiven === true) {
+    for (const { walk } of report.threads) {
+      for (const f of walk.frames) {
+        const m = moduleAt(snapshot.modules, lookupAddress(f.addrPC, f.index > 0));
+        if (m !== undefined && !hasSymbols(m)) report.modulesWithoutSymbols.add(m);
+      }
+    }
+  }
+  return report;
+}
+
+/** The human frame text after the index: `module!function [file : line + 0xoff]` and the shorter forms (§6.1). */
+function frameText(loc: Location, pc: bigint): string {
+  if (loc.module === undefined) return `0x${hex(pc)}`;
+  const name = codeFile(loc.module);
+  if (loc.function === undefined) return `${name} + 0x${hex(loc.moduleOffset!)}`;
+  if (loc.line?.file !== undefined) return `${name}!${loc.function} [${fileName(loc.line.file)} : ${loc.line.line} + 0x${hex(loc.lineOffset!)}]`;
+  return `${name}!${loc.function} + 0x${hex(loc.functionOffset!)}`;
+}
+
+/** The threads in print order: the requesting thread first, then the others by index. */
+function printOrder(report: BreakpadReport): BreakpadThread[] {
+  const first = report.threads.filter((t) => t.index === report.requestingThread);
+  return [...first, ...report.threads.filter((t) => t.index !== report.requestingThread)];
+}
+
+/** Modules sorted by base address (GetModuleAtSequence). */
+function sortedModules(report: BreakpadReport): Module[] {
+  return [...report.modules].sort((a, b) => (a.base < b.base ? -1 : a.base > b.base ? 1 : 0));
+}
+
+/** `minidump_stackwalk <dump> [symbol-path]` output (minidump.md §6.1). */
+export function renderBreakpad(report: BreakpadReport): string {
+  const out: string[] = [];
+  out.push(`Operating system: ${report.os}\n`);
+  out.push(`                  ${report.osVersion}\n`);
+  out.push(`CPU: ${report.cpu}\n`);
+  if (report.cpuInfo !== "") out.push(`     ${report.cpuInfo}\n`);
+  out.push(`     ${report.cpuCount} CPU${report.cpuCount !== 1 ? "s" : ""}\n`);
+  out.push("\n");
+  out.push("GPU: UNKNOWN\n");
+  out.push("\n");
+  if (report.crashed) {
+    out.push(`Crash reason:  ${report.crashReason}\n`);
+    out.push(`Crash address: 0x${hex(report.crashAddress)}\n`);
+    if (report.crashParameters.length > 0) {
+      out.push("Crash parameters:\n");
+      for (const p of report.crashParameters) out.push(`    value: 0x${hex(p).padStart(16, "0")}  description: \n`);
+    }
+  } else out.push("No crash\n");
+  out.push(report.uptime !== undefined ? `Process uptime: ${report.uptime} seconds\n` : "Process uptime: not available\n");
+  const digits = report.cpu === "amd64" || report.cpu === "arm64" ? 16 : 8;
+  for (const t of printOrder(report)) {
+    out.push("\n");
+    const label = t.index !== report.requestingThread ? "" : report.crashed ? " (crashed)" : " (requested dump, did not crash)";
+    out.push(`Thread ${t.index}${label}\n`);
+    if (t.walk.frames.length === 0) out.push(" <no frames>\n");
+    for (const f of t.walk.frames) {
+      out.push(`${String(f.index).padStart(2)}  ${frameText(locate(report.modules, f), f.addrPC)}\n `);
+      out.push(formatRegisterLines(breakpadRegisters(report.cpu, f), digits));
+      out.push(`\n    Found by: ${breakpadTrust(f)}\n`);
+    }
+  }
+  out.push("\n");
+  out.push("Loaded modules:\n");
+  const main = report.modules[0];
+  for (const m of sortedModules(report)) {
+    const end = m.base + m.size - 1n;
+    const isMain = main !== undefined && main.base !== 0n && m.base === main.base ? "  (main)" : "";
+    const warning = report.modulesWithoutSymbols.has(m) ? `  (WARNING: No symbols, ${fileName(m.debugFile ?? "")}, ${m.debugId ?? ""})` : "";
+    out.push(`0x${hex(m.base).padStart(8, "0")} - 0x${hex(end).padStart(8, "0")}  ${codeFile(m)}  ${m.version ?? "???"}${isMain}${warning}\n`);
+  }
+  return out.join("");
+}
+
+/** `minidump_stackwalk -m` output (minidump.md §6.2). */
+export function renderBreakpadMachineReadable(report: BreakpadReport): string {
+  const out: string[] = [];
+  out.push(`OS|${strip(report.os)}|${strip(report.osVersion)}\n`);
+  out.push(`CPU|${strip(report.cpu)}|${strip(report.cpuInfo)}|${report.cpuCount}\n`);
+  out.push("GPU|||\n");
+  out.push(`Crash|${report.crashed ? `${strip(report.crashReason)}|0x${hex(report.crashAddress)}|` : "No crash||"}${report.requestingThread >= 0 ? report.requestingThread : ""}\n`);
+  const main = report.modules[0];
+  for (const m of sortedModules(report)) {
+    const end = m.base + m.size - 1n;
+    out.push(
+      `Module|${strip(codeFile(m))}|${strip(m.version ?? "")}|${strip(fileName(m.debugFile ?? ""))}|${strip(m.debugId ?? "")}|0x${hex(m.base).padStart(8, "0")}|0x${hex(end).padStart(8, "0")}|${main !== undefined && m.base === main.base ? 1 : 0}\n`,
+    );
+  }
+  out.push("\n");
+  for (const t of printOrder(report)) {
+    for (const f of t.walk.frames) {
+      const loc = locate(report.modules, f);
+      let fields: string;
+      if (loc.module === undefined) fields = `||||0x${hex(f.addrPC)}`;
+      else if (loc.function === undefined) fields = `${strip(codeFile(loc.module))}||||0x${hex(loc.moduleOffset!)}`;
+      else if (loc.line?.file !== undefined) fields = `${strip(codeFile(loc.module))}|${strip(loc.function)}|${strip(loc.line.file)}|${loc.line.line}|0x${hex(loc.lineOffset!)}`;
+      else fields = `${strip(codeFile(loc.module))}|${strip(loc.function)}|||0x${hex(loc.functionOffset!)}`;
+      out.push(`${t.index}|${f.index}|${fields}\n`);
+    }
+  }
+  return out.join("");
+}
