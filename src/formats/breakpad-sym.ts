@@ -59,9 +59,48 @@ export interface BreakpadFunc {
   name: string;
   /** `m`: several symbols share this code (identical-code folding). */
   multiple: boolean;
-  /** Line records in file order. */
-  lines: BreakpadLine[];
+  /** Line records in file order (made from a packed table when read). */
+  readonly lines: BreakpadLine[];
 }
+
+/**
+ * A FUNC record whose line records are kept packed, four u32 each (address, size, line, file),
+ * in a slice of one table for the whole file: a large .sym holds far more line records than
+ * anything else, and objects per line would cost several times the file's size.
+ */
+class FuncRecord implements BreakpadFunc {
+  // The packing is not part of the record: these are not enumerable, so copies and comparisons
+  // of a FUNC see its fields and `lines` only.
+  /** The line records' slice of the parser's table; set by {@link BreakpadSymParser.finish}. */
+  declare table: Uint32Array;
+  /** First and past-the-last line index in the parser's table while parsing. */
+  declare lineStart: number;
+  declare lineEnd: number;
+
+  constructor(
+    readonly address: number,
+    readonly size: number,
+    readonly paramSize: number,
+    readonly name: string,
+    readonly multiple: boolean,
+    lineStart: number,
+  ) {
+    Object.defineProperties(this, {
+      table: { value: EMPTY_LINES, writable: true, enumerable: false },
+      lineStart: { value: lineStart, writable: true, enumerable: false },
+      lineEnd: { value: lineStart, writable: true, enumerable: false },
+    });
+  }
+
+  get lines(): BreakpadLine[] {
+    const t = this.table;
+    const out: BreakpadLine[] = [];
+    for (let i = 0; i < t.length; i += 4) out.push({ address: t[i]!, size: t[i + 1]!, line: t[i + 2]!, file: t[i + 3]! });
+    return out;
+  }
+}
+
+const EMPTY_LINES = new Uint32Array(0);
 
 /** `PUBLIC [m] <address> <param size> <name>`. */
 export interface BreakpadPublic {
@@ -346,7 +385,10 @@ export class BreakpadSymParser {
   private inlineOriginCount = 0;
   private unknownCount = 0;
   /** The FUNC that line records attach to; a PUBLIC record clears it, as in Breakpad. */
-  private currentFunc: BreakpadFunc | undefined;
+  private currentFunc: FuncRecord | undefined;
+  /** Every line record, packed (see FuncRecord), and how many there are. */
+  private lineTable = new Uint32Array(4096);
+  private lineRecords = 0;
 
   /** The MODULE record, once the first line has been read. */
   get module(): BreakpadModule | undefined {
@@ -394,6 +436,9 @@ export class BreakpadSymParser {
       fail("bad-magic", { line: this.lineCount + 1, offset: this.regionStart }, "the file ends before its MODULE record (a .sym file starts with MODULE)");
     }
     const byAddress = (a: { address: number }, b: { address: number }): number => a.address - b.address;
+    const table = this.lineTable.slice(0, this.lineRecords * 4);
+    this.lineTable = EMPTY_LINES;
+    for (const f of this.functions as FuncRecord[]) f.table = table.subarray(f.lineStart * 4, f.lineEnd * 4);
     const out: BreakpadSymbols = {
       module,
       info: this.info,
@@ -555,7 +600,7 @@ export class BreakpadSymParser {
     const size = f.hex("size");
     const paramSize = f.hex("parameter size");
     const name = f.rest("name");
-    const func: BreakpadFunc = { address, size, paramSize, name, multiple, lines: [] };
+    const func = new FuncRecord(address, size, paramSize, name, multiple, this.lineRecords);
     this.functions.push(func);
     this.currentFunc = func;
   }
@@ -570,7 +615,23 @@ export class BreakpadSymParser {
     const line = f.dec("line number");
     const file = f.dec("file number");
     f.end();
-    func.lines.push({ address, size, line, file });
+    if (address > 0xffff_ffff || size > 0xffff_ffff || line > 0xffff_ffff || file > 0xffff_ffff) {
+      fail("bad-value", site, "a line record's address, size, line and file number must each fit in 32 bits");
+    }
+    // Line records follow their FUNC, so each function's records are one run of the table.
+    if (func.lineEnd !== this.lineRecords) fail("bad-value", site, "a line record must follow its FUNC record's other line records");
+    if ((this.lineRecords + 1) * 4 > this.lineTable.length) {
+      const grown = new Uint32Array(this.lineTable.length * 2);
+      grown.set(this.lineTable);
+      this.lineTable = grown;
+    }
+    const at = this.lineRecords * 4;
+    this.lineTable[at] = address;
+    this.lineTable[at + 1] = size;
+    this.lineTable[at + 2] = line;
+    this.lineTable[at + 3] = file;
+    this.lineRecords++;
+    func.lineEnd = this.lineRecords;
   }
 
   private parsePublic(f: Fields): void {

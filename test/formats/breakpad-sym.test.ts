@@ -63,7 +63,8 @@ describe("Breakpad .sym files from google/breakpad's minidump2 test data", () =>
     expect(testApp.files.get(1)).toBe("c:\\program files\\microsoft visual studio 8\\vc\\platformsdk\\include\\winbase.h");
     expect(testApp.functions).toHaveLength(1065);
     expect(testApp.functions.reduce((n, f) => n + f.lines.length, 0)).toBe(12604);
-    expect(testApp.functions[0]).toEqual({
+    const first = testApp.functions[0]!;
+    expect({ ...first, lines: first.lines }).toEqual({
       address: 0x1000,
       size: 0x13,
       paramSize: 4,
