@@ -15,7 +15,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { InputError } from "../errors.js";
-import { parseBreakpadSym, stackWinToFpoData, stackWinToFrameData, symbolStorePath, type BreakpadSymbols } from "../formats/breakpad-sym.js";
+import { parseBreakpadSym, STACK_WIN_TYPE, stackWinToFpoData, stackWinToFrameData, symbolStorePath, type BreakpadSymbols } from "../formats/breakpad-sym.js";
 import { parsePdb } from "../formats/pdb.js";
 import { readMappedImage } from "../formats/pe-mapped.js";
 import type { MemoryReader } from "../memory/reader.js";
@@ -30,6 +30,8 @@ export interface SymbolNote {
   detail: string;
   /** Files that were found but belong to another build. */
   passedOver?: string[];
+  /** The symbol file used had malformed lines or records, which were left out (Breakpad's "corrupt symbols"). */
+  corrupt?: boolean;
 }
 
 function isFile(path: string): boolean {
@@ -58,7 +60,7 @@ function withFile<T>(file: string, f: () => T): T {
 }
 
 /** Uses the PDB at `file` for `module` when its debug id matches; returns why not otherwise. */
-function tryPdb(module: Module, file: string, debugId: string): string | undefined {
+function tryPdb(module: Module, file: string, debugId: string, _warn: (text: string) => void): string | undefined {
   const pdb = withFile(file, () => parsePdb(read(file)));
   if (pdb.info.debugId.toUpperCase() !== debugId.toUpperCase()) return `${file} is for debug id ${pdb.info.debugId}, not ${debugId}`;
   module.unwind = { fpo: pdb.fpo, frameData: pdb.frameData, origin: `PDB ${file}` };
@@ -68,13 +70,33 @@ function tryPdb(module: Module, file: string, debugId: string): string | undefin
   return undefined;
 }
 
-/** Uses the Breakpad file at `file` for `module` when its MODULE line matches; returns why not otherwise. */
-function trySym(module: Module, file: string, debugId: string): string | undefined {
-  const sym = withFile(file, () => parseBreakpadSym(read(file)));
+/**
+ * Uses the Breakpad file at `file` for `module` when its MODULE line matches; returns why not
+ * otherwise. Like Breakpad's loader, malformed lines and records that do not convert are left
+ * out and counted, and `warn` is told once per file.
+ */
+function trySym(module: Module, file: string, debugId: string, warn: (text: string) => void): string | undefined {
+  const sym = withFile(file, () => parseBreakpadSym(read(file), { skipMalformed: true }));
   if (sym.module.debugId.toUpperCase() !== debugId.toUpperCase()) return `${file} is for debug id ${sym.module.debugId}, not ${debugId}`;
-  const records = withFile(file, () => ({ fpo: stackWinToFpoData(sym.stackWin), frameData: stackWinToFrameData(sym.stackWin) }));
-  module.unwind = { ...records, origin: `Breakpad ${file}` };
+  let unconverted = 0;
+  const usable = sym.stackWin.filter((r) => {
+    try {
+      if (r.type === STACK_WIN_TYPE.FRAME_DATA) stackWinToFrameData([r]);
+      else stackWinToFpoData([r]);
+      return true;
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;
+      unconverted++;
+      return false;
+    }
+  });
+  module.unwind = { fpo: stackWinToFpoData(usable), frameData: stackWinToFrameData(usable), origin: `Breakpad ${file}` };
   if (module.symbols.length === 0) module.symbols = breakpadSymbols(sym);
+  if (sym.malformedCount > 0 || unconverted > 0) {
+    const first = sym.firstMalformed === undefined ? "" : ` (first: ${sym.firstMalformed.reason})`;
+    const stopped = sym.truncated ? "; reading stopped after 100" : "";
+    warn(`${file}: corrupt symbols: ${sym.malformedCount} malformed line(s) and ${unconverted} unusable STACK WIN record(s) left out${first}${stopped}`);
+  }
   return undefined;
 }
 
@@ -117,6 +139,7 @@ export function attachSymbolFiles(modules: readonly Module[], memory: MemoryRead
     }
     const pdbName = basename(cv.pdbName.replace(/\\/g, "/"));
     const passedOver: string[] = [];
+    const warnings: string[] = [];
     let used: string | undefined;
     for (const root of roots) {
       const candidates: [string, typeof tryPdb][] = [
@@ -126,7 +149,7 @@ export function attachSymbolFiles(modules: readonly Module[], memory: MemoryRead
       ];
       for (const [file, use] of candidates) {
         if (!isFile(file)) continue;
-        const why = use(module, file, cv.debugId);
+        const why = use(module, file, cv.debugId, (text) => warnings.push(text));
         if (why === undefined) {
           used = file;
           break;
@@ -135,7 +158,9 @@ export function attachSymbolFiles(modules: readonly Module[], memory: MemoryRead
       }
       if (used !== undefined) break;
     }
-    const note: SymbolNote = { module: module.name, detail: used !== undefined ? `unwind records from ${used}` : passedOver.length > 0 ? passedOver.join("; ") : `no ${pdbName} or .sym for debug id ${cv.debugId} under ${roots.join(", ")}` };
+    const found = used === undefined ? undefined : [`unwind records from ${used}`, ...warnings].join("; ");
+    const note: SymbolNote = { module: module.name, detail: found ?? (passedOver.length > 0 ? passedOver.join("; ") : `no ${pdbName} or .sym for debug id ${cv.debugId} under ${roots.join(", ")}`) };
+    if (warnings.length > 0) note.corrupt = true;
     if (used !== undefined) note.file = used;
     else if (passedOver.length > 0) note.passedOver = passedOver;
     notes.push(note);

@@ -192,7 +192,26 @@ export interface BreakpadSymbols {
   inlineOriginCount: number;
   /** Records of an unknown kind, including STACK records other than WIN and CFI (skipped). */
   unknownCount: number;
+  /** With `skipMalformed`: lines that could not be parsed and were left out. */
+  malformedCount: number;
+  /** With `skipMalformed`: the first of those, with its line and byte offset. */
+  firstMalformed?: InputError;
+  /** With `skipMalformed`: reading stopped after {@link MAX_MALFORMED_LINES} malformed lines. */
+  truncated: boolean;
 }
+
+/** Options of {@link BreakpadSymParser}. */
+export interface BreakpadSymOptions {
+  /**
+   * Leave malformed lines out and count them instead of throwing, as Breakpad's loader does
+   * (minidump.md §7 "Errors"): the module's symbols are then "corrupt" but usable. A file whose
+   * first record is not MODULE still throws.
+   */
+  skipMalformed?: boolean;
+}
+
+/** Breakpad stops reading a symbol file after more than this many malformed lines. */
+export const MAX_MALFORMED_LINES = 100;
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -356,6 +375,12 @@ class ContainedRanges {
  * `for await (const chunk of createReadStream(path)) parser.push(chunk)`.
  */
 export class BreakpadSymParser {
+  constructor(private readonly options: BreakpadSymOptions = {}) {}
+
+  private malformedCount = 0;
+  private firstMalformed: InputError | undefined;
+  private truncated = false;
+
   private readonly decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   private readonly encoder = new TextEncoder();
   /** Bytes of the line being read, from earlier chunks. */
@@ -451,7 +476,10 @@ export class BreakpadSymParser {
       inlineCount: this.inlineCount,
       inlineOriginCount: this.inlineOriginCount,
       unknownCount: this.unknownCount,
+      malformedCount: this.malformedCount,
+      truncated: this.truncated,
     };
+    if (this.firstMalformed !== undefined) out.firstMalformed = this.firstMalformed;
     if (this.codeId !== undefined) out.codeId = this.codeId;
     return out;
   }
@@ -519,7 +547,7 @@ export class BreakpadSymParser {
       if (be > b) {
         let line = text.slice(c, ce);
         if (this.lineCount === 1 && line.charCodeAt(0) === 0xfeff) line = line.slice(1);
-        this.parseLine(line, { line: this.lineCount, offset: this.regionStart + b });
+        this.parseOrSkip(line, { line: this.lineCount, offset: this.regionStart + b });
       }
       const step = region[be] === CR && region[be + 1] === LF ? 2 : 1;
       b = be + step;
@@ -527,6 +555,23 @@ export class BreakpadSymParser {
     }
     this.afterCR = region[region.length - 1] === CR;
     this.regionStart += region.length;
+  }
+
+  /** Parses a line; with `skipMalformed`, a malformed record after MODULE is counted and left out. */
+  private parseOrSkip(text: string, site: LineSite): void {
+    if (this.truncated) return;
+    if (this.options.skipMalformed !== true || this.moduleRecord === undefined) {
+      this.parseLine(text, site);
+      return;
+    }
+    try {
+      this.parseLine(text, site);
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;
+      this.malformedCount++;
+      this.firstMalformed ??= e;
+      if (this.malformedCount > MAX_MALFORMED_LINES) this.truncated = true;
+    }
   }
 
   private parseLine(text: string, site: LineSite): void {
@@ -700,8 +745,8 @@ export class BreakpadSymParser {
 }
 
 /** Parses a whole `.sym` file given as UTF-8 bytes or as text; throws {@link InputError} on a malformed line. */
-export function parseBreakpadSym(input: Uint8Array | string): BreakpadSymbols {
-  const parser = new BreakpadSymParser();
+export function parseBreakpadSym(input: Uint8Array | string, options: BreakpadSymOptions = {}): BreakpadSymbols {
+  const parser = new BreakpadSymParser(options);
   parser.push(input);
   return parser.finish();
 }

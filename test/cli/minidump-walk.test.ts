@@ -4,6 +4,9 @@
  * caller frames come from the STACK WIN records (FrameData programs); without symbols the EBP
  * chain finds the same frames (fixtures/README.md).
  */
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
 
@@ -67,5 +70,27 @@ describe("walk minidump2.dmp", () => {
     const r = await cli("check", DUMP);
     expect(r.code).toBe(2);
     expect(r.out).toContain("no ground truth");
+  });
+
+  it("a .sym with malformed lines still walks: the lines are left out, counted, and reported once", async () => {
+    const store = join(mkdtempSync(join(tmpdir(), "sw-corrupt-")), "symbols");
+    cpSync(SYMBOLS, store, { recursive: true });
+    const sym = join(store, "test_app.pdb/5A9832E5287241C1838ED98914E9B7FF1/test_app.sym");
+    const lines = readFileSync(sym, "utf8").split("\n");
+    // Damage two FUNC lines far from the frames on the stack.
+    let damaged = 0;
+    for (let i = lines.length - 1; i >= 0 && damaged < 2; i--) {
+      if (lines[i]!.startsWith("FUNC ") && !lines[i]!.includes("main") && !lines[i]!.includes("CrashFunction")) {
+        lines[i] = "FUNC not-hex";
+        damaged++;
+      }
+    }
+    writeFileSync(sym, lines.join("\n"));
+    const { frames, err } = await crashedThread("--symbols", store);
+    expect(frames.map((f) => [f.addrPC, f.addrStack, f.addrFrame])).toEqual(EXPECTED);
+    expect(frames.map((f) => f.trust)).toEqual(["context", "frame-data", "frame-data", "frame-data"]);
+    const warnings = err.split("\n").filter((l) => l.includes("corrupt symbols"));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/2 malformed line\(s\)/);
   });
 });

@@ -454,3 +454,30 @@ describe("symbolStorePath", () => {
     expect(inputError(() => symbolStorePath("test_app.pdb", "")).code).toBe("bad-value");
   });
 });
+
+describe("skipMalformed: Breakpad's tolerant loading (minidump.md §7 Errors)", () => {
+  const good = ["MODULE windows x86 0123456789ABCDEF0123456789ABCDEF1 app.pdb", "FUNC 1000 10 0 f", "1000 10 1 0"];
+
+  it("leaves malformed lines out, counts them and keeps the first error with its line and offset", () => {
+    const text = [...good, "FUNC zz 10 0 g", "STACK WIN 4 2000", "FUNC 2000 10 0 h", "2000 8 3 0"].join("\n");
+    expect(() => parseBreakpadSym(text)).toThrow(InputError);
+    const sym = parseBreakpadSym(text, { skipMalformed: true });
+    expect(sym.functions.map((f) => f.name)).toEqual(["f", "h"]);
+    expect(sym.malformedCount).toBe(2);
+    expect(sym.truncated).toBe(false);
+    expect(sym.firstMalformed?.reason).toMatch(/^line 4: /);
+    expect(sym.firstMalformed?.offset).toBe(text.indexOf("FUNC zz"));
+  });
+
+  it("stops reading after more than 100 malformed lines, keeping what came before", () => {
+    const bad = Array.from({ length: 120 }, () => "FUNC nothex 1 0 x");
+    const sym = parseBreakpadSym([...good, ...bad, "FUNC 3000 10 0 late"].join("\n"), { skipMalformed: true });
+    expect(sym.malformedCount).toBe(101);
+    expect(sym.truncated).toBe(true);
+    expect(sym.functions.map((f) => f.name)).toEqual(["f"]);
+  });
+
+  it("still refuses a file that does not start with MODULE", () => {
+    expect(() => parseBreakpadSym("FUNC 1000 10 0 f\n", { skipMalformed: true })).toThrow(/MODULE/);
+  });
+});
