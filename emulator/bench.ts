@@ -210,5 +210,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const mark = (n: number): string => `${Math.round(n).toLocaleString("en-US")} frames/s (${n >= FPO_WALK_TARGET ? "meets" : "BELOW"} the ${FPO_WALK_TARGET.toLocaleString("en-US")} target)`;
   process.stdout.write(`x86 fpo walk, FPO_DATA:         ${mark(fpo.fpoPerSecond)}, ${fpo.frames} frames\n`);
   process.stdout.write(`x86 fpo walk, FrameData:        ${mark(fpo.frameDataPerSecond)}, ${fpo.frames} frames\n`);
+  await (await import("./bench-x64.js")).printX64Bench();
   (await import("./bench-dump.js")).printDumpBench();
 }

@@ -1,8 +1,9 @@
 /**
  * The parts of a PE image a walker reads from target memory, where the loader mapped it: the
  * headers at the module base, the debug directory and its payloads at their RVAs (PE Format,
- * "Debug Directory (Image Only)"). Only what unwinding needs is decoded: the machine, the
- * CodeView record that names the PDB, and the IMAGE_DEBUG_TYPE_FPO array (x86-fpo.md §1.3).
+ * "Debug Directory (Image Only)"), and the exception directory. Only what unwinding needs is
+ * decoded: the machine, the CodeView record that names the PDB, the IMAGE_DEBUG_TYPE_FPO array
+ * (x86-fpo.md §1.3), and the RUNTIME_FUNCTION table of an x64 image (x64-unwind.md §1.1).
  * Everything is bounded by SizeOfImage; anything unreadable or inconsistent makes the image
  * "not readable" (undefined) or leaves out the part that is bad, never an exception, because a
  * snapshot's memory is the target's and may hold anything.
@@ -19,10 +20,16 @@ export interface MappedImage {
   codeView?: { pdbName: string; guid: string; age: number; debugId: string };
   /** FPO_DATA from an IMAGE_DEBUG_TYPE_FPO entry whose payload is mapped, sorted by ulOffStart. */
   fpo?: FpoData[];
+  /**
+   * The exception directory (data directory 3) as the optional header gives it, when its size is
+   * not 0; {@link readMappedRuntimeFunctions} reads the table it points at.
+   */
+  exceptionDirectory?: { rva: number; size: number };
   /** Why part of the image could not be used, when that happened. */
   problems: string[];
 }
 
+const EXCEPTION_DIRECTORY = 3;
 const DEBUG_DIRECTORY = 6;
 const DEBUG_ENTRY_SIZE = 28;
 const IMAGE_DEBUG_TYPE_CODEVIEW = 2;
@@ -56,6 +63,11 @@ export function readMappedImage(memory: MemoryReader, base: bigint): MappedImage
   const dirBase = oh + (magic === 0x20b ? 112 : 96);
   const count = u32(nt, oh + (magic === 0x20b ? 108 : 92));
   const image: MappedImage = { machine, sizeOfImage, problems: [] };
+  if (count > EXCEPTION_DIRECTORY) {
+    const rva = u32(nt, dirBase + EXCEPTION_DIRECTORY * 8);
+    const size = u32(nt, dirBase + EXCEPTION_DIRECTORY * 8 + 4);
+    if (size !== 0) image.exceptionDirectory = { rva, size };
+  }
   if (count <= DEBUG_DIRECTORY) return image;
   const debugRva = u32(nt, dirBase + DEBUG_DIRECTORY * 8);
   const debugSize = u32(nt, dirBase + DEBUG_DIRECTORY * 8 + 4);
@@ -108,4 +120,30 @@ export function readMappedImage(memory: MemoryReader, base: bigint): MappedImage
     }
   }
   return image;
+}
+
+/** Size of one x64 RUNTIME_FUNCTION (x64-unwind.md §1.1). */
+export const RUNTIME_FUNCTION_BYTES = 12;
+/** More RUNTIME_FUNCTIONs than this (a 12 MiB exception directory) is not a real image. */
+const MAX_RUNTIME_FUNCTIONS = 1 << 20;
+
+/**
+ * The RUNTIME_FUNCTION table of the image mapped at `base`, as read from memory: BeginAddress,
+ * EndAddress and UnwindData of entry i at [3i], [3i + 1], [3i + 2], in table order (nothing is
+ * sorted or checked here beyond the bounds of the image). An empty table when the image has no
+ * exception directory; a string saying why when the directory cannot be read.
+ */
+export function readMappedRuntimeFunctions(memory: MemoryReader, base: bigint, image: MappedImage): Uint32Array | string {
+  const dir = image.exceptionDirectory;
+  if (dir === undefined) return new Uint32Array(0);
+  const where = `the exception directory (RVA 0x${dir.rva.toString(16)}, ${dir.size} bytes)`;
+  if (dir.rva + dir.size > image.sizeOfImage) return `${where} does not fit the image (SizeOfImage 0x${image.sizeOfImage.toString(16)})`;
+  const count = Math.floor(dir.size / RUNTIME_FUNCTION_BYTES);
+  if (count > MAX_RUNTIME_FUNCTIONS) return `${where} holds ${count} entries, more than ${MAX_RUNTIME_FUNCTIONS}`;
+  const table = new Uint32Array(count * 3);
+  if (count === 0) return table;
+  const bytes = memory.read(base + BigInt(dir.rva), count * RUNTIME_FUNCTION_BYTES);
+  if (bytes === undefined) return `${where} is not in memory`;
+  for (let i = 0; i < count * 3; i++) table[i] = u32(bytes, i * 4);
+  return table;
 }

@@ -8,6 +8,8 @@ import { x86FramePointer } from "../arch/x86/frame-pointer.js";
 import { x86RecordlessScan, x86Scan } from "../arch/x86/scan.js";
 import { x86Params } from "../arch/x86/params.js";
 import { x64FramePointer } from "../arch/x64/frame-pointer.js";
+import { x64Scan } from "../arch/x64/scan.js";
+import { x64UnwindInfo } from "../arch/x64/unwind.js";
 import { InputError } from "../errors.js";
 import type { MemoryReader } from "../memory/reader.js";
 import type { Machine } from "../model/machine.js";
@@ -62,7 +64,12 @@ const X86: ArchWalker = {
 
 const X64: ArchWalker = {
   machine: "x64",
-  walkers: { auto: [x64FramePointer], "frame-pointer": [x64FramePointer] },
+  walkers: {
+    // Unwind tables first (x64-unwind.md), then the RBP chain, then scanning, in trust order.
+    auto: [x64UnwindInfo, x64FramePointer, x64Scan],
+    unwind: [x64UnwindInfo, x64Scan],
+    "frame-pointer": [x64FramePointer],
+  },
   pc: "rip",
   sp: "rsp",
   fp: "rbp",

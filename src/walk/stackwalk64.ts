@@ -107,7 +107,7 @@ function readerOf(cb: Resolved, mask: bigint): MemoryReader {
 function unwind32(ctx: Registers, pc: bigint, target: Snapshot | undefined, memory: MemoryReader, index: number, compatibility: Compatibility): boolean {
   // The facade keeps no state outside Reserved[], so it does not know the callee's parameter
   // bytes: calleeParams is 0 and the return-address search absorbs the callee's arguments.
-  const site: FrameSite = { machine: "x86", index, registers: ctx, lookupPc: pc & U32, modules: target?.modules ?? [], images: memory, calleeParams: 0 };
+  const site: FrameSite = { machine: "x86", index, interrupted: false, registers: ctx, lookupPc: pc & U32, modules: target?.modules ?? [], images: memory, calleeParams: 0 };
   if (compatibility === "native") {
     for (const strategy of NATIVE_RECORD_STRATEGIES) {
       const rule = strategy.ruleFor(site);

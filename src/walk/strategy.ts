@@ -18,6 +18,11 @@ export interface FrameSite {
   machine: Machine;
   /** The frame's position in the walk; 0 is the context frame. */
   index: number;
+  /**
+   * The frame's PC is an interrupted instruction (a machine frame's, x64-unwind.md §1.8), not a
+   * return address: it is unwound like the context frame's, and `lookupPc` is the PC itself.
+   */
+  interrupted: boolean;
   /** The frame's registers as recovered so far. */
   registers: Registers;
   /**
@@ -56,6 +61,8 @@ export interface UnwindStep {
   paramsSize?: number;
   /** The unwind-table entry used for the frame just unwound. */
   entry?: FuncTableEntry;
+  /** The caller's PC was interrupted (it comes from a machine frame), not returned to. */
+  interrupted?: boolean;
 }
 
 /** Result of running a rule: the caller's registers, or why it cannot be found. */

@@ -8,7 +8,7 @@ import { InputError } from "../errors.js";
 import { maskAddress, type Machine } from "../model/machine.js";
 import type { Module, Registers, Snapshot, ThreadSnapshot } from "../model/snapshot.js";
 import type { Frame, FuncTableEntry, Trust, Walk, WalkStop } from "./frame.js";
-import { lookupAddress } from "./lookup-address.js";
+import { lookupAddress, lookupAddressNumber } from "./lookup-address.js";
 import { archWalker, strategiesFor, type ArchWalker, type WalkerName } from "./registry.js";
 import type { RuleText } from "./lazy-text.js";
 import type { FrameSite, UnwindRule, UnwindStep, UnwindStrategy } from "./strategy.js";
@@ -72,6 +72,8 @@ class FrameRow implements Frame {
     readonly trust: Trust,
     rule: RuleText,
     private readonly recovered?: readonly string[],
+    /** The PC is an interrupted instruction, not a return address (see FrameSite.interrupted). */
+    readonly interrupted = false,
   ) {
     const registers = unwindRegisters;
     this.addrPC = arch.pcOf(registers) ?? 0n;
@@ -118,8 +120,8 @@ class FrameRow implements Frame {
 }
 
 /** Builds a frame row from its registers. */
-function makeFrame(arch: ArchWalker, snapshot: Snapshot, index: number, registers: Registers, trust: Trust, rule: RuleText, recovered?: readonly string[]): FrameRow {
-  return new FrameRow(arch, snapshot.memory, index, registers, trust, rule, recovered);
+function makeFrame(arch: ArchWalker, snapshot: Snapshot, index: number, registers: Registers, trust: Trust, rule: RuleText, recovered?: readonly string[], interrupted = false): FrameRow {
+  return new FrameRow(arch, snapshot.memory, index, registers, trust, rule, recovered, interrupted);
 }
 
 /** Rules of every strategy for one lookup PC and callee parameter size; `undefined` = not asked yet, null = none. */
@@ -163,7 +165,7 @@ function cachedRules(cache: RuleCache, site: FrameSite, pc: bigint): CachedRules
   let entry: CachedRules | undefined;
   if (pc <= MAX_EXACT) {
     // The lookup address of a caller frame is its return address − 1 (lookup-address.ts).
-    const key = Number(pc) - 1;
+    const key = lookupAddressNumber(Number(pc), true);
     entry = cache.byNumber.get(key);
     if (entry === undefined) {
       entry = { calleeParams: site.calleeParams, rules: [] };
@@ -230,10 +232,12 @@ function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, pc: 
   outcome.stop = undefined;
   let firstFailure: WalkStop | undefined;
   // A caller frame's rules usually come from the cache, keyed by the PC as a number; the site's
-  // lookup address (a bigint) is worked out only when a strategy is asked.
-  let lookupSet = site.index === 0 || pc > MAX_EXACT;
-  if (lookupSet) site.lookupPc = lookupAddress(pc, site.index > 0);
-  const cached = site.index === 0 ? undefined : cachedRules(cache, site, pc);
+  // lookup address (a bigint) is worked out only when a strategy is asked. Context-like frames
+  // (the context frame, an interrupted PC) are not cached.
+  const contextLike = site.index === 0 || site.interrupted;
+  let lookupSet = contextLike || pc > MAX_EXACT;
+  if (lookupSet) site.lookupPc = lookupAddress(pc, !contextLike);
+  const cached = contextLike ? undefined : cachedRules(cache, site, pc);
   for (let i = 0; i < strategies.length; i++) {
     const strategy = strategies[i]!;
     let rule: UnwindRule | undefined;
@@ -284,10 +288,11 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
   const cache = ruleCacheFor(snapshot, strategies);
   const outcome: Outcome = { step: undefined, trust: "context", stop: undefined };
   // One site object for the whole walk (see FrameSite): refilled for every frame.
-  const site: FrameSite = { machine: snapshot.machine, index: 0, registers: {}, lookupPc: 0n, modules: snapshot.modules, images: snapshot.memory, calleeParams: 0 };
+  const site: FrameSite = { machine: snapshot.machine, index: 0, interrupted: false, registers: {}, lookupPc: 0n, modules: snapshot.modules, images: snapshot.memory, calleeParams: 0 };
   for (;;) {
     const callee = frames[frames.length - 1]!;
     site.index = callee.index;
+    site.interrupted = callee.interrupted;
     site.registers = callee.unwindRegisters;
     site.calleeParams = calleeParams;
     unwindOnce(strategies, site, callee.addrPC, snapshot, cache, outcome);
@@ -302,7 +307,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     if (frames.length >= maxFrames) {
       return { frames, stop: { reason: "max-frames", detail: `the walk reached the frame cap of ${maxFrames}` } };
     }
-    frames.push(makeFrame(arch, snapshot, frames.length, callerRegisters, outcome.trust, step.rule, step.recovered));
+    frames.push(makeFrame(arch, snapshot, frames.length, callerRegisters, outcome.trust, step.rule, step.recovered, step.interrupted === true));
   }
 }
 

@@ -1,0 +1,142 @@
+/**
+ * What an x64 walker reads from code bytes and the stack besides the unwind tables: whether a
+ * value is a return address (it lies in a module, just after a call instruction), and 64-bit
+ * stack words read fast. The call forms are `E8 rel32` and `FF /2` in every 64-bit addressing
+ * form (register, [reg], [reg+disp8/32], SIB, RIP-relative), with or without a REX prefix.
+ */
+import type { MemoryReader } from "../../memory/reader.js";
+import { moduleAt, type Module } from "../../model/snapshot.js";
+
+/** The bytes a `FF /2` call takes after its opcode, from its ModRM (and SIB) byte, in 64-bit mode. */
+function modrmLength(modrm: number, sib: number): number {
+  const mod = modrm >> 6;
+  const rm = modrm & 7;
+  if (mod === 3) return 1;
+  if (rm === 4) return 2 + (mod === 1 ? 1 : mod === 2 ? 4 : (sib & 7) === 5 ? 4 : 0);
+  if (mod === 0) return rm === 5 ? 5 : 1;
+  return 1 + (mod === 1 ? 1 : 4);
+}
+
+/** Whether the bytes just before `ra` are a call instruction (undefined when they cannot be read). */
+export function callBefore64(images: MemoryReader, ra: bigint): boolean | undefined {
+  let b: Uint8Array | undefined;
+  let n = 8;
+  for (; n >= 2 && b === undefined; n--) if (ra >= BigInt(n)) b = images.read(ra - BigInt(n), n);
+  if (b === undefined) return undefined;
+  const len = b.length;
+  if (len >= 5 && b[len - 5] === 0xe8) return true;
+  for (let k = 2; k <= len; k++) {
+    const at = len - k;
+    if (b[at] === 0xff && ((b[at + 1]! >> 3) & 7) === 2 && modrmLength(b[at + 1]!, b[at + 2] ?? 0) === k - 1) return true;
+    if (k >= 3 && (b[at]! & 0xf0) === 0x40 && b[at + 1] === 0xff && ((b[at + 2]! >> 3) & 7) === 2 && modrmLength(b[at + 2]!, b[at + 3] ?? 0) === k - 2) return true;
+  }
+  return false;
+}
+
+const answers = new WeakMap<MemoryReader, WeakMap<readonly Module[], Map<number, boolean>>>();
+let lastModules: readonly Module[] | undefined;
+let lastImages: MemoryReader | undefined;
+let lastAnswers: Map<number, boolean> | undefined;
+
+function answersFor(modules: readonly Module[], images: MemoryReader): Map<number, boolean> {
+  if (modules === lastModules && images === lastImages) return lastAnswers!;
+  let byModules = answers.get(images);
+  if (byModules === undefined) {
+    byModules = new WeakMap();
+    answers.set(images, byModules);
+  }
+  let map = byModules.get(modules);
+  if (map === undefined) {
+    map = new Map();
+    byModules.set(modules, map);
+  }
+  lastModules = modules;
+  lastImages = images;
+  lastAnswers = map;
+  lastValue = -1;
+  return map;
+}
+
+function classify(modules: readonly Module[], images: MemoryReader, value: bigint): boolean {
+  if (value < 0x1000n || moduleAt(modules, value - 1n) === undefined) return false;
+  const call = callBefore64(images, value);
+  // A module whose code is not in the snapshot: lying in it is all that can be checked.
+  return call ?? true;
+}
+
+/**
+ * Whether `value` can be a return address: it lies after `value − 1` in a module and the bytes
+ * before it are a call (or the module's code is not in the snapshot). `n` is the same value as a
+ * number when it is below 2^53, else −1. Answers are kept per images and module list.
+ */
+export function isReturnAddress64(modules: readonly Module[], images: MemoryReader, value: bigint, n: number): boolean {
+  if (n < 0) return classify(modules, images, value);
+  // The same return address again (a recursion): no map lookup.
+  if (n === lastValue && modules === lastModules && images === lastImages) return lastAnswer;
+  const map = answersFor(modules, images);
+  let answer = map.get(n);
+  if (answer === undefined) {
+    answer = classify(modules, images, value);
+    map.set(n, answer);
+  }
+  lastValue = n;
+  lastAnswer = answer;
+  return answer;
+}
+
+let lastValue = -1;
+let lastAnswer = false;
+
+/** The low and high halves of the last word {@link readWord} read (one scratch object: this runs for every stack word). */
+export const word = { low: 0, high: 0 };
+
+/** Reads the 64-bit word at `address` (a number below 2^53) into {@link word}; false when unreadable. */
+export function readWord(memory: MemoryReader, address: number): boolean {
+  if (memory.u32n !== undefined) {
+    const lo = memory.u32n(address);
+    if (lo === undefined) return false;
+    const hi = memory.u32n(address + 4);
+    if (hi === undefined) return false;
+    word.low = lo;
+    word.high = hi;
+    return true;
+  }
+  return readWordBig(memory, BigInt(address));
+}
+
+/** {@link readWord} at any 64-bit address. */
+export function readWordBig(memory: MemoryReader, address: bigint): boolean {
+  const b = memory.read(address, 8);
+  if (b === undefined || b.length < 8) return false;
+  word.low = (b[0]! | (b[1]! << 8) | (b[2]! << 16) | (b[3]! << 24)) >>> 0;
+  word.high = (b[4]! | (b[5]! << 8) | (b[6]! << 16) | (b[7]! << 24)) >>> 0;
+  return true;
+}
+
+/**
+ * Bigints made from recent words, direct-mapped by their low bits: a stack walk reads the same
+ * return addresses and saved registers over and over (recursion, loops), and making a bigint
+ * costs more than looking one up.
+ */
+const CACHE_SIZE = 1024;
+const cacheLow = new Uint32Array(CACHE_SIZE);
+const cacheHigh = new Uint32Array(CACHE_SIZE);
+const cacheValue: bigint[] = new Array<bigint>(CACHE_SIZE).fill(0n);
+
+/** The last word read, as a bigint. */
+export function wordBig(): bigint {
+  const low = word.low;
+  const high = word.high;
+  const slot = (low ^ (low >>> 10) ^ high) & (CACHE_SIZE - 1);
+  if (cacheLow[slot] === low && cacheHigh[slot] === high) return cacheValue[slot]!;
+  const value = high === 0 ? BigInt(low) : high < 0x20_0000 ? BigInt(high * 4294967296 + low) : (BigInt(high) << 32n) | BigInt(low);
+  cacheLow[slot] = low;
+  cacheHigh[slot] = high;
+  cacheValue[slot] = value;
+  return value;
+}
+
+/** The last word read as a number, or −1 when it is 2^53 or more. */
+export function wordNumber(): number {
+  return word.high < 0x20_0000 ? word.high * 4294967296 + word.low : -1;
+}

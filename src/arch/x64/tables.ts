@@ -1,0 +1,162 @@
+/**
+ * x64 unwind tables per module (x64-unwind.md §1.1): the RUNTIME_FUNCTION table of the module's
+ * image as mapped in the snapshot, checked once (sorted by BeginAddress, no empty or overlapping
+ * entries, inside the image) and searched by binary search; indirect entries; and the decoded
+ * UNWIND_INFOs, each decoded once. Everything is found on first use and kept for the module's
+ * lifetime (a WeakMap keyed by the Module, as the x86 tables are).
+ */
+import { readMappedImage, readMappedRuntimeFunctions, RUNTIME_FUNCTION_BYTES } from "../../formats/pe-mapped.js";
+import type { MemoryReader } from "../../memory/reader.js";
+import type { Module } from "../../model/snapshot.js";
+import { decodeUnwindInfo, UNW_FLAG_CHAININFO, UNWIND_CHAIN_LIMIT, type RuntimeFunctionEntry, type UnwindInfo } from "./unwind-info.js";
+
+const IMAGE_FILE_MACHINE_AMD64 = 0x8664;
+
+/** The unwind tables of one x64 module. */
+export interface X64Tables {
+  module: Module;
+  sizeOfImage: number;
+  /** BeginAddress, EndAddress, UnwindData of entry i at [3i..3i+2]; sorted and disjoint unless `problem` says otherwise. */
+  functions: Uint32Array;
+  /** Why the table cannot be searched (unreadable, unsorted, overlapping): every frame in the module stops with it. */
+  problem?: string;
+  /** Decoded UNWIND_INFOs by RVA; a string when the info is bad. */
+  infos: Map<number, UnwindInfo | string>;
+  /** Reads image bytes at an RVA, inside SizeOfImage only. */
+  read(rva: number, size: number): Uint8Array | undefined;
+}
+
+const tablesCache = new WeakMap<Module, X64Tables | null>();
+
+const hex = (n: number): string => "0x" + n.toString(16);
+
+/**
+ * The unwind tables of `module`, read from its image mapped in `images`; undefined when no
+ * readable AMD64 image is mapped at its base (nothing is known about its functions then). An
+ * image without an exception directory has an empty table: every function in it is a leaf.
+ */
+export function x64Tables(module: Module, images: MemoryReader): X64Tables | undefined {
+  const cached = tablesCache.get(module);
+  if (cached !== undefined) return cached ?? undefined;
+  const image = readMappedImage(images, module.base);
+  let tables: X64Tables | null = null;
+  if (image !== undefined && image.machine === IMAGE_FILE_MACHINE_AMD64) {
+    const sizeOfImage = image.sizeOfImage;
+    const base = module.base;
+    const read = (rva: number, size: number): Uint8Array | undefined =>
+      rva >= 0 && size >= 0 && rva + size <= sizeOfImage ? images.read(base + BigInt(rva), size) : undefined;
+    const raw = readMappedRuntimeFunctions(images, base, image);
+    tables = { module, sizeOfImage, functions: typeof raw === "string" ? new Uint32Array(0) : raw, infos: new Map(), read };
+    const problem = typeof raw === "string" ? raw : checkTable(raw, sizeOfImage);
+    if (problem !== undefined) tables.problem = `${module.name}: ${problem}`;
+  }
+  tablesCache.set(module, tables);
+  return tables ?? undefined;
+}
+
+/** Why a RUNTIME_FUNCTION table cannot be binary-searched, or undefined when it can. */
+function checkTable(f: Uint32Array, sizeOfImage: number): string | undefined {
+  let previousEnd = 0;
+  for (let i = 0; i < f.length; i += 3) {
+    const begin = f[i]!;
+    const end = f[i + 1]!;
+    const n = i / 3;
+    if (end <= begin) return `RUNTIME_FUNCTION ${n} (${hex(begin)}..${hex(end)}) is empty`;
+    if (end > sizeOfImage) return `RUNTIME_FUNCTION ${n} (${hex(begin)}..${hex(end)}) runs past the image (SizeOfImage ${hex(sizeOfImage)})`;
+    if (n > 0) {
+      const pb = f[i - 3]!;
+      if (begin < pb) return `the RUNTIME_FUNCTION table is not sorted: entry ${n} begins at ${hex(begin)}, before entry ${n - 1} (${hex(pb)})`;
+      if (begin < previousEnd) return `RUNTIME_FUNCTIONs ${n - 1} (${hex(pb)}..${hex(previousEnd)}) and ${n} (${hex(begin)}..${hex(end)}) overlap`;
+    }
+    previousEnd = end;
+  }
+  return undefined;
+}
+
+/** Index of the entry with BeginAddress ≤ rva < EndAddress, or −1 (binary search). */
+export function findEntryIndex(tables: X64Tables, rva: number): number {
+  const f = tables.functions;
+  let lo = 0;
+  let hi = f.length / 3 - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (rva < f[mid * 3]!) hi = mid - 1;
+    else if (rva >= f[mid * 3 + 1]!) lo = mid + 1;
+    else return mid;
+  }
+  return -1;
+}
+
+/** The entry at `index` of the table. */
+export function entryAt(tables: X64Tables, index: number): RuntimeFunctionEntry {
+  const f = tables.functions;
+  return { begin: f[index * 3]!, end: f[index * 3 + 1]!, unwindData: f[index * 3 + 2]! };
+}
+
+/**
+ * The entry that describes `rva`, with an indirect entry (UnwindData & 1) followed to the
+ * RUNTIME_FUNCTION it names; undefined when no entry covers `rva`, a string when the indirect
+ * entry cannot be followed.
+ */
+export function lookupEntry(tables: X64Tables, rva: number): RuntimeFunctionEntry | string | undefined {
+  const index = findEntryIndex(tables, rva);
+  return index < 0 ? undefined : resolveEntry(tables, index);
+}
+
+/** The entry at `index`, with an indirect entry followed to the RUNTIME_FUNCTION it names (a string when it cannot be). */
+export function resolveEntry(tables: X64Tables, index: number): RuntimeFunctionEntry | string {
+  const entry = entryAt(tables, index);
+  if ((entry.unwindData & 1) === 0) return entry;
+  const at = entry.unwindData & ~1;
+  const bytes = tables.read(at, RUNTIME_FUNCTION_BYTES);
+  if (bytes === undefined) return `the indirect RUNTIME_FUNCTION ${hex(entry.begin)}..${hex(entry.end)} points at RVA ${hex(at)}, outside the image`;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, RUNTIME_FUNCTION_BYTES);
+  const target: RuntimeFunctionEntry = { begin: view.getUint32(0, true), end: view.getUint32(4, true), unwindData: view.getUint32(8, true) };
+  if ((target.unwindData & 1) !== 0) return `the indirect RUNTIME_FUNCTION ${hex(entry.begin)}..${hex(entry.end)} points at another indirect entry (RVA ${hex(at)})`;
+  return target;
+}
+
+/** The decoded UNWIND_INFO at `rva` (decoded once per module), or why it cannot be used. */
+export function unwindInfoAt(tables: X64Tables, rva: number): UnwindInfo | string {
+  let info = tables.infos.get(rva);
+  if (info === undefined) {
+    info = decodeUnwindInfo(tables.read, rva);
+    tables.infos.set(rva, info);
+  }
+  return info;
+}
+
+/** An entry with its UNWIND_INFO. */
+export interface ChainLink {
+  entry: RuntimeFunctionEntry;
+  info: UnwindInfo;
+}
+
+/**
+ * The entry's UNWIND_INFO followed by its CHAININFO parents, child first: at most
+ * {@link UNWIND_CHAIN_LIMIT} parents, no info visited twice. A string says why the chain is bad.
+ */
+export function unwindChain(tables: X64Tables, entry: RuntimeFunctionEntry): ChainLink[] | string {
+  const chain: ChainLink[] = [];
+  const seen = new Set<number>();
+  let current = entry;
+  for (;;) {
+    if ((current.unwindData & 3) !== 0) return `RUNTIME_FUNCTION ${hex(current.begin)}..${hex(current.end)}: UnwindData ${hex(current.unwindData)} is not DWORD-aligned`;
+    if (seen.has(current.unwindData)) {
+      return `the chained unwind info loops: RUNTIME_FUNCTION ${hex(current.begin)}..${hex(current.end)} leads back to the UNWIND_INFO at ${hex(current.unwindData)}`;
+    }
+    seen.add(current.unwindData);
+    const info = unwindInfoAt(tables, current.unwindData);
+    if (typeof info === "string") return info;
+    chain.push({ entry: current, info });
+    if ((info.flags & UNW_FLAG_CHAININFO) === 0) return chain;
+    if (chain.length > UNWIND_CHAIN_LIMIT) return `the chained unwind info from RUNTIME_FUNCTION ${hex(entry.begin)} is deeper than ${UNWIND_CHAIN_LIMIT} entries`;
+    current = info.chained!;
+  }
+}
+
+/** The BeginAddress of the primary entry of `entry`'s function (its last CHAININFO parent), or undefined when the chain is bad. */
+export function primaryBegin(tables: X64Tables, entry: RuntimeFunctionEntry): number | undefined {
+  const chain = unwindChain(tables, entry);
+  return typeof chain === "string" ? undefined : chain[chain.length - 1]!.entry.begin;
+}
