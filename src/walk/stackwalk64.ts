@@ -18,6 +18,8 @@ import { x86FrameData } from "../arch/x86/frame-data.js";
 import { x86Fpo } from "../arch/x86/fpo.js";
 import { x86RecordlessScan } from "../arch/x86/scan.js";
 import { x86FunctionTableAccess } from "../arch/x86/function-table.js";
+import { x64FunctionTableAccess } from "../arch/x64/function-table.js";
+import { x64UnwindInfo } from "../arch/x64/unwind.js";
 import { strategiesFor } from "./registry.js";
 import type { UnwindStrategy } from "./strategy.js";
 import type { FrameSite } from "./strategy.js";
@@ -85,7 +87,15 @@ function resolveCallbacks(target: Snapshot | undefined, callbacks: StackWalkCall
     read: callbacks.readMemory ?? ((address, size) => target?.memory.read(address, size)),
     getModuleBase: callbacks.getModuleBase ?? ((address) => (target === undefined ? 0n : (moduleAt(target.modules, address)?.base ?? 0n))),
     // Native: a handle to the FPO_DATA (or FrameData) record covering the address; Wine: NULL.
-    functionTableAccess: callbacks.functionTableAccess ?? (compatibility === "native" && target !== undefined ? (address) => x86FunctionTableAccess(target, address) : () => 0n),
+    functionTableAccess:
+      callbacks.functionTableAccess ??
+      (target === undefined
+        ? () => 0n
+        : target.machine === "x64"
+          ? (address) => x64FunctionTableAccess(target, address)
+          : compatibility === "native"
+            ? (address) => x86FunctionTableAccess(target, address)
+            : () => 0n),
     translate: callbacks.translateAddress ?? (() => 0n),
   };
 }
@@ -193,6 +203,86 @@ function i386Walk(frame: StackFrame64, context: ContextRecord | undefined, targe
   return { ok: true };
 }
 
+/** AMD64 walker modes kept in Reserved[0]; Reserved[1] counts successful calls (stackwalk64.md §7.1). */
+const AMD64_MODE = { start: 0n, bit64: 1n, done: 2n } as const;
+
+const U64 = 0xffff_ffff_ffff_ffffn;
+
+/**
+ * unwind64(ctx, pc) (stackwalk64.md §7.3): a PC outside every module ends the walk; otherwise
+ * the Windows unwinder (x64-unwind.md) runs on `ctx` in place: the function's unwind info, or
+ * the leaf rule when it has no RUNTIME_FUNCTION. `pc` is the lookup address (the context IP, or
+ * a return address − 1); `contextFrame` says which. Records FuncTableEntry when asked.
+ */
+function unwind64(ctx: Registers, pc: bigint, contextFrame: boolean, target: Snapshot | undefined, memory: MemoryReader, cb: Resolved, entry?: (rtf: bigint) => void): boolean {
+  if (pc === 0n || cb.getModuleBase(pc) === 0n) return false;
+  const rtf = cb.functionTableAccess(pc);
+  entry?.(rtf);
+  const site: FrameSite = {
+    machine: "x64", index: contextFrame ? 0 : 1, interrupted: false, registers: ctx, lookupPc: pc,
+    modules: target?.modules ?? [], images: memory, calleeParams: 0,
+  };
+  const rule = x64UnwindInfo.ruleFor(site);
+  if (rule === undefined) return false;
+  const result = rule.exec({ ...ctx }, memory);
+  if (!result.ok) return false;
+  for (const [k, v] of Object.entries(result.registers)) ctx[k] = v & U64;
+  return true;
+}
+
+/**
+ * The AMD64 walker (stackwalk64.md §7.2): AddrPC/AddrStack/AddrFrame always come from the CONTEXT
+ * (AddrFrame is the unwound RBP), Params are 0, the context frame uses the exact IP and every
+ * later frame return address − 1, a frame whose return cannot be computed is not reported, and
+ * a return of 0 ends the walk on the next call. Unwinding follows Windows' rules rather than
+ * Wine's interpreter (x64-unwind.md), in both compatibility modes.
+ */
+function amd64Walk(frame: StackFrame64, context: ContextRecord | undefined, target: Snapshot | undefined, cb: Resolved): StackWalkResult {
+  let mode = frame.reserved[0];
+  let count = frame.reserved[1];
+  const done = (reason: NonNullable<StackWalkResult["reason"]>, detail: string): StackWalkResult => {
+    frame.reserved[0] = AMD64_MODE.done;
+    return { ok: false, reason, detail };
+  };
+  if (context === undefined) return { ok: false, reason: "invalid-parameter", detail: "the AMD64 walker needs a CONTEXT (ContextRecord is NULL)" };
+  if (mode >= AMD64_MODE.done) return { ok: false, reason: "done", detail: "the walk has already ended; zero Reserved[] to start again" };
+  const memory = readerOf(cb, U64);
+  const ctx = context.registers;
+  let deltapc = count <= 1n ? 0n : 1n;
+  if (mode === AMD64_MODE.start) {
+    if (frame.addrPC.mode === AddressMode.Flat && frame.addrFrame.mode !== AddressMode.Flat) {
+      return done("bad-frame", "AddrPC is flat but AddrFrame is not: set AddrFrame.Mode = AddrModeFlat");
+    }
+    mode = AMD64_MODE.bit64;
+    frame.addrReturn.mode = AddressMode.Flat;
+    frame.addrStack.mode = AddressMode.Flat;
+    frame.addrBStore = { offset: 0n, segment: 0, mode: 0 };
+  } else {
+    if (frame.addrReturn.offset === 0n) return done("done", "the previous frame's return address is 0: the stack ends there");
+    const lookup = (frame.addrPC.offset - deltapc) & U64;
+    if (!unwind64(ctx, lookup, deltapc === 0n, target, memory, cb, (rtf) => (frame.funcTableEntry = rtf))) {
+      return done("unwind-failed", "the previous frame cannot be unwound (its PC is in no module, or its stack cannot be read)");
+    }
+    deltapc = 1n;
+  }
+  frame.reserved[0] = mode;
+  frame.params = [0n, 0n, 0n, 0n];
+  frame.addrStack.offset = ctx["rsp"] ?? 0n;
+  frame.addrFrame.offset = ctx["rbp"] ?? 0n;
+  frame.addrPC.offset = ctx["rip"] ?? 0n;
+  const tmp: Registers = { ...ctx };
+  if (!unwind64(tmp, (frame.addrPC.offset - deltapc) & U64, deltapc === 0n, target, memory, cb)) {
+    return done("unwind-failed", "this frame's return address cannot be computed, so it is not reported (as Wine's walker does)");
+  }
+  frame.addrReturn.mode = AddressMode.Flat;
+  frame.addrReturn.offset = tmp["rip"] ?? 0n;
+  frame.far = 1;
+  frame.virtual = 1;
+  count += 1n;
+  frame.reserved[1] = count;
+  return { ok: true };
+}
+
 /**
  * One StackWalk64 call, with the reason for a FALSE. `target` plays hProcess (the snapshot);
  * `thread` plays hThread and is unused (no live thread to query).
@@ -209,7 +299,7 @@ export function stackWalk64Detailed(
     case IMAGE_FILE_MACHINE.I386:
       return i386Walk(frame, context, target, cb);
     case IMAGE_FILE_MACHINE.AMD64:
-      return { ok: false, reason: "unsupported", detail: "the AMD64 StackWalk64 backend (table-based unwinding) is not available yet" };
+      return amd64Walk(frame, context, target, cb);
     case IMAGE_FILE_MACHINE.IA64:
       return { ok: false, reason: "unsupported", detail: "the IA64 StackWalk64 backend (register stack unwinding) is not available yet" };
     default:
