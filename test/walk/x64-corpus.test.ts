@@ -5,35 +5,11 @@
  * programs swept instruction by instruction. The truth comes from the emulated CPU's shadow call
  * stack, not from any walker.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseJsonInput } from "../../src/formats/input.js";
-import { replaySweep } from "../../src/formats/sweep.js";
-import type { Vector } from "../../src/formats/vector.js";
 import { compareWithTruth } from "../../src/walk/compare.js";
 import type { WalkerName } from "../../src/walk/registry.js";
 import { walkThread } from "../../src/walk/walk.js";
-
-const ROOT = new URL("../../", import.meta.url).pathname;
-
-function jsonFiles(dir: string): string[] {
-  return readdirSync(dir)
-    .sort()
-    .flatMap((name) => {
-      const path = join(dir, name);
-      return statSync(path).isDirectory() ? jsonFiles(path) : name.endsWith(".json") ? [path] : [];
-    });
-}
-
-/** Every snapshot under a folder (sweeps replayed step by step), with the file it came from. */
-function* snapshots(folder: string): Generator<{ file: string; vector: Vector & { step?: number } }> {
-  for (const file of jsonFiles(join(ROOT, folder))) {
-    const input = parseJsonInput(readFileSync(file, "utf8"), file);
-    if (input.kind === "vector") yield { file, vector: input.vector };
-    else if (input.kind === "sweep") for (const v of replaySweep(input.sweep)) yield { file, vector: v };
-  }
-}
+import { snapshots } from "../support/corpus.js";
 
 interface Rate {
   exact: number;

@@ -4,11 +4,7 @@
  * pointers, and the synthetic FPO_DATA programs). The truth comes from the emulated CPU's shadow
  * call stack, not from any walker.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseJsonInput } from "../../src/formats/input.js";
-import { replaySweep } from "../../src/formats/sweep.js";
 import type { Vector } from "../../src/formats/vector.js";
 import { AddressMode } from "../../src/model/address.js";
 import { IMAGE_FILE_MACHINE } from "../../src/model/machine.js";
@@ -18,26 +14,7 @@ import type { WalkerName } from "../../src/walk/registry.js";
 import { x86FunctionTableEntry } from "../../src/arch/x86/function-table.js";
 import { stackWalk64Detailed } from "../../src/walk/stackwalk64.js";
 import { walkThread } from "../../src/walk/walk.js";
-
-const ROOT = new URL("../../", import.meta.url).pathname;
-
-function jsonFiles(dir: string): string[] {
-  return readdirSync(dir)
-    .sort()
-    .flatMap((name) => {
-      const path = join(dir, name);
-      return statSync(path).isDirectory() ? jsonFiles(path) : name.endsWith(".json") ? [path] : [];
-    });
-}
-
-/** Every snapshot under a folder, with the file it came from. */
-function* snapshots(folder: string): Generator<{ file: string; vector: Vector }> {
-  for (const file of jsonFiles(join(ROOT, folder))) {
-    const input = parseJsonInput(readFileSync(file, "utf8"), file);
-    if (input.kind === "vector") yield { file, vector: input.vector };
-    else for (const v of replaySweep(input.sweep)) yield { file, vector: v };
-  }
-}
+import { snapshots } from "../support/corpus.js";
 
 function rate(folder: string, walker: WalkerName): { exact: number; total: number; firstMiss?: string } {
   let exact = 0;
