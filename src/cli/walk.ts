@@ -9,10 +9,11 @@ import type { Minidump } from "../formats/minidump.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { walkSnapshot, DEFAULT_MAX_FRAMES } from "../walk/walk.js";
 import { attachSymbols, EXIT, loadInput, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
+import { attachImages } from "./images.js";
 
 /** Usage text of `walk`. */
-export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json|dump.dmp> [--walker auto|fpo|frame-pointer] [--symbols DIR]...
-                     [--thread ID|all] [--step N] [--max-frames N]
+export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json|dump.dmp> [--walker auto|fpo|unwind|frame-pointer]
+                     [--symbols DIR]... [--images DIR]... [--thread ID|all] [--step N] [--max-frames N]
                      [--format text|json|windbg|breakpad|breakpad-m]
                      [--roles] [--registers]
 
@@ -22,11 +23,14 @@ the rule with the values it used, and where the PC is (module!function+offset).
 
   --walker W       auto (default): the most trusted strategy per frame, falling back down the
                    trust order, with stack scanning last; fpo (x86): FrameData programs and
-                   FPO_DATA, then the EBP chain, no free scanning; frame-pointer: the EBP/RBP
-                   chain only
+                   FPO_DATA, then the EBP chain, no free scanning; unwind (x64): the unwind
+                   tables, then stack scanning; frame-pointer: the EBP/RBP chain only
   --symbols DIR    where to look for PDBs (DIR/x.pdb, DIR/x.pdb/<id>/x.pdb) and Breakpad
                    .sym files (DIR/x.pdb/<id>/x.sym) for modules without unwind records;
                    repeatable; the input's own directory is searched last
+  --images DIR     for a minidump: module images (DIR/<module file name>, matched by
+                   SizeOfImage and TimeDateStamp) whose code and unwind tables the dump lacks;
+                   repeatable
   --thread ID|all  one thread, or all of them (default), the crashed thread first
   --step N         for a sweep: the snapshot taken at instruction count N
   --max-frames N   frame cap (default ${DEFAULT_MAX_FRAMES})
@@ -50,6 +54,7 @@ export function walkCommand(argv: string[], io: Io): number {
     registers: { type: "boolean" },
     step: { type: "string" },
     symbols: { type: "string", multiple: true },
+    images: { type: "string", multiple: true },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) {
@@ -74,7 +79,7 @@ export function walkCommand(argv: string[], io: Io): number {
   const walker = walkerOption(values.walker);
   const file = positionals[0]!;
   const symbols = values.symbols ?? [];
-  const { snapshot, dump } = chooseSnapshot(file, values.step, symbols, io, format);
+  const { snapshot, dump } = chooseSnapshot(file, values.step, symbols, values.images ?? [], io, format);
   if (format === "breakpad" || format === "breakpad-m") {
     if (snapshot.machine === "ia64") throw new UsageError(`--format ${format}: Breakpad's processor has no IA-64 stack walker; ${file} is an IA-64 dump`);
     const report = breakpadReport(dump!, snapshot, { walk: { walker, maxFrames }, thread, symbolPathGiven: symbols.length > 0 });
@@ -101,10 +106,14 @@ export function walkCommand(argv: string[], io: Io): number {
  * The snapshot to walk: a vector or minidump itself, or one snapshot of a sweep chosen with
  * `--step`; with the minidump it came from, if any. The Breakpad formats need a minidump.
  */
-function chooseSnapshot(file: string, step: string | undefined, symbols: readonly string[], io: Io, format: string): { snapshot: Snapshot; dump?: Minidump } {
+function chooseSnapshot(file: string, step: string | undefined, symbols: readonly string[], images: readonly string[], io: Io, format: string): { snapshot: Snapshot; dump?: Minidump } {
   const input = loadInput(file);
   if (input.kind !== "dump" && (format === "breakpad" || format === "breakpad-m")) {
     throw new UsageError(`--format ${format} reproduces Breakpad's report of a minidump; ${file} is a ${input.kind === "vector" ? "vector" : "sweep"}, not a .dmp`);
+  }
+  if (images.length > 0) {
+    if (input.kind !== "dump") throw new UsageError(`--images applies to minidumps; ${file} is a ${input.kind}, which carries its images in its memory`);
+    for (const n of attachImages(input.snapshot, images)) if (n.file !== undefined || !n.detail.startsWith("no ")) io.err(`images: ${n.module}: ${n.detail}\n`);
   }
   attachSymbols(input, file, symbols, io);
   if (input.kind === "dump") {
