@@ -12,7 +12,7 @@
 import { readPointer, type MemoryReader } from "../memory/reader.js";
 import type { Registers } from "../model/snapshot.js";
 import { lazyText } from "../walk/lazy-text.js";
-import type { UnwindResult, UnwindRule } from "../walk/strategy.js";
+import { unwindStep, type UnwindResult, type UnwindRule } from "../walk/strategy.js";
 
 /** The registers a frame chain uses and the slot width. */
 export interface FrameChainRegisters {
@@ -58,11 +58,7 @@ export function frameChainRule(regs: FrameChainRegisters): UnwindRule {
         return { ok: false, stop: { reason: "read-fault", address: fp, detail: `cannot read the saved ${regs.fp.toUpperCase()} at ${hex(fp)}` } };
       }
       const sp = (fp + 2n * w) & mask;
-      return {
-        ok: true,
-        registers: { [regs.pc]: pc, [regs.sp]: sp, [regs.fp]: savedFp },
-        rule: lazyText(chainText, regs, fp, raSlot, pc, savedFp, sp),
-      };
+      return unwindStep({ [regs.pc]: pc, [regs.sp]: sp, [regs.fp]: savedFp }, lazyText(chainText, regs, fp, raSlot, pc, savedFp, sp));
     },
   };
 }

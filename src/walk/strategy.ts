@@ -52,17 +52,33 @@ export interface UnwindStep {
    */
   registers: Registers;
   /** The names in `registers` the rule actually recovered; all of them when omitted. */
-  recovered?: readonly string[];
+  recovered?: readonly string[] | undefined;
   /** The rule with the values it used, for the caller frame's `rule` field; built on first read when lazy. */
   rule: RuleText;
   /** The trust of the caller frame when it differs from the strategy's (a rule that had to scan). */
-  trust?: Trust;
+  trust?: Trust | undefined;
   /** Bytes of stack parameters of the frame just unwound, when its record says (the next unwind's calleeParams). */
-  paramsSize?: number;
+  paramsSize?: number | undefined;
   /** The unwind-table entry used for the frame just unwound. */
-  entry?: FuncTableEntry;
+  entry?: FuncTableEntry | undefined;
   /** The caller's PC was interrupted (it comes from a machine frame), not returned to. */
-  interrupted?: boolean;
+  interrupted?: boolean | undefined;
+}
+
+/**
+ * A successful step with every field present (absent ones undefined): steps of one shape keep
+ * the walk loop's reads of them fast. Rules on the per-frame path build their steps here.
+ */
+export function unwindStep(
+  registers: Registers,
+  rule: RuleText,
+  recovered?: readonly string[],
+  paramsSize?: number,
+  entry?: FuncTableEntry,
+  trust?: Trust,
+  interrupted?: boolean,
+): UnwindStep & { ok: true } {
+  return { ok: true, registers, rule, recovered, paramsSize, entry, trust, interrupted };
 }
 
 /** Result of running a rule: the caller's registers, or why it cannot be found. */

@@ -23,7 +23,7 @@ import type { MemoryReader } from "../../memory/reader.js";
 import { moduleAt, type Module, type Registers } from "../../model/snapshot.js";
 import type { WalkStop } from "../../walk/frame.js";
 import { lazyText } from "../../walk/lazy-text.js";
-import type { FrameSite, UnwindResult, UnwindRule, UnwindStep, UnwindStrategy } from "../../walk/strategy.js";
+import { unwindStep, type FrameSite, type UnwindResult, type UnwindRule, type UnwindStep, type UnwindStrategy } from "../../walk/strategy.js";
 import { isReturnAddress64 } from "./code.js";
 import { lastRun, runPlan } from "./exec.js";
 import { buildPlan, leafPlan, type UnwindPlan } from "./plan.js";
@@ -88,7 +88,7 @@ class PlanRule implements UnwindRule {
     // frame's RIP slot is not the caller's RSP − 8, so its frames name it.
     const entry = plan.entry;
     // The usual step in one object literal (adding a property later would allocate again).
-    if (entry !== undefined && !plan.machineFrame && !repaired) return { ok: true, registers: out, recovered: plan.recovered, rule: plan.label, entry };
+    if (entry !== undefined && !plan.machineFrame && !repaired) return unwindStep(out, plan.label, plan.recovered, undefined, entry);
     const rule = plan.machineFrame ? lazyText(machineFrameText, plan.label, lastRun.ripSlot) : plan.label;
     const step: UnwindStep & { ok: true } = { ok: true, registers: out, recovered: plan.recovered, rule };
     if (entry !== undefined) step.entry = entry;

@@ -7,7 +7,7 @@ import type { MemoryReader } from "../../memory/reader.js";
 import { moduleAt, symbolAt, type Module, type Registers } from "../../model/snapshot.js";
 import type { FuncTableEntry, WalkStop } from "../../walk/frame.js";
 import { lazyText, type RuleText } from "../../walk/lazy-text.js";
-import type { FrameSite, UnwindResult, UnwindRule, UnwindStep } from "../../walk/strategy.js";
+import { unwindStep, type FrameSite, type UnwindResult, type UnwindRule } from "../../walk/strategy.js";
 import { decodeToReturn, directCallTarget, isReturnAddress, NOT_A_RETURN_ADDRESS, returnAddressInfo, runToReturn, scanForReturnAddress } from "./code.js";
 import { findFpo, outermostFrameData, x86Tables, type X86Tables } from "./tables.js";
 
@@ -105,11 +105,7 @@ function scannedText(rule: RuleText, eip: bigint, slot: bigint, value: bigint): 
 
 /** A successful step (written out field by field: this runs once per frame). */
 function accepted(registers: Registers, rule: RuleText, extra: StepExtra): UnwindResult {
-  const step: UnwindStep & { ok: true } = { ok: true, registers, rule };
-  if (extra.paramsSize !== undefined) step.paramsSize = extra.paramsSize;
-  if (extra.entry !== undefined) step.entry = extra.entry;
-  if (extra.recovered !== undefined) step.recovered = extra.recovered;
-  return step;
+  return unwindStep(registers, rule, extra.recovered, extra.paramsSize, extra.entry);
 }
 
 /**
