@@ -102,6 +102,7 @@ function bodyRule(site: FrameSite, found: X86Site, record: FpoData, extra: { par
   const calleeParams = site.calleeParams;
   const offset = calleeParams + locals + saved;
   const stepExtra = { ...extra, recovered: record.fUseBP ? EIP_ESP_EBP : EIP_ESP };
+  let plainText: string | undefined;
   return {
     describe: () => `${label}: ra=[esp+${calleeParams}+${locals}+${saved}]`,
     exec(registers: Registers, stack: MemoryReader): UnwindResult {
@@ -126,7 +127,10 @@ function bodyRule(site: FrameSite, found: X86Site, record: FpoData, extra: { par
         if (v === undefined) delete out["ebp"];
         else out["ebp"] = BigInt(v);
       }
-      return acceptOrScan(found, stack, out, lazyText(bodyText, label, offset, raSlot - expected, ebpSlot), after, expected, stepExtra);
+      // The usual text (nothing moved, no EBP slot) is the same for every frame: made once.
+      const moved = raSlot - expected;
+      const text = moved === 0 && ebpSlot < 0 ? (plainText ??= bodyText(label, offset, 0, -1)) : lazyText(bodyText, label, offset, moved, ebpSlot);
+      return acceptOrScan(found, stack, out, text, after, expected, stepExtra);
     },
   };
 }

@@ -228,6 +228,7 @@ function frameDataRule(site: FrameSite, found: X86Site, record: FrameData): Unwi
   const entry = entryOf(record, base);
   const extraBase = { paramsSize: record.paramsSize, entry };
   const stepExtra = rulePlan === undefined ? extraBase : { ...extraBase, recovered: rulePlan.recovered };
+  let plainText: string | undefined;
   const offset = calleeParams + record.localSize + record.savedRegsSize;
   return {
     describe: () => `${label}: ${record.program ?? NO_PROGRAM}`,
@@ -264,7 +265,9 @@ function frameDataRule(site: FrameSite, found: X86Site, record: FrameData): Unwi
         // An EBP-based program run on a wrong EBP (one the function already reloaded) is run again
         // with the EBP that a standard frame has for a return-address slot found from ESP.
         const reevaluate = parsed.usesRaSearch ? undefined : new EbpRerun(program, plan, registers, [start, start, record.localSize, record.savedRegsSize, record.paramsSize, calleeParams], stack);
-        return acceptOrScan(found, stack, result as Registers, lazyText(ruleText, label, realigned, offset, moved, parsed.usesRaSearch, plan), (start + 4) >>> 0, expected, stepExtra, reevaluate);
+        // The usual text (nothing moved) is the same for every frame: made once.
+        const text = moved === 0 && !realigned ? (plainText ??= ruleText(label, false, offset, 0, parsed.usesRaSearch, plan)) : lazyText(ruleText, label, realigned, offset, moved, parsed.usesRaSearch, plan);
+        return acceptOrScan(found, stack, result as Registers, text, (start + 4) >>> 0, expected, stepExtra, reevaluate);
       }
       const e = result as ProgramError;
       const stop = e.address !== undefined
