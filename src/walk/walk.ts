@@ -6,8 +6,9 @@
  */
 import { InputError } from "../errors.js";
 import { maskAddress, type Machine } from "../model/machine.js";
-import type { Module, Registers, Snapshot, ThreadSnapshot } from "../model/snapshot.js";
+import type { Registers, Snapshot, ThreadSnapshot } from "../model/snapshot.js";
 import type { Frame, FuncTableEntry, Trust, Walk, WalkStop } from "./frame.js";
+import { ImageCache } from "./image-cache.js";
 import { lookupAddress, lookupAddressNumber } from "./lookup-address.js";
 import { archWalker, strategiesFor, type ArchWalker, type WalkerName } from "./registry.js";
 import type { RuleText } from "./lazy-text.js";
@@ -139,19 +140,10 @@ interface RuleCache {
 }
 
 /** One rule cache per module list, memory and strategy list: rules read images, which do not change between walks. */
-const ruleCaches = new WeakMap<readonly Module[], WeakMap<object, WeakMap<readonly UnwindStrategy[], RuleCache>>>();
+const ruleCaches = new ImageCache(() => new WeakMap<readonly UnwindStrategy[], RuleCache>());
 
 function ruleCacheFor(snapshot: Snapshot, strategies: readonly UnwindStrategy[]): RuleCache {
-  let byMemory = ruleCaches.get(snapshot.modules);
-  if (byMemory === undefined) {
-    byMemory = new WeakMap();
-    ruleCaches.set(snapshot.modules, byMemory);
-  }
-  let byStrategies = byMemory.get(snapshot.memory);
-  if (byStrategies === undefined) {
-    byStrategies = new WeakMap();
-    byMemory.set(snapshot.memory, byStrategies);
-  }
+  const byStrategies = ruleCaches.get(snapshot.modules, snapshot.memory);
   let cache = byStrategies.get(strategies);
   if (cache === undefined) {
     cache = { byNumber: new Map(), byBigint: new Map() };

@@ -5,6 +5,7 @@
  * form (register, [reg], [reg+disp8/32], SIB, RIP-relative), with or without a REX prefix.
  */
 import type { MemoryReader } from "../../memory/reader.js";
+import { ImageCache } from "../../walk/image-cache.js";
 import { moduleAt, type Module } from "../../model/snapshot.js";
 
 /** The bytes a `FF /2` call takes after its opcode, from its ModRM (and SIB) byte, in 64-bit mode. */
@@ -33,29 +34,7 @@ export function callBefore64(images: MemoryReader, ra: bigint): boolean | undefi
   return false;
 }
 
-const answers = new WeakMap<MemoryReader, WeakMap<readonly Module[], Map<number, boolean>>>();
-let lastModules: readonly Module[] | undefined;
-let lastImages: MemoryReader | undefined;
-let lastAnswers: Map<number, boolean> | undefined;
-
-function answersFor(modules: readonly Module[], images: MemoryReader): Map<number, boolean> {
-  if (modules === lastModules && images === lastImages) return lastAnswers!;
-  let byModules = answers.get(images);
-  if (byModules === undefined) {
-    byModules = new WeakMap();
-    answers.set(images, byModules);
-  }
-  let map = byModules.get(modules);
-  if (map === undefined) {
-    map = new Map();
-    byModules.set(modules, map);
-  }
-  lastModules = modules;
-  lastImages = images;
-  lastAnswers = map;
-  lastValue = -1;
-  return map;
-}
+const answers = new ImageCache(() => new Map<number, boolean>());
 
 function classify(modules: readonly Module[], images: MemoryReader, value: bigint): boolean {
   if (value < 0x1000n || moduleAt(modules, value - 1n) === undefined) return false;
@@ -71,19 +50,21 @@ function classify(modules: readonly Module[], images: MemoryReader, value: bigin
  */
 export function isReturnAddress64(modules: readonly Module[], images: MemoryReader, value: bigint, n: number): boolean {
   if (n < 0) return classify(modules, images, value);
+  const map = answers.get(modules, images);
   // The same return address again (a recursion): no map lookup.
-  if (n === lastValue && modules === lastModules && images === lastImages) return lastAnswer;
-  const map = answersFor(modules, images);
+  if (n === lastValue && map === lastMap) return lastAnswer;
   let answer = map.get(n);
   if (answer === undefined) {
     answer = classify(modules, images, value);
     map.set(n, answer);
   }
+  lastMap = map;
   lastValue = n;
   lastAnswer = answer;
   return answer;
 }
 
+let lastMap: Map<number, boolean> | undefined;
 let lastValue = -1;
 let lastAnswer = false;
 

@@ -7,6 +7,7 @@
  * realignment); anything else ends the decode, and the caller falls back.
  */
 import { readU32, readU32n, type MemoryReader } from "../../memory/reader.js";
+import { ImageCache } from "../../walk/image-cache.js";
 import { moduleAt, type Module, type Registers } from "../../model/snapshot.js";
 
 const U32 = 0xffff_ffffn;
@@ -55,7 +56,7 @@ export const NOT_A_RETURN_ADDRESS = -1;
 /** {@link returnAddressInfo}: a return address after an indirect call, or in code the snapshot lacks. */
 export const UNKNOWN_CALL_TARGET = -2;
 
-const returnAddressCache = new WeakMap<MemoryReader, WeakMap<readonly Module[], Map<number, number>>>();
+const returnAddressCache = new ImageCache(() => new Map<number, number>());
 
 /**
  * What `value` is as a return address: {@link NOT_A_RETURN_ADDRESS}; the target of the direct
@@ -70,35 +71,13 @@ export function returnAddressInfo(modules: readonly Module[], images: MemoryRead
 
 /** {@link returnAddressInfo} for a 32-bit value given as a number. */
 export function returnAddressInfoN(modules: readonly Module[], images: MemoryReader, value: number): number {
-  const cache = modules === lastModules && images === lastImages ? lastCache! : cacheFor(modules, images);
+  const cache = returnAddressCache.get(modules, images);
   let info = cache.get(value);
   if (info === undefined) {
     info = classifyReturnAddress(modules, images, BigInt(value));
     cache.set(value, info);
   }
   return info;
-}
-
-/** The cache {@link returnAddressInfo} used last: walks ask about one snapshot many times in a row. */
-let lastModules: readonly Module[] | undefined;
-let lastImages: MemoryReader | undefined;
-let lastCache: Map<number, number> | undefined;
-
-function cacheFor(modules: readonly Module[], images: MemoryReader): Map<number, number> {
-  let byModules = returnAddressCache.get(images);
-  if (byModules === undefined) {
-    byModules = new WeakMap();
-    returnAddressCache.set(images, byModules);
-  }
-  let cache = byModules.get(modules);
-  if (cache === undefined) {
-    cache = new Map();
-    byModules.set(modules, cache);
-  }
-  lastModules = modules;
-  lastImages = images;
-  lastCache = cache;
-  return cache;
 }
 
 function classifyReturnAddress(modules: readonly Module[], images: MemoryReader, value: bigint): number {
