@@ -27,6 +27,7 @@ import { CONTEXT_AMD64_CONTROL, CONTEXT_AMD64_INTEGER, CONTEXT_AMD64_SEGMENTS, C
 import type { Machine } from "../model/machine.js";
 import type { Module, Registers, Snapshot } from "../model/snapshot.js";
 import { readMappedImage } from "./pe-mapped.js";
+import { MINIDUMP_SIGNATURE, MINIDUMP_STREAM, MINIDUMP_VERSION, PROCESSOR_ARCHITECTURE, VS_FFI_SIGNATURE } from "./minidump.js";
 
 // ---------------------------------------------------------------------------------------------
 // Sinks
@@ -169,20 +170,11 @@ export interface MinidumpWriteResult {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Constants (minidump.md §1–§3, written out for the writer)
+// Constants (minidump.md §1–§3) the reader does not already name
 
 /** ExceptionCode of a breakpoint (int3), used for snapshots taken at a break. */
 export const EXCEPTION_BREAKPOINT = 0x8000_0003;
 
-const SIGNATURE = 0x504d444d; // "MDMP"
-const VERSION = 0xa793;
-const STREAM_THREAD_LIST = 3;
-const STREAM_MODULE_LIST = 4;
-const STREAM_MEMORY_LIST = 5;
-const STREAM_EXCEPTION = 6;
-const STREAM_SYSTEM_INFO = 7;
-const STREAM_MEMORY64_LIST = 9;
-const STREAM_MISC_INFO = 15;
 const HEADER_SIZE = 32;
 const DIRECTORY_ENTRY_SIZE = 12;
 const SYSTEM_INFO_SIZE = 56;
@@ -198,12 +190,9 @@ const MISC1_PROCESS_TIMES = 0x2;
 /** MINIDUMP_TYPE: MiniDumpNormal, and MiniDumpWithFullMemory for a Memory64List. */
 const MINIDUMP_NORMAL = 0n;
 const MINIDUMP_WITH_FULL_MEMORY = 0x2n;
-const ARCH_INTEL = 0;
-const ARCH_AMD64 = 9;
 const PLATFORM_WIN32_NT = 2;
 const VER_SUITE_SINGLEUSERTS = 0x100;
 const NORMAL_PRIORITY_CLASS = 0x20;
-const VS_FFI_SIGNATURE = 0xfeef04bd;
 const VS_FFI_STRUCVERSION = 0x0001_0000;
 const VS_FFI_FILEFLAGSMASK = 0x3f;
 const VOS_NT_WINDOWS32 = 0x0004_0004;
@@ -468,9 +457,9 @@ export function writeMinidump(snapshot: Snapshot, sink: ByteSink, options: Minid
 
   const s = new Structures();
   s.alloc(HEADER_SIZE);
-  const streamTypes: number[] = [STREAM_SYSTEM_INFO, STREAM_THREAD_LIST, STREAM_MODULE_LIST];
-  if (exception !== undefined) streamTypes.push(STREAM_EXCEPTION);
-  streamTypes.push(STREAM_MISC_INFO, -1 /* the memory list, decided below */);
+  const streamTypes: number[] = [MINIDUMP_STREAM.SystemInfo, MINIDUMP_STREAM.ThreadList, MINIDUMP_STREAM.ModuleList];
+  if (exception !== undefined) streamTypes.push(MINIDUMP_STREAM.Exception);
+  streamTypes.push(MINIDUMP_STREAM.MiscInfo, -1 /* the memory list, decided below */);
   const directory = s.alloc(streamTypes.length * DIRECTORY_ENTRY_SIZE);
   const streams: WrittenStreamInfo[] = [];
   const placeStream = (type: number, rva: number, size: number): void => {
@@ -479,7 +468,7 @@ export function writeMinidump(snapshot: Snapshot, sink: ByteSink, options: Minid
 
   // SystemInfo
   const sys = s.alloc(SYSTEM_INFO_SIZE);
-  s.u16(sys, machine === "x86" ? ARCH_INTEL : ARCH_AMD64);
+  s.u16(sys, machine === "x86" ? PROCESSOR_ARCHITECTURE.INTEL : PROCESSOR_ARCHITECTURE.AMD64);
   s.u16(sys + 2, system.processorLevel);
   s.u16(sys + 4, system.processorRevision);
   s.u8(sys + 6, system.numberOfProcessors);
@@ -496,13 +485,13 @@ export function writeMinidump(snapshot: Snapshot, sink: ByteSink, options: Minid
     s.u32(sys + 48, X86_CPUID_FEATURES);
   }
   s.u32(sys + 24, s.string(system.csdVersion));
-  placeStream(STREAM_SYSTEM_INFO, sys, SYSTEM_INFO_SIZE);
+  placeStream(MINIDUMP_STREAM.SystemInfo, sys, SYSTEM_INFO_SIZE);
 
   // ThreadList and the CONTEXT records
   const threads = snapshot.threads;
   const threadList = s.alloc(4 + threads.length * THREAD_SIZE);
   s.u32(threadList, threads.length);
-  placeStream(STREAM_THREAD_LIST, threadList, 4 + threads.length * THREAD_SIZE);
+  placeStream(MINIDUMP_STREAM.ThreadList, threadList, 4 + threads.length * THREAD_SIZE);
   const size = contextSize(machine);
   const contextRva = new Map<number, number>();
   /** Thread entries whose Stack descriptor is filled in once the memory is placed. */
@@ -524,7 +513,7 @@ export function writeMinidump(snapshot: Snapshot, sink: ByteSink, options: Minid
   const modules = snapshot.modules;
   const moduleList = s.alloc(4 + modules.length * MODULE_SIZE);
   s.u32(moduleList, modules.length);
-  placeStream(STREAM_MODULE_LIST, moduleList, 4 + modules.length * MODULE_SIZE);
+  placeStream(MINIDUMP_STREAM.ModuleList, moduleList, 4 + modules.length * MODULE_SIZE);
   const withoutCodeView: string[] = [];
   modules.forEach((m, i) => {
     const at = moduleList + 4 + i * MODULE_SIZE;
@@ -574,7 +563,7 @@ export function writeMinidump(snapshot: Snapshot, sink: ByteSink, options: Minid
     // The faulting context is the thread's own: the snapshot was taken where it stopped.
     s.u32(at + 160, size);
     s.u32(at + 164, contextRva.get(exception.threadId)!);
-    placeStream(STREAM_EXCEPTION, at, EXCEPTION_SIZE);
+    placeStream(MINIDUMP_STREAM.Exception, at, EXCEPTION_SIZE);
   }
 
   // MiscInfo (version 1)
@@ -583,7 +572,7 @@ export function writeMinidump(snapshot: Snapshot, sink: ByteSink, options: Minid
   s.u32(misc + 4, MISC1_PROCESS_ID | (timeDateStamp !== 0 ? MISC1_PROCESS_TIMES : 0));
   s.u32(misc + 8, options.processId ?? 0x1000);
   s.u32(misc + 12, timeDateStamp);
-  placeStream(STREAM_MISC_INFO, misc, MISC_INFO_SIZE);
+  placeStream(MINIDUMP_STREAM.MiscInfo, misc, MISC_INFO_SIZE);
 
   // The memory list: descriptors now, data after all structures.
   const memoryBytes = ranges.reduce((n, r) => n + r.size, 0n);
@@ -612,7 +601,7 @@ export function writeMinidump(snapshot: Snapshot, sink: ByteSink, options: Minid
   if (kind === "MemoryList") {
     const list = s.alloc(4 + pieces.length * MEMORY_DESCRIPTOR_SIZE);
     s.u32(list, pieces.length);
-    placeStream(STREAM_MEMORY_LIST, list, 4 + pieces.length * MEMORY_DESCRIPTOR_SIZE);
+    placeStream(MINIDUMP_STREAM.MemoryList, list, 4 + pieces.length * MEMORY_DESCRIPTOR_SIZE);
     let file = align16(s.length);
     pieces.forEach((p, i) => {
       file = align16(file);
@@ -625,7 +614,7 @@ export function writeMinidump(snapshot: Snapshot, sink: ByteSink, options: Minid
     });
   } else {
     const list = s.alloc(16 + ranges.length * MEMORY64_DESCRIPTOR_SIZE, 8);
-    placeStream(STREAM_MEMORY64_LIST, list, 16 + ranges.length * MEMORY64_DESCRIPTOR_SIZE);
+    placeStream(MINIDUMP_STREAM.Memory64List, list, 16 + ranges.length * MEMORY64_DESCRIPTOR_SIZE);
     const base = align16(s.length);
     s.u64(list, BigInt(ranges.length));
     s.u64(list + 8, BigInt(base));
@@ -661,13 +650,13 @@ export function writeMinidump(snapshot: Snapshot, sink: ByteSink, options: Minid
   }
 
   // Header and directory.
-  s.u32(0, SIGNATURE);
-  s.u32(4, VERSION);
+  s.u32(0, MINIDUMP_SIGNATURE);
+  s.u32(4, MINIDUMP_VERSION);
   s.u32(8, streamTypes.length);
   s.u32(12, directory);
   s.u32(20, timeDateStamp);
   s.u64(24, kind === "Memory64List" ? MINIDUMP_WITH_FULL_MEMORY : MINIDUMP_NORMAL);
-  const order = streamTypes.map((t) => (t === -1 ? (kind === "MemoryList" ? STREAM_MEMORY_LIST : STREAM_MEMORY64_LIST) : t));
+  const order = streamTypes.map((t) => (t === -1 ? (kind === "MemoryList" ? MINIDUMP_STREAM.MemoryList : MINIDUMP_STREAM.Memory64List) : t));
   order.forEach((type, i) => {
     const st = streams.find((x) => x.type === type)!;
     const at = directory + i * DIRECTORY_ENTRY_SIZE;
