@@ -26,7 +26,7 @@ import {
 import type { Machine } from "../model/machine.js";
 import { fieldOf } from "../model/record.js";
 import type { Module, Registers, Snapshot, ThreadSnapshot } from "../model/snapshot.js";
-import type { CodeViewInfo, RuntimeFunction } from "./pe.js";
+import { parseCodeView, type CodeViewInfo, type RuntimeFunction } from "./pe.js";
 
 // ---------------------------------------------------------------------------------------------
 // Byte sources
@@ -684,25 +684,11 @@ function readCodeView(input: Input, loc: MinidumpLocation, what: string): CodeVi
   const bytes = c.bytes;
   const signature = c.u32();
   const lastNul = bytes[bytes.length - 1] === 0;
-  const name = (from: number): string => {
-    const rest = bytes.subarray(from);
-    const nul = rest.indexOf(0);
-    return new TextDecoder("utf-8").decode(rest.subarray(0, nul));
-  };
-  if (signature === CV_RSDS) {
-    if (bytes.length < 25 || !lastNul) return `${what}: RSDS record of ${bytes.length} bytes is shorter than 25 or does not end in NUL`;
-    const guid = hexUpper(c.u32(), 8) + hexUpper(c.u16(), 4) + hexUpper(c.u16(), 4) + Array.from(c.take(8), (b) => hexUpper(b, 2)).join("");
-    const age = c.u32();
-    return { format: "RSDS", guid, age, pdbName: name(24), debugId: guid + age.toString(16) };
-  }
-  if (signature === CV_NB10) {
-    if (bytes.length < 17 || !lastNul) return `${what}: NB10 record of ${bytes.length} bytes is shorter than 17 or does not end in NUL`;
-    c.skip(4);
-    const guid = hexUpper(c.u32(), 8);
-    const age = c.u32();
-    return { format: "NB10", guid, age, pdbName: name(16), debugId: guid + age.toString(16) };
-  }
-  return `${what}: CodeView signature ${hex(signature)} is neither RSDS nor NB10`;
+  // Breakpad's acceptance rules first; the record itself is decoded as a PE's is.
+  if (signature === CV_RSDS && (bytes.length < 25 || !lastNul)) return `${what}: RSDS record of ${bytes.length} bytes is shorter than 25 or does not end in NUL`;
+  if (signature === CV_NB10 && (bytes.length < 17 || !lastNul)) return `${what}: NB10 record of ${bytes.length} bytes is shorter than 17 or does not end in NUL`;
+  if (signature !== CV_RSDS && signature !== CV_NB10) return `${what}: CodeView signature ${hex(signature)} is neither RSDS nor NB10`;
+  return parseCodeView(input.cursor(loc.rva, loc.dataSize, `${what} CodeView record`));
 }
 
 function readModules(input: Input, s: MinidumpStreamEntry, notes: string[]): MinidumpModule[] {

@@ -8,7 +8,10 @@
  * "not readable" (undefined) or leaves out the part that is bad, never an exception, because a
  * snapshot's memory is the target's and may hold anything.
  */
+import { InputError } from "../errors.js";
+import { ByteCursor } from "../memory/cursor.js";
 import type { MemoryReader } from "../memory/reader.js";
+import { parseCodeView, type CodeViewInfo } from "./pe.js";
 import { decodeFpoTable, FPO_DATA_SIZE, type FpoData } from "../model/fpo-data.js";
 
 /** What {@link readMappedImage} found. */
@@ -16,8 +19,8 @@ export interface MappedImage {
   /** IMAGE_FILE_MACHINE_* */
   machine: number;
   sizeOfImage: number;
-  /** The RSDS record: PDB file name, GUID (Windows display order, upper case) and age. */
-  codeView?: { pdbName: string; guid: string; age: number; debugId: string };
+  /** The CodeView record (RSDS or NB10): PDB file name, GUID (Windows display order, upper case) and age. */
+  codeView?: CodeViewInfo;
   /** FPO_DATA from an IMAGE_DEBUG_TYPE_FPO entry whose payload is mapped, sorted by ulOffStart. */
   fpo?: FpoData[];
   /**
@@ -34,7 +37,6 @@ const DEBUG_DIRECTORY = 6;
 const DEBUG_ENTRY_SIZE = 28;
 const IMAGE_DEBUG_TYPE_CODEVIEW = 2;
 const IMAGE_DEBUG_TYPE_FPO = 3;
-const RSDS = 0x53445352;
 /** More debug entries or FPO records than this is not a real image. */
 const MAX_DEBUG_ENTRIES = 64;
 const MAX_FPO_BYTES = 16 * 1024 * 1024;
@@ -45,7 +47,6 @@ function u16(b: Uint8Array, at: number): number {
 function u32(b: Uint8Array, at: number): number {
   return (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
 }
-const hex2 = (n: number): string => n.toString(16).toUpperCase().padStart(2, "0");
 
 /** Reads the headers of the image mapped at `base`, or undefined when there is no readable PE image there. */
 export function readMappedImage(memory: MemoryReader, base: bigint): MappedImage | undefined {
@@ -92,20 +93,15 @@ export function readMappedImage(memory: MemoryReader, base: bigint): MappedImage
       image.problems.push(`debug entry ${i} (type ${type}) at RVA 0x${rva.toString(16)} runs past the image`);
       continue;
     }
-    if (type === IMAGE_DEBUG_TYPE_CODEVIEW && size >= 24 && size < 4096) {
+    if (type === IMAGE_DEBUG_TYPE_CODEVIEW && size < 4096) {
       const cv = memory.read(base + BigInt(rva), size);
-      if (cv === undefined || u32(cv, 0) !== RSDS) continue;
-      const g = cv.subarray(4, 20);
-      const guid =
-        u32(g, 0).toString(16).toUpperCase().padStart(8, "0") +
-        u16(g, 4).toString(16).toUpperCase().padStart(4, "0") +
-        u16(g, 6).toString(16).toUpperCase().padStart(4, "0") +
-        Array.from(g.subarray(8, 16), hex2).join("");
-      const age = u32(cv, 20);
-      const nameBytes = cv.subarray(24);
-      const nul = nameBytes.indexOf(0);
-      const pdbName = new TextDecoder().decode(nameBytes.subarray(0, nul < 0 ? nameBytes.length : nul));
-      image.codeView = { pdbName, guid, age, debugId: guid + age.toString(16) };
+      if (cv === undefined) continue;
+      try {
+        image.codeView = parseCodeView(new ByteCursor(cv));
+      } catch (e) {
+        if (!(e instanceof InputError)) throw e;
+        image.problems.push(`the CodeView record at RVA 0x${rva.toString(16)}: ${e.reason}`);
+      }
     } else if (type === IMAGE_DEBUG_TYPE_FPO) {
       if (size % FPO_DATA_SIZE !== 0 || size > MAX_FPO_BYTES) {
         image.problems.push(`the FPO debug entry is ${size} bytes, not a whole number of 16-byte FPO_DATA records`);

@@ -500,7 +500,7 @@ function virtualSpan(s: PeSection): number {
  * Parses a CodeView debug record (minidump.md §2.3): "RSDS" + GUID(16) + age(4) + NUL-terminated
  * UTF-8 PDB path, or "NB10" + offset(4) + signature(4) + age(4) + path. Anything else is rejected.
  */
-function parseCodeView(c: ByteCursor): CodeViewInfo {
+export function parseCodeView(c: ByteCursor): CodeViewInfo {
   const start = c.base;
   const signature = c.u32("CodeView signature");
   if (signature === RSDS) {
