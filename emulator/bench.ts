@@ -12,6 +12,7 @@ import type { Snapshot } from "../src/model/snapshot.js";
 import { RegionMemory } from "../src/memory/region-memory.js";
 import { compareWithTruth } from "../src/walk/compare.js";
 import { walkThread } from "../src/walk/walk.js";
+import { bestRate, rateText } from "./bench-rate.js";
 import { corpusFiles } from "./corpus.js";
 import { buildSpec } from "./programs/program-file.js";
 import { RECURSION_1000 } from "./programs/x86-corpus.js";
@@ -140,24 +141,6 @@ export function benchFramePointerWalk(depth = 10_000, rounds = 10): { frames: nu
 }
 
 /**
- * Frames per second of `walk` (which returns the frames it produced): the best of 10 batches of
- * `rounds` walks, so that other work on the machine does not decide the number.
- */
-function bestRate(walk: () => number, rounds: number): number {
-  let best = 0;
-  for (let batch = 0; batch < 10; batch++) {
-    let frames = 0;
-    const started = performance.now();
-    for (let r = 0; r < rounds; r++) frames += walk();
-    best = Math.max(best, frames / ((performance.now() - started) / 1000));
-  }
-  return best;
-}
-
-/** Frames per second the FPO-aware walker reaches (target: 2 million, one core, warm). */
-export const FPO_WALK_TARGET = 2_000_000;
-
-/**
  * Walks a real emulated stack of `depth` FPO frames (recursion-1000's shape, deeper) with the
  * `fpo` walker twice: once with the image's FPO_DATA, once with the same frames described by
  * FrameData programs instead. Returns frames per second for each, warm, one core.
@@ -207,9 +190,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const walk = benchFramePointerWalk();
   process.stdout.write(`x86 frame-pointer walk:         ${Math.round(walk.perSecond).toLocaleString("en-US")} frames/s (${walk.frames}-frame chain, warm)\n`);
   const fpo = await benchFpoWalks();
-  const mark = (n: number): string => `${Math.round(n).toLocaleString("en-US")} frames/s (${n >= FPO_WALK_TARGET ? "meets" : "BELOW"} the ${FPO_WALK_TARGET.toLocaleString("en-US")} target)`;
-  process.stdout.write(`x86 fpo walk, FPO_DATA:         ${mark(fpo.fpoPerSecond)}, ${fpo.frames} frames\n`);
-  process.stdout.write(`x86 fpo walk, FrameData:        ${mark(fpo.frameDataPerSecond)}, ${fpo.frames} frames\n`);
+  process.stdout.write(`x86 fpo walk, FPO_DATA:         ${rateText(fpo.fpoPerSecond)}, ${fpo.frames} frames\n`);
+  process.stdout.write(`x86 fpo walk, FrameData:        ${rateText(fpo.frameDataPerSecond)}, ${fpo.frames} frames\n`);
   await (await import("./bench-x64.js")).printX64Bench();
   (await import("./bench-dump.js")).printDumpBench();
 }
