@@ -3,15 +3,18 @@
 /** Frames per second the walkers must reach on a 10,000-frame stack (one core, warm). */
 export const WALK_TARGET = 2_000_000;
 
+/** Timed batches per measurement. */
+const BATCHES = 25;
+
 /**
  * Frames per second of `walk` (which returns the frames it produced): after `warmups` untimed
- * walks, the best of 10 batches of `rounds` walks, so that other work on the machine does not
- * decide the number.
+ * walks, the best of {@link BATCHES} batches of `rounds` walks, so that other work on the machine
+ * does not decide the number.
  */
 export function bestRate(walk: () => number, rounds: number, warmups = 0): number {
   for (let r = 0; r < warmups; r++) walk();
   let best = 0;
-  for (let batch = 0; batch < 10; batch++) {
+  for (let batch = 0; batch < BATCHES; batch++) {
     let frames = 0;
     const started = performance.now();
     for (let r = 0; r < rounds; r++) frames += walk();

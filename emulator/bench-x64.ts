@@ -15,7 +15,7 @@ import { RECURSION_1000 } from "./programs/x64-corpus.js";
 
 /**
  * Builds and runs a recursion `depth` calls deep, then walks its stack with the `unwind` walker:
- * frames per second, the best of 10 batches of `rounds` walks after `4 × rounds` warm-up walks
+ * frames per second, the best of several batches (bench-rate.ts) of `rounds` walks after `4 × rounds` warm-up walks
  * (one core).
  */
 export async function benchX64UnwindWalk(depth = 10_000, rounds = 10): Promise<{ frames: number; perSecond: number }> {

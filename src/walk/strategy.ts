@@ -63,6 +63,21 @@ export interface UnwindStep {
   entry?: FuncTableEntry | undefined;
   /** The caller's PC was interrupted (it comes from a machine frame), not returned to. */
   interrupted?: boolean | undefined;
+  /**
+   * The caller's PC and SP as numbers when the rule computed them as numbers (values below
+   * 2^53), −1 or absent otherwise: the walk then need not convert the bigints back.
+   */
+  pcNumber?: number | undefined;
+  spNumber?: number | undefined;
+}
+
+/**
+ * A frame's PC and SP as numbers, −1 when unknown or 2^53 or more: what the walk knows besides the
+ * registers, handed to {@link UnwindRule.exec} so that number-based rules skip converting them.
+ */
+export interface FrameNumbers {
+  pc: number;
+  sp: number;
 }
 
 /**
@@ -77,8 +92,10 @@ export function unwindStep(
   entry?: FuncTableEntry,
   trust?: Trust,
   interrupted?: boolean,
+  pcNumber = -1,
+  spNumber = -1,
 ): UnwindStep & { ok: true } {
-  return { ok: true, registers, rule, recovered, paramsSize, entry, trust, interrupted };
+  return { ok: true, registers, rule, recovered, paramsSize, entry, trust, interrupted, pcNumber, spNumber };
 }
 
 /** Result of running a rule: the caller's registers, or why it cannot be found. */
@@ -91,7 +108,8 @@ export type UnwindResult =
 export interface UnwindRule {
   /** A short description of the rule itself, before it runs. */
   describe(): string;
-  exec(registers: Registers, memory: MemoryReader): UnwindResult;
+  /** `numbers`, when given, are the PC and SP of `registers` as numbers (see {@link FrameNumbers}). */
+  exec(registers: Registers, memory: MemoryReader, numbers?: FrameNumbers): UnwindResult;
 }
 
 /** One way of finding a caller frame. */

@@ -12,7 +12,7 @@ import { ImageCache } from "./image-cache.js";
 import { lookupAddress, lookupAddressNumber } from "./lookup-address.js";
 import { archWalker, strategiesFor, type ArchWalker, type WalkerName } from "./registry.js";
 import type { RuleText } from "./lazy-text.js";
-import type { FrameSite, UnwindRule, UnwindStep, UnwindStrategy } from "./strategy.js";
+import type { FrameNumbers, FrameSite, UnwindRule, UnwindStep, UnwindStrategy } from "./strategy.js";
 
 /** Options of {@link walkThread}. */
 export interface WalkOptions {
@@ -44,19 +44,22 @@ function maskRegisters(machine: Machine, registers: Registers): Registers {
   return out ?? registers;
 }
 
+/** What every frame row of one walk shares. */
+interface RowContext {
+  arch: ArchWalker;
+  memory: Snapshot["memory"];
+}
+
 /**
  * A frame row. `params` (four memory reads) and `rule` (text with the values used) are worked
- * out when first read, so a deep walk pays for them only where they are looked at.
+ * out when first read, so a deep walk pays for them only where they are looked at; the fields
+ * a walk does not read per frame are getters, so that a row stays small.
  */
 class FrameRow implements Frame {
   addrReturn = 0n;
-  far = false;
-  virtual = false;
   funcTableEntry?: FuncTableEntry;
   readonly addrPC: bigint;
-  readonly addrFrame: bigint;
   readonly addrStack: bigint;
-  readonly addrBStore: bigint;
   private ruleText: RuleText;
   private paramValues: bigint[] | undefined;
   private recoveredView: Registers | undefined;
@@ -66,8 +69,7 @@ class FrameRow implements Frame {
    * callee-saved ones carried over; `recovered` names the former (all of them when undefined).
    */
   constructor(
-    private readonly arch: ArchWalker,
-    private readonly memory: Snapshot["memory"],
+    private readonly context: RowContext,
     readonly index: number,
     readonly unwindRegisters: Registers,
     readonly trust: Trust,
@@ -75,13 +77,31 @@ class FrameRow implements Frame {
     private readonly recovered?: readonly string[],
     /** The PC is an interrupted instruction, not a return address (see FrameSite.interrupted). */
     readonly interrupted = false,
+    /** The PC and SP as numbers when the rule gave them, −1 otherwise (see FrameNumbers). */
+    readonly pcNumber = -1,
+    readonly spNumber = -1,
   ) {
-    const registers = unwindRegisters;
-    this.addrPC = arch.pcOf(registers) ?? 0n;
-    this.addrFrame = arch.fpOf(registers) ?? 0n;
-    this.addrStack = arch.spOf(registers) ?? 0n;
-    this.addrBStore = arch.bstoreOf(registers) ?? 0n;
+    const arch = context.arch;
+    this.addrPC = arch.pcOf(unwindRegisters) ?? 0n;
+    this.addrStack = arch.spOf(unwindRegisters) ?? 0n;
     this.ruleText = rule;
+  }
+
+  get addrFrame(): bigint {
+    return this.context.arch.fpOf(this.unwindRegisters) ?? 0n;
+  }
+
+  get addrBStore(): bigint {
+    return this.context.arch.bstoreOf(this.unwindRegisters) ?? 0n;
+  }
+
+  /** Walks are flat 32- or 64-bit: no frame is a far (segmented) or virtual (inlined) one. */
+  get far(): boolean {
+    return false;
+  }
+
+  get virtual(): boolean {
+    return false;
   }
 
   get rule(): string {
@@ -105,7 +125,7 @@ class FrameRow implements Frame {
   }
 
   get params(): bigint[] {
-    this.paramValues ??= this.arch.params(this.registers, this.memory);
+    this.paramValues ??= this.context.arch.params(this.registers, this.context.memory);
     return this.paramValues;
   }
 
@@ -121,8 +141,16 @@ class FrameRow implements Frame {
 }
 
 /** Builds a frame row from its registers. */
-function makeFrame(arch: ArchWalker, snapshot: Snapshot, index: number, registers: Registers, trust: Trust, rule: RuleText, recovered?: readonly string[], interrupted = false): FrameRow {
-  return new FrameRow(arch, snapshot.memory, index, registers, trust, rule, recovered, interrupted);
+function makeFrame(
+  context: RowContext, index: number, registers: Registers, trust: Trust, rule: RuleText,
+  recovered?: readonly string[], interrupted = false, pcNumber = -1, spNumber = -1,
+): FrameRow {
+  return new FrameRow(context, index, registers, trust, rule, recovered, interrupted, pcNumber, spNumber);
+}
+
+/** A register value as a number, −1 when absent or not exact as one. */
+function exactNumber(v: bigint | undefined): number {
+  return v !== undefined && v <= MAX_EXACT ? Number(v) : -1;
 }
 
 /** Rules of every strategy for one lookup PC and callee parameter size; `undefined` = not asked yet, null = none. */
@@ -133,8 +161,18 @@ interface CachedRules {
   others?: Map<number, CachedRules>;
 }
 
-/** Rules for caller frames by lookup PC (a number when it is exact as one), for one strategy list. */
+/** Slots of a rule cache's direct-mapped front (a power of two). */
+const FRONT_SLOTS = 4096;
+
+/**
+ * Rules for caller frames by lookup PC (a number when it is exact as one), for one strategy list.
+ * A direct-mapped front, keyed by the low bits of the PC like framehop's rule cache, answers
+ * repeated return addresses (recursion, loops, the next walk of the same stack) without hashing;
+ * the maps behind it keep every entry, so a collision only costs a map lookup.
+ */
 interface RuleCache {
+  frontKeys: Float64Array;
+  front: (CachedRules | undefined)[];
   byNumber: Map<number, CachedRules>;
   byBigint: Map<bigint, CachedRules>;
 }
@@ -146,22 +184,28 @@ function ruleCacheFor(snapshot: Snapshot, strategies: readonly UnwindStrategy[])
   const byStrategies = ruleCaches.get(snapshot.modules, snapshot.memory);
   let cache = byStrategies.get(strategies);
   if (cache === undefined) {
-    cache = { byNumber: new Map(), byBigint: new Map() };
+    cache = { frontKeys: new Float64Array(FRONT_SLOTS).fill(-1), front: new Array<CachedRules | undefined>(FRONT_SLOTS).fill(undefined), byNumber: new Map(), byBigint: new Map() };
     byStrategies.set(strategies, cache);
   }
   return cache;
 }
 
 /** The cached rules for a caller frame's site (created empty on first use). */
-function cachedRules(cache: RuleCache, site: FrameSite, pc: bigint): CachedRules {
+function cachedRules(cache: RuleCache, site: FrameSite, pc: bigint, pcNumber: number): CachedRules {
   let entry: CachedRules | undefined;
-  if (pc <= MAX_EXACT) {
+  if (pcNumber >= 0 || pc <= MAX_EXACT) {
     // The lookup address of a caller frame is its return address − 1 (lookup-address.ts).
-    const key = lookupAddressNumber(Number(pc), true);
-    entry = cache.byNumber.get(key);
-    if (entry === undefined) {
-      entry = { calleeParams: site.calleeParams, rules: [] };
-      cache.byNumber.set(key, entry);
+    const key = lookupAddressNumber(pcNumber >= 0 ? pcNumber : Number(pc), true);
+    const slot = (key ^ (key >>> 12)) & (FRONT_SLOTS - 1);
+    if (cache.frontKeys[slot] === key) entry = cache.front[slot]!;
+    else {
+      entry = cache.byNumber.get(key);
+      if (entry === undefined) {
+        entry = { calleeParams: site.calleeParams, rules: [] };
+        cache.byNumber.set(key, entry);
+      }
+      cache.frontKeys[slot] = key;
+      cache.front[slot] = entry;
     }
   } else {
     entry = cache.byBigint.get(site.lookupPc);
@@ -219,7 +263,7 @@ interface Outcome {
   stop: WalkStop | undefined;
 }
 
-function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, pc: bigint, snapshot: Snapshot, cache: RuleCache, outcome: Outcome): void {
+function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, pc: bigint, numbers: FrameNumbers, snapshot: Snapshot, cache: RuleCache, outcome: Outcome): void {
   outcome.step = undefined;
   outcome.stop = undefined;
   let firstFailure: WalkStop | undefined;
@@ -229,7 +273,7 @@ function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, pc: 
   const contextLike = site.index === 0 || site.interrupted;
   let lookupSet = contextLike || pc > MAX_EXACT;
   if (lookupSet) site.lookupPc = lookupAddress(pc, !contextLike);
-  const cached = contextLike ? undefined : cachedRules(cache, site, pc);
+  const cached = contextLike ? undefined : cachedRules(cache, site, pc, numbers.pc);
   for (let i = 0; i < strategies.length; i++) {
     const strategy = strategies[i]!;
     let rule: UnwindRule | undefined;
@@ -247,7 +291,7 @@ function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, pc: 
       rule = r ?? undefined;
     }
     if (rule === undefined) continue;
-    const result = rule.exec(site.registers, snapshot.memory);
+    const result = rule.exec(site.registers, snapshot.memory, numbers);
     if (result.ok) {
       outcome.step = result;
       outcome.trust = result.trust ?? strategy.trust;
@@ -272,7 +316,9 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
   if (!Number.isSafeInteger(maxFrames) || maxFrames < 1) {
     throw new InputError("bad-value", `max-frames must be a whole number ≥ 1, not ${maxFrames}`);
   }
-  const frames: FrameRow[] = [makeFrame(arch, snapshot, 0, maskRegisters(snapshot.machine, thread.registers), "context", "context")];
+  const context = maskRegisters(snapshot.machine, thread.registers);
+  const rows: RowContext = { arch, memory: snapshot.memory };
+  const frames: FrameRow[] = [makeFrame(rows, 0, context, "context", "context", undefined, false, exactNumber(arch.pcOf(context)), exactNumber(arch.spOf(context)))];
   if (strategies.length === 0) {
     return { frames, stop: { reason: "unsupported", detail: arch.unsupportedDetail ?? "no strategy applies to this machine" } };
   }
@@ -281,13 +327,16 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
   const outcome: Outcome = { step: undefined, trust: "context", stop: undefined };
   // One site object for the whole walk (see FrameSite): refilled for every frame.
   const site: FrameSite = { machine: snapshot.machine, index: 0, interrupted: false, registers: {}, lookupPc: 0n, modules: snapshot.modules, images: snapshot.memory, calleeParams: 0 };
+  const numbers: FrameNumbers = { pc: -1, sp: -1 };
   for (;;) {
     const callee = frames[frames.length - 1]!;
     site.index = callee.index;
     site.interrupted = callee.interrupted;
     site.registers = callee.unwindRegisters;
     site.calleeParams = calleeParams;
-    unwindOnce(strategies, site, callee.addrPC, snapshot, cache, outcome);
+    numbers.pc = callee.pcNumber;
+    numbers.sp = callee.spNumber;
+    unwindOnce(strategies, site, callee.addrPC, numbers, snapshot, cache, outcome);
     const step = outcome.step;
     if (step === undefined) return { frames, stop: outcome.stop! };
     if (step.entry !== undefined) callee.funcTableEntry = step.entry;
@@ -299,7 +348,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     if (frames.length >= maxFrames) {
       return { frames, stop: { reason: "max-frames", detail: `the walk reached the frame cap of ${maxFrames}` } };
     }
-    frames.push(makeFrame(arch, snapshot, frames.length, callerRegisters, outcome.trust, step.rule, step.recovered, step.interrupted === true));
+    frames.push(makeFrame(rows, frames.length, callerRegisters, outcome.trust, step.rule, step.recovered, step.interrupted === true, step.pcNumber ?? -1, step.spNumber ?? -1));
   }
 }
 

@@ -5,6 +5,7 @@
  * form (register, [reg], [reg+disp8/32], SIB, RIP-relative), with or without a REX prefix.
  */
 import type { MemoryReader } from "../../memory/reader.js";
+import { bigintOf } from "../../memory/bigint-cache.js";
 import { ImageCache } from "../../walk/image-cache.js";
 import { moduleAt, type Module } from "../../model/snapshot.js";
 
@@ -94,27 +95,9 @@ export function readWordBig(memory: MemoryReader, address: bigint): boolean {
   return true;
 }
 
-/**
- * Bigints made from recent words, direct-mapped by their low bits: a stack walk reads the same
- * return addresses and saved registers over and over (recursion, loops), and making a bigint
- * costs more than looking one up.
- */
-const CACHE_SIZE = 1024;
-const cacheLow = new Uint32Array(CACHE_SIZE);
-const cacheHigh = new Uint32Array(CACHE_SIZE);
-const cacheValue: bigint[] = new Array<bigint>(CACHE_SIZE).fill(0n);
-
-/** The last word read, as a bigint. */
+/** The last word read, as a bigint (from recent ones when it was seen before). */
 export function wordBig(): bigint {
-  const low = word.low;
-  const high = word.high;
-  const slot = (low ^ (low >>> 10) ^ high) & (CACHE_SIZE - 1);
-  if (cacheLow[slot] === low && cacheHigh[slot] === high) return cacheValue[slot]!;
-  const value = high === 0 ? BigInt(low) : high < 0x20_0000 ? BigInt(high * 4294967296 + low) : (BigInt(high) << 32n) | BigInt(low);
-  cacheLow[slot] = low;
-  cacheHigh[slot] = high;
-  cacheValue[slot] = value;
-  return value;
+  return bigintOf(word.low, word.high);
 }
 
 /** The last word read as a number, or −1 when it is 2^53 or more. */

@@ -52,6 +52,8 @@ export const lastRun = {
   ripNumber: 0,
   /** The low bits of the caller's RSP (for the alignment check). */
   rspLow: 0,
+  /** The caller's RSP as a number, −1 when it is 2^53 or more. */
+  rspNumber: 0,
 };
 
 const MAX = Number.MAX_SAFE_INTEGER;
@@ -88,7 +90,7 @@ function overflow(plan: UnwindPlan, what: string): WalkStop {
  * over, see {@link inherited64}; more in {@link lastRun}), or undefined with the reason in
  * `lastRun.stop`.
  */
-export function runPlan(plan: UnwindPlan, registers: Registers, memory: MemoryReader): Registers | undefined {
+export function runPlan(plan: UnwindPlan, registers: Registers, memory: MemoryReader, rspNumber = -1): Registers | undefined {
   const rsp = registers["rsp"];
   let stop: WalkStop | undefined;
   lastRun.inconsistent = false;
@@ -97,7 +99,7 @@ export function runPlan(plan: UnwindPlan, registers: Registers, memory: MemoryRe
     let out = inherited64(registers);
     const simple = plan.simple;
     if (simple !== undefined && rsp <= MAX_BIG) {
-      const result = runSimple(plan, simple, memory, out, Number(rsp));
+      const result = runSimple(plan, simple, memory, out, rspNumber >= 0 ? rspNumber : Number(rsp), rsp);
       if (result === undefined) return out;
       if (result !== BAIL) {
         lastRun.stop = result;
@@ -117,7 +119,7 @@ export function runPlan(plan: UnwindPlan, registers: Registers, memory: MemoryRe
 }
 
 /** {@link runNumbers} for a plan's simple form: fixed offsets from RSP. */
-function runSimple(plan: UnwindPlan, simple: NonNullable<UnwindPlan["simple"]>, memory: MemoryReader, out: Registers, rsp: number): WalkStop | undefined | typeof BAIL {
+function runSimple(plan: UnwindPlan, simple: NonNullable<UnwindPlan["simple"]>, memory: MemoryReader, out: Registers, rsp: number, rspBig: bigint): WalkStop | undefined | typeof BAIL {
   const raSlot = rsp + simple.raOffset;
   if (raSlot + 8 > MAX) return BAIL;
   const offsets = simple.popOffsets;
@@ -131,8 +133,10 @@ function runSimple(plan: UnwindPlan, simple: NonNullable<UnwindPlan["simple"]>, 
   out["rip"] = wordBig();
   lastRun.ripNumber = wordNumber();
   lastRun.ripSlot = raSlot;
-  out["rsp"] = BigInt(raSlot + 8);
+  // Below 2^53 (checked above), so no wrap: the sum is the caller's RSP.
+  out["rsp"] = rspBig + simple.callerRsp;
   lastRun.rspLow = (raSlot + 8) % 16;
+  lastRun.rspNumber = raSlot + 8;
   return undefined;
 }
 
@@ -252,6 +256,7 @@ function runNumbers(plan: UnwindPlan, registers: Registers, memory: MemoryReader
   }
   out["rsp"] = BigInt(rsp);
   lastRun.rspLow = rsp % 16;
+  lastRun.rspNumber = rsp;
   return undefined;
 }
 
@@ -335,5 +340,6 @@ function runBigints(plan: UnwindPlan, registers: Registers, memory: MemoryReader
   }
   out["rsp"] = rsp;
   lastRun.rspLow = Number(rsp & 15n);
+  lastRun.rspNumber = rsp <= MAX_BIG ? Number(rsp) : -1;
   return undefined;
 }

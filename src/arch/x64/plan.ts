@@ -75,9 +75,10 @@ export interface UnwindPlan {
    * The usual shape — allocations, pushes and a return, nothing read through a register or the
    * establisher frame — as offsets from the frame's RSP: register number `popRegisters[k]` is at
    * RSP + `popOffsets[k]`, the return address at RSP + `raOffset`, the caller's RSP is RSP +
-   * `raOffset` + 8. Absent for any other plan.
+   * `raOffset` + 8 (`callerRsp`, as a bigint: adding bigints is cheaper than making one from a
+   * number). Absent for any other plan.
    */
-  simple?: { popOffsets: number[]; popRegisters: number[]; raOffset: number };
+  simple?: { popOffsets: number[]; popRegisters: number[]; raOffset: number; callerRsp: bigint };
   /**
    * The same plan with the frame register ignored (RSP taken as the establisher frame and left
    * where it is by SET_FPREG), for a frame whose frame register turns out not to be its own;
@@ -415,7 +416,7 @@ function simpleForm(code: readonly number[]): UnwindPlan["simple"] {
       popOffsets.push(offset);
       popRegisters.push(r);
       offset += 8;
-    } else if (op === OP_RET && i === code.length - 3) return { popOffsets, popRegisters, raOffset: offset };
+    } else if (op === OP_RET && i === code.length - 3) return { popOffsets, popRegisters, raOffset: offset, callerRsp: BigInt(offset + 8) };
     else return undefined;
   }
   return undefined;

@@ -23,7 +23,7 @@ import type { MemoryReader } from "../../memory/reader.js";
 import { moduleAt, type Module, type Registers } from "../../model/snapshot.js";
 import type { WalkStop } from "../../walk/frame.js";
 import { lazyText } from "../../walk/lazy-text.js";
-import { unwindStep, type FrameSite, type UnwindResult, type UnwindRule, type UnwindStep, type UnwindStrategy } from "../../walk/strategy.js";
+import { unwindStep, type FrameNumbers, type FrameSite, type UnwindResult, type UnwindRule, type UnwindStep, type UnwindStrategy } from "../../walk/strategy.js";
 import { isReturnAddress64 } from "./code.js";
 import { lastRun, runPlan } from "./exec.js";
 import { buildPlan, leafPlan, type UnwindPlan } from "./plan.js";
@@ -39,6 +39,12 @@ function machineFrameText(label: string, slot: number | bigint): string {
 
 /** A plan with what its checks need, kept by value (the walk reuses its site object). */
 class PlanRule implements UnwindRule {
+  /**
+   * The step the usual success is written into, made once and refilled on every run: the walk
+   * reads a step before it runs the next rule, and one step per frame is garbage it need not make.
+   */
+  private scratch: (UnwindStep & { ok: true }) | undefined;
+
   constructor(
     private readonly plan: UnwindPlan,
     private readonly modules: readonly Module[],
@@ -51,15 +57,15 @@ class PlanRule implements UnwindRule {
     return this.plan.label;
   }
 
-  exec(registers: Registers, memory: MemoryReader): UnwindResult {
+  exec(registers: Registers, memory: MemoryReader, numbers?: FrameNumbers): UnwindResult {
     let plan = this.plan;
-    let out = runPlan(plan, registers, memory);
+    let out = runPlan(plan, registers, memory, numbers?.sp);
     let repaired = false;
     if (out === undefined && lastRun.inconsistent && plan.withoutFrameRegister !== undefined) {
       // The frame register belongs to another frame (a longjmp reloaded it): RSP is all there is.
       const stop = lastRun.stop!;
       plan = plan.withoutFrameRegister;
-      out = runPlan(plan, registers, memory);
+      out = runPlan(plan, registers, memory, numbers?.sp);
       if (out === undefined) return { ok: false, stop };
       repaired = true;
     }
@@ -87,8 +93,14 @@ class PlanRule implements UnwindRule {
     // The rule text: the plan's (RSP-relative, the same for every frame at this PC); a machine
     // frame's RIP slot is not the caller's RSP − 8, so its frames name it.
     const entry = plan.entry;
-    // The usual step in one object literal (adding a property later would allocate again).
-    if (entry !== undefined && !plan.machineFrame && !repaired) return unwindStep(out, plan.label, plan.recovered, undefined, entry);
+    if (entry !== undefined && !plan.machineFrame && !repaired) {
+      const step = this.scratch;
+      if (step === undefined) return (this.scratch = unwindStep(out, plan.label, plan.recovered, undefined, entry, undefined, undefined, lastRun.ripNumber, lastRun.rspNumber));
+      step.registers = out;
+      step.pcNumber = lastRun.ripNumber;
+      step.spNumber = lastRun.rspNumber;
+      return step;
+    }
     const rule = plan.machineFrame ? lazyText(machineFrameText, plan.label, lastRun.ripSlot) : plan.label;
     const step: UnwindStep & { ok: true } = { ok: true, registers: out, recovered: plan.recovered, rule };
     if (entry !== undefined) step.entry = entry;

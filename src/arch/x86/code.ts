@@ -56,7 +56,21 @@ export const NOT_A_RETURN_ADDRESS = -1;
 /** {@link returnAddressInfo}: a return address after an indirect call, or in code the snapshot lacks. */
 export const UNKNOWN_CALL_TARGET = -2;
 
-const returnAddressCache = new ImageCache(() => new Map<number, number>());
+/** Slots of the direct-mapped front of the return-address answers (a power of two). */
+const FRONT_SLOTS = 1024;
+
+/** Answers by value: a direct-mapped front for the values seen last, the map for all of them. */
+interface ReturnAddressAnswers {
+  keys: Float64Array;
+  infos: Float64Array;
+  all: Map<number, number>;
+}
+
+const returnAddressCache = new ImageCache<ReturnAddressAnswers>(() => ({
+  keys: new Float64Array(FRONT_SLOTS).fill(-1),
+  infos: new Float64Array(FRONT_SLOTS),
+  all: new Map(),
+}));
 
 /**
  * What `value` is as a return address: {@link NOT_A_RETURN_ADDRESS}; the target of the direct
@@ -72,11 +86,15 @@ export function returnAddressInfo(modules: readonly Module[], images: MemoryRead
 /** {@link returnAddressInfo} for a 32-bit value given as a number. */
 export function returnAddressInfoN(modules: readonly Module[], images: MemoryReader, value: number): number {
   const cache = returnAddressCache.get(modules, images);
-  let info = cache.get(value);
+  const slot = (value ^ (value >>> 10)) & (FRONT_SLOTS - 1);
+  if (cache.keys[slot] === value) return cache.infos[slot]!;
+  let info = cache.all.get(value);
   if (info === undefined) {
     info = classifyReturnAddress(modules, images, BigInt(value));
-    cache.set(value, info);
+    cache.all.set(value, info);
   }
+  cache.keys[slot] = value;
+  cache.infos[slot] = info;
   return info;
 }
 

@@ -5,12 +5,13 @@
  * saved the caller's EBP in their register area; FRAME_NONFPO is an EBP frame; FRAME_TRAP and
  * FRAME_TSS end a user-mode walk with their own stop reasons.
  */
+import { bigintOfU32 } from "../../memory/bigint-cache.js";
 import { readU32, readU32n, type MemoryReader } from "../../memory/reader.js";
 import { FRAME_NONFPO, FRAME_TRAP, FRAME_TSS, type FpoData } from "../../model/fpo-data.js";
 import type { Registers } from "../../model/snapshot.js";
 import type { FuncTableEntry } from "../../walk/frame.js";
 import { lazyText } from "../../walk/lazy-text.js";
-import type { FrameSite, UnwindResult, UnwindRule, UnwindStrategy } from "../../walk/strategy.js";
+import type { FrameNumbers, FrameSite, UnwindResult, UnwindRule, UnwindStrategy } from "../../walk/strategy.js";
 import { decodeProlog, scanSlots, type PrologState } from "./code.js";
 import { acceptOrScan, EIP_ESP, EIP_ESP_EBP, epilogRule, hex, inherited, RA_SEARCH_WORDS, U32, x86Site, type X86Site } from "./site.js";
 import { findFpo, findFrameData } from "./tables.js";
@@ -102,12 +103,15 @@ function bodyRule(site: FrameSite, found: X86Site, record: FpoData, extra: { par
   const calleeParams = site.calleeParams;
   const offset = calleeParams + locals + saved;
   const stepExtra = { ...extra, recovered: record.fUseBP ? EIP_ESP_EBP : EIP_ESP };
+  // The caller's ESP when nothing moved, as a bigint to add (cheaper than making one per frame).
+  const callerEsp = BigInt(offset + 4);
   let plainText: string | undefined;
   return {
     describe: () => `${label}: ra=[esp+${calleeParams}+${locals}+${saved}]`,
-    exec(registers: Registers, stack: MemoryReader): UnwindResult {
+    exec(registers: Registers, stack: MemoryReader, numbers?: FrameNumbers): UnwindResult {
       // 32-bit arithmetic on numbers: this runs once per frame.
-      const esp = Number(registers["esp"] ?? 0n);
+      const espBig = registers["esp"] ?? 0n;
+      const esp = numbers !== undefined && numbers.sp >= 0 ? numbers.sp : Number(espBig);
       const expected = (esp + offset) >>> 0;
       let raSlot = scanSlots(stack, found.modules, found.images, expected, RA_SEARCH_WORDS, found.calleeStart, found.calleeEnd);
       if (raSlot < 0) raSlot = expected;
@@ -115,8 +119,8 @@ function bodyRule(site: FrameSite, found: X86Site, record: FpoData, extra: { par
       if (eip === undefined) return { ok: false, stop: { reason: "read-fault", address: BigInt(raSlot), detail: `${label}: cannot read the return address at ${hex(raSlot)}` } };
       const out = inherited(registers);
       const after = (raSlot + 4) >>> 0;
-      out["eip"] = BigInt(eip);
-      out["esp"] = BigInt(after);
+      out["eip"] = bigintOfU32(eip);
+      out["esp"] = raSlot === expected && esp + offset + 4 <= 0xffff_ffff ? espBig + callerEsp : BigInt(after);
       let ebpSlot = -1;
       if (record.fUseBP) {
         // MSVC saves EBP second (sub esp,L; push ebx; push ebp; ...): x86-fpo.md §1.4 step 3.
@@ -130,7 +134,7 @@ function bodyRule(site: FrameSite, found: X86Site, record: FpoData, extra: { par
       // The usual text (nothing moved, no EBP slot) is the same for every frame: made once.
       const moved = raSlot - expected;
       const text = moved === 0 && ebpSlot < 0 ? (plainText ??= bodyText(label, offset, 0, -1)) : lazyText(bodyText, label, offset, moved, ebpSlot);
-      return acceptOrScan(found, stack, out, text, after, expected, stepExtra);
+      return acceptOrScan(found, stack, out, text, after, expected, stepExtra, undefined, eip, after);
     },
   };
 }

@@ -10,11 +10,12 @@ import type { MemoryReader } from "../../memory/reader.js";
 import type { Registers } from "../../model/snapshot.js";
 import type { FuncTableEntry } from "../../walk/frame.js";
 import { lazyText } from "../../walk/lazy-text.js";
-import type { FrameSite, UnwindResult, UnwindRule, UnwindStrategy } from "../../walk/strategy.js";
+import type { FrameNumbers, FrameSite, UnwindResult, UnwindRule, UnwindStrategy } from "../../walk/strategy.js";
 import { scanSlots } from "./code.js";
 import { PROGRAM_REGISTERS, runProgram, type Program, type ProgramError } from "./program.js";
 import { affineRule } from "./program-rule.js";
 import { readU32n } from "../../memory/reader.js";
+import { bigintOfU32 } from "../../memory/bigint-cache.js";
 import { acceptOrScan, epilogRule, hex, inherited, RA_SEARCH_WORDS, U32, x86Site, type Reevaluator, type X86Site } from "./site.js";
 import { findFrameData, outermostFrameData, recordProgram } from "./tables.js";
 
@@ -44,17 +45,23 @@ interface AffineStep {
   load: boolean;
 }
 
+/** The caller's EIP and ESP as numbers after {@link runAffine} (−1 when it did not set them). */
+const affineNumbers = { eip: -1, esp: -1 };
+
 /**
  * Runs a reduced program (program-rule.ts): each caller register is an input plus a constant,
  * or the word there. Undefined when an input it needs has no value (the evaluator then reports
- * the program's own error).
+ * the program's own error). `esp` is the frame's ESP as a number, −1 when not known as one.
  */
-function runAffine(steps: readonly AffineStep[], registers: Registers, start: number, record: FrameData, calleeParams: number, stack: MemoryReader): Registers | ProgramError | undefined {
+function runAffine(steps: readonly AffineStep[], registers: Registers, esp: number, start: number, record: FrameData, calleeParams: number, stack: MemoryReader): Registers | ProgramError | undefined {
   const out = inherited(registers);
+  affineNumbers.eip = -1;
+  affineNumbers.esp = -1;
   for (let i = 0; i < steps.length; i++) {
     const o = steps[i]!;
     let base: number;
     if (o.seed < 0) base = inputValue(-1 - o.seed, start, record, calleeParams);
+    else if (o.seed === 1 && esp >= 0) base = esp;
     else {
       const v = o.seed === 2 ? registers["ebp"] : o.seed === 1 ? registers["esp"] : registers[PROGRAM_REGISTERS[o.seed]!];
       if (v === undefined) return undefined;
@@ -66,7 +73,10 @@ function runAffine(steps: readonly AffineStep[], registers: Registers, start: nu
       if (word === undefined) return { token: -1, reason: `cannot read 4 bytes at 0x${value.toString(16)}`, address: BigInt(value) };
       value = word;
     }
-    setCallerRegister(out, o.register, BigInt(value));
+    // Loaded words (return addresses, saved registers) recur from frame to frame and walk to walk.
+    setCallerRegister(out, o.register, o.load ? bigintOfU32(value) : BigInt(value));
+    if (o.register === "eip") affineNumbers.eip = value;
+    else if (o.register === "esp") affineNumbers.esp = value;
   }
   return out;
 }
@@ -232,14 +242,15 @@ function frameDataRule(site: FrameSite, found: X86Site, record: FrameData): Unwi
   const offset = calleeParams + record.localSize + record.savedRegsSize;
   return {
     describe: () => `${label}: ${record.program ?? NO_PROGRAM}`,
-    exec(registers: Registers, stack: MemoryReader): UnwindResult {
+    exec(registers: Registers, stack: MemoryReader, numbers?: FrameNumbers): UnwindResult {
       if (parsed === undefined || !parsed.ok) {
         const why = parsed === undefined ? "no program" : `token ${parsed.error.token}: ${parsed.error.reason}`;
         return { ok: false, stop: { reason: "unsupported", detail: `${label}: the program string does not parse (${why})` } };
       }
       const program = parsed.program;
       // 32-bit arithmetic on numbers: this runs once per frame.
-      const esp = Number(registers["esp"] ?? 0n);
+      const known = numbers !== undefined && numbers.sp >= 0;
+      const esp = known ? numbers.sp : Number(registers["esp"] ?? 0n);
       const ebp = registers["ebp"];
       const expected = (esp + offset) >>> 0;
       let start = expected;
@@ -258,8 +269,11 @@ function frameDataRule(site: FrameSite, found: X86Site, record: FrameData): Unwi
         }
       }
       const plan = rulePlan!;
+      const affine = plan.affine !== undefined ? runAffine(plan.affine, registers, known ? esp : -1, start, record, calleeParams, stack) : undefined;
+      const eipNumber = affine !== undefined ? affineNumbers.eip : -1;
+      const espNumber = affine !== undefined ? affineNumbers.esp : -1;
       const result =
-        (plan.affine !== undefined ? runAffine(plan.affine, registers, start, record, calleeParams, stack) : undefined) ??
+        affine ??
         runFor(program, plan, registers, [start, start, record.localSize, record.savedRegsSize, record.paramsSize, calleeParams], stack);
       if (!("token" in result)) {
         // An EBP-based program run on a wrong EBP (one the function already reloaded) is run again
@@ -267,7 +281,7 @@ function frameDataRule(site: FrameSite, found: X86Site, record: FrameData): Unwi
         const reevaluate = parsed.usesRaSearch ? undefined : new EbpRerun(program, plan, registers, [start, start, record.localSize, record.savedRegsSize, record.paramsSize, calleeParams], stack);
         // The usual text (nothing moved) is the same for every frame: made once.
         const text = moved === 0 && !realigned ? (plainText ??= ruleText(label, false, offset, 0, parsed.usesRaSearch, plan)) : lazyText(ruleText, label, realigned, offset, moved, parsed.usesRaSearch, plan);
-        return acceptOrScan(found, stack, result as Registers, text, (start + 4) >>> 0, expected, stepExtra, reevaluate);
+        return acceptOrScan(found, stack, result as Registers, text, (start + 4) >>> 0, expected, stepExtra, reevaluate, eipNumber, espNumber);
       }
       const e = result as ProgramError;
       const stop = e.address !== undefined
@@ -292,10 +306,10 @@ function exact(result: UnwindResult): boolean {
 function withRecordAtReturn(primary: UnwindRule, alternative: UnwindRule): UnwindRule {
   return {
     describe: () => `${primary.describe()}; else ${alternative.describe()}`,
-    exec(registers, stack) {
-      const first = primary.exec(registers, stack);
+    exec(registers, stack, numbers) {
+      const first = primary.exec(registers, stack, numbers);
       if (exact(first)) return first;
-      const second = alternative.exec(registers, stack);
+      const second = alternative.exec(registers, stack, numbers);
       if (!exact(second) || !second.ok) return first;
       return { ...second, rule: `${second.rule.toString()} (the record that starts at the return address)` };
     },

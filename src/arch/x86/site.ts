@@ -7,8 +7,8 @@ import type { MemoryReader } from "../../memory/reader.js";
 import { moduleAt, symbolAt, type Module, type Registers } from "../../model/snapshot.js";
 import type { FuncTableEntry, WalkStop } from "../../walk/frame.js";
 import { lazyText, type RuleText } from "../../walk/lazy-text.js";
-import { unwindStep, type FrameSite, type UnwindResult, type UnwindRule } from "../../walk/strategy.js";
-import { decodeToReturn, directCallTarget, isReturnAddress, NOT_A_RETURN_ADDRESS, returnAddressInfo, runToReturn, scanForReturnAddress } from "./code.js";
+import { unwindStep, type FrameSite, type UnwindResult, type UnwindRule, type UnwindStep } from "../../walk/strategy.js";
+import { decodeToReturn, directCallTarget, isReturnAddress, NOT_A_RETURN_ADDRESS, returnAddressInfo, returnAddressInfoN, runToReturn, scanForReturnAddress } from "./code.js";
 import { findFpo, outermostFrameData, x86Tables, type X86Tables } from "./tables.js";
 
 export const U32 = 0xffff_ffffn;
@@ -81,6 +81,21 @@ export interface StepExtra {
   entry?: FuncTableEntry;
   /** The registers the rule recovers (see UnwindStep.recovered). */
   recovered?: readonly string[];
+  /**
+   * The step object the rule's plain successes are written into, made on the first one and
+   * refilled on every later run: the walk reads a step before it runs the next rule, and one
+   * step per frame is garbage a deep walk need not make. Never spread into another object.
+   */
+  scratch?: UnwindStep & { ok: true };
+}
+
+/** The fields of `extra` that go into a step made on the spot (not its scratch step). */
+function stepFields(extra: StepExtra): { paramsSize?: number; entry?: FuncTableEntry; recovered?: readonly string[] } {
+  const out: { paramsSize?: number; entry?: FuncTableEntry; recovered?: readonly string[] } = {};
+  if (extra.paramsSize !== undefined) out.paramsSize = extra.paramsSize;
+  if (extra.entry !== undefined) out.entry = extra.entry;
+  if (extra.recovered !== undefined) out.recovered = extra.recovered;
+  return out;
 }
 
 /** The registers every x86 unwind recovers. */
@@ -104,8 +119,17 @@ function scannedText(rule: RuleText, eip: bigint, slot: bigint, value: bigint): 
 }
 
 /** A successful step (written out field by field: this runs once per frame). */
-function accepted(registers: Registers, rule: RuleText, extra: StepExtra): UnwindResult {
-  return unwindStep(registers, rule, extra.recovered, extra.paramsSize, extra.entry);
+function accepted(registers: Registers, rule: RuleText, extra: StepExtra, eipNumber: number, espNumber: number): UnwindResult {
+  const step = extra.scratch;
+  if (step === undefined) {
+    extra.scratch = unwindStep(registers, rule, extra.recovered, extra.paramsSize, extra.entry, undefined, undefined, eipNumber, espNumber);
+    return extra.scratch;
+  }
+  step.registers = registers;
+  step.rule = rule;
+  step.pcNumber = eipNumber;
+  step.spNumber = espNumber;
+  return step;
 }
 
 /**
@@ -113,7 +137,8 @@ function accepted(registers: Registers, rule: RuleText, extra: StepExtra): Unwin
  * stack). A return address after a direct call to another function is checked against the
  * ESP-based slot `expected`: when a return address after a call into this function lies there
  * (or just above), that one is taken. When EIP is not a return address at all, the stack is
- * scanned from `scanFrom`; both repairs mark the frame as found by scanning.
+ * scanned from `scanFrom`; both repairs mark the frame as found by scanning. `eipNumber` and
+ * `espNumber` are the EIP and ESP of `registers` as numbers when the rule has them (−1 if not).
  */
 export function acceptOrScan(
   found: X86Site,
@@ -124,10 +149,12 @@ export function acceptOrScan(
   expected: number | undefined,
   extra: StepExtra = {},
   reevaluate?: Reevaluator,
+  eipNumber = -1,
+  espNumber = -1,
 ): UnwindResult {
   const eip = registers["eip"] ?? 0n;
-  if (eip === 0n) return accepted(registers, rule, extra);
-  const info = returnAddressInfo(found.modules, found.images, eip);
+  if (eipNumber === 0 || eip === 0n) return accepted(registers, rule, extra, eipNumber, espNumber);
+  const info = eipNumber > 0 ? returnAddressInfoN(found.modules, found.images, eipNumber) : returnAddressInfo(found.modules, found.images, eip);
   if (info !== NOT_A_RETURN_ADDRESS) {
     const callee = found.callee;
     // A direct call to somewhere outside this function (numbers: this runs once per frame).
@@ -143,11 +170,11 @@ export function acceptOrScan(
           registers: fixed,
           rule: lazyText(notThisFunctionText, rule, eip, target, hit.slot, hit.value),
           trust: "scan",
-          ...extra,
+          ...stepFields(extra),
         };
       }
     }
-    return accepted(registers, rule, extra);
+    return accepted(registers, rule, extra, eipNumber, espNumber);
   }
   const words = found.contextFrame ? SCAN_WORDS_CONTEXT : SCAN_WORDS;
   const hit = scanForReturnAddress(stack, found.modules, found.images, BigInt(scanFrom), words, found.callee);
@@ -162,7 +189,7 @@ export function acceptOrScan(
     registers: { ...registers, eip: hit.value, esp: (hit.slot + 4n) & U32 },
     rule: lazyText(scannedText, rule, eip, hit.slot, hit.value),
     trust: "scan",
-    ...extra,
+    ...stepFields(extra),
   };
 }
 
@@ -205,7 +232,7 @@ export function epilogRule(site: FrameSite, found: X86Site, label: string, extra
         const out = inherited(registers);
         out["eip"] = hit.value;
         out["esp"] = (hit.slot + 4n) & U32;
-        return { ok: true, registers: out, recovered: EIP_ESP, rule: `${text}: the jump to ${hex(run.tailCall)} switches stacks; scanned from esp=${hex(esp)} to [${hex(hit.slot)}]=${hex(hit.value)}`, trust: "scan", ...extra };
+        return { ok: true, registers: out, recovered: EIP_ESP, rule: `${text}: the jump to ${hex(run.tailCall)} switches stacks; scanned from esp=${hex(esp)} to [${hex(hit.slot)}]=${hex(hit.value)}`, trust: "scan", ...stepFields(extra) };
       }
       if (!run.ok && fallback !== undefined) return fallback.exec(registers, stack);
       if (!run.ok) {
@@ -219,7 +246,7 @@ export function epilogRule(site: FrameSite, found: X86Site, label: string, extra
       out["esp"] = run.registers["esp"]!;
       const restored = ops.flatMap((o) => (o.op.op === "pop" && o.op.reg !== "esp" ? [o.op.reg] : o.op.op === "leave" ? ["ebp"] : []));
       const tail = run.tailCall === undefined ? "" : ` (tail call to ${hex(run.tailCall)})`;
-      return { ok: true, registers: out, rule: `${text}${tail}, ra@[${hex(run.raSlot)}]`, ...extra, recovered: [...EIP_ESP, ...restored] };
+      return { ok: true, registers: out, rule: `${text}${tail}, ra@[${hex(run.raSlot)}]`, ...stepFields(extra), recovered: [...EIP_ESP, ...restored] };
     },
   };
 }
