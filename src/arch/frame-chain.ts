@@ -20,6 +20,8 @@ export interface FrameChainRegisters {
   sp: string;
   fp: string;
   width: 4 | 8;
+  /** The caller's register object, written with fixed property names (this runs for every frame). */
+  make(pc: bigint, sp: bigint, fp: bigint): Registers;
 }
 
 function padHex(v: bigint, width: number): string {
@@ -58,7 +60,7 @@ export function frameChainRule(regs: FrameChainRegisters): UnwindRule {
         return { ok: false, stop: { reason: "read-fault", address: fp, detail: `cannot read the saved ${regs.fp.toUpperCase()} at ${hex(fp)}` } };
       }
       const sp = (fp + 2n * w) & mask;
-      return unwindStep({ [regs.pc]: pc, [regs.sp]: sp, [regs.fp]: savedFp }, lazyText(chainText, regs, fp, raSlot, pc, savedFp, sp));
+      return unwindStep(regs.make(pc, sp, savedFp), lazyText(chainText, regs, fp, raSlot, pc, savedFp, sp));
     },
   };
 }

@@ -7,7 +7,7 @@ import type { UnwindStrategy } from "../../walk/strategy.js";
 import { frameChainRule } from "../frame-chain.js";
 
 /** The RBP-chain rule; one value serves every frame. */
-export const X64_FRAME_POINTER_RULE = frameChainRule({ pc: "rip", sp: "rsp", fp: "rbp", width: 8 });
+export const X64_FRAME_POINTER_RULE = frameChainRule({ pc: "rip", sp: "rsp", fp: "rbp", width: 8, make: (rip, rsp, rbp) => ({ rip, rsp, rbp }) });
 
 /** The x64 frame-pointer strategy (trust `frame-pointer`). */
 export const x64FramePointer: UnwindStrategy = {
