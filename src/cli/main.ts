@@ -3,6 +3,7 @@ import { InputError } from "../errors.js";
 import { CHECK_USAGE, checkCommand } from "./check.js";
 import { EMULATE_USAGE, emulateCommand } from "./emulate.js";
 import { EXIT, UsageError, type Io } from "./common.js";
+import { EXPLAIN_USAGE, explainCommand } from "./explain.js";
 import { ROLES_USAGE, rolesCommand } from "./roles.js";
 import { WALK_USAGE, walkCommand } from "./walk.js";
 
@@ -11,6 +12,7 @@ const COMMANDS: Record<string, { run: (argv: string[], io: Io) => number | Promi
   check: { run: checkCommand, usage: CHECK_USAGE },
   roles: { run: rolesCommand, usage: ROLES_USAGE },
   emulate: { run: emulateCommand, usage: EMULATE_USAGE },
+  explain: { run: explainCommand, usage: EXPLAIN_USAGE },
 };
 
 /** Top-level usage text. */
@@ -22,6 +24,7 @@ commands:
   walk <vector.json>        walk the stack(s) of a snapshot and print the frames
   check <vector|dir>...     walk vectors and compare each walk with its ground truth
   roles                     which register plays each STACKFRAME role, per machine
+  explain <input>           every frame with the rule that found it and the memory it read
   emulate <program.exe>     run a program on the emulated CPU and write vectors or a sweep
 
 Run "stackwalk <command> --help" for a command's options.

@@ -106,7 +106,7 @@ export function walkCommand(argv: string[], io: Io): number {
  * The snapshot to walk: a vector or minidump itself, or one snapshot of a sweep chosen with
  * `--step`; with the minidump it came from, if any. The Breakpad formats need a minidump.
  */
-function chooseSnapshot(file: string, step: string | undefined, symbols: readonly string[], images: readonly string[], io: Io, format: string): { snapshot: Snapshot; dump?: Minidump } {
+export function chooseSnapshot(file: string, step: string | undefined, symbols: readonly string[], images: readonly string[], io: Io, format = "text"): { snapshot: Snapshot; dump?: Minidump } {
   const input = loadInput(file);
   if (input.kind !== "dump" && (format === "breakpad" || format === "breakpad-m")) {
     throw new UsageError(`--format ${format} reproduces Breakpad's report of a minidump; ${file} is a ${input.kind === "vector" ? "vector" : "sweep"}, not a .dmp`);

@@ -20,6 +20,11 @@ export interface WalkOptions {
   walker?: WalkerName;
   /** The most frames a walk returns (default {@link DEFAULT_MAX_FRAMES}). */
   maxFrames?: number;
+  /**
+   * Called just before the walk looks for the caller of frame `index`: what the walk reads from
+   * then until the next call is what finding that caller took (`explain` records it).
+   */
+  onUnwind?: (index: number) => void;
 }
 
 /** The default frame cap. */
@@ -336,6 +341,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     site.calleeParams = calleeParams;
     numbers.pc = callee.pcNumber;
     numbers.sp = callee.spNumber;
+    options.onUnwind?.(callee.index);
     unwindOnce(strategies, site, callee.addrPC, numbers, snapshot, cache, outcome);
     const step = outcome.step;
     if (step === undefined) return { frames, stop: outcome.stop! };
