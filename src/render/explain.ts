@@ -171,6 +171,8 @@ function classifyReads(machine: Machine, wordSize: number, reads: readonly RawRe
   const searched = /scan|found \d+ bytes above|not a return address/.test(caller.rule) || caller.trust === "scan";
   const bstoreRange = machine === "ia64" ? backingStoreRange(snapshot, callee, caller) : undefined;
   const base = callee.unwindRegisters ?? callee.registers;
+  // Registers already matched to a slot: two saved registers that hold the same value get one slot each.
+  const taken = new Set<string>();
   return reads.map((r, i): ExplainedRead => {
     let role: ReadRole = searched ? "scanned" : "data";
     let register: string | undefined;
@@ -182,8 +184,9 @@ function classifyReads(machine: Machine, wordSize: number, reads: readonly RawRe
       register = arch.fp;
     } else {
       for (const [name, v] of Object.entries(recovered)) {
-        if (name === arch.pc || name === arch.sp || name === arch.fp || name === arch.bstore) continue;
+        if (name === arch.pc || name === arch.sp || name === arch.fp || name === arch.bstore || taken.has(name)) continue;
         if (v === r.value) {
+          taken.add(name);
           role = "saved-register";
           register = name;
           break;
