@@ -53,18 +53,21 @@ function nonFpoRule(found: X86Site, record: FpoData, extra: { paramsSize: number
   return {
     describe: () => `${label}: eip=[ebp+4], esp=ebp+8, ebp=[ebp]`,
     exec(registers: Registers, stack: MemoryReader): UnwindResult {
-      const ebp = registers["ebp"] ?? 0n;
-      const eip = readU32(stack, (ebp + 4n) & U32);
-      const saved = readU32(stack, ebp);
+      // 32-bit arithmetic on numbers: this runs once per frame.
+      const ebpBig = registers["ebp"] ?? 0n;
+      const ebp = Number(ebpBig);
+      const eip = readU32n(stack, (ebp + 4) >>> 0);
+      const saved = readU32n(stack, ebp);
       if (eip === undefined || saved === undefined) {
-        const at = eip === undefined ? (ebp + 4n) & U32 : ebp;
-        return { ok: false, stop: { reason: "read-fault", address: at, detail: `${label}: cannot read ${hex(at)}` } };
+        const at = eip === undefined ? (ebp + 4) >>> 0 : ebp;
+        return { ok: false, stop: { reason: "read-fault", address: BigInt(at), detail: `${label}: cannot read ${hex(at)}` } };
       }
       const out = inherited(registers);
-      out["eip"] = eip;
-      out["esp"] = (ebp + 8n) & U32;
-      out["ebp"] = saved;
-      return acceptOrScan(found, stack, out, lazyText(nonFpoText, label, ebp), Number((ebp + 8n) & U32), undefined, stepExtra);
+      const esp = (ebp + 8) >>> 0;
+      out["eip"] = bigintOfU32(eip);
+      out["esp"] = esp === ebp + 8 ? ebpBig + 8n : BigInt(esp);
+      out["ebp"] = bigintOfU32(saved);
+      return acceptOrScan(found, stack, out, lazyText(nonFpoText, label, ebpBig), esp, undefined, stepExtra, undefined, eip, esp);
     },
   };
 }

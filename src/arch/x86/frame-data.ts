@@ -43,6 +43,9 @@ interface AffineStep {
   seed: number;
   offset: number;
   load: boolean;
+  /** The last distance from ESP this output had, and the same as a bigint (see {@link runAffine}). */
+  lastDelta: number;
+  lastDeltaBig: bigint;
 }
 
 /** The caller's EIP and ESP as numbers after {@link runAffine} (−1 when it did not set them). */
@@ -55,6 +58,7 @@ const affineNumbers = { eip: -1, esp: -1 };
  */
 function runAffine(steps: readonly AffineStep[], registers: Registers, esp: number, start: number, record: FrameData, calleeParams: number, stack: MemoryReader): Registers | ProgramError | undefined {
   const out = inherited(registers);
+  const espBig = registers["esp"];
   affineNumbers.eip = -1;
   affineNumbers.esp = -1;
   for (let i = 0; i < steps.length; i++) {
@@ -73,8 +77,20 @@ function runAffine(steps: readonly AffineStep[], registers: Registers, esp: numb
       if (word === undefined) return { token: -1, reason: `cannot read 4 bytes at 0x${value.toString(16)}`, address: BigInt(value) };
       value = word;
     }
-    // Loaded words (return addresses, saved registers) recur from frame to frame and walk to walk.
-    setCallerRegister(out, o.register, o.load ? bigintOfU32(value) : BigInt(value));
+    // Loaded words (return addresses, saved registers) recur from frame to frame and walk to walk;
+    // a computed value a fixed distance above ESP (the caller's ESP) is ESP plus that distance, and
+    // adding bigints costs less than making one from a number.
+    let big: bigint;
+    if (o.load) big = bigintOfU32(value);
+    else if (esp >= 0 && value >= esp && espBig !== undefined) {
+      const delta = value - esp;
+      if (delta !== o.lastDelta) {
+        o.lastDelta = delta;
+        o.lastDeltaBig = BigInt(delta);
+      }
+      big = espBig + o.lastDeltaBig;
+    } else big = BigInt(value);
+    setCallerRegister(out, o.register, big);
     if (o.register === "eip") affineNumbers.eip = value;
     else if (o.register === "esp") affineNumbers.esp = value;
   }
@@ -162,7 +178,7 @@ function planOf(program: Program): SlotPlan {
       const r = INPUT_REGISTERS.indexOf(o.base);
       const i = INPUTS.indexOf(o.base);
       if (r < 0 && i < 0) return undefined;
-      return { register: CALLER_REGISTERS[o.register]!, seed: r >= 0 ? r : -1 - i, offset: o.offset, load: o.load };
+      return { register: CALLER_REGISTERS[o.register]!, seed: r >= 0 ? r : -1 - i, offset: o.offset, load: o.load, lastDelta: -1, lastDeltaBig: 0n };
     });
     if (steps !== undefined && steps.every((x) => x !== undefined)) plan.affine = steps as AffineStep[];
     plans.set(program, plan);
