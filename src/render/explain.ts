@@ -269,7 +269,7 @@ function howLines(machine: Machine, callee: ExplainedFrame, e: ExplainedFrame, w
   }
   const sp = registerName(machine, arch.sp);
   if (machine === "ia64") {
-    lines.push(`${sp} ← ${a(e.frame.addrStack)}; the caller's registers start lower on the backing store: BSP ← ${a(e.frame.addrBStore)}${bspNote(callee.frame, e.frame)}`);
+    lines.push(`${sp} ← ${a(e.frame.addrStack)}; ${bspNote(callee.frame, e.frame, a)}`);
   } else {
     const ra = e.reads.find((r) => r.role === "return-address");
     const why = ra !== undefined && ra.address + BigInt(wordSize) === e.frame.addrStack ? ", just above the return-address slot (what the return leaves)" : "";
@@ -278,14 +278,15 @@ function howLines(machine: Machine, callee: ExplainedFrame, e: ExplainedFrame, w
   return lines;
 }
 
-/** IA-64: how far BSP moved between two frames, and the NaT collection words it crossed. */
-function bspNote(callee: Frame, caller: Frame): string {
-  if (callee.addrBStore === 0n || caller.addrBStore === 0n || caller.addrBStore > callee.addrBStore) return "";
+/** IA-64: how far BSP moved between two frames (the caller's sol), and the NaT collection slots it crossed. */
+function bspNote(callee: Frame, caller: Frame, a: (v: bigint) => string): string {
+  if (callee.addrBStore === 0n || caller.addrBStore === 0n || caller.addrBStore > callee.addrBStore) return `BSP ← ${a(caller.addrBStore)}`;
   const words = Number((callee.addrBStore - caller.addrBStore) / 8n);
   let nat = 0;
   for (let addr = caller.addrBStore; addr < callee.addrBStore; addr += 8n) if (((addr >> 3n) & 0x3fn) === 0x3fn) nat++;
-  const regs = words - nat;
-  return ` (${regs} stacked register${regs === 1 ? "" : "s"} of the caller${nat > 0 ? `, across ${nat} NaT collection word${nat === 1 ? "" : "s"}` : ""})`;
+  const sol = words - nat;
+  const across = nat > 0 ? `, across ${nat} NaT collection slot${nat === 1 ? "" : "s"} (a word whose address has bits 8..3 all set holds NaT bits, not a register)` : "";
+  return `BSP ← BSP − sol(${sol}) = ${a(caller.addrBStore)}: the caller's ${sol} input and local register${sol === 1 ? "" : "s"} lie just below on the backing store${across}`;
 }
 
 const UWOP_TEXT: [RegExp, (m: RegExpMatchArray) => string][] = [
