@@ -96,3 +96,8 @@ export {
   BREAKPAD_ARCH,
   type SymFileInput,
 } from "./formats/breakpad-sym-write.js";
+export * from "./etw/extended-data.js";
+export * from "./etw/stitch.js";
+export * from "./etw/ebp-chain.js";
+export * from "./etw/crosscheck.js";
+export * from "./etw/etl.js";

@@ -1,8 +1,10 @@
 /** The `stackwalk` command line: dispatches to one file per command and maps errors to exit codes. */
 import { InputError } from "../errors.js";
 import { CHECK_USAGE, checkCommand } from "./check.js";
+import { CROSSCHECK_USAGE, crossCheckCommand } from "./crosscheck.js";
 import { EMULATE_USAGE, emulateCommand } from "./emulate.js";
 import { EXIT, UsageError, type Io } from "./common.js";
+import { ETW_USAGE, etwCommand } from "./etw.js";
 import { EXPLAIN_USAGE, explainCommand } from "./explain.js";
 import { ROLES_USAGE, rolesCommand } from "./roles.js";
 import { WALK_USAGE, walkCommand } from "./walk.js";
@@ -12,6 +14,8 @@ const COMMANDS: Record<string, { run: (argv: string[], io: Io) => number | Promi
   check: { run: checkCommand, usage: CHECK_USAGE },
   roles: { run: rolesCommand, usage: ROLES_USAGE },
   emulate: { run: emulateCommand, usage: EMULATE_USAGE },
+  crosscheck: { run: crossCheckCommand, usage: CROSSCHECK_USAGE },
+  etw: { run: etwCommand, usage: ETW_USAGE },
   explain: { run: explainCommand, usage: EXPLAIN_USAGE },
 };
 
@@ -26,6 +30,8 @@ commands:
   roles                     which register plays each STACKFRAME role, per machine
   explain <input>           every frame with the rule that found it and the memory it read
   emulate <program.exe>     run a program on the emulated CPU and write vectors or a sweep
+  crosscheck <vector|dmp>   align a walk with the ETW stacks recorded for it and explain each difference
+  etw decode <file>         decode ETW extended data items (either form) or an .etl trace
 
 Run "stackwalk <command> --help" for a command's options.
 Exit status: 0 success, 1 a check found a difference, 2 bad input or usage.

@@ -111,6 +111,11 @@ export function encodeApiItems(items: readonly ExtendedDataItem[], dataBase: big
  * ends at the first item whose Linkage is 0.
  */
 export function decodeDiskItems(bytes: Uint8Array, baseOffset = 0): ExtendedDataItem[] {
+  return decodeDiskChain(bytes, baseOffset).items;
+}
+
+/** One on-disk chain and the position just past its last item (relative to `bytes`). */
+function decodeDiskChain(bytes: Uint8Array, baseOffset: number): { items: ExtendedDataItem[]; end: number } {
   const c = new ByteCursor(bytes, baseOffset);
   const items: ExtendedDataItem[] = [];
   for (;;) {
@@ -128,9 +133,69 @@ export function decodeDiskItems(bytes: Uint8Array, baseOffset = 0): ExtendedData
     c.seek(start + total);
     const linkage = (word & 1) === 1;
     items.push({ extType, linkage, reserved1: 0, reserved2: word >> 1, data, offset });
-    if (!linkage) return items;
+    if (!linkage) return { items, end: c.pos };
     if (c.remaining === 0) throw new InputError("truncated", "the Linkage bit says another item follows, but the input ends", { offset: c.offset });
   }
+}
+
+/**
+ * Decodes a sequence of on-disk chains, one per event, until the end of `bytes` (zero bytes
+ * after the last chain are padding). An empty input holds no event.
+ */
+export function decodeDiskEvents(bytes: Uint8Array, baseOffset = 0): ExtendedDataItem[][] {
+  const events: ExtendedDataItem[][] = [];
+  let at = 0;
+  while (at < bytes.length) {
+    if (bytes.subarray(at).every((b) => b === 0)) break;
+    const { items, end } = decodeDiskChain(bytes.subarray(at), baseOffset + at);
+    events.push(items);
+    at += end;
+  }
+  return events;
+}
+
+/**
+ * Decodes a file in the API form: 16-byte EVENT_HEADER_EXTENDED_DATA_ITEM headers up to the first
+ * whose Linkage bit is clear, each DataPtr an offset into the same file (where a producer that
+ * dumps `EVENT_RECORD.ExtendedData` with its data would put them).
+ */
+export function decodeApiFile(bytes: Uint8Array, baseOffset = 0): ExtendedDataItem[] {
+  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let count = 0;
+  for (;;) {
+    const at = count * API_ITEM_SIZE;
+    if (at + API_ITEM_SIZE > bytes.length) {
+      throw new InputError("truncated", `${count === 0 ? "the first item header" : `the Linkage bit of item ${count - 1} says another item follows, but its 16-byte header`} runs past the end of the input`, {
+        offset: baseOffset + at,
+      });
+    }
+    count++;
+    if ((v.getUint16(at + 4, true) & 1) === 0) break;
+  }
+  return decodeApiItems(bytes.subarray(0, count * API_ITEM_SIZE), count, bytes, 0n, baseOffset);
+}
+
+/** The two forms a file of raw extended-data items can take (etw.md §1.2). */
+export type ItemsForm = "disk" | "api";
+
+/**
+ * Tells the forms apart by their first item: an on-disk item starts with its total size, at least
+ * 8 + DataSize and within the input; an API header starts with Reserved1 (0 in practice) and has
+ * a DataPtr at offset 8 that, in a file, points past the headers and within the input.
+ */
+export function detectItemsForm(bytes: Uint8Array): ItemsForm {
+  if (bytes.length < DISK_ITEM_HEADER_SIZE) return "disk";
+  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const first = v.getUint16(0, true);
+  const dataSize = v.getUint16(6, true);
+  const disk = first >= DISK_ITEM_HEADER_SIZE + dataSize && first <= bytes.length;
+  let api = false;
+  if (bytes.length >= API_ITEM_SIZE) {
+    const ptr = v.getBigUint64(8, true);
+    api = ptr >= BigInt(API_ITEM_SIZE) && ptr + BigInt(dataSize) <= BigInt(bytes.length);
+  }
+  if (api && (first === 0 || !disk)) return "api";
+  return "disk";
 }
 
 /** Encodes items in the on-disk form; Linkage is set on every item but the last. */
