@@ -16,10 +16,10 @@
  * the return addresses of the calls made after the snapshot, innermost first, into EtwpLogStack,
  * into EtwEventWrite and into the program's function just after its logging call. Between the
  * capture point and the walk the logger only pushes below the snapshot's stack pointer, so every
- * frame the snapshot shows is unchanged when it is walked. With "kernel-user" the user part is
- * walked from the trap frame's Ebp (x86-fpo.md §6 step 1), so it starts at the return address
- * into the caller of the function that entered the kernel: that function's own return address
- * is the trap frame's Eip, which is on no EBP chain and in neither part.
+ * frame the snapshot shows is unchanged when it is walked. With "kernel-user" the user part
+ * starts where user mode left off, the trap frame's Eip (the return into the system-call stub,
+ * etw.md §3), which is on no EBP chain and so is recorded first; the rest is walked from the
+ * trap frame's Ebp (x86-fpo.md §6 step 1).
  */
 import { decodeDiskItems, decodeStackTrace, encodeDiskItems, encodeStackTrace, EVENT_HEADER_EXT_TYPE, type StackTrace } from "../src/etw/extended-data.js";
 import { parsePe } from "../src/formats/pe.js";
