@@ -1,13 +1,15 @@
 /** `stackwalk roles`: which register plays each STACKFRAME role, per machine. */
 import { isMachine, machineInfo, MACHINES, type Machine } from "../model/machine.js";
 import { renderRoles } from "../render/text.js";
+import { IA64_TWO_STACKS } from "../arch/ia64/two-stacks.js";
 import { EXIT, parseOptions, UsageError, type Io } from "./common.js";
 
 /** Usage text of `roles`. */
 export const ROLES_USAGE = `usage: stackwalk roles [--machine x86|x64|ia64] [--json]
 
 Prints which register plays each STACKFRAME64 role (AddrPC, AddrFrame, AddrStack, AddrBStore,
-...) on each machine, side by side, with a line on why.
+...) on each machine, side by side, with a line on why. With --machine ia64 it also draws
+Itanium's two stacks (memory stack and register backing store) and where AddrBStore points.
 `;
 
 /** Runs `roles`. */
@@ -39,6 +41,10 @@ export function rolesCommand(argv: string[], io: Io): number {
       };
     });
     io.out(JSON.stringify(doc, null, 2) + "\n");
-  } else io.out(renderRoles(machines));
+  } else {
+    io.out(renderRoles(machines));
+    // Itanium alone: the two stacks AddrStack and AddrBStore point into, as a picture.
+    if (machines.length === 1 && machines[0] === "ia64") io.out("\n" + IA64_TWO_STACKS);
+  }
   return EXIT.ok;
 }

@@ -102,7 +102,7 @@ const IA64: MachineInfo = {
     { role: "AddrFrame", register: null, display: "-", explanation: "there is no frame pointer on Itanium: AddrFrame is left 0" },
     { role: "AddrStack", register: "intsp", display: "SP (r12)", explanation: "the memory stack pointer, r12 by convention" },
     { role: "AddrBStore", register: "rsbsp", display: "RsBSP", explanation: "the backing-store pointer: where this frame's stacked registers r32.. spill, on a second stack growing up" },
-    { role: "FuncTableEntry", register: null, display: "RUNTIME_FUNCTION*", explanation: "the IA-64 function-table entry whose unwind descriptors describe the frame" },
+    { role: "FuncTableEntry", register: null, display: "IMAGE_IA64_RUNTIME_FUNCTION_ENTRY*", explanation: "the IA-64 function-table entry whose unwind descriptors describe the frame" },
     { role: "Params", register: null, display: "in0..in3", explanation: "arguments are stacked registers (in0..), found in the backing store" },
   ],
 };

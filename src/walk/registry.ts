@@ -10,6 +10,8 @@ import { x86Params } from "../arch/x86/params.js";
 import { x64FramePointer } from "../arch/x64/frame-pointer.js";
 import { x64Scan } from "../arch/x64/scan.js";
 import { x64UnwindInfo } from "../arch/x64/unwind.js";
+import { ia64Pc } from "../arch/ia64/rse.js";
+import { ia64Params, ia64Unwind } from "../arch/ia64/walker.js";
 import { InputError } from "../errors.js";
 import type { MemoryReader } from "../memory/reader.js";
 import type { Machine } from "../model/machine.js";
@@ -83,17 +85,23 @@ const X64: ArchWalker = {
 
 const IA64: ArchWalker = {
   machine: "ia64",
-  walkers: { auto: [] },
+  walkers: {
+    // The unwind descriptors are the only source on IA-64: no frame pointer to chain, and no
+    // return address on the memory stack to scan for (ia64.md §2).
+    auto: [ia64Unwind],
+    ia64: [ia64Unwind],
+  },
   pc: "stiip",
   sp: "intsp",
   fp: null,
   bstore: "rsbsp",
-  pcOf: (r) => r["stiip"],
+  // AddrPC = StIIP | StIPSR.ri·4 (bundle | slot·4, a modelling choice: ia64.md §4.3).
+  pcOf: ia64Pc,
   spOf: (r) => r["intsp"],
   fpOf: () => undefined,
   bstoreOf: (r) => r["rsbsp"],
-  params: () => [0n, 0n, 0n, 0n],
-  unsupportedDetail: "no IA-64 unwinder is available: only the context frame is reported",
+  // Params = r32-r35 from the backing store (undocumented in dbghelp; a modelling choice, ia64.md §4.2).
+  params: ia64Params,
 };
 
 const TABLE: Record<Machine, ArchWalker> = { x86: X86, x64: X64, ia64: IA64 };

@@ -20,6 +20,8 @@ import { x86RecordlessScan } from "../arch/x86/scan.js";
 import { x86FunctionTableAccess } from "../arch/x86/function-table.js";
 import { x64FunctionTableAccess } from "../arch/x64/function-table.js";
 import { x64UnwindInfo } from "../arch/x64/unwind.js";
+import { ia64Pc } from "../arch/ia64/rse.js";
+import { ia64FunctionTableAccess, ia64Params, ia64Unwind } from "../arch/ia64/walker.js";
 import { strategiesFor } from "./registry.js";
 import type { UnwindStrategy } from "./strategy.js";
 import type { FrameSite } from "./strategy.js";
@@ -93,9 +95,11 @@ function resolveCallbacks(target: Snapshot | undefined, callbacks: StackWalkCall
         ? () => 0n
         : target.machine === "x64"
           ? (address) => x64FunctionTableAccess(target, address)
-          : compatibility === "native"
-            ? (address) => x86FunctionTableAccess(target, address)
-            : () => 0n),
+          : target.machine === "ia64"
+            ? (address) => ia64FunctionTableAccess(target, address)
+            : compatibility === "native"
+              ? (address) => x86FunctionTableAccess(target, address)
+              : () => 0n),
     translate: callbacks.translateAddress ?? (() => 0n),
   };
 }
@@ -283,6 +287,78 @@ function amd64Walk(frame: StackFrame64, context: ContextRecord | undefined, targ
   return { ok: true };
 }
 
+/** IA-64 walker modes kept in Reserved[0]; Reserved[1] counts successful calls (this port's layout, as for AMD64). */
+const IA64_MODE = { start: 0n, walking: 1n, done: 2n } as const;
+
+/**
+ * One IA-64 unwind step (ia64.md §2) applied to `ctx` in place: StIIP ← rp (slot 0), IntSp ← psp,
+ * RsBSP ← skip(bsp, −sol(pfs)), StIFS ← pfs.pfm, RsPFS ← pfs, BrRp ← rp (§5.3 step 4). The
+ * context frame is looked up at its IP, every later frame at its return address − 1.
+ */
+function unwindIa64(ctx: Registers, contextFrame: boolean, target: Snapshot | undefined, memory: MemoryReader): boolean {
+  const pc = ia64Pc(ctx) ?? 0n;
+  const site: FrameSite = {
+    machine: "ia64", index: contextFrame ? 0 : 1, interrupted: false, registers: ctx, lookupPc: contextFrame ? pc : (pc - 1n) & U64,
+    modules: target?.modules ?? [], images: memory, calleeParams: 0,
+  };
+  const rule = ia64Unwind.ruleFor(site);
+  if (rule === undefined) return false;
+  const result = rule.exec({ ...ctx }, memory);
+  if (!result.ok) return false;
+  for (const [k, v] of Object.entries(result.registers)) ctx[k] = v & U64;
+  return true;
+}
+
+/**
+ * The IA-64 walker (stackwalk64.md §8, ia64.md §5.3): one unwind step per call, the CONTEXT
+ * (required) rewritten in place. AddrPC = StIIP with the slot as `bundle | slot·4`, AddrStack =
+ * IntSp, AddrBStore = RsBSP, AddrFrame = 0 (there is no frame pointer); AddrReturn = the caller's
+ * IP. Params = r32-r35 from the backing store and FuncTableEntry = the IA-64 function-table entry
+ * of the frame's function: dbghelp documents neither, so both are this port's choice, as is
+ * setting Far and Virtual as the AMD64 walker does. A frame whose return address cannot be
+ * computed is not reported; a return address of 0 ends the walk on the next call.
+ */
+function ia64Walk(frame: StackFrame64, context: ContextRecord | undefined, target: Snapshot | undefined, cb: Resolved): StackWalkResult {
+  let mode = frame.reserved[0];
+  let count = frame.reserved[1];
+  const done = (reason: NonNullable<StackWalkResult["reason"]>, detail: string): StackWalkResult => {
+    frame.reserved[0] = IA64_MODE.done;
+    return { ok: false, reason, detail };
+  };
+  if (context === undefined) return { ok: false, reason: "invalid-parameter", detail: "the IA64 walker needs a CONTEXT (ContextRecord is NULL): the frame markers and RsBSP are only there" };
+  if (mode >= IA64_MODE.done) return { ok: false, reason: "done", detail: "the walk has already ended; zero Reserved[] to start again" };
+  const memory = readerOf(cb, U64);
+  const ctx = context.registers;
+  if (mode === IA64_MODE.start) {
+    mode = IA64_MODE.walking;
+    frame.addrPC.mode = frame.addrReturn.mode = frame.addrFrame.mode = frame.addrStack.mode = frame.addrBStore.mode = AddressMode.Flat;
+  } else {
+    if (frame.addrReturn.offset === 0n) return done("done", "the previous frame's return address is 0: the stack ends there");
+    if (!unwindIa64(ctx, count === 1n, target, memory)) {
+      return done("unwind-failed", "the previous frame cannot be unwound (no unwind entry, or its backing store or stack cannot be read)");
+    }
+  }
+  frame.reserved[0] = mode;
+  const pc = ia64Pc(ctx) ?? 0n;
+  frame.addrPC.offset = pc;
+  frame.addrStack.offset = ctx["intsp"] ?? 0n;
+  frame.addrBStore.offset = ctx["rsbsp"] ?? 0n;
+  frame.addrFrame.offset = 0n;
+  const tmp: Registers = { ...ctx };
+  if (!unwindIa64(tmp, count === 0n, target, memory)) {
+    return done("unwind-failed", "this frame's return address cannot be computed, so it is not reported");
+  }
+  frame.addrReturn.offset = ia64Pc(tmp) ?? 0n;
+  frame.params = ia64Params(ctx, memory);
+  const lookup = count === 0n ? pc : (pc - 1n) & U64;
+  frame.funcTableEntry = lookup !== 0n && cb.getModuleBase(lookup) !== 0n ? cb.functionTableAccess(lookup) : 0n;
+  frame.far = 1;
+  frame.virtual = 1;
+  count += 1n;
+  frame.reserved[1] = count;
+  return { ok: true };
+}
+
 /**
  * One StackWalk64 call, with the reason for a FALSE. `target` plays hProcess (the snapshot);
  * `thread` plays hThread and is unused (no live thread to query).
@@ -301,7 +377,7 @@ export function stackWalk64Detailed(
     case IMAGE_FILE_MACHINE.AMD64:
       return amd64Walk(frame, context, target, cb);
     case IMAGE_FILE_MACHINE.IA64:
-      return { ok: false, reason: "unsupported", detail: "the IA64 StackWalk64 backend (register stack unwinding) is not available yet" };
+      return ia64Walk(frame, context, target, cb);
     default:
       return { ok: false, reason: "invalid-parameter", detail: `machine type 0x${machineType.toString(16)} has no StackWalk64 backend (ERROR_INVALID_PARAMETER)` };
   }

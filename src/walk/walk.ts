@@ -235,7 +235,10 @@ const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
  * The progress rules, all of them: a caller PC of 0 is the end of the stack; a PC below
  * {@link MIN_PC} is not code; the stack pointer may stay put on the first unwind (a frameless
  * function interrupted before it pushed anything) but must strictly increase after that, which
- * also ends cycles. Returns the stop, or undefined when the caller frame is acceptable.
+ * also ends cycles. On a machine with a backing store (IA-64) a frame is the pair (SP, BSP): a
+ * function with no memory frame leaves SP as it found it while BSP moves down, so an unchanged SP
+ * is progress when BSP strictly decreases. Returns the stop, or undefined when the caller frame
+ * is acceptable.
  */
 export function checkProgress(arch: ArchWalker, callee: Frame, caller: Registers): WalkStop | undefined {
   const pc = arch.pcOf(caller);
@@ -245,7 +248,11 @@ export function checkProgress(arch: ArchWalker, callee: Frame, caller: Registers
   }
   if (pc === 0n) return { reason: "end-of-stack", detail: "the return address is 0: this is the outermost frame" };
   if (pc < MIN_PC) return { reason: "bad-pc", address: pc, detail: `the return address ${hex(pc)} is below ${hex(MIN_PC)}, which is never code` };
-  const grew = callee.index === 0 ? sp >= callee.addrStack : sp > callee.addrStack;
+  let grew = callee.index === 0 ? sp >= callee.addrStack : sp > callee.addrStack;
+  if (!grew && sp === callee.addrStack && arch.bstore !== null) {
+    const bsp = arch.bstoreOf(caller);
+    grew = bsp !== undefined && bsp < callee.addrBStore;
+  }
   if (!grew) {
     return {
       reason: "no-progress",

@@ -181,10 +181,10 @@ describe("StackWalk64 facade, I386 (stackwalk64.md §6)", () => {
     expect(reads).toEqual([L["ebp0"]! + 4n, L["ebp0"], L["ebp0"]! + 8n, L["ebp0"]! + 12n, L["ebp0"]! + 16n, L["ebp0"]! + 20n]);
   });
 
-  it("answers unknown machines with ERROR_INVALID_PARAMETER, and IA-64 without a walk", () => {
+  it("answers unknown machines with ERROR_INVALID_PARAMETER, and AMD64 and IA-64 without a CONTEXT the same way", () => {
     const f = newStackFrame64();
     expect(stackWalk64Detailed(0x1234, undefined, f)).toMatchObject({ ok: false, reason: "invalid-parameter" });
-    expect(stackWalk64Detailed(IMAGE_FILE_MACHINE.IA64, undefined, f)).toMatchObject({ ok: false, reason: "unsupported" });
+    expect(stackWalk64Detailed(IMAGE_FILE_MACHINE.IA64, undefined, f)).toMatchObject({ ok: false, reason: "invalid-parameter" });
     expect(stackWalk64Detailed(IMAGE_FILE_MACHINE.AMD64, undefined, f)).toMatchObject({ ok: false, reason: "invalid-parameter" });
   });
 });

@@ -1,0 +1,132 @@
+/**
+ * IA-64 unwind tables per module (ia64.md §3.1, §3.2): the IMAGE_IA64_RUNTIME_FUNCTION_ENTRY table
+ * named by the exception directory of the image as the snapshot maps it, checked once (sorted by
+ * BeginAddress, bundle-aligned, not empty, not overlapping, inside the image) and searched by
+ * binary search; and the unwind info blocks, each decoded once. Kept for the module's lifetime
+ * (per memory reader: the same module in another snapshot's memory is read again).
+ */
+import { InputError } from "../../errors.js";
+import { readMappedImage, readMappedRuntimeFunctions } from "../../formats/pe-mapped.js";
+import type { MemoryReader } from "../../memory/reader.js";
+import { IMAGE_FILE_MACHINE } from "../../model/machine.js";
+import type { Module } from "../../model/snapshot.js";
+import { decodeUnwindInfo, type Ia64RuntimeFunction, type UnwindInfo } from "./unwind-descriptors.js";
+
+/** The unwind tables of one IA-64 module. */
+export interface Ia64Tables {
+  module: Module;
+  sizeOfImage: number;
+  /** The exception directory's RVA (where entry i is, at + 12·i), or 0 when there is none. */
+  directoryRva: number;
+  /** BeginAddress, EndAddress, UnwindInfoAddress of entry i at [3i..3i+2]. */
+  functions: Uint32Array;
+  /** Why the table cannot be searched: every frame in the module stops with it. */
+  problem?: string;
+  /** Decoded unwind infos by RVA, or why one cannot be used. */
+  infos: Map<number, UnwindInfo | InfoProblem>;
+  /** Reads image bytes at an RVA, inside SizeOfImage only. */
+  read(rva: number, size: number): Uint8Array | undefined;
+}
+
+/** Tables per module, for the memory they were read from (a module seen with other memory is read again). */
+const cache = new WeakMap<Module, { images: MemoryReader; tables: Ia64Tables | null }>();
+
+const hex = (n: number | bigint): string => "0x" + n.toString(16);
+
+/**
+ * The tables of `module`, read from its image in `images`; undefined when no readable IA-64
+ * image is mapped at its base. An image without an exception directory has an empty table.
+ */
+export function ia64Tables(module: Module, images: MemoryReader): Ia64Tables | undefined {
+  const cached = cache.get(module);
+  if (cached !== undefined && cached.images === images) return cached.tables ?? undefined;
+  const image = readMappedImage(images, module.base);
+  let tables: Ia64Tables | null = null;
+  if (image !== undefined && image.machine === IMAGE_FILE_MACHINE.IA64) {
+    const sizeOfImage = image.sizeOfImage;
+    const base = module.base;
+    const read = (rva: number, size: number): Uint8Array | undefined =>
+      rva >= 0 && size >= 0 && rva + size <= sizeOfImage ? images.read(base + BigInt(rva), size) : undefined;
+    // The IA-64 entry has the x64 RUNTIME_FUNCTION's size and field order: three image-relative u32s.
+    const raw = readMappedRuntimeFunctions(images, base, image);
+    tables = { module, sizeOfImage, directoryRva: image.exceptionDirectory?.rva ?? 0, functions: typeof raw === "string" ? new Uint32Array(0) : raw, infos: new Map(), read };
+    const problem = typeof raw === "string" ? raw : checkTable(raw, sizeOfImage);
+    if (problem !== undefined) tables.problem = `${module.name}: ${problem}`;
+  }
+  cache.set(module, { images, tables });
+  return tables ?? undefined;
+}
+
+/** Why an entry table cannot be binary-searched, or undefined when it can. */
+function checkTable(f: Uint32Array, sizeOfImage: number): string | undefined {
+  let previousEnd = 0;
+  for (let i = 0; i < f.length; i += 3) {
+    const begin = f[i]!;
+    const end = f[i + 1]!;
+    const n = i / 3;
+    const range = `IMAGE_IA64_RUNTIME_FUNCTION_ENTRY ${n} (${hex(begin)}..${hex(end)})`;
+    if (end <= begin) return `${range} is empty`;
+    if ((begin & 0xf) !== 0 || (end & 0xf) !== 0) return `${range} is not bundle-aligned`;
+    if (end > sizeOfImage) return `${range} runs past the image (SizeOfImage ${hex(sizeOfImage)})`;
+    if (n > 0 && begin < previousEnd) return `${range} begins before the end of entry ${n - 1} (${hex(previousEnd)}): the table is not sorted or its entries overlap`;
+    previousEnd = end;
+  }
+  return undefined;
+}
+
+/** Index of the entry with BeginAddress ≤ rva < EndAddress, or −1. */
+export function findEntryIndex(tables: Ia64Tables, rva: number): number {
+  const f = tables.functions;
+  let lo = 0;
+  let hi = f.length / 3 - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (rva < f[mid * 3]!) hi = mid - 1;
+    else if (rva >= f[mid * 3 + 1]!) lo = mid + 1;
+    else return mid;
+  }
+  return -1;
+}
+
+/** Entry `index` of the table. */
+export function entryAt(tables: Ia64Tables, index: number): Ia64RuntimeFunction {
+  const f = tables.functions;
+  return { begin: f[index * 3]!, end: f[index * 3 + 1]!, unwindInfo: f[index * 3 + 2]! };
+}
+
+/** Why an unwind info block cannot be used, and the address of the bad byte. */
+export interface InfoProblem {
+  problem: string;
+  address: bigint;
+}
+
+/** Unwind info blocks larger than this (8-byte words of descriptors) are not believed. */
+const MAX_INFO_WORDS = 0x10000;
+
+/** The decoded unwind info at `rva` (decoded once per module), or why it cannot be used. */
+export function unwindInfoAt(tables: Ia64Tables, rva: number): UnwindInfo | InfoProblem {
+  let info = tables.infos.get(rva);
+  if (info === undefined) {
+    info = decodeInfo(tables, rva);
+    tables.infos.set(rva, info);
+  }
+  return info;
+}
+
+function decodeInfo(tables: Ia64Tables, rva: number): UnwindInfo | InfoProblem {
+  const at = (offset: number): bigint => tables.module.base + BigInt(offset);
+  const where = `${tables.module.name}: the unwind info at ${hex(at(rva))} (RVA ${hex(rva)})`;
+  const header = tables.read(rva, 8);
+  if (header === undefined) return { problem: `${where} is not in the image`, address: at(rva) };
+  const words = new DataView(header.buffer, header.byteOffset, 8).getUint32(0, true);
+  if (words > MAX_INFO_WORDS) return { problem: `${where} claims ${words} descriptor words, more than ${MAX_INFO_WORDS}`, address: at(rva) };
+  const bytes = tables.read(rva, 8 + 8 * words);
+  if (bytes === undefined) return { problem: `${where}: its ${words} descriptor words run past the image or are not in memory`, address: at(rva) };
+  try {
+    return decodeUnwindInfo(bytes, rva);
+  } catch (e) {
+    if (!(e instanceof InputError)) throw e;
+    const bad = at(e.offset ?? rva);
+    return { problem: `${where}: at ${hex(bad)}: ${e.reason}`, address: bad };
+  }
+}

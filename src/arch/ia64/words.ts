@@ -1,0 +1,91 @@
+/**
+ * 64-bit words of a snapshot's {@link RegionMemory} read at addresses given as numbers. Every
+ * user-mode stack and backing store lies below 2^53, where a number is exact, and address
+ * arithmetic on numbers allocates nothing, unlike bigints: the IA-64 walker's per-frame path uses
+ * this, and falls back to bigints (rse.ts `readWord`) for anything else.
+ */
+import { RegionMemory } from "../../memory/region-memory.js";
+
+/** The regions of one RegionMemory below 2^53, as numbers, with a view of each. */
+export class NumberWords {
+  private readonly bases: number[] = [];
+  private readonly ends: number[] = [];
+  private readonly views: DataView[] = [];
+  private last = 0;
+  /** The low and high 32 bits of the word the last {@link read} returned. */
+  lo = 0;
+  hi = 0;
+
+  constructor(memory: RegionMemory) {
+    for (const r of memory.regions) {
+      const end = r.base + BigInt(r.bytes.length);
+      if (end > BigInt(Number.MAX_SAFE_INTEGER)) continue;
+      this.bases.push(Number(r.base));
+      this.ends.push(Number(end));
+      this.views.push(new DataView(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength));
+    }
+  }
+
+  /** Index of the region holding [address, address + 8), or −1 (a word across two regions is not found). */
+  private find(address: number): number {
+    let i = this.last;
+    if (i < this.bases.length && address >= this.bases[i]! && address + 8 <= this.ends[i]!) return i;
+    let lo = 0;
+    let hi = this.bases.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      if (address < this.bases[mid]!) hi = mid - 1;
+      else if (address >= this.ends[mid]!) lo = mid + 1;
+      else {
+        i = mid;
+        if (address + 8 > this.ends[i]!) return -1;
+        this.last = i;
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** The little-endian u64 at `address` (its low half also in {@link lo}), or undefined. */
+  read(address: number): bigint | undefined {
+    const i = this.find(address);
+    if (i < 0) return undefined;
+    const view = this.views[i]!;
+    const off = address - this.bases[i]!;
+    this.lo = view.getUint32(off, true);
+    this.hi = view.getUint32(off + 4, true);
+    return view.getBigUint64(off, true);
+  }
+
+  /** Bit `bit` (0-63) of the u64 at `address`: 0 or 1, or −1 when it cannot be read. */
+  bit(address: number, bit: number): number {
+    const i = this.find(address);
+    if (i < 0) return -1;
+    const view = this.views[i]!;
+    const off = address - this.bases[i]!;
+    return bit < 32 ? (view.getUint32(off, true) >>> bit) & 1 : (view.getUint32(off + 4, true) >>> (bit - 32)) & 1;
+  }
+
+  /** Whether the u64 at `address` is readable. */
+  has(address: number): boolean {
+    return this.find(address) >= 0;
+  }
+}
+
+const cache = new WeakMap<RegionMemory, NumberWords>();
+let lastMemory: RegionMemory | undefined;
+let lastWords: NumberWords | undefined;
+
+/** The number-address reader of `memory` (made once per memory), or undefined when it is not a RegionMemory. */
+export function numberWords(memory: unknown): NumberWords | undefined {
+  if (memory === lastMemory) return lastWords;
+  if (!(memory instanceof RegionMemory)) return undefined;
+  let words = cache.get(memory);
+  if (words === undefined) {
+    words = new NumberWords(memory);
+    cache.set(memory, words);
+  }
+  lastMemory = memory;
+  lastWords = words;
+  return words;
+}
