@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests need: libunicorn2 (the emulator's CPU, loaded through
-# koffi) and clang-14 + lld-14 (the rebuild check of the real test programs).
+# koffi), clang-14 + lld-14 (the rebuild check of the real test programs) and chromium (the
+# headless browser that test/browser drives, through playwright-core, at /usr/bin/chromium).
 set -euo pipefail
-packages=(libunicorn2 clang-14 lld-14)
+packages=(libunicorn2 clang-14 lld-14 chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -44,6 +44,21 @@ export function walkerOption(value: string | undefined): WalkerName {
   return value as WalkerName;
 }
 
+/** Parses `--max-frames`: a whole number ≥ 1, or undefined when not given. */
+export function maxFramesOption(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[1-9]\d*$/.test(value) || !Number.isSafeInteger(Number(value))) throw new UsageError(`--max-frames takes a whole number ≥ 1, not "${value}"`);
+  return Number(value);
+}
+
+/** Parses `--thread`: a thread id, or (when `allowAll`) "all"; undefined when not given. */
+export function threadOption(value: string | undefined, allowAll: boolean): number | "all" | undefined {
+  if (value === undefined) return undefined;
+  if (value === "all" && allowAll) return "all";
+  if (!/^\d+$/.test(value)) throw new UsageError(`--thread takes a thread id${allowAll ? ' or "all"' : ""}, not "${value}"`);
+  return Number(value);
+}
+
 /** Reads a whole file; a missing or unreadable file is an {@link InputError} naming it. */
 export function readInputFile(file: string): Uint8Array {
   try {

@@ -1,7 +1,10 @@
 /** `stackwalk explain <input>`: every frame with the rule that found it and the memory it read, in plain words. */
 import { basename } from "node:path";
+import { InputError } from "../errors.js";
+import type { Snapshot } from "../model/snapshot.js";
+import type { ExplainedWalk } from "../render/explain-model.js";
 import { explainSnapshot, formatExplanation } from "../render/explain.js";
-import { EXIT, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
+import { EXIT, maxFramesOption, parseOptions, threadOption, UsageError, walkerOption, type Io } from "./common.js";
 import { chooseSnapshot } from "./walk.js";
 
 /** Usage text of `explain`. */
@@ -19,45 +22,59 @@ frame-pointer chain (what ETW and naive debuggers follow) would go wrong instead
   --symbols DIR, --images DIR, --max-frames N: as for walk
 `;
 
+/** The options `explain` shares with `render` and `view`. */
+export const EXPLAIN_OPTIONS = {
+  walker: { type: "string" },
+  thread: { type: "string" },
+  step: { type: "string" },
+  "max-frames": { type: "string" },
+  symbols: { type: "string", multiple: true },
+  images: { type: "string", multiple: true },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** Parsed values of {@link EXPLAIN_OPTIONS}. */
+export interface ExplainValues {
+  walker?: string | undefined;
+  thread?: string | undefined;
+  step?: string | undefined;
+  "max-frames"?: string | undefined;
+  symbols?: string[] | undefined;
+  images?: string[] | undefined;
+}
+
+/**
+ * Loads an input as `walk` does (vectors, sweeps with `--step`, minidumps with `--symbols` and
+ * `--images`) and explains the chosen threads, the crashed thread first; `"first"` is the
+ * crashed thread, else the first one.
+ */
+export function explainInput(file: string, values: ExplainValues, choice: number | "all" | "first", io: Io): { snapshot: Snapshot; walks: ExplainedWalk[] } {
+  const maxFrames = maxFramesOption(values["max-frames"]);
+  const walker = walkerOption(values.walker);
+  const { snapshot } = chooseSnapshot(file, values.step, values.symbols ?? [], values.images ?? [], io);
+  if (snapshot.threads.length === 0) throw new InputError("bad-value", "the input has no threads to walk", { file });
+  const thread = choice === "first" ? (snapshot.threads.find((t) => t.crashed) ?? snapshot.threads[0]!).id : choice;
+  if (thread !== "all" && !snapshot.threads.some((t) => t.id === thread)) {
+    throw new UsageError(`no thread with id ${thread} (threads: ${snapshot.threads.map((t) => t.id).join(", ")})`);
+  }
+  const walks = explainSnapshot(snapshot, {
+    walker,
+    thread,
+    title: snapshot.description !== undefined && snapshot.description !== file && snapshot.description !== basename(file) ? `${basename(file)} - ${snapshot.description}` : basename(file),
+    ...(maxFrames !== undefined ? { maxFrames } : {}),
+  });
+  return { snapshot, walks };
+}
+
 /** Runs `explain`. */
 export function explainCommand(argv: string[], io: Io): number {
-  const { values, positionals } = parseOptions(argv, {
-    walker: { type: "string" },
-    thread: { type: "string" },
-    step: { type: "string" },
-    "max-frames": { type: "string" },
-    symbols: { type: "string", multiple: true },
-    images: { type: "string", multiple: true },
-    help: { type: "boolean", short: "h" },
-  });
+  const { values, positionals } = parseOptions(argv, EXPLAIN_OPTIONS);
   if (values.help) {
     io.out(EXPLAIN_USAGE);
     return EXIT.ok;
   }
   if (positionals.length !== 1) throw new UsageError(`explain takes exactly one input file (got ${positionals.length})`);
-  let thread: number | "all" = "all";
-  if (values.thread !== undefined && values.thread !== "all") {
-    if (!/^\d+$/.test(values.thread)) throw new UsageError(`--thread takes a thread id or "all", not "${values.thread}"`);
-    thread = Number(values.thread);
-  }
-  let maxFrames: number | undefined;
-  if (values["max-frames"] !== undefined) {
-    if (!/^[1-9]\d*$/.test(values["max-frames"]) || !Number.isSafeInteger(Number(values["max-frames"]))) {
-      throw new UsageError(`--max-frames takes a whole number ≥ 1, not "${values["max-frames"]}"`);
-    }
-    maxFrames = Number(values["max-frames"]);
-  }
-  const file = positionals[0]!;
-  const { snapshot } = chooseSnapshot(file, values.step, values.symbols ?? [], values.images ?? [], io);
-  if (thread !== "all" && !snapshot.threads.some((t) => t.id === thread)) {
-    throw new UsageError(`no thread with id ${thread} (threads: ${snapshot.threads.map((t) => t.id).join(", ")})`);
-  }
-  const walks = explainSnapshot(snapshot, {
-    walker: walkerOption(values.walker),
-    thread,
-    title: snapshot.description !== undefined && snapshot.description !== file ? `${basename(file)} - ${snapshot.description}` : basename(file),
-    ...(maxFrames !== undefined ? { maxFrames } : {}),
-  });
+  const { walks } = explainInput(positionals[0]!, values, threadOption(values.thread, true) ?? "all", io);
   io.out(walks.map(formatExplanation).join("\n"));
   return EXIT.ok;
 }

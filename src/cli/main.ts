@@ -6,7 +6,9 @@ import { EMULATE_USAGE, emulateCommand } from "./emulate.js";
 import { EXIT, UsageError, type Io } from "./common.js";
 import { ETW_USAGE, etwCommand } from "./etw.js";
 import { EXPLAIN_USAGE, explainCommand } from "./explain.js";
+import { RENDER_USAGE, renderCommand } from "./render.js";
 import { ROLES_USAGE, rolesCommand } from "./roles.js";
+import { VIEW_USAGE, viewCommand } from "./view.js";
 import { WALK_USAGE, walkCommand } from "./walk.js";
 
 const COMMANDS: Record<string, { run: (argv: string[], io: Io) => number | Promise<number>; usage: string }> = {
@@ -17,6 +19,8 @@ const COMMANDS: Record<string, { run: (argv: string[], io: Io) => number | Promi
   crosscheck: { run: crossCheckCommand, usage: CROSSCHECK_USAGE },
   etw: { run: etwCommand, usage: ETW_USAGE },
   explain: { run: explainCommand, usage: EXPLAIN_USAGE },
+  render: { run: renderCommand, usage: RENDER_USAGE },
+  view: { run: viewCommand, usage: VIEW_USAGE },
 };
 
 /** Top-level usage text. */
@@ -29,6 +33,8 @@ commands:
   check <vector|dir>...     walk vectors and compare each walk with its ground truth
   roles                     which register plays each STACKFRAME role, per machine
   explain <input>           every frame with the rule that found it and the memory it read
+  render <input> -o F.svg   the stack diagram of one thread: frames as bands, return and back-chain arrows
+  view <input>              one self-contained HTML page stepping through the walk frame by frame
   emulate <program.exe>     run a program on the emulated CPU and write vectors or a sweep
   crosscheck <vector|dmp>   align a walk with the ETW stacks recorded for it and explain each difference
   etw decode <file>         decode ETW extended data items (either form) or an .etl trace

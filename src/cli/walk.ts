@@ -8,7 +8,7 @@ import { replaySweep } from "../formats/sweep.js";
 import type { Minidump } from "../formats/minidump.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { walkSnapshot, DEFAULT_MAX_FRAMES } from "../walk/walk.js";
-import { attachSymbols, EXIT, loadInput, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
+import { attachSymbols, EXIT, loadInput, maxFramesOption, parseOptions, threadOption, UsageError, walkerOption, type Io } from "./common.js";
 import { attachImages } from "./images.js";
 
 /** Usage text of `walk`. */
@@ -64,18 +64,8 @@ export function walkCommand(argv: string[], io: Io): number {
   if (positionals.length !== 1) throw new UsageError(`walk takes exactly one input file (got ${positionals.length})`);
   const format = values.format ?? "text";
   if (!(FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(", ")}, not "${format}"`);
-  let thread: number | "all" = "all";
-  if (values.thread !== undefined && values.thread !== "all") {
-    if (!/^\d+$/.test(values.thread)) throw new UsageError(`--thread takes a thread id or "all", not "${values.thread}"`);
-    thread = Number(values.thread);
-  }
-  let maxFrames = DEFAULT_MAX_FRAMES;
-  if (values["max-frames"] !== undefined) {
-    if (!/^[1-9]\d*$/.test(values["max-frames"]) || !Number.isSafeInteger(Number(values["max-frames"]))) {
-      throw new UsageError(`--max-frames takes a whole number ≥ 1, not "${values["max-frames"]}"`);
-    }
-    maxFrames = Number(values["max-frames"]);
-  }
+  const thread = threadOption(values.thread, true) ?? "all";
+  const maxFrames = maxFramesOption(values["max-frames"]) ?? DEFAULT_MAX_FRAMES;
   const walker = walkerOption(values.walker);
   const file = positionals[0]!;
   const symbols = values.symbols ?? [];

@@ -80,6 +80,8 @@ export interface ExplainedWalk {
   /** The input's name (file name or a title) for headings. */
   title: string;
   threadId: number;
+  /** The thread was the one executing (a dump's crashing thread). */
+  crashed?: boolean;
   /** The walker that produced the frames (`auto`, `fpo`, `unwind`, `ia64`, `frame-pointer`). */
   walker: string;
   frames: ExplainedFrame[];

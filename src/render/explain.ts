@@ -12,7 +12,7 @@ import { compareWithTruth } from "../walk/compare.js";
 import type { Frame, Walk, WalkStop } from "../walk/frame.js";
 import { archWalker, type WalkerName } from "../walk/registry.js";
 import { walkThread } from "../walk/walk.js";
-import type { ExplainedFrame, ExplainedRead, ExplainedWalk, ReadRole, StackWord } from "./explain-model.js";
+import type { ExplainedFrame, ExplainedRead, ExplainedWalk, ReadRole, StackArea, StackWord } from "./explain-model.js";
 import { locate, locateAddress, locationText } from "./location.js";
 
 /** Options of {@link explainWalk}. */
@@ -80,6 +80,7 @@ export function explainWalk(snapshot: Snapshot, thread: ThreadSnapshot, options:
   });
   recorder.frame = -1;
   const weak = weakerWalk(snapshot, thread, walker, options.maxFrames);
+  const weakIndex = weak === undefined ? undefined : indexWeaker(walk, weak);
   const a = (v: bigint): string => formatAddress(machine, v);
   const frames: ExplainedFrame[] = walk.frames.map((frame, i) => {
     const loc = locate(snapshot.modules, frame);
@@ -97,7 +98,7 @@ export function explainWalk(snapshot: Snapshot, thread: ThreadSnapshot, options:
     const callee = frames[i - 1]!;
     e.reads = classifyReads(machine, wordSize, readsByFrame.get(i - 1) ?? [], callee.frame, e.frame, snapshot);
     e.how = howLines(machine, callee, e, wordSize);
-    const weaker = weakerText(machine, walk, weak, i, frames, snapshot);
+    const weaker = weakerText(machine, walk, weakIndex, i, frames, snapshot);
     if (weaker !== undefined) e.weaker = weaker;
   }
   const truth = thread.truth;
@@ -120,6 +121,7 @@ export function explainWalk(snapshot: Snapshot, thread: ThreadSnapshot, options:
     machine,
     title: options.title ?? snapshot.description ?? "snapshot",
     threadId: thread.id,
+    crashed: thread.crashed,
     walker,
     frames,
     stop: walk.stop,
@@ -347,25 +349,57 @@ function strategyLines(machine: Machine, frame: Frame, fn: string): string[] {
 }
 
 /** Why the frame-pointer chain goes wrong at frame `i`, when it does. */
-function weakerText(machine: Machine, walk: Walk, weak: Walk | undefined, i: number, frames: readonly ExplainedFrame[], snapshot: Snapshot): string | undefined {
+/** The frame-pointer walk, indexed for the per-frame questions {@link weakerText} asks. */
+interface WeakerIndex {
+  weak: Walk;
+  /** `pc:sp` of every frame of the walk being explained, and of the frame-pointer walk. */
+  walked: Set<string>;
+  chain: Set<string>;
+}
+
+const frameKey = (f: Frame): string => `${f.addrPC}:${f.addrStack}`;
+
+function indexWeaker(walk: Walk, weak: Walk): WeakerIndex {
+  return { weak, walked: new Set(walk.frames.map(frameKey)), chain: new Set(weak.frames.map(frameKey)) };
+}
+
+/** The index of the last frame whose SP is below `sp` (frames' SPs only grow), −1 when none is. */
+function lastBelow(frames: readonly Frame[], sp: bigint): number {
+  let lo = 0;
+  let hi = frames.length - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (frames[mid]!.addrStack < sp) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found;
+}
+
+function weakerText(machine: Machine, walk: Walk, index: WeakerIndex | undefined, i: number, frames: readonly ExplainedFrame[], snapshot: Snapshot): string | undefined {
   if (machine === "ia64") {
     const fn = frames[i - 1]!.functionName ?? frames[i - 1]!.location;
     return `A walker without ${fn}'s unwind descriptors is lost here: IA-64 has no frame-pointer chain, and rp and ar.pfs may sit in any stacked register or memory slot the prologue chose.`;
   }
-  if (weak === undefined) return undefined;
+  if (index === undefined) return undefined;
+  const weak = index.weak;
   const a = (v: bigint): string => formatAddress(machine, v);
   const f = walk.frames[i]!;
   const prev = walk.frames[i - 1]!;
   const fp = machine === "x86" ? "EBP" : "RBP";
-  if (weak.frames.some((g) => g.addrPC === f.addrPC && g.addrStack === f.addrStack)) {
+  if (index.chain.has(frameKey(f))) {
     // Found by the chain too; mention frames it invents between this one and the one below.
-    const invented = weak.frames.filter((g) => g.addrStack > prev.addrStack && g.addrStack < f.addrStack && !walk.frames.some((h) => h.addrPC === g.addrPC && h.addrStack === g.addrStack));
+    const invented: Frame[] = [];
+    for (let k = lastBelow(weak.frames, f.addrStack); k >= 0 && weak.frames[k]!.addrStack > prev.addrStack; k--) {
+      if (!index.walked.has(frameKey(weak.frames[k]!))) invented.unshift(weak.frames[k]!);
+    }
     if (invented.length === 0) return undefined;
     return `The frame-pointer chain invents ${invented.length === 1 ? "a frame" : `${invented.length} frames`} below this one: ${invented.map((g) => `${locationText(locateAddress(snapshot.modules, g.addrPC, true), a(g.addrPC))} (SP ${a(g.addrStack)})`).join(", ")}, from a ${fp} that was not a frame pointer.`;
   }
   // The last chain frame below this one: the unwind from it went past (or stopped before) this frame.
-  let j = -1;
-  for (let k = 0; k < weak.frames.length; k++) if (weak.frames[k]!.addrStack < f.addrStack) j = k;
+  const j = lastBelow(weak.frames, f.addrStack);
   if (j < 0) return `The frame-pointer chain does not find this frame.`;
   const from = weak.frames[j]!;
   const fromLoc = locationText(locate(snapshot.modules, from), a(from.addrPC));
@@ -414,20 +448,13 @@ function stackWords(snapshot: Snapshot, walk: Walk, frames: readonly ExplainedFr
     end = cap;
     notes.push(`The stack spans ${((last - first) / w).toString()} words; the first ${MAX_DIAGRAM_WORDS} are listed.`);
   }
-  const roles = new Map<bigint, ExplainedRead>();
-  for (const e of frames) for (const r of e.reads) if (r.area === "stack" && r.role !== "scanned" && r.role !== "data") roles.set(r.address, r);
+  const roles = namedReads(frames, "stack");
   const out: StackWord[] = [];
   let k = 0;
   for (let addr = first; addr < end; addr += w) {
     while (k + 1 < walk.frames.length && walk.frames[k + 1]!.addrStack <= addr) k++;
     const owner = addr < walk.frames[k]!.addrStack ? -1 : k;
-    const word: StackWord = { address: addr, value: readWord(snapshot.memory, addr, wordSize), frame: owner };
-    const r = roles.get(addr);
-    if (r !== undefined) {
-      word.role = r.role;
-      if (r.register !== undefined) word.register = r.register;
-    }
-    out.push(word);
+    out.push(stackWord(snapshot, addr, wordSize, owner, roles));
   }
   return out;
 }
@@ -443,8 +470,7 @@ function backingStoreWords(snapshot: Snapshot, frames: readonly ExplainedFrame[]
     low = top - 8n * BigInt(MAX_DIAGRAM_WORDS);
     notes.push(`The backing store spans more than ${MAX_DIAGRAM_WORDS} words; the ${MAX_DIAGRAM_WORDS} nearest the context frame are listed.`);
   }
-  const roles = new Map<bigint, ExplainedRead>();
-  for (const e of frames) for (const r of e.reads) if (r.area === "backing-store" && r.role !== "scanned" && r.role !== "data") roles.set(r.address, r);
+  const roles = namedReads(frames, "backing-store");
   const out: StackWord[] = [];
   for (let addr = low; addr < top; addr += 8n) {
     // Frame k's stacked registers lie from its BSP up to its callee's (frame k−1's) BSP.
@@ -456,16 +482,29 @@ function backingStoreWords(snapshot: Snapshot, frames: readonly ExplainedFrame[]
         break;
       }
     }
-    const word: StackWord = { address: addr, value: readWord(snapshot.memory, addr, 8), frame: owner };
+    const word = stackWord(snapshot, addr, 8, owner, roles);
     if (((addr >> 3n) & 0x3fn) === 0x3fn) word.natCollection = true;
-    const r = roles.get(addr);
-    if (r !== undefined) {
-      word.role = r.role;
-      if (r.register !== undefined) word.register = r.register;
-    }
     out.push(word);
   }
   return out;
+}
+
+/** The reads of one stack area that became something (a return address, a saved register), by address. */
+function namedReads(frames: readonly ExplainedFrame[], area: StackArea): Map<bigint, ExplainedRead> {
+  const roles = new Map<bigint, ExplainedRead>();
+  for (const e of frames) for (const r of e.reads) if (r.area === area && r.role !== "scanned" && r.role !== "data") roles.set(r.address, r);
+  return roles;
+}
+
+/** One word of a diagram, with what an unwind read it as. */
+function stackWord(snapshot: Snapshot, address: bigint, size: number, frame: number, roles: ReadonlyMap<bigint, ExplainedRead>): StackWord {
+  const word: StackWord = { address, value: readWord(snapshot.memory, address, size), frame };
+  const r = roles.get(address);
+  if (r !== undefined) {
+    word.role = r.role;
+    if (r.register !== undefined) word.register = r.register;
+  }
+  return word;
 }
 
 function readWord(memory: MemoryReader, address: bigint, size: number): bigint | undefined {

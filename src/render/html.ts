@@ -1,0 +1,231 @@
+/**
+ * One self-contained HTML page that steps through explained walks frame by frame: the stack
+ * diagram of svg.ts inline, beside the list of frames with the rule that found each, the plain
+ * words of explain.ts and the memory each unwind read. Previous/Next buttons and the arrow keys
+ * move a highlight from frame to frame: the frame's band in the diagram, the words its unwind
+ * read, and its explanation. Several threads get a picker. All CSS and script are inline and a
+ * Content-Security-Policy forbids every network request, so the page works from a file:// URL
+ * with no network; without script every explanation is shown at once.
+ */
+import { formatAddress, machineInfo } from "../model/machine.js";
+import type { ExplainedFrame, ExplainedWalk } from "./explain-model.js";
+import { escapeXml, frameColours, renderSvg } from "./svg.js";
+
+/** The most frames one walk lists on the page; deeper walks say how many were left out. */
+export const HTML_MAX_FRAMES = 500;
+
+/** The most reads a frame's table lists. */
+const MAX_READS = 40;
+
+const esc = escapeXml;
+
+function address(e: ExplainedWalk, v: bigint): string {
+  return machineInfo(e.machine) !== undefined ? formatAddress(e.machine, v) : "0x" + v.toString(16);
+}
+
+/** The frame's STACKFRAME64 registers as the machine names them: EIP/ESP/EBP, RIP/RSP/RBP, StIIP/SP/RsBSP. */
+function registersLine(e: ExplainedWalk, f: ExplainedFrame): string {
+  const roles = machineInfo(e.machine)?.roles ?? [];
+  const display = (role: string, fallback: string): string => roles.find((r) => r.role === role)?.display ?? fallback;
+  const parts = [`${display("AddrPC", "PC")} ${address(e, f.frame.addrPC)}`, `${display("AddrStack", "SP")} ${address(e, f.frame.addrStack)}`];
+  const hasRegister = (role: string): boolean => (roles.find((r) => r.role === role)?.register ?? null) !== null;
+  if (hasRegister("AddrFrame")) parts.push(`${display("AddrFrame", "FP")} ${address(e, f.frame.addrFrame)}`);
+  if (hasRegister("AddrBStore")) parts.push(`${display("AddrBStore", "BSP")} ${address(e, f.frame.addrBStore)}`);
+  parts.push(`return ${address(e, f.frame.addrReturn)}`);
+  return parts.join(" · ");
+}
+
+function frameItem(e: ExplainedWalk, w: number, f: ExplainedFrame): string {
+  const c = frameColours(f.index);
+  const out: string[] = [];
+  out.push(`<li class="frame" id="w${w}-frame-${f.index}" data-frame="${f.index}" style="border-left-color:${c.line}">`);
+  const truth = f.truth !== undefined ? ` <span class="badge truth-${f.truth}" title="compared with the input's ground truth">${esc(f.truth)}</span>` : "";
+  out.push(
+    `<h3><span class="num" style="background:${c.band}">#${f.index}</span> <span class="loc">${esc(f.location)}</span> <span class="badge trust">${esc(f.frame.trust)}</span>${truth}</h3>`,
+  );
+  out.push(`<p class="regs">${esc(registersLine(e, f))}</p>`);
+  out.push(`<div class="detail">`);
+  out.push(`<p class="rule">rule: <code>${esc(f.frame.rule)}</code></p>`);
+  if (f.how.length > 0) out.push(`<ul class="how">${f.how.map((l) => `<li>${esc(l)}</li>`).join("")}</ul>`);
+  if (f.reads.length > 0) {
+    out.push(`<table class="reads"><caption>memory this unwind read, in order</caption><thead><tr><th>address</th><th>as</th><th>value</th><th>what it was</th><th>stack</th></tr></thead><tbody>`);
+    for (const r of f.reads.slice(0, MAX_READS)) {
+      const what = r.register !== undefined ? `${r.role} → ${r.register}` : r.role;
+      const hex = "0x" + r.value.toString(16).padStart(r.size * 2, "0");
+      out.push(
+        `<tr class="read-${esc(r.role)}"><td><code>${esc(address(e, r.address))}</code></td><td>${esc(r.relative ?? "")}</td><td><code>${esc(hex)}</code></td><td>${esc(what)}</td><td>${esc(r.area)}</td></tr>`,
+      );
+    }
+    out.push(`</tbody></table>`);
+    if (f.reads.length > MAX_READS) out.push(`<p class="cut">… and ${f.reads.length - MAX_READS} more reads.</p>`);
+  }
+  if (f.weaker !== undefined) out.push(`<p class="weaker"><strong>A weaker walker:</strong> ${esc(f.weaker)}</p>`);
+  out.push(`</div></li>`);
+  return out.join("");
+}
+
+function walkSection(e: ExplainedWalk, w: number, count: number): string {
+  const info = machineInfo(e.machine);
+  const early = e.stop.reason !== "end-of-stack";
+  const out: string[] = [];
+  out.push(`<section class="walk" id="walk-${w}" data-walk="${w}" data-thread="${e.threadId}" aria-label="thread ${e.threadId}"${w > 0 ? " hidden" : ""}>`);
+  if (count > 1) out.push(`<h2>${esc(e.title)} — thread ${e.threadId}</h2>`);
+  out.push(`<div class="summary">`);
+  out.push(`<p class="meta">${esc(`${info?.title ?? e.machine} · thread ${e.threadId} · walker ${e.walker} · ${e.frames.length} frame${e.frames.length === 1 ? "" : "s"}`)}</p>`);
+  out.push(`<p class="stop ${early ? "stop-early" : "stop-end"}"><strong>${early ? "Stopped early:" : "Stop:"}</strong> ${esc(e.stopText)}</p>`);
+  if (e.truth !== undefined) out.push(`<p class="truth ${e.truth.exact ? "truth-exact" : "truth-differs"}"><strong>Ground truth:</strong> ${esc(e.truth.text)}</p>`);
+  if (e.notes.length > 0) out.push(`<ul class="notes">${e.notes.map((n) => `<li>${esc(n)}</li>`).join("")}</ul>`);
+  out.push(`</div>`);
+  const listed = e.frames.slice(0, HTML_MAX_FRAMES);
+  out.push(
+    `<div class="controls"><button type="button" class="prev">◀ Previous</button> <span class="position" aria-live="polite">${listed.length > 0 ? `frame 0 (1 of ${listed.length})` : "no frames"}</span> <button type="button" class="next">Next ▶</button> <span class="hint">or the ← → keys; click a frame to jump to it</span></div>`,
+  );
+  out.push(`<div class="panes">`);
+  out.push(`<div class="diagram">${renderSvg(e, { idPrefix: `w${w}-`, heading: false })}</div>`);
+  out.push(`<div class="explanation">`);
+  if (listed.length === 0) out.push(`<p class="empty">The walk found no frames. ${esc(e.stopText)}</p>`);
+  else out.push(`<ol class="frames" start="0">${listed.map((f) => frameItem(e, w, f)).join("\n")}</ol>`);
+  if (e.frames.length > listed.length) {
+    out.push(
+      `<p class="cut">✂ Frames #${listed.length}..#${e.frames.length - 1} (${(e.frames.length - listed.length).toLocaleString("en-US")} more) are not listed: this page lists at most ${HTML_MAX_FRAMES} frames per thread; <code>stackwalk walk</code> prints them all.</p>`,
+    );
+  }
+  out.push(`<p class="stop ${early ? "stop-early" : "stop-end"} stop-footer"><strong>${early ? "Stopped early:" : "Stop:"}</strong> ${esc(e.stopText)}</p>`);
+  out.push(`</div></div></section>`);
+  return out.join("\n");
+}
+
+const STYLE = `
+:root { color-scheme: light; font-family: system-ui, -apple-system, "Segoe UI", sans-serif; color: #111827; background: #f9fafb; }
+body { margin: 0; padding: 16px 24px; }
+h1 { font-size: 1.35rem; margin: 0 0 4px; overflow-wrap: anywhere; }
+h2 { font-size: 1.1rem; margin: 8px 0; }
+h3 { font-size: 0.95rem; margin: 0; font-weight: 600; overflow-wrap: anywhere; }
+code, .regs, .reads td { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.82rem; }
+.page-head p { margin: 2px 0 8px; color: #4b5563; }
+.picker { margin: 8px 0; }
+.summary p { margin: 4px 0; }
+.meta { color: #374151; }
+.stop-early { color: #b91c1c; }
+.truth-exact { color: #15803d; }
+.truth-differs { color: #b91c1c; }
+.notes { background: #fffbeb; border: 1px solid #f59e0b; border-radius: 6px; padding: 6px 6px 6px 28px; color: #92400e; }
+.controls { position: sticky; top: 0; z-index: 2; background: #f9fafb; padding: 8px 0; border-bottom: 1px solid #e5e7eb; }
+.controls button { font: inherit; padding: 4px 12px; border-radius: 6px; border: 1px solid #9ca3af; background: #fff; cursor: pointer; }
+.controls button:disabled { opacity: 0.4; cursor: default; }
+.position { display: inline-block; min-width: 9em; text-align: center; font-weight: 600; }
+.hint { color: #6b7280; font-size: 0.85rem; margin-left: 8px; }
+.panes { display: grid; grid-template-columns: minmax(0, 3fr) minmax(340px, 2fr); gap: 16px; margin-top: 8px; }
+@media (max-width: 1100px) { .panes { grid-template-columns: 1fr; } }
+.diagram { overflow: auto; max-height: 85vh; background: #fff; border: 1px solid #e5e7eb; border-radius: 6px; }
+.diagram svg { display: block; }
+.explanation { overflow: auto; max-height: 85vh; }
+.frames { list-style: none; margin: 0; padding: 0; }
+.frame { background: #fff; border: 1px solid #e5e7eb; border-left: 6px solid #9ca3af; border-radius: 6px; padding: 6px 10px; margin: 0 0 8px; cursor: pointer; }
+.frame.current { outline: 3px solid #111827; }
+.num { display: inline-block; padding: 0 6px; border-radius: 4px; }
+.badge { display: inline-block; font-size: 0.75rem; font-weight: 500; padding: 0 6px; border-radius: 10px; background: #e5e7eb; }
+.truth-exact.badge { background: #dcfce7; }
+.truth-differs.badge, .truth-extra.badge { background: #fee2e2; color: #b91c1c; }
+.regs { margin: 4px 0; color: #374151; overflow-wrap: anywhere; }
+.rule code { overflow-wrap: anywhere; }
+.how { margin: 4px 0; padding-left: 20px; }
+.how li { margin: 2px 0; overflow-wrap: anywhere; }
+.reads { border-collapse: collapse; margin: 6px 0; font-size: 0.85rem; }
+.reads caption { text-align: left; color: #6b7280; font-size: 0.8rem; }
+.reads th, .reads td { border: 1px solid #e5e7eb; padding: 1px 6px; text-align: left; }
+.read-return-address td { color: #b91c1c; }
+.read-saved-frame-pointer td { color: #1d4ed8; }
+.read-saved-register td { color: #6d28d9; }
+.weaker { background: #fef2f2; border-radius: 4px; padding: 4px 8px; }
+.cut { color: #b91c1c; }
+body.js .frame:not(.current) .detail { display: none; }
+body.js .walk .band rect { fill-opacity: 0.45; }
+body.js .walk .band.current rect { fill-opacity: 1; }
+`;
+
+const SCRIPT = `
+(function () {
+  "use strict";
+  document.body.classList.add("js");
+  var sections = Array.prototype.slice.call(document.querySelectorAll("section.walk"));
+  var current = sections.map(function () { return 0; });
+  function active() {
+    for (var i = 0; i < sections.length; i++) if (!sections[i].hidden) return i;
+    return 0;
+  }
+  function show(w, k) {
+    var s = sections[w];
+    var items = s.querySelectorAll("li.frame");
+    if (items.length === 0) return;
+    k = Math.max(0, Math.min(items.length - 1, k));
+    current[w] = k;
+    s.querySelectorAll(".current").forEach(function (el) { el.classList.remove("current"); el.removeAttribute("aria-current"); });
+    s.querySelectorAll(".read").forEach(function (el) { el.classList.remove("read"); });
+    var item = items[k];
+    item.classList.add("current");
+    item.setAttribute("aria-current", "step");
+    var frame = item.getAttribute("data-frame");
+    s.querySelectorAll('.band[data-frame="' + frame + '"], .legend-frame[data-frame="' + frame + '"]').forEach(function (el) { el.classList.add("current"); });
+    s.querySelectorAll('[data-reads~="' + frame + '"]').forEach(function (el) { el.classList.add("read"); });
+    s.querySelector(".position").textContent = "frame " + frame + " (" + (k + 1) + " of " + items.length + ")";
+    s.querySelector("button.prev").disabled = k === 0;
+    s.querySelector("button.next").disabled = k === items.length - 1;
+    item.scrollIntoView({ block: "nearest" });
+    var band = s.querySelector('.band[data-frame="' + frame + '"]') || s.querySelector('.legend-frame[data-frame="' + frame + '"]');
+    if (band) band.scrollIntoView({ block: "nearest", inline: "nearest" });
+    var read = s.querySelector('.row[data-reads~="' + frame + '"]');
+    if (read) read.scrollIntoView({ block: "nearest", inline: "nearest" });
+  }
+  sections.forEach(function (s, w) {
+    s.querySelector("button.prev").addEventListener("click", function () { show(w, current[w] - 1); });
+    s.querySelector("button.next").addEventListener("click", function () { show(w, current[w] + 1); });
+    s.querySelectorAll("li.frame").forEach(function (item, k) {
+      item.addEventListener("click", function () { show(w, k); });
+    });
+    show(w, 0);
+  });
+  var picker = document.getElementById("thread-picker");
+  if (picker) {
+    picker.addEventListener("change", function () {
+      var chosen = Number(picker.value);
+      sections.forEach(function (s, w) { s.hidden = w !== chosen; });
+      show(chosen, current[chosen]);
+    });
+  }
+  document.addEventListener("keydown", function (ev) {
+    if (ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    var t = ev.target;
+    if (t && (t.tagName === "SELECT" || t.tagName === "INPUT" || t.tagName === "TEXTAREA")) return;
+    var w = active();
+    if (ev.key === "ArrowRight") { show(w, current[w] + 1); ev.preventDefault(); }
+    else if (ev.key === "ArrowLeft") { show(w, current[w] - 1); ev.preventDefault(); }
+  });
+})();
+`;
+
+/** Renders explained walks (one per thread) as one self-contained HTML page. */
+export function renderHtml(walks: readonly ExplainedWalk[]): string {
+  const title = walks[0]?.title ?? "stack walk";
+  const machines = [...new Set(walks.map((e) => machineInfo(e.machine)?.title ?? e.machine))];
+  const out: string[] = [];
+  out.push(`<!DOCTYPE html>`);
+  out.push(`<html lang="en"><head><meta charset="utf-8">`);
+  out.push(`<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">`);
+  out.push(`<meta name="viewport" content="width=device-width, initial-scale=1">`);
+  out.push(`<title>${esc(`${title} — stack walk`)}</title>`);
+  out.push(`<style>${STYLE}</style></head><body>`);
+  out.push(`<header class="page-head"><h1>${esc(title)}</h1>`);
+  out.push(
+    `<p>${esc(machines.join(", "))}: the stack walk frame by frame. Each step highlights a frame's band in the diagram, the words its unwind read, and how it was found.</p>`,
+  );
+  if (walks.length > 1) {
+    const options = walks.map((e, w) => `<option value="${w}">${esc(`thread ${e.threadId} — ${e.frames.length} frame${e.frames.length === 1 ? "" : "s"}${e.stop.reason !== "end-of-stack" ? `, stopped: ${e.stop.reason}` : ""}`)}</option>`);
+    out.push(`<p class="picker"><label for="thread-picker">Thread: </label><select id="thread-picker">${options.join("")}</select> <span class="hint">${walks.length} threads</span></p>`);
+  }
+  out.push(`</header><main>`);
+  if (walks.length === 0) out.push(`<p class="empty stop-early">The input has no threads to walk.</p>`);
+  walks.forEach((e, w) => out.push(walkSection(e, w, walks.length)));
+  out.push(`</main><script>${SCRIPT}</script></body></html>`);
+  return out.join("\n") + "\n";
+}
