@@ -1,6 +1,7 @@
 /** The `stackwalk` command line: dispatches to one file per command and maps errors to exit codes. */
 import { InputError } from "../errors.js";
 import { CHECK_USAGE, checkCommand } from "./check.js";
+import { COMPARE_USAGE, compareCommand } from "./compare.js";
 import { CROSSCHECK_USAGE, crossCheckCommand } from "./crosscheck.js";
 import { EMULATE_USAGE, emulateCommand } from "./emulate.js";
 import { EXIT, UsageError, type Io } from "./common.js";
@@ -21,6 +22,7 @@ const COMMANDS: Record<string, { run: (argv: string[], io: Io) => number | Promi
   explain: { run: explainCommand, usage: EXPLAIN_USAGE },
   render: { run: renderCommand, usage: RENDER_USAGE },
   view: { run: viewCommand, usage: VIEW_USAGE },
+  compare: { run: compareCommand, usage: COMPARE_USAGE },
 };
 
 /** Top-level usage text. */
@@ -35,6 +37,7 @@ commands:
   explain <input>           every frame with the rule that found it and the memory it read
   render <input> -o F.svg   the stack diagram of one thread: frames as bands, return and back-chain arrows
   view <input>              one self-contained HTML page stepping through the walk frame by frame
+  compare <chain.json>      one call chain on x86 (EBP and FPO), x64 and IA-64, side by side
   emulate <program.exe>     run a program on the emulated CPU and write vectors or a sweep
   crosscheck <vector|dmp>   align a walk with the ETW stacks recorded for it and explain each difference
   etw decode <file>         decode ETW extended data items (either form) or an .etl trace

@@ -1,0 +1,147 @@
+/**
+ * `stackwalk compare`: one call chain, described once, built for four targets and run on the
+ * emulator — x86 with frame pointers, x86 with frame-pointer omission (both logging an ETW
+ * stack through RtlWalkFrameChain executed on the emulated CPU), x64 (with a profile sample
+ * standing in for ETW, whose x64 stacks are unwound with the tables) and IA-64 (the register
+ * stack engine model; Unicorn has no IA-64 and ETW records nothing there). Each target gives a
+ * vector with its ground truth; src/render/compare.ts walks and compares them.
+ */
+import { InputError } from "../src/errors.js";
+import { JsonNode } from "../src/formats/json-input.js";
+import type { Vector } from "../src/formats/vector.js";
+import { captureVectors, captureX64Vectors } from "./etw-capture.js";
+import { runChain, type Ia64FunctionSpec } from "./ia64/executor.js";
+import { buildSpec } from "./programs/program-file.js";
+import type { X64FunctionSpec, X64NonvolatileRegister } from "./programs/x64-chain.js";
+import type { X86FunctionSpec, X86SavedRegister } from "./programs/x86-chain.js";
+
+/** The `format` of a call-chain spec file. */
+export const CHAIN_FORMAT = "stackwalk-chain/1";
+
+/** One function of a chain, in terms every target can build. */
+export interface ChainFunction {
+  /** A C identifier, unique in the chain. */
+  name: string;
+  /** Bytes of fixed locals (a multiple of 4, below 4 KiB). */
+  locals: number;
+  /** Arguments its caller passes (0 for the first function, which is the entry point). */
+  params: number;
+  /** Callee-saved registers it saves (0..3: EBX, ESI, EDI on x86; RBX, RSI, RDI on x64). */
+  saved: number;
+}
+
+/** A call chain: the outermost function (the entry point) first; each calls the next. */
+export interface ChainSpec {
+  name: string;
+  description: string;
+  functions: ChainFunction[];
+}
+
+/** The four targets, in the order they are shown. */
+export const COMPARE_TARGETS = ["x86-fp", "x86-fpo", "x64", "ia64"] as const;
+export type CompareTarget = (typeof COMPARE_TARGETS)[number];
+
+/** One target's run: its snapshot with truth, and what stands for its ETW stack. */
+export interface TargetRun {
+  target: CompareTarget;
+  /** How the target builds the chain, in one line. */
+  build: string;
+  vector: Vector;
+  /** How the ETW stack was captured (or why there is none). */
+  etwSource: string;
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Parses a `stackwalk-chain/1` file; errors name the JSON path. */
+export function parseChainSpec(text: string, file: string): ChainSpec {
+  try {
+    const root = JsonNode.parse(text);
+    root.onlyKeys(["format", "name", "description", "functions"]);
+    if (root.get("format").string() !== CHAIN_FORMAT) throw new InputError("bad-value", `expected "${CHAIN_FORMAT}"`, { path: "$.format" });
+    const name = root.get("name").string();
+    if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(name)) throw new InputError("bad-value", `the name must be kebab-case, not "${name}"`, { path: "$.name" });
+    const description = root.get("description").string();
+    const list = root.get("functions").array();
+    if (list.length < 2 || list.length > 16) throw new InputError("bad-value", `a chain has 2 to 16 functions, not ${list.length}`, { path: "$.functions" });
+    const seen = new Set<string>();
+    const functions = list.map((node, i): ChainFunction => {
+      node.onlyKeys(["name", "locals", "params", "saved"]);
+      const fname = node.get("name").string();
+      if (!IDENTIFIER.test(fname) || seen.has(fname)) throw new InputError("bad-value", `"${fname}" is not a new C identifier`, { path: node.get("name").path });
+      seen.add(fname);
+      const int = (key: string, max: number, step = 1): number => {
+        const n = node.opt(key);
+        if (n === undefined) return 0;
+        const v = n.integer(0, max);
+        if (v % step !== 0) throw new InputError("bad-value", `${key} must be a multiple of ${step}, not ${v}`, { path: n.path });
+        return v;
+      };
+      const f = { name: fname, locals: int("locals", 1024, 4), params: int("params", 8), saved: int("saved", 3) };
+      if (i === 0 && f.params !== 0) throw new InputError("bad-value", "the first function is the entry point: it takes no parameters", { path: `${node.path}.params` });
+      return f;
+    });
+    return { name, description, functions };
+  } catch (e) {
+    if (e instanceof InputError) throw e.inFile(file);
+    throw e;
+  }
+}
+
+const X86_SAVED: readonly X86SavedRegister[] = ["ebx", "esi", "edi"];
+const X64_SAVED: readonly X64NonvolatileRegister[] = ["rbx", "rsi", "rdi"];
+
+function x86Functions(spec: ChainSpec, frame: "ebp" | "fpo"): X86FunctionSpec[] {
+  return spec.functions.map((f) => ({ name: f.name, frame, locals: f.locals / 4, saved: X86_SAVED.slice(0, f.saved), params: f.params }));
+}
+
+/** x64: pushes of the saved registers, then an allocation holding the locals and the 32-byte home area, RSP 16-aligned at calls. */
+function x64Functions(spec: ChainSpec): X64FunctionSpec[] {
+  return spec.functions.map((f, i) => {
+    const calls = i < spec.functions.length - 1;
+    let alloc = Math.ceil(f.locals / 8) * 8 + (calls ? 32 : 0);
+    // At entry RSP ≡ 8 (mod 16): pushes and the allocation must bring it to 0 before a call.
+    if ((8 + 8 * f.saved + alloc) % 16 !== 0) alloc += 8;
+    return { name: f.name, pushes: X64_SAVED.slice(0, f.saved), alloc };
+  });
+}
+
+/** IA-64: inputs are the parameters; locals keep ar.pfs and rp (and the saved registers); outputs feed the callee. */
+function ia64Functions(spec: ChainSpec): Ia64FunctionSpec[] {
+  return spec.functions.map((f, i) => {
+    const next = spec.functions[i + 1];
+    const ins = f.params;
+    return {
+      name: f.name,
+      ins,
+      locals: 2 + f.saved,
+      outs: next?.params ?? 0,
+      frameBytes: Math.ceil(f.locals / 16) * 16,
+      pfs: { gr: 32 + ins },
+      rp: { gr: 33 + ins },
+      ...(next === undefined ? { leaf: true } : {}),
+    };
+  });
+}
+
+/** Builds and runs the chain on every target. */
+export async function runCompareTargets(spec: ChainSpec): Promise<TargetRun[]> {
+  const description = spec.description;
+  const x86 = async (frame: "ebp" | "fpo"): Promise<Vector> => {
+    const vectors = await captureVectors({ name: `${spec.name}-${frame === "ebp" ? "fp" : "fpo"}`, description, functions: x86Functions(spec, frame), etw: "user" });
+    return vectors[0]!;
+  };
+  const x64Program = await buildSpec({ machine: "x64", spec: { name: spec.name, description, functions: x64Functions(spec) } });
+  const [x64] = await captureX64Vectors(
+    { name: `${x64Program.name}.exe`, image: x64Program.image, symbols: x64Program.symbols },
+    // The capture labels by address: the image's symbols name functions, not labels.
+    { captures: x64Program.captures.map((l) => `0x${x64Program.labels.get(l)!.toString(16)}`), sample: true, provenance: `emulator: stackwalk compare ${spec.name} (x64)` },
+  );
+  const ia64 = runChain({ name: spec.name, description, functions: ia64Functions(spec), stop: { step: "restore-rp" } }).vector;
+  return [
+    { target: "x86-fp", build: "every function begins push ebp; mov ebp, esp (FRAME_NONFPO records)", vector: await x86("ebp"), etwSource: "RtlWalkFrameChain run on the emulated CPU: the EBP chain" },
+    { target: "x86-fpo", build: "frame-pointer omission: ESP-relative frames, FPO_DATA records in the image", vector: await x86("fpo"), etwSource: "RtlWalkFrameChain run on the emulated CPU: the EBP chain" },
+    { target: "x64", build: "pushes and an allocation described by UNWIND_INFO in .pdata/.xdata", vector: x64!, etwSource: "a profile sample: the kernel unwinds x64 stacks with the tables, so the emulator's call stack stands for it" },
+    { target: "ia64", build: "alloc'd register frames; rp and ar.pfs in stacked registers, described by unwind descriptors", vector: ia64, etwSource: "none: ETW stack capture is not modelled on IA-64" },
+  ];
+}

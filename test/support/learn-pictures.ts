@@ -1,0 +1,45 @@
+/**
+ * The pictures of the README's "Learn" section: one call chain (vectors/programs/chains/
+ * config-parser.json) built for the four targets of `stackwalk compare`, each walked with its
+ * table walker and drawn by `render`. `npm run pictures` writes them to vectors/pictures/; a test
+ * keeps the committed files equal to a fresh drawing.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { parseChainSpec, runCompareTargets, type CompareTarget } from "../../emulator/compare.js";
+import { explainWalk } from "../../src/render/explain.js";
+import { renderSvg } from "../../src/render/svg.js";
+import type { WalkerName } from "../../src/walk/registry.js";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+/** The chain the pictures show. */
+export const LEARN_CHAIN = "vectors/programs/chains/config-parser.json";
+/** Where the pictures go. */
+export const PICTURES_FOLDER = "vectors/pictures";
+
+const WALKER: Record<CompareTarget, WalkerName> = { "x86-fp": "frame-pointer", "x86-fpo": "fpo", x64: "unwind", ia64: "ia64" };
+const TITLE: Record<CompareTarget, string> = {
+  "x86-fp": "x86 with frame pointers",
+  "x86-fpo": "x86 with frame-pointer omission",
+  x64: "x64",
+  ia64: "IA-64",
+};
+
+/** The pictures, as files relative to the repository root. */
+export async function learnPictures(): Promise<{ file: string; text: string }[]> {
+  const spec = parseChainSpec(readFileSync(`${ROOT}${LEARN_CHAIN}`, "utf8"), LEARN_CHAIN);
+  const runs = await runCompareTargets(spec);
+  return runs.map((r) => {
+    const e = explainWalk(r.vector, r.vector.threads[0]!, { walker: WALKER[r.target], title: `${spec.name} on ${TITLE[r.target]}` });
+    return { file: `${PICTURES_FOLDER}/${spec.name}-${r.target}.svg`, text: renderSvg(e) };
+  });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  mkdirSync(`${ROOT}${PICTURES_FOLDER}`, { recursive: true });
+  for (const p of await learnPictures()) {
+    writeFileSync(`${ROOT}${p.file}`, p.text);
+    process.stdout.write(`wrote ${p.file} (${p.text.length.toLocaleString("en-US")} bytes)\n`);
+  }
+}
