@@ -57,10 +57,16 @@ class RecordingReader implements MemoryReader {
   }
 }
 
+/** IA-64 CONTEXT fields by the names the CONTEXT structure gives them. */
+const IA64_CONTEXT_NAMES: Record<string, string> = {
+  rspfs: "RsPFS", brrp: "BrRp", rsbspstore: "RsBSPSTORE", rsrnat: "RsRNAT", stifs: "StIFS", stipsr: "StIPSR",
+};
+
 /** The registers in display form: EIP, RSP, RsBSP. */
 function registerName(machine: Machine, name: string): string {
   const role = machineInfo(machine).roles.find((r) => r.register === name);
   if (role !== undefined && machine === "ia64") return role.display;
+  if (machine === "ia64" && IA64_CONTEXT_NAMES[name] !== undefined) return IA64_CONTEXT_NAMES[name]!;
   return name.toUpperCase();
 }
 
@@ -339,8 +345,15 @@ function strategyLines(machine: Machine, frame: Frame, fn: string): string[] {
       if (!/machframe/.test(rule)) lines.push("then the return: RIP ← [RSP], RSP += 8");
       return lines;
     }
-    case "ia64-unwind":
-      return [`IA-64 unwind descriptors for ${fn}: its prologue region says when and where rp (the return link, b0) and ar.pfs (the caller's frame marker) were saved and how large the memory-stack frame is; the caller's IP is rp, and the caller's stacked registers lie just below on the backing store.`];
+    case "ia64-unwind": {
+      const lines = [`IA-64 unwind descriptors for ${fn}: its prologue region says when and where rp (the return link, b0) and ar.pfs (the caller's frame marker) were saved and how large the memory-stack frame is; the caller's IP is rp, and the caller's stacked registers lie just below on the backing store.`];
+      const saves = /rp=(\S+) pfs=(\S+) psp=([^;\s]+)/.exec(rule);
+      if (saves !== null) {
+        const where = (s: string): string => (/^r\d+$/.test(s) ? `in stacked register ${s} (read from its backing-store slot)` : /^\[/.test(s) ? `in memory at ${s}` : s === "b0" ? "still in b0" : `in ${s}`);
+        lines.push(`At this IP, rp is ${where(saves[1]!)}, ar.pfs ${where(saves[2]!)}, and the previous SP (psp) is ${saves[3]}.`);
+      }
+      return lines;
+    }
     case "scan":
       return [`Found by scanning the stack: the first word above that points just after a call instruction in a module is taken as the return address (the least trusted way).`];
     default:

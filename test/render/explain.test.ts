@@ -71,6 +71,25 @@ describe("explain", () => {
     expect(f1.weaker).toMatch(/The frame-pointer chain never reaches this frame/);
   });
 
+  it("on IA-64, reads rp from the backing store and moves BSP down by the caller's sol across a NaT collection slot", () => {
+    const v = load("vectors/ia64/synthetic/nat-crossing.json");
+    const e = explainWalk(v, v.threads[0]!);
+    expect(e.truth?.exact).toBe(true);
+    // Truth from the model executor: each caller's BSP; the words between are the caller's registers.
+    const truth = v.threads[0]!.truth!;
+    const crossing = e.frames.find((f) => f.index > 0 && /across 1 NaT collection slot/.test(f.how.join("\n")))!;
+    expect(crossing).toBeDefined();
+    const callee = truth[crossing.index - 1]!.bsp!;
+    const caller = truth[crossing.index]!.bsp!;
+    let nat = 0;
+    for (let a = caller; a < callee; a += 8n) if (((a >> 3n) & 0x3fn) === 0x3fn) nat++;
+    expect(nat).toBe(1);
+    expect(crossing.how.join("\n")).toContain(`BSP ← BSP − sol(${Number((callee - caller) / 8n) - 1})`);
+    expect(e.backingStore!.some((w) => w.natCollection === true)).toBe(true);
+    const ra = e.frames.flatMap((f) => f.reads).find((r) => r.role === "return-address" && r.area === "backing-store");
+    expect(ra).toBeDefined();
+  });
+
   it("marks the stack words by frame and role for the diagrams", () => {
     const v = load("vectors/x86/ebp-chain-4.json");
     const e = explainWalk(v, v.threads[0]!);
@@ -98,6 +117,7 @@ describe("explain", () => {
       ["x86-ebp-chain-4.txt", ["vectors/x86/ebp-chain-4.json"]],
       ["x86-fpo-leaf.txt", ["vectors/x86/etw/fpo-leaf-etw.json"]],
       ["x64-push-nonvol.txt", ["vectors/x64/synthetic/push-nonvol-capture.json"]],
+      ["ia64-nat-crossing.txt", ["vectors/ia64/synthetic/nat-crossing.json"]],
       ["minidump2.txt", ["../shared/fixtures/breakpad/minidump2.dmp", "--symbols", "../shared/fixtures/breakpad/symbols", "--thread", "3060"]],
     ];
     for (const [name, args] of cases) {
