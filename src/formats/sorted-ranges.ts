@@ -40,3 +40,19 @@ export function outermostContaining<T>(sorted: readonly T[], value: number, star
   }
   return best;
 }
+
+/**
+ * Index of the entry with begin ≤ value < end in a function table stored as (begin, end, data)
+ * triples sorted by begin (RUNTIME_FUNCTION and IMAGE_IA64_RUNTIME_FUNCTION_ENTRY), or −1.
+ */
+export function findTripleIndex(triples: ArrayLike<number>, value: number): number {
+  let lo = 0;
+  let hi = triples.length / 3 - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (value < triples[mid * 3]!) hi = mid - 1;
+    else if (value >= triples[mid * 3 + 1]!) lo = mid + 1;
+    else return mid;
+  }
+  return -1;
+}

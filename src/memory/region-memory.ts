@@ -72,25 +72,41 @@ export class RegionMemory implements MemoryReader {
     return -1;
   }
 
-  u32n(address: number): number | undefined {
-    if (!(address >= 0 && address <= Number.MAX_SAFE_INTEGER)) return undefined;
-    let i = this.last;
-    if (!(i < this.nbases.length && address >= this.nbases[i]! && address < this.nends[i]!)) {
-      let lo = 0;
-      let hi = this.nbases.length - 1;
-      i = -1;
-      while (lo <= hi) {
-        const mid = (lo + hi) >>> 1;
-        if (address < this.nbases[mid]!) hi = mid - 1;
-        else if (address >= this.nends[mid]!) lo = mid + 1;
-        else {
-          i = mid;
-          break;
-        }
+  /** Index of the region containing `address`, given as a number below 2^53, or −1 (the number fast path). */
+  indexOfN(address: number): number {
+    if (!(address >= 0 && address <= Number.MAX_SAFE_INTEGER)) return -1;
+    const last = this.last;
+    if (last < this.nbases.length && address >= this.nbases[last]! && address < this.nends[last]!) return last;
+    let lo = 0;
+    let hi = this.nbases.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      if (address < this.nbases[mid]!) hi = mid - 1;
+      else if (address >= this.nends[mid]!) lo = mid + 1;
+      else {
+        this.last = mid;
+        return mid;
       }
-      if (i < 0) return undefined;
-      this.last = i;
     }
+    return -1;
+  }
+
+  /** Region `index`'s bytes as a DataView, and its base and end as numbers (for {@link indexOfN}'s callers). */
+  viewOf(index: number): DataView {
+    return this.views[index]!;
+  }
+
+  baseOfN(index: number): number {
+    return this.nbases[index]!;
+  }
+
+  endOfN(index: number): number {
+    return this.nends[index]!;
+  }
+
+  u32n(address: number): number | undefined {
+    const i = this.indexOfN(address);
+    if (i < 0) return undefined;
     const off = address - this.nbases[i]!;
     if (off + 4 <= this.nends[i]! - this.nbases[i]!) return this.views[i]!.getUint32(off, true);
     return this.u32(BigInt(address));

@@ -11,6 +11,7 @@ import type { MemoryReader } from "../../memory/reader.js";
 import { IMAGE_FILE_MACHINE } from "../../model/machine.js";
 import type { Module } from "../../model/snapshot.js";
 import { decodeUnwindInfo, type Ia64RuntimeFunction, type UnwindInfo } from "./unwind-descriptors.js";
+import { findTripleIndex } from "../../formats/sorted-ranges.js";
 
 /** The unwind tables of one IA-64 module. */
 export interface Ia64Tables {
@@ -76,16 +77,7 @@ function checkTable(f: Uint32Array, sizeOfImage: number): string | undefined {
 
 /** Index of the entry with BeginAddress ≤ rva < EndAddress, or −1. */
 export function findEntryIndex(tables: Ia64Tables, rva: number): number {
-  const f = tables.functions;
-  let lo = 0;
-  let hi = f.length / 3 - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    if (rva < f[mid * 3]!) hi = mid - 1;
-    else if (rva >= f[mid * 3 + 1]!) lo = mid + 1;
-    else return mid;
-  }
-  return -1;
+  return findTripleIndex(tables.functions, rva);
 }
 
 /** Entry `index` of the table. */

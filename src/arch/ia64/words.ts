@@ -6,52 +6,26 @@
  */
 import { RegionMemory } from "../../memory/region-memory.js";
 
-/** The regions of one RegionMemory below 2^53, as numbers, with a view of each. */
+/** Words of one RegionMemory at number addresses, through its number index. */
 export class NumberWords {
-  private readonly bases: number[] = [];
-  private readonly ends: number[] = [];
-  private readonly views: DataView[] = [];
-  private last = 0;
   /** The low and high 32 bits of the word the last {@link read} returned. */
   lo = 0;
   hi = 0;
 
-  constructor(memory: RegionMemory) {
-    for (const r of memory.regions) {
-      const end = r.base + BigInt(r.bytes.length);
-      if (end > BigInt(Number.MAX_SAFE_INTEGER)) continue;
-      this.bases.push(Number(r.base));
-      this.ends.push(Number(end));
-      this.views.push(new DataView(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength));
-    }
-  }
+  constructor(private readonly memory: RegionMemory) {}
 
   /** Index of the region holding [address, address + 8), or −1 (a word across two regions is not found). */
   private find(address: number): number {
-    let i = this.last;
-    if (i < this.bases.length && address >= this.bases[i]! && address + 8 <= this.ends[i]!) return i;
-    let lo = 0;
-    let hi = this.bases.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      if (address < this.bases[mid]!) hi = mid - 1;
-      else if (address >= this.ends[mid]!) lo = mid + 1;
-      else {
-        i = mid;
-        if (address + 8 > this.ends[i]!) return -1;
-        this.last = i;
-        return i;
-      }
-    }
-    return -1;
+    const i = this.memory.indexOfN(address);
+    return i >= 0 && address + 8 <= this.memory.endOfN(i) && this.memory.endOfN(i) <= Number.MAX_SAFE_INTEGER ? i : -1;
   }
 
   /** The little-endian u64 at `address` (its low half also in {@link lo}), or undefined. */
   read(address: number): bigint | undefined {
     const i = this.find(address);
     if (i < 0) return undefined;
-    const view = this.views[i]!;
-    const off = address - this.bases[i]!;
+    const view = this.memory.viewOf(i);
+    const off = address - this.memory.baseOfN(i);
     this.lo = view.getUint32(off, true);
     this.hi = view.getUint32(off + 4, true);
     return view.getBigUint64(off, true);
@@ -61,8 +35,8 @@ export class NumberWords {
   bit(address: number, bit: number): number {
     const i = this.find(address);
     if (i < 0) return -1;
-    const view = this.views[i]!;
-    const off = address - this.bases[i]!;
+    const view = this.memory.viewOf(i);
+    const off = address - this.memory.baseOfN(i);
     return bit < 32 ? (view.getUint32(off, true) >>> bit) & 1 : (view.getUint32(off + 4, true) >>> (bit - 32)) & 1;
   }
 

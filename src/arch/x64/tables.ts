@@ -9,6 +9,7 @@ import { readMappedImage, readMappedRuntimeFunctions, RUNTIME_FUNCTION_BYTES } f
 import type { MemoryReader } from "../../memory/reader.js";
 import type { Module } from "../../model/snapshot.js";
 import { decodeUnwindInfo, UNW_FLAG_CHAININFO, UNWIND_CHAIN_LIMIT, type RuntimeFunctionEntry, type UnwindInfo } from "./unwind-info.js";
+import { findTripleIndex } from "../../formats/sorted-ranges.js";
 
 const IMAGE_FILE_MACHINE_AMD64 = 0x8664;
 
@@ -75,16 +76,7 @@ function checkTable(f: Uint32Array, sizeOfImage: number): string | undefined {
 
 /** Index of the entry with BeginAddress ≤ rva < EndAddress, or −1 (binary search). */
 export function findEntryIndex(tables: X64Tables, rva: number): number {
-  const f = tables.functions;
-  let lo = 0;
-  let hi = f.length / 3 - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    if (rva < f[mid * 3]!) hi = mid - 1;
-    else if (rva >= f[mid * 3 + 1]!) lo = mid + 1;
-    else return mid;
-  }
-  return -1;
+  return findTripleIndex(tables.functions, rva);
 }
 
 /** The entry at `index` of the table. */
