@@ -69,6 +69,8 @@ export interface UnwindStep {
    */
   pcNumber?: number | undefined;
   spNumber?: number | undefined;
+  /** The caller's backing-store pointer as a number (IA-64), −1 or absent otherwise. */
+  bstoreNumber?: number | undefined;
 }
 
 /**
@@ -78,6 +80,8 @@ export interface UnwindStep {
 export interface FrameNumbers {
   pc: number;
   sp: number;
+  /** The backing-store pointer (IA-64). */
+  bstore: number;
 }
 
 /**
@@ -94,8 +98,9 @@ export function unwindStep(
   interrupted?: boolean,
   pcNumber = -1,
   spNumber = -1,
+  bstoreNumber = -1,
 ): UnwindStep & { ok: true } {
-  return { ok: true, registers, rule, recovered, paramsSize, entry, trust, interrupted, pcNumber, spNumber };
+  return { ok: true, registers, rule, recovered, paramsSize, entry, trust, interrupted, pcNumber, spNumber, bstoreNumber };
 }
 
 /** Result of running a rule: the caller's registers, or why it cannot be found. */

@@ -85,6 +85,7 @@ class FrameRow implements Frame {
     /** The PC and SP as numbers when the rule gave them, −1 otherwise (see FrameNumbers). */
     readonly pcNumber = -1,
     readonly spNumber = -1,
+    readonly bstoreNumber = -1,
   ) {
     const arch = context.arch;
     this.addrPC = arch.pcOf(unwindRegisters) ?? 0n;
@@ -148,9 +149,9 @@ class FrameRow implements Frame {
 /** Builds a frame row from its registers. */
 function makeFrame(
   context: RowContext, index: number, registers: Registers, trust: Trust, rule: RuleText,
-  recovered?: readonly string[], interrupted = false, pcNumber = -1, spNumber = -1,
+  recovered?: readonly string[], interrupted = false, pcNumber = -1, spNumber = -1, bstoreNumber = -1,
 ): FrameRow {
-  return new FrameRow(context, index, registers, trust, rule, recovered, interrupted, pcNumber, spNumber);
+  return new FrameRow(context, index, registers, trust, rule, recovered, interrupted, pcNumber, spNumber, bstoreNumber);
 }
 
 /** A register value as a number, −1 when absent or not exact as one. */
@@ -330,7 +331,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
   }
   const context = maskRegisters(snapshot.machine, thread.registers);
   const rows: RowContext = { arch, memory: snapshot.memory };
-  const frames: FrameRow[] = [makeFrame(rows, 0, context, "context", "context", undefined, false, exactNumber(arch.pcOf(context)), exactNumber(arch.spOf(context)))];
+  const frames: FrameRow[] = [makeFrame(rows, 0, context, "context", "context", undefined, false, exactNumber(arch.pcOf(context)), exactNumber(arch.spOf(context)), exactNumber(arch.bstoreOf(context)))];
   if (strategies.length === 0) {
     return { frames, stop: { reason: "unsupported", detail: arch.unsupportedDetail ?? "no strategy applies to this machine" } };
   }
@@ -339,7 +340,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
   const outcome: Outcome = { step: undefined, trust: "context", stop: undefined };
   // One site object for the whole walk (see FrameSite): refilled for every frame.
   const site: FrameSite = { machine: snapshot.machine, index: 0, interrupted: false, registers: {}, lookupPc: 0n, modules: snapshot.modules, images: snapshot.memory, calleeParams: 0 };
-  const numbers: FrameNumbers = { pc: -1, sp: -1 };
+  const numbers: FrameNumbers = { pc: -1, sp: -1, bstore: -1 };
   for (;;) {
     const callee = frames[frames.length - 1]!;
     site.index = callee.index;
@@ -348,6 +349,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     site.calleeParams = calleeParams;
     numbers.pc = callee.pcNumber;
     numbers.sp = callee.spNumber;
+    numbers.bstore = callee.bstoreNumber;
     options.onUnwind?.(callee.index);
     unwindOnce(strategies, site, callee.addrPC, numbers, snapshot, cache, outcome);
     const step = outcome.step;
@@ -361,7 +363,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     if (frames.length >= maxFrames) {
       return { frames, stop: { reason: "max-frames", detail: `the walk reached the frame cap of ${maxFrames}` } };
     }
-    frames.push(makeFrame(rows, frames.length, callerRegisters, outcome.trust, step.rule, step.recovered, step.interrupted === true, step.pcNumber ?? -1, step.spNumber ?? -1));
+    frames.push(makeFrame(rows, frames.length, callerRegisters, outcome.trust, step.rule, step.recovered, step.interrupted === true, step.pcNumber ?? -1, step.spNumber ?? -1, step.bstoreNumber ?? -1));
   }
 }
 

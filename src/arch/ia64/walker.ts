@@ -31,7 +31,7 @@ import type { MemoryReader } from "../../memory/reader.js";
 import { moduleAt, type Module, type Registers, type Snapshot } from "../../model/snapshot.js";
 import type { FuncTableEntry, StopReason, WalkStop } from "../../walk/frame.js";
 import { lazyText } from "../../walk/lazy-text.js";
-import { unwindStep, type FrameSite, type UnwindResult, type UnwindRule, type UnwindStrategy } from "../../walk/strategy.js";
+import { unwindStep, type FrameNumbers, type FrameSite, type UnwindResult, type UnwindRule, type UnwindStrategy } from "../../walk/strategy.js";
 import { frameMarkerProblem, ia64Pc, IFS_VALID, isValidPc, MAX_FRAME_REGISTERS, natBit, pcBundle, pcSlot, readWord, skipRegs } from "./rse.js";
 import { frameStateAt, stateText, type FrameState, type PspRule, type SaveLocation } from "./state.js";
 import { entryAt, findEntryIndex, ia64Tables, unwindInfoAt } from "./tables.js";
@@ -178,7 +178,8 @@ function readGrFast(words: NumberWords, reg: number, bspN: number, slot: number,
   fastRpAt = at;
   const value = words.read(at);
   if (value === undefined) return undefined;
-  const inGroup = at % 512;
+  // The low 32 bits (exact: at < 2^53) give the offset in the 512-byte group with integer operations.
+  const inGroup = (at >>> 0) & 0x1ff;
   const collection = at - inGroup + 0x1f8;
   const bit = inGroup / 8;
   const nat = collection >= bspstoreN ? (rnat === 0n ? 0 : Number((rnat >> BigInt(bit)) & 1n)) : words.bit(collection, bit);
@@ -191,17 +192,22 @@ function readGrFast(words: NumberWords, reg: number, bspN: number, slot: number,
  * (a read that fails, a NaT bit, a bad frame marker, the end of the stack) returns undefined, and
  * the exact path runs and reports it.
  */
-function execFast(plan: Plan, registers: Registers, words: NumberWords): UnwindResult | undefined {
+function execFast(plan: Plan, registers: Registers, words: NumberWords, numbers: FrameNumbers | undefined): UnwindResult | undefined {
   const sp = registers["intsp"];
   const bsp = registers["rsbsp"];
   const bspstore = registers["rsbspstore"] ?? 0n;
   if (sp === undefined || bsp === undefined) return undefined;
-  // A bigint above 2^53 − 1 converts to a number above it too (rounding never goes below).
-  const bspN = Number(bsp);
-  const spN = Number(sp);
-  const bspstoreN = Number(bspstore);
+  // A bigint above 2^53 − 1 converts to a number above it too (rounding never goes below). The
+  // walk usually has SP and BSP as numbers already; BSPSTORE is carried from frame to frame.
+  const bspN = numbers !== undefined && numbers.bstore >= 0 ? numbers.bstore : Number(bsp);
+  const spN = numbers !== undefined && numbers.sp >= 0 ? numbers.sp : Number(sp);
+  if (bspstore !== lastBspstore) {
+    lastBspstore = bspstore;
+    lastBspstoreN = Number(bspstore);
+  }
+  const bspstoreN = lastBspstoreN;
   if (bspN > MAX_SAFE || spN > MAX_SAFE || bspstoreN > MAX_SAFE) return undefined;
-  const low = bspN % 512;
+  const low = (bspN >>> 0) & 0x1ff;
   if (low % 8 !== 0 || low === 0x1f8) return undefined;
   const slot = low / 8;
   const ifs = registers["stifs"];
@@ -241,6 +247,7 @@ function execFast(plan: Plan, registers: Registers, words: NumberWords): UnwindR
   }
   // rp = 0 (the end of the stack) and a misaligned rp are the exact path's to report.
   if (rp === undefined || (words.lo | words.hi) === 0 || (words.lo & 0xf) !== 0) return undefined;
+  const rpN = words.hi < 0x20_0000 ? words.hi * 4294967296 + words.lo : -1;
   const rpAtN = fastRpAt;
 
   const f = plan.pfs;
@@ -256,7 +263,9 @@ function execFast(plan: Plan, registers: Registers, words: NumberWords): UnwindR
   // skip_regs(bsp, −sol) (rse.ts): d = slot − sol − 62, truncated toward zero.
   const callerBspN = sol === 0 ? bspN : bspN + 8 * (-sol + Math.trunc((slot - sol - 62) / 63));
   if (callerBspN < 0 || (callerSof > 0 && !words.has(callerBspN))) return undefined;
-  const callerBsp = sol === 0 ? bsp : BigInt(callerBspN);
+  // Subtracting a small bigint costs less than making one from a number.
+  const down = (bspN - callerBspN) / 8;
+  const callerBsp = sol === 0 ? bsp : down < BSP_STEPS.length ? bsp - BSP_STEPS[down]! : BigInt(callerBspN);
   if (pfs !== lastPfs) {
     lastPfs = pfs;
     lastStifs = IFS_V | (pfs & PFM_MASK);
@@ -267,8 +276,13 @@ function execFast(plan: Plan, registers: Registers, words: NumberWords): UnwindR
     lastCallerIpsr = ipsr & ~IPSR_RI;
   }
   const out: Registers = { stiip: rp, stipsr: lastCallerIpsr, stifs: lastStifs, intsp: psp, rsbsp: callerBsp, rspfs: pfs, brrp: rp, rsbspstore: bspstore, rsrnat: rnat };
-  return step(out, lazy(stepText, plan.label, rpAtN, bsp, sol, callerBsp), IA64_RECOVERED, undefined, plan.entry);
+  return step(out, lazy(stepText, plan.label, rpAtN, bsp, sol, callerBsp), IA64_RECOVERED, undefined, plan.entry, undefined, undefined, rpN, pspN, callerBspN);
 }
+
+/** 8·k as bigints for every k a frame's BSP can move by (up to 96 registers and their NaT slots). */
+const BSP_STEPS: readonly bigint[] = Array.from({ length: 128 }, (_, k) => BigInt(8 * k));
+let lastBspstore: bigint | undefined;
+let lastBspstoreN = 0;
 
 /** A plan kept by value (the walk reuses its site object). */
 class Ia64Rule implements UnwindRule {
@@ -278,11 +292,11 @@ class Ia64Rule implements UnwindRule {
     return this.plan.label;
   }
 
-  exec(registers: Registers, memory: MemoryReader): UnwindResult {
+  exec(registers: Registers, memory: MemoryReader, numbers?: FrameNumbers): UnwindResult {
     if (!this.plan.contextFrame) {
       const words = numberWords(memory);
       if (words !== undefined) {
-        const fast = execFast(this.plan, registers, words);
+        const fast = execFast(this.plan, registers, words, numbers);
         if (fast !== undefined) return fast;
       }
     }

@@ -4,6 +4,7 @@
  * arithmetic on numbers allocates nothing, unlike bigints: the IA-64 walker's per-frame path uses
  * this, and falls back to bigints (rse.ts `readWord`) for anything else.
  */
+import { bigintOf } from "../../memory/bigint-cache.js";
 import { RegionMemory } from "../../memory/region-memory.js";
 
 /** Words of one RegionMemory at number addresses, through its number index. */
@@ -28,7 +29,8 @@ export class NumberWords {
     const off = address - this.memory.baseOfN(i);
     this.lo = view.getUint32(off, true);
     this.hi = view.getUint32(off + 4, true);
-    return view.getBigUint64(off, true);
+    // Return links and frame markers recur from frame to frame: made once, then looked up.
+    return bigintOf(this.lo, this.hi);
   }
 
   /** Bit `bit` (0-63) of the u64 at `address`: 0 or 1, or −1 when it cannot be read. */
