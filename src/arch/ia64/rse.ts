@@ -3,7 +3,7 @@
  * the frame-marker registers (CFM, ar.pfs, cr.ifs) as bit fields of a `bigint`, backing-store
  * addressing with its NaT collection slots, and the instruction pointer as bundle + slot.
  *
- * Backing-store arithmetic is a literal port of the Linux `rse.h` helpers (§1.6). Every 64th
+ * Backing-store arithmetic follows the skip/count formulas of ia64.md §1.6 exactly. Every 64th
  * word of the backing store (an address whose bits 8..3 are all set) holds a NaT collection
  * instead of a register, so moving n registers is not moving 8·n bytes: {@link skipRegs} and
  * {@link numRegs} account for the collection slots crossed. The counts are small (a frame has at
