@@ -15,9 +15,9 @@ import { runChain } from "./ia64/executor.js";
 export const IA64_WALK_TARGET = 1_000_000;
 
 /**
- * Walks recursion-1000 with the `ia64` walker: frames per second, the best of 40 short batches
- * of `rounds` walks (about 5,000 frames each) after 100 warm-up walks, one core. Short batches,
- * many of them: on a shared machine some batch runs undisturbed.
+ * Walks recursion-1000 with the `ia64` walker: frames per second, the best of the short batches
+ * of `rounds` walks (about 5,000 frames each) of bench-rate.ts after 100 warm-up walks, one core.
+ * Short batches, many of them: on a shared machine some batch runs undisturbed.
  */
 export function benchIa64Walk(rounds = 5): { frames: number; perSecond: number } {
   const chain = IA64_CORPUS.find((c) => c.name === "recursion-1000");
@@ -28,9 +28,7 @@ export function benchIa64Walk(rounds = 5): { frames: number; perSecond: number }
   const c = compareWithTruth("ia64", walk, thread.truth!);
   if (!c.exact) throw new Error(`the bench stack does not walk exactly: ${c.difference?.text ?? ""}`);
   const once = (): number => walkThread(vector, thread, { walker: "ia64" }).frames.length;
-  let best = bestRate(once, rounds, 100);
-  for (let i = 0; i < 3; i++) best = Math.max(best, bestRate(once, rounds));
-  return { frames: walk.frames.length, perSecond: best };
+  return { frames: walk.frames.length, perSecond: bestRate(once, rounds, 100) };
 }
 
 /** Runs {@link benchIa64Walk} and prints its line (for `npm run bench`). */

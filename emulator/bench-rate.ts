@@ -4,7 +4,7 @@
 export const WALK_TARGET = 2_000_000;
 
 /** Timed batches per measurement. */
-const BATCHES = 40;
+const BATCHES = 80;
 
 /**
  * Frames per second of `walk` (which returns the frames it produced): after `warmups` untimed

@@ -80,12 +80,6 @@ class FrameRow implements Frame {
     readonly trust: Trust,
     rule: RuleText,
     private readonly recovered?: readonly string[],
-    /** The PC is an interrupted instruction, not a return address (see FrameSite.interrupted). */
-    readonly interrupted = false,
-    /** The PC and SP as numbers when the rule gave them, −1 otherwise (see FrameNumbers). */
-    readonly pcNumber = -1,
-    readonly spNumber = -1,
-    readonly bstoreNumber = -1,
   ) {
     const arch = context.arch;
     this.addrPC = arch.pcOf(unwindRegisters) ?? 0n;
@@ -147,11 +141,8 @@ class FrameRow implements Frame {
 }
 
 /** Builds a frame row from its registers. */
-function makeFrame(
-  context: RowContext, index: number, registers: Registers, trust: Trust, rule: RuleText,
-  recovered?: readonly string[], interrupted = false, pcNumber = -1, spNumber = -1, bstoreNumber = -1,
-): FrameRow {
-  return new FrameRow(context, index, registers, trust, rule, recovered, interrupted, pcNumber, spNumber, bstoreNumber);
+function makeFrame(context: RowContext, index: number, registers: Registers, trust: Trust, rule: RuleText, recovered?: readonly string[]): FrameRow {
+  return new FrameRow(context, index, registers, trust, rule, recovered);
 }
 
 /** A register value as a number, −1 when absent or not exact as one. */
@@ -331,7 +322,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
   }
   const context = maskRegisters(snapshot.machine, thread.registers);
   const rows: RowContext = { arch, memory: snapshot.memory };
-  const frames: FrameRow[] = [makeFrame(rows, 0, context, "context", "context", undefined, false, exactNumber(arch.pcOf(context)), exactNumber(arch.spOf(context)), exactNumber(arch.bstoreOf(context)))];
+  const frames: FrameRow[] = [makeFrame(rows, 0, context, "context", "context")];
   if (strategies.length === 0) {
     return { frames, stop: { reason: "unsupported", detail: arch.unsupportedDetail ?? "no strategy applies to this machine" } };
   }
@@ -340,16 +331,17 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
   const outcome: Outcome = { step: undefined, trust: "context", stop: undefined };
   // One site object for the whole walk (see FrameSite): refilled for every frame.
   const site: FrameSite = { machine: snapshot.machine, index: 0, interrupted: false, registers: {}, lookupPc: 0n, modules: snapshot.modules, images: snapshot.memory, calleeParams: 0 };
-  const numbers: FrameNumbers = { pc: -1, sp: -1, bstore: -1 };
+  // What the walk knows of the frame being unwound besides its registers: its PC, SP and BSP as
+  // numbers (from the step that found it), and whether its PC was interrupted. Kept here, not in
+  // the frame rows, which stay small.
+  const numbers: FrameNumbers = { pc: exactNumber(arch.pcOf(context)), sp: exactNumber(arch.spOf(context)), bstore: exactNumber(arch.bstoreOf(context)) };
+  let interrupted = false;
   for (;;) {
     const callee = frames[frames.length - 1]!;
     site.index = callee.index;
-    site.interrupted = callee.interrupted;
+    site.interrupted = interrupted;
     site.registers = callee.unwindRegisters;
     site.calleeParams = calleeParams;
-    numbers.pc = callee.pcNumber;
-    numbers.sp = callee.spNumber;
-    numbers.bstore = callee.bstoreNumber;
     options.onUnwind?.(callee.index);
     unwindOnce(strategies, site, callee.addrPC, numbers, snapshot, cache, outcome);
     const step = outcome.step;
@@ -363,7 +355,11 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     if (frames.length >= maxFrames) {
       return { frames, stop: { reason: "max-frames", detail: `the walk reached the frame cap of ${maxFrames}` } };
     }
-    frames.push(makeFrame(rows, frames.length, callerRegisters, outcome.trust, step.rule, step.recovered, step.interrupted === true, step.pcNumber ?? -1, step.spNumber ?? -1, step.bstoreNumber ?? -1));
+    frames.push(makeFrame(rows, frames.length, callerRegisters, outcome.trust, step.rule, step.recovered));
+    interrupted = step.interrupted === true;
+    numbers.pc = step.pcNumber ?? -1;
+    numbers.sp = step.spNumber ?? -1;
+    numbers.bstore = step.bstoreNumber ?? -1;
   }
 }
 
