@@ -11,6 +11,11 @@ export interface MemoryReader {
   u32?(address: bigint): number | undefined;
   /** Optional fast path for addresses below 2^53 given as numbers (32-bit targets): as {@link u32}. */
   u32n?(address: number): number | undefined;
+  /**
+   * Optional fast path for 64-bit targets: the little-endian u64 at a number address below 2^53,
+   * into `into` as two unsigned 32-bit halves; false when unreadable. Same answer as `read`.
+   */
+  u64n?(address: number, into: { low: number; high: number }): boolean;
 }
 
 /** Reads a little-endian unsigned 32-bit value, or `undefined`. */

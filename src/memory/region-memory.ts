@@ -112,6 +112,25 @@ export class RegionMemory implements MemoryReader {
     return this.u32(BigInt(address));
   }
 
+  u64n(address: number, into: { low: number; high: number }): boolean {
+    const i = this.indexOfN(address);
+    if (i < 0) return false;
+    const off = address - this.nbases[i]!;
+    if (off + 8 <= this.nends[i]! - this.nbases[i]!) {
+      const view = this.views[i]!;
+      into.low = view.getUint32(off, true);
+      into.high = view.getUint32(off + 4, true);
+      return true;
+    }
+    // Across two adjacent regions.
+    const lo = this.u32n(address);
+    const hi = lo === undefined ? undefined : this.u32n(address + 4);
+    if (lo === undefined || hi === undefined) return false;
+    into.low = lo;
+    into.high = hi;
+    return true;
+  }
+
   u32(address: bigint): number | undefined {
     const i = this.indexOf(address);
     if (i < 0) return undefined;

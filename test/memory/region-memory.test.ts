@@ -91,4 +91,22 @@ describe("RegionMemory", () => {
       ),
     );
   });
+
+  it("u64n gives the same words as read, within a region, across adjacent ones, and none where a byte is unmapped", () => {
+    const mem = new RegionMemory([
+      { base: 0x1000n, bytes: Uint8Array.from({ length: 64 }, (_, i) => i * 7 + 1) },
+      { base: 0x1040n, bytes: Uint8Array.from({ length: 32 }, (_, i) => 255 - i) },
+      { base: 0x2000n, bytes: new Uint8Array(16).fill(0xab) },
+    ]);
+    fc.assert(
+      fc.property(fc.integer({ min: 0xff0, max: 0x2020 }), (address) => {
+        const into = { low: -1, high: -1 };
+        const ok = mem.u64n(address, into);
+        const expected = readU64(mem, BigInt(address));
+        expect(ok).toBe(expected !== undefined);
+        if (expected !== undefined) expect(BigInt(into.high) * 2n ** 32n + BigInt(into.low)).toBe(expected);
+      }),
+      { numRuns: 2000 },
+    );
+  });
 });

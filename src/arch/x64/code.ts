@@ -74,6 +74,7 @@ export const word = { low: 0, high: 0 };
 
 /** Reads the 64-bit word at `address` (a number below 2^53) into {@link word}; false when unreadable. */
 export function readWord(memory: MemoryReader, address: number): boolean {
+  if (memory.u64n !== undefined) return memory.u64n(address, word);
   if (memory.u32n !== undefined) {
     const lo = memory.u32n(address);
     if (lo === undefined) return false;
