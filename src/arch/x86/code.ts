@@ -86,6 +86,19 @@ export function returnAddressInfo(modules: readonly Module[], images: MemoryRead
 /** {@link returnAddressInfo} for a 32-bit value given as a number. */
 export function returnAddressInfoN(modules: readonly Module[], images: MemoryReader, value: number): number {
   const cache = returnAddressCache.get(modules, images);
+  // The same value again (a rule asks about the word its scan just classified).
+  if (value === lastValue && cache === lastAnswers) return lastInfo;
+  lastAnswers = cache;
+  lastValue = value;
+  lastInfo = returnAddressInfoFront(cache, modules, images, value);
+  return lastInfo;
+}
+
+let lastAnswers: ReturnAddressAnswers | undefined;
+let lastValue = -1;
+let lastInfo = 0;
+
+function returnAddressInfoFront(cache: ReturnAddressAnswers, modules: readonly Module[], images: MemoryReader, value: number): number {
   const slot = (value ^ (value >>> 10)) & (FRONT_SLOTS - 1);
   if (cache.keys[slot] === value) return cache.infos[slot]!;
   let info = cache.all.get(value);
