@@ -28,6 +28,11 @@ export { renderJson, walkJson } from "./render/json.js";
 export { renderText, renderRoles } from "./render/text.js";
 export { renderWindbg, fpoNote } from "./render/windbg.js";
 export { locate, locateAddress, locationText, symbolize, type Location, type SymbolMatch } from "./render/location.js";
+export { explainWalk, explainSnapshot, formatExplanation, stopInWords, type ExplainOptions } from "./render/explain.js";
+export type * from "./render/explain-model.js";
+export { renderSvg, type SvgOptions } from "./render/svg.js";
+export { renderHtml } from "./render/html.js";
+export { renderCompare, type CompareInput, type CompareTargetInput } from "./render/compare.js";
 export {
   breakpadReport,
   renderBreakpad,

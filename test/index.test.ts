@@ -10,4 +10,14 @@ describe("public API", () => {
     expect(api.compareWithTruth(v.machine, walk, v.threads[0]!.truth!).exact).toBe(true);
     expect(api.STACKFRAME64_SIZE).toBe(264);
   });
+
+  it("explains and draws a walk in-process (what explain, render and view print)", async () => {
+    const { readFileSync } = await import("node:fs");
+    const v = api.parseVector(readFileSync("vectors/x86/ebp-chain-4.json", "utf8"));
+    const e = api.explainWalk(v, v.threads[0]!);
+    expect(e.frames).toHaveLength(4);
+    expect(api.formatExplanation(e)).toContain("→ return address: EIP ←");
+    expect(api.renderSvg(e)).toMatch(/^<svg /);
+    expect(api.renderHtml([e])).toMatch(/^<!DOCTYPE html>/i);
+  });
 });
