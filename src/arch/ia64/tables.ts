@@ -6,12 +6,12 @@
  * (per memory reader: the same module in another snapshot's memory is read again).
  */
 import { InputError } from "../../errors.js";
-import { readMappedImage, readMappedRuntimeFunctions } from "../../formats/pe-mapped.js";
 import type { MemoryReader } from "../../memory/reader.js";
 import { IMAGE_FILE_MACHINE } from "../../model/machine.js";
 import type { Module } from "../../model/snapshot.js";
 import { decodeUnwindInfo, type Ia64RuntimeFunction, type UnwindInfo } from "./unwind-descriptors.js";
 import { findTripleIndex } from "../../formats/sorted-ranges.js";
+import { mappedFunctionTable } from "../function-table.js";
 
 /** The unwind tables of one IA-64 module. */
 export interface Ia64Tables {
@@ -41,19 +41,9 @@ const hex = (n: number | bigint): string => "0x" + n.toString(16);
 export function ia64Tables(module: Module, images: MemoryReader): Ia64Tables | undefined {
   const cached = cache.get(module);
   if (cached !== undefined && cached.images === images) return cached.tables ?? undefined;
-  const image = readMappedImage(images, module.base);
-  let tables: Ia64Tables | null = null;
-  if (image !== undefined && image.machine === IMAGE_FILE_MACHINE.IA64) {
-    const sizeOfImage = image.sizeOfImage;
-    const base = module.base;
-    const read = (rva: number, size: number): Uint8Array | undefined =>
-      rva >= 0 && size >= 0 && rva + size <= sizeOfImage ? images.read(base + BigInt(rva), size) : undefined;
-    // The IA-64 entry has the x64 RUNTIME_FUNCTION's size and field order: three image-relative u32s.
-    const raw = readMappedRuntimeFunctions(images, base, image);
-    tables = { module, sizeOfImage, directoryRva: image.exceptionDirectory?.rva ?? 0, functions: typeof raw === "string" ? new Uint32Array(0) : raw, infos: new Map(), read };
-    const problem = typeof raw === "string" ? raw : checkTable(raw, sizeOfImage);
-    if (problem !== undefined) tables.problem = `${module.name}: ${problem}`;
-  }
+  // The IA-64 entry has the x64 RUNTIME_FUNCTION's size and field order: three image-relative u32s.
+  const table = mappedFunctionTable(module, images, IMAGE_FILE_MACHINE.IA64, checkTable);
+  const tables: Ia64Tables | null = table === undefined ? null : { module, ...table, infos: new Map() };
   cache.set(module, { images, tables });
   return tables ?? undefined;
 }

@@ -5,13 +5,13 @@
  * UNWIND_INFOs, each decoded once. Everything is found on first use and kept for the module's
  * lifetime (a WeakMap keyed by the Module, as the x86 tables are).
  */
-import { readMappedImage, readMappedRuntimeFunctions, RUNTIME_FUNCTION_BYTES } from "../../formats/pe-mapped.js";
+import { RUNTIME_FUNCTION_BYTES } from "../../formats/pe-mapped.js";
 import type { MemoryReader } from "../../memory/reader.js";
+import { IMAGE_FILE_MACHINE } from "../../model/machine.js";
 import type { Module } from "../../model/snapshot.js";
 import { decodeUnwindInfo, UNW_FLAG_CHAININFO, UNWIND_CHAIN_LIMIT, type RuntimeFunctionEntry, type UnwindInfo } from "./unwind-info.js";
 import { findTripleIndex } from "../../formats/sorted-ranges.js";
-
-const IMAGE_FILE_MACHINE_AMD64 = 0x8664;
+import { mappedFunctionTable } from "../function-table.js";
 
 /** The unwind tables of one x64 module. */
 export interface X64Tables {
@@ -39,18 +39,8 @@ const hex = (n: number): string => "0x" + n.toString(16);
 export function x64Tables(module: Module, images: MemoryReader): X64Tables | undefined {
   const cached = tablesCache.get(module);
   if (cached !== undefined) return cached ?? undefined;
-  const image = readMappedImage(images, module.base);
-  let tables: X64Tables | null = null;
-  if (image !== undefined && image.machine === IMAGE_FILE_MACHINE_AMD64) {
-    const sizeOfImage = image.sizeOfImage;
-    const base = module.base;
-    const read = (rva: number, size: number): Uint8Array | undefined =>
-      rva >= 0 && size >= 0 && rva + size <= sizeOfImage ? images.read(base + BigInt(rva), size) : undefined;
-    const raw = readMappedRuntimeFunctions(images, base, image);
-    tables = { module, sizeOfImage, functions: typeof raw === "string" ? new Uint32Array(0) : raw, infos: new Map(), read };
-    const problem = typeof raw === "string" ? raw : checkTable(raw, sizeOfImage);
-    if (problem !== undefined) tables.problem = `${module.name}: ${problem}`;
-  }
+  const table = mappedFunctionTable(module, images, IMAGE_FILE_MACHINE.AMD64, checkTable);
+  const tables: X64Tables | null = table === undefined ? null : { module, ...table, infos: new Map() };
   tablesCache.set(module, tables);
   return tables ?? undefined;
 }

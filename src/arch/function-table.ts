@@ -1,0 +1,46 @@
+/**
+ * The function table of a module's image as the snapshot maps it, shared by the table-driven
+ * walkers (x64 RUNTIME_FUNCTION, IA-64 IMAGE_IA64_RUNTIME_FUNCTION_ENTRY: both three
+ * image-relative u32s per entry, named by the exception directory): the entries, a reader of
+ * image bytes bounded by SizeOfImage, and why the table cannot be searched, when it cannot.
+ */
+import { readMappedImage, readMappedRuntimeFunctions } from "../formats/pe-mapped.js";
+import type { MemoryReader } from "../memory/reader.js";
+import type { Module } from "../model/snapshot.js";
+
+/** A module's function table and what the walkers read beside it. */
+export interface MappedFunctionTable {
+  sizeOfImage: number;
+  /** The exception directory's RVA, or 0 when there is none. */
+  directoryRva: number;
+  /** Begin, end and unwind data of entry i at [3i..3i+2]; empty when the table cannot be read. */
+  functions: Uint32Array;
+  /** Why the table cannot be searched (`module: reason`): every frame in the module stops with it. */
+  problem?: string;
+  /** Reads image bytes at an RVA, inside SizeOfImage only. */
+  read(rva: number, size: number): Uint8Array | undefined;
+}
+
+/**
+ * The function table of `module`, read from its image in `images`; undefined when no readable
+ * image of `machine` (an IMAGE_FILE_MACHINE value) is mapped at its base. `check` says why a
+ * readable table cannot be binary-searched (unsorted, overlapping, outside the image...).
+ */
+export function mappedFunctionTable(
+  module: Module,
+  images: MemoryReader,
+  machine: number,
+  check: (functions: Uint32Array, sizeOfImage: number) => string | undefined,
+): MappedFunctionTable | undefined {
+  const image = readMappedImage(images, module.base);
+  if (image === undefined || image.machine !== machine) return undefined;
+  const sizeOfImage = image.sizeOfImage;
+  const base = module.base;
+  const read = (rva: number, size: number): Uint8Array | undefined =>
+    rva >= 0 && size >= 0 && rva + size <= sizeOfImage ? images.read(base + BigInt(rva), size) : undefined;
+  const raw = readMappedRuntimeFunctions(images, base, image);
+  const table: MappedFunctionTable = { sizeOfImage, directoryRva: image.exceptionDirectory?.rva ?? 0, functions: typeof raw === "string" ? new Uint32Array(0) : raw, read };
+  const problem = typeof raw === "string" ? raw : check(raw, sizeOfImage);
+  if (problem !== undefined) table.problem = `${module.name}: ${problem}`;
+  return table;
+}
