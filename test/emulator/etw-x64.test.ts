@@ -1,40 +1,14 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { loadAssembler } from "../../emulator/assemble.js";
 import { captureX64Vectors, etwStacks } from "../../emulator/etw-capture.js";
-import { buildEtwUser64Module, ETW_EVENT_WRITE64, type EtwModule } from "../../emulator/etw-modules.js";
-import { FIRST_SECTION_RVA, SECTION_CHARACTERISTICS, writePeImage } from "../../emulator/image-writer.js";
+import { buildEtwUser64Module, type EtwModule } from "../../emulator/etw-modules.js";
 import { REPO_ROOT, realProgramImage } from "../../emulator/real-programs.js";
 import { loadModuleSymbols } from "../../emulator/symbols.js";
 import { decodeDiskItems, EVENT_HEADER_EXT_TYPE } from "../../src/etw/extended-data.js";
 import { parsePe } from "../../src/formats/pe.js";
 import type { Vector } from "../../src/formats/vector.js";
-
-const IMAGE_BASE = 0x1_4000_0000n;
-const TEXT = IMAGE_BASE + BigInt(FIRST_SECTION_RVA);
-
-/** main calls work, which calls etwlog64.dll!EtwEventWrite through a register, as code calling through an import does. */
-const SOURCE = [
-  "main:",
-  "    sub rsp, 40",
-  "    call work",
-  "main_back:",
-  "    add rsp, 40",
-  "    ret",
-  "main_end:",
-  "work:",
-  "    push rbx",
-  "    sub rsp, 32",
-  "capture:",
-  `    mov rax, ${ETW_EVENT_WRITE64}`,
-  "    call rax",
-  "work_back:",
-  "    add rsp, 32",
-  "    pop rbx",
-  "    ret",
-  "work_end:",
-];
+import { captureEtwCaller } from "../support/etw-x64-caller.js";
 
 let logger: EtwModule;
 let labels: ReadonlyMap<string, bigint>;
@@ -42,17 +16,7 @@ let logged: Vector[];
 
 beforeAll(async () => {
   logger = await buildEtwUser64Module();
-  const program = (await loadAssembler()).assembleProgram(SOURCE.join("\n"), { mode: 64, address: TEXT });
-  labels = program.labels;
-  const image = writePeImage({
-    machine: "x64",
-    imageBase: IMAGE_BASE,
-    entryRva: FIRST_SECTION_RVA,
-    sections: [{ name: ".text", characteristics: SECTION_CHARACTERISTICS.text, content: { bytes: program.bytes } }],
-  }).bytes;
-  const symbol = (name: string) => ({ name, rva: labels.get(name)! - IMAGE_BASE, size: labels.get(`${name}_end`)! - labels.get(name)! });
-  const capture = `etw-caller.exe!work+0x${(labels.get("capture")! - labels.get("work")!).toString(16)}`;
-  logged = await captureX64Vectors({ name: "etw-caller.exe", image, symbols: [symbol("main"), symbol("work")] }, { captures: [capture] });
+  ({ vectors: logged, labels } = await captureEtwCaller());
 });
 
 describe("x64 ETW capture from the shadow stack", () => {

@@ -1,10 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { loadAssembler } from "../../emulator/assemble.js";
 import { captureVectors, captureX64Vectors } from "../../emulator/etw-capture.js";
-import { ETW_EVENT_WRITE64 } from "../../emulator/etw-modules.js";
-import { FIRST_SECTION_RVA, SECTION_CHARACTERISTICS, writePeImage } from "../../emulator/image-writer.js";
 import { REPO_ROOT, realProgramImage } from "../../emulator/real-programs.js";
 import { loadModuleSymbols } from "../../emulator/symbols.js";
 import { parsePe } from "../../src/formats/pe.js";
@@ -20,6 +17,7 @@ import { compareWithTruth } from "../../src/walk/compare.js";
 import type { WalkerName } from "../../src/walk/registry.js";
 import { walkThread } from "../../src/walk/walk.js";
 import { snapshotOf } from "../support/snapshots.js";
+import { captureEtwCaller } from "../support/etw-x64-caller.js";
 import { StackBuilder } from "../support/stack-builder.js";
 
 /** Every committed vector that carries ETW items. */
@@ -350,46 +348,16 @@ describe("hand-made x86 snapshot: an EBP used as a general register that points 
 });
 
 describe("x64: ETW unwinds with the unwind tables (the arrays come from the emulated CPU's shadow stack)", () => {
-  const IMAGE_BASE = 0x1_4000_0000n;
-  const TEXT = IMAGE_BASE + BigInt(FIRST_SECTION_RVA);
   // main calls work, which calls etwlog64.dll!EtwEventWrite through a register. The image has no
   // .pdata, so an unwind-table walk takes work for a leaf and loses main: ETW, which the
   // emulator captures from the shadow stack, still has it, and the truth says who is right.
-  const SOURCE = [
-    "main:",
-    "    sub rsp, 40",
-    "    call work",
-    "main_back:",
-    "    add rsp, 40",
-    "    ret",
-    "main_end:",
-    "work:",
-    "    push rbx",
-    "    sub rsp, 32",
-    "capture:",
-    `    mov rax, ${ETW_EVENT_WRITE64}`,
-    "    call rax",
-    "work_back:",
-    "    add rsp, 32",
-    "    pop rbx",
-    "    ret",
-    "work_end:",
-  ];
   let small: Vector;
   let labels: ReadonlyMap<string, bigint>;
   let sampled: Vector[];
   beforeAll(async () => {
-    const program = (await loadAssembler()).assembleProgram(SOURCE.join("\n"), { mode: 64, address: TEXT });
-    labels = program.labels;
-    const image = writePeImage({
-      machine: "x64",
-      imageBase: IMAGE_BASE,
-      entryRva: FIRST_SECTION_RVA,
-      sections: [{ name: ".text", characteristics: SECTION_CHARACTERISTICS.text, content: { bytes: program.bytes } }],
-    }).bytes;
-    const symbol = (name: string) => ({ name, rva: labels.get(name)! - IMAGE_BASE, size: labels.get(`${name}_end`)! - labels.get(name)! });
-    const capture = `etw-caller.exe!work+0x${(labels.get("capture")! - labels.get("work")!).toString(16)}`;
-    [small] = await captureX64Vectors({ name: "etw-caller.exe", image, symbols: [symbol("main"), symbol("work")] }, { captures: [capture] });
+    let vectors: Vector[];
+    ({ vectors, labels } = await captureEtwCaller());
+    small = vectors[0]!;
     const path = join(REPO_ROOT, realProgramImage("recursion-callbacks", "x64"));
     const pe = parsePe(readFileSync(path));
     sampled = await captureX64Vectors({ name: "recursion-callbacks.exe", image: pe, symbols: loadModuleSymbols(path, pe) }, { captures: ["combine"], sample: true });
