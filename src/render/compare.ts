@@ -5,13 +5,14 @@
  */
 import { decodeDiskItems, decodeStackTrace, EVENT_HEADER_EXT_TYPE } from "../etw/extended-data.js";
 import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
-import { symbolAt, moduleAt, type Snapshot, type ThreadSnapshot, type TruthFrame } from "../model/snapshot.js";
+import type { Snapshot, ThreadSnapshot, TruthFrame } from "../model/snapshot.js";
 import { compareWithTruth } from "../walk/compare.js";
 import type { Walk } from "../walk/frame.js";
 import { archWalker, type WalkerName } from "../walk/registry.js";
 import { walkThread } from "../walk/walk.js";
 import { explainWalk } from "./explain.js";
 import type { ExplainedRead } from "./explain-model.js";
+import { locateAddress } from "./location.js";
 
 /** One target of a comparison: a snapshot of the chain with its ground truth. */
 export interface CompareTargetInput {
@@ -60,12 +61,10 @@ function found(walk: Walk, t: TruthFrame): boolean {
   return walk.frames.some((f) => f.addrPC === t.pc && f.addrStack === t.sp && (t.bsp === undefined || f.addrBStore === t.bsp));
 }
 
-/** The function a code address is in, by the snapshot's symbols. */
+/** The function a return address is in (looked up at ra − 1), else its module's name. */
 function functionAt(snapshot: Snapshot, address: bigint): string | undefined {
-  const m = moduleAt(snapshot.modules, address);
-  if (m === undefined) return undefined;
-  const s = symbolAt(m, address - m.base);
-  return s === undefined ? m.name : s.name;
+  const loc = locateAddress(snapshot.modules, address, true);
+  return loc.function ?? loc.module?.name;
 }
 
 /** Where a read lives, for the frames table: `EBP+4 0x0012ff4c`. */

@@ -6,7 +6,7 @@
  * images (code bytes, unwind tables) are the rules' own business and are left out.
  */
 import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
-import type { MemoryReader } from "../memory/reader.js";
+import { readPointer, type MemoryReader } from "../memory/reader.js";
 import { moduleAt, type Registers, type Snapshot, type ThreadSnapshot } from "../model/snapshot.js";
 import { compareWithTruth } from "../walk/compare.js";
 import type { Frame, Walk, WalkStop } from "../walk/frame.js";
@@ -450,7 +450,7 @@ export function stopInWords(stop: WalkStop, a: (v: bigint) => string): string {
 }
 
 /** The memory-stack words from the context frame's SP up past the outermost frame's. */
-function stackWords(snapshot: Snapshot, walk: Walk, frames: readonly ExplainedFrame[], wordSize: number, notes: string[]): StackWord[] {
+function stackWords(snapshot: Snapshot, walk: Walk, frames: readonly ExplainedFrame[], wordSize: 4 | 8, notes: string[]): StackWord[] {
   const w = BigInt(wordSize);
   const first = walk.frames[0]!.addrStack;
   let last = first;
@@ -510,22 +510,14 @@ function namedReads(frames: readonly ExplainedFrame[], area: StackArea): Map<big
 }
 
 /** One word of a diagram, with what an unwind read it as. */
-function stackWord(snapshot: Snapshot, address: bigint, size: number, frame: number, roles: ReadonlyMap<bigint, ExplainedRead>): StackWord {
-  const word: StackWord = { address, value: readWord(snapshot.memory, address, size), frame };
+function stackWord(snapshot: Snapshot, address: bigint, size: 4 | 8, frame: number, roles: ReadonlyMap<bigint, ExplainedRead>): StackWord {
+  const word: StackWord = { address, value: readPointer(snapshot.memory, address, size), frame };
   const r = roles.get(address);
   if (r !== undefined) {
     word.role = r.role;
     if (r.register !== undefined) word.register = r.register;
   }
   return word;
-}
-
-function readWord(memory: MemoryReader, address: bigint, size: number): bigint | undefined {
-  const b = memory.read(address, size);
-  if (b === undefined) return undefined;
-  let v = 0n;
-  for (let i = b.length - 1; i >= 0; i--) v = (v << 8n) | BigInt(b[i]!);
-  return v;
 }
 
 /** The explanation as text: one block per frame, then the stop and the truth. */
