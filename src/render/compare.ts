@@ -3,7 +3,7 @@
  * plays each STACKFRAME role, where each frame's return address and saved registers live, which
  * walkers find which frames (checked against each target's ground truth), and what ETW recorded.
  */
-import { decodeDiskItems, decodeStackTrace, EVENT_HEADER_EXT_TYPE } from "../etw/extended-data.js";
+import { threadEtw } from "../etw/crosscheck.js";
 import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
 import type { Snapshot, ThreadSnapshot, TruthFrame } from "../model/snapshot.js";
 import { compareWithTruth } from "../walk/compare.js";
@@ -122,20 +122,15 @@ function targetBlock(t: CompareTargetInput): string[] {
     walkerRows.push([w, ...marks, result]);
   }
   out.push("  Walkers against the ground truth (frame numbers as above):", ...table(walkerRows).map((l) => `    ${l}`));
-  out.push(...etwLines(t, truth).map((l) => `  ${l}`));
+  out.push(...etwLines(t, thread, truth).map((l) => `  ${l}`));
   return out;
 }
 
 /** What the ETW stack in the snapshot holds, frame by frame of the truth. */
-function etwLines(t: CompareTargetInput, truth: readonly TruthFrame[]): string[] {
-  const events = t.snapshot.threads[0]?.etw ?? [];
-  const traces = events.flatMap((e) =>
-    decodeDiskItems(e.items)
-      .filter((i) => i.extType === EVENT_HEADER_EXT_TYPE.STACK_TRACE32 || i.extType === EVENT_HEADER_EXT_TYPE.STACK_TRACE64)
-      .map(decodeStackTrace),
-  );
-  if (traces.length === 0) return [`ETW: ${t.etwSource}.`];
-  const addresses = traces[0]!.addresses;
+function etwLines(t: CompareTargetInput, thread: ThreadSnapshot, truth: readonly TruthFrame[]): string[] {
+  const stack = threadEtw(t.snapshot, thread).stacks[0];
+  if (stack === undefined) return [`ETW: ${t.etwSource}.`];
+  const addresses = stack.addresses;
   const names = addresses.map((x) => functionAt(t.snapshot, x) ?? formatAddress(t.snapshot.machine, x));
   // Frame 0's PC is where the snapshot was taken, not an address ETW logs: its function must appear.
   const inner = truth[0]?.function;
