@@ -165,7 +165,6 @@ export function scanForReturnAddress(
 export function scanSlots(stack: MemoryReader, modules: readonly Module[], images: MemoryReader, start: number, words: number, calleeStart: number, calleeEnd: number): number {
   let first = -1;
   let firstValue = 0;
-  let firstInfo = 0;
   let slot = start;
   for (let i = 0; i <= words; i++, slot = (slot + 4) >>> 0) {
     const value = readU32n(stack, slot);
@@ -175,22 +174,19 @@ export function scanSlots(stack: MemoryReader, modules: readonly Module[], image
     const known = info >= 0;
     if (calleeStart < 0 || ((!known || (info >= calleeStart && info < calleeEnd)) && (first < 0 || known))) {
       scanned.value = value;
-      scanned.info = info;
       return slot;
     }
     if (first < 0) {
       first = slot;
       firstValue = value;
-      firstInfo = info;
     }
   }
   scanned.value = firstValue;
-  scanned.info = firstInfo;
   return first;
 }
 
-/** The word at the slot {@link scanSlots} last returned, and its {@link returnAddressInfo} (one scratch object). */
-export const scanned = { value: 0, info: 0 };
+/** The word at the slot {@link scanSlots} last returned (one scratch object; its classification is returnAddressInfo's last answer). */
+export const scanned = { value: 0 };
 
 /** A 32-bit memory operand: base + index·scale + disp, any part absent. */
 interface MemOperand {

@@ -13,7 +13,7 @@ import type { FuncTableEntry } from "../../walk/frame.js";
 import { lazyText } from "../../walk/lazy-text.js";
 import type { FrameNumbers, FrameSite, UnwindResult, UnwindRule, UnwindStrategy } from "../../walk/strategy.js";
 import { decodeProlog, scanned, scanSlots, type PrologState } from "./code.js";
-import { acceptOrScan, EIP_ESP, EIP_ESP_EBP, epilogRule, hex, inherited, RA_SEARCH_WORDS, U32, UNKNOWN_INFO, x86Site, type X86Site } from "./site.js";
+import { acceptOrScan, EIP_ESP, EIP_ESP_EBP, epilogRule, hex, inherited, RA_SEARCH_WORDS, U32, x86Site, type X86Site } from "./site.js";
 import { findFpo, findFrameData } from "./tables.js";
 
 function entryOf(record: FpoData, base: bigint): FuncTableEntry {
@@ -117,13 +117,11 @@ function bodyRule(site: FrameSite, found: X86Site, record: FpoData, extra: { par
       const esp = numbers !== undefined && numbers.sp >= 0 ? numbers.sp : Number(espBig);
       const expected = (esp + offset) >>> 0;
       let raSlot = scanSlots(stack, found.modules, found.images, expected, RA_SEARCH_WORDS, found.calleeStart, found.calleeEnd);
-      // The scan has read the slot it chose and classified its word; without one, the slot is read here.
-      let eipInfo = scanned.info;
+      // The scan has read the slot it chose; without one, the slot is read here.
       let eip: number | undefined = scanned.value;
       if (raSlot < 0) {
         raSlot = expected;
         eip = readU32n(stack, raSlot);
-        eipInfo = UNKNOWN_INFO;
       }
       if (eip === undefined) return { ok: false, stop: { reason: "read-fault", address: BigInt(raSlot), detail: `${label}: cannot read the return address at ${hex(raSlot)}` } };
       const out = inherited(registers);
@@ -143,7 +141,7 @@ function bodyRule(site: FrameSite, found: X86Site, record: FpoData, extra: { par
       // The usual text (nothing moved, no EBP slot) is the same for every frame: made once.
       const moved = raSlot - expected;
       const text = moved === 0 && ebpSlot < 0 ? (plainText ??= bodyText(label, offset, 0, -1)) : lazyText(bodyText, label, offset, moved, ebpSlot);
-      return acceptOrScan(found, stack, out, text, after, expected, stepExtra, undefined, eip, after, eipInfo);
+      return acceptOrScan(found, stack, out, text, after, expected, stepExtra, undefined, eip, after);
     },
   };
 }

@@ -118,9 +118,6 @@ function scannedText(rule: RuleText, eip: bigint, slot: bigint, value: bigint): 
   return `${rule.toString()}; eip ${hex(eip)} is not a return address: scanned to [${hex(slot)}]=${hex(value)}`;
 }
 
-/** {@link acceptOrScan}'s `eipInfo` when the rule did not ask (no answer of returnAddressInfo is below −2). */
-export const UNKNOWN_INFO = -3;
-
 /** A successful step (written out field by field: this runs once per frame). */
 function accepted(registers: Registers, rule: RuleText, extra: StepExtra, eipNumber: number, espNumber: number): UnwindResult {
   const step = extra.scratch;
@@ -141,8 +138,7 @@ function accepted(registers: Registers, rule: RuleText, extra: StepExtra, eipNum
  * ESP-based slot `expected`: when a return address after a call into this function lies there
  * (or just above), that one is taken. When EIP is not a return address at all, the stack is
  * scanned from `scanFrom`; both repairs mark the frame as found by scanning. `eipNumber` and
- * `espNumber` are the EIP and ESP of `registers` as numbers when the rule has them (−1 if not),
- * and `eipInfo` EIP's {@link returnAddressInfo} when the rule already asked.
+ * `espNumber` are the EIP and ESP of `registers` as numbers when the rule has them (−1 if not).
  */
 export function acceptOrScan(
   found: X86Site,
@@ -155,11 +151,10 @@ export function acceptOrScan(
   reevaluate?: Reevaluator,
   eipNumber = -1,
   espNumber = -1,
-  eipInfo = UNKNOWN_INFO,
 ): UnwindResult {
   const eip = registers["eip"] ?? 0n;
   if (eipNumber === 0 || eip === 0n) return accepted(registers, rule, extra, eipNumber, espNumber);
-  const info = eipInfo !== UNKNOWN_INFO ? eipInfo : eipNumber > 0 ? returnAddressInfoN(found.modules, found.images, eipNumber) : returnAddressInfo(found.modules, found.images, eip);
+  const info = eipNumber > 0 ? returnAddressInfoN(found.modules, found.images, eipNumber) : returnAddressInfo(found.modules, found.images, eip);
   if (info !== NOT_A_RETURN_ADDRESS) {
     const callee = found.callee;
     // A direct call to somewhere outside this function (numbers: this runs once per frame).
