@@ -64,18 +64,18 @@ export interface BreakpadFunc {
 }
 
 /**
- * A FUNC record whose line records are kept packed, four u32 each (address, size, line, file),
- * in a slice of one table for the whole file: a large .sym holds far more line records than
- * anything else, and objects per line would cost several times the file's size.
+ * A FUNC record whose line records are kept as the text they were read from, already checked,
+ * and decoded into a packed table (four u32 each: address, size, line, file) when `lines` is
+ * first read: a large .sym holds far more line records than anything else, most of them are
+ * never looked at, and objects per line would cost several times the file's size.
  */
 class FuncRecord implements BreakpadFunc {
-  // The packing is not part of the record: these are not enumerable, so copies and comparisons
-  // of a FUNC see its fields and `lines` only.
-  /** The line records' slice of the parser's table; set by {@link BreakpadSymParser.finish}. */
-  declare table: Uint32Array;
-  /** First and past-the-last line index in the parser's table while parsing. */
-  declare lineStart: number;
-  declare lineEnd: number;
+  // The text and the table are not part of the record: private fields are not own enumerable
+  // properties, so copies and comparisons of a FUNC see its fields and `lines` only.
+  /** Runs of whole, valid line-record lines: text, start, end, text, start, end, ... */
+  #runs: (string | number)[] | undefined;
+  /** The decoded line records, once `lines` has been read. */
+  #table: Uint32Array | undefined;
 
   constructor(
     readonly address: number,
@@ -83,24 +83,54 @@ class FuncRecord implements BreakpadFunc {
     readonly paramSize: number,
     readonly name: string,
     readonly multiple: boolean,
-    lineStart: number,
-  ) {
-    Object.defineProperties(this, {
-      table: { value: EMPTY_LINES, writable: true, enumerable: false },
-      lineStart: { value: lineStart, writable: true, enumerable: false },
-      lineEnd: { value: lineStart, writable: true, enumerable: false },
-    });
-  }
+  ) {}
 
   get lines(): BreakpadLine[] {
-    const t = this.table;
+    const t = (this.#table ??= decodeLineRuns(this.#runs));
+    this.#runs = undefined;
     const out: BreakpadLine[] = [];
     for (let i = 0; i < t.length; i += 4) out.push({ address: t[i]!, size: t[i + 1]!, line: t[i + 2]!, file: t[i + 3]! });
     return out;
   }
+
+  /** Adds the line records of text [start, end): whole lines that {@link BreakpadSymParser} has checked. */
+  static addLines(f: FuncRecord, text: string, start: number, end: number): void {
+    const runs = (f.#runs ??= []);
+    const last = runs.length - 1;
+    if (last > 0 && runs[last] === start && runs[last - 2] === text) runs[last] = end;
+    else runs.push(text, start, end);
+  }
 }
 
-const EMPTY_LINES = new Uint32Array(0);
+const NO_LINES = new Uint32Array(0);
+
+/** Decodes checked line-record text (see FuncRecord) into address, size, line, file quadruples. */
+function decodeLineRuns(runs: readonly (string | number)[] | undefined): Uint32Array {
+  if (runs === undefined) return NO_LINES;
+  const values: number[] = [];
+  for (let r = 0; r < runs.length; r += 3) {
+    const text = runs[r] as string;
+    const end = runs[r + 2] as number;
+    let i = runs[r + 1] as number;
+    while (i < end) {
+      for (let field = 0; field < 4; field++) {
+        while (text.charCodeAt(i) === SPACE) i++;
+        const base = field < 2 ? 16 : 10;
+        let value = 0;
+        for (;;) {
+          const d = HEX_VALUE[text.charCodeAt(i) & 0xff]!;
+          if (d < 0 || i >= end) break;
+          value = value * base + d;
+          i++;
+        }
+        values.push(value);
+      }
+      while (i < end && text.charCodeAt(i) !== LF && text.charCodeAt(i) !== CR) i++;
+      while (i < end && (text.charCodeAt(i) === LF || text.charCodeAt(i) === CR)) i++;
+    }
+  }
+  return Uint32Array.from(values);
+}
 
 /** `PUBLIC [m] <address> <param size> <name>`. */
 export interface BreakpadPublic {
@@ -348,6 +378,12 @@ class ContainedRanges {
     const high = base + size - 1;
     let children = this.root;
     for (;;) {
+      // Past every stored range (records usually come sorted): a new last range at this level.
+      const last = children[children.length - 1];
+      if (last === undefined || base > last.high) {
+        children.push({ base, high, children: [] });
+        return true;
+      }
       const ib = lowerBound(children, base);
       const ih = lowerBound(children, high);
       const atBase = children[ib];
@@ -368,6 +404,38 @@ class ContainedRanges {
     }
   }
 }
+
+/** Each character code's value as a hex digit, or −1 (codes up to 0xff). */
+const HEX_VALUE = new Int8Array(256).fill(-1);
+for (let i = 0; i < 10; i++) HEX_VALUE[0x30 + i] = i;
+for (let i = 0; i < 6; i++) {
+  HEX_VALUE[0x41 + i] = 10 + i;
+  HEX_VALUE[0x61 + i] = 10 + i;
+}
+
+// The records a .sym file is made of, each a whole line with its line end, as parseLine accepts
+// them (sticky: matched where lastIndex is). Hex fields have at most 13 digits (below 2^53), or 8
+// where a record keeps 32 bits; decimal fields at most 15 digits, or 9 for a line record's line
+// and file numbers; the last field is the rest of the line from its first non-space character. A
+// line that matches none of them (longer fields with leading zeros, a malformed line, another
+// kind of record) is read by parseLine, which gives the same values or the error.
+const EOL = "(?:\\r\\n|\\n|\\r)";
+const HEX13 = "([0-9A-Fa-f]{1,13})";
+const HEX8 = "([0-9A-Fa-f]{1,8})";
+const REST = "([^ \\r\\n][^\\r\\n]*)";
+const LINE_RECORD = new RegExp(`[0-9A-Fa-f]{1,8} +[0-9A-Fa-f]{1,8} +[0-9]{1,9} +[0-9]{1,9} *${EOL}`, "y");
+const FILE_RECORD = new RegExp(`FILE +([0-9]{1,15}) +${REST}${EOL}`, "y");
+const FUNC_RECORD = new RegExp(`FUNC +(?:(m) +)?${HEX13} +${HEX13} +${HEX13} +${REST}${EOL}`, "y");
+const PUBLIC_RECORD = new RegExp(`PUBLIC +(?:(m) +)?${HEX13} +${HEX13} +${REST}${EOL}`, "y");
+const STACK_WIN_RECORD = new RegExp(`STACK +WIN +${HEX13} +${HEX13} +${HEX13}${(" +" + HEX8).repeat(7)} +${REST}${EOL}`, "y");
+const CFI_INIT_RECORD = new RegExp(`STACK +CFI +INIT +${HEX13} +${HEX13} +${REST}${EOL}`, "y");
+const CFI_DELTA_RECORD = new RegExp(`STACK +CFI +${HEX13} +${REST}${EOL}`, "y");
+const INLINE_RECORD = new RegExp(`INLINE(?: [^\\r\\n]*)?${EOL}`, "y");
+const INLINE_ORIGIN_RECORD = new RegExp(`INLINE_ORIGIN(?: [^\\r\\n]*)?${EOL}`, "y");
+/** The rest of a STACK WIN line without a program: the allocates_base_pointer flag, then nothing but spaces. */
+const ALLOCATES_BASE_POINTER = /^([0-9A-Fa-f]{1,8}) *$/;
+/** The next character that is not ASCII (its UTF-8 form is longer than one byte). */
+const NON_ASCII = /[^\x00-\x7f]/g;
 
 /**
  * The streaming `.sym` parser: `push` chunks of bytes (UTF-8) or text in order, then `finish`.
@@ -411,9 +479,6 @@ export class BreakpadSymParser {
   private unknownCount = 0;
   /** The FUNC that line records attach to; a PUBLIC record clears it, as in Breakpad. */
   private currentFunc: FuncRecord | undefined;
-  /** Every line record, packed (see FuncRecord), and how many there are. */
-  private lineTable = new Uint32Array(4096);
-  private lineRecords = 0;
 
   /** The MODULE record, once the first line has been read. */
   get module(): BreakpadModule | undefined {
@@ -461,9 +526,6 @@ export class BreakpadSymParser {
       fail("bad-magic", { line: this.lineCount + 1, offset: this.regionStart }, "the file ends before its MODULE record (a .sym file starts with MODULE)");
     }
     const byAddress = (a: { address: number }, b: { address: number }): number => a.address - b.address;
-    const table = this.lineTable.slice(0, this.lineRecords * 4);
-    this.lineTable = EMPTY_LINES;
-    for (const f of this.functions as FuncRecord[]) f.table = table.subarray(f.lineStart * 4, f.lineEnd * 4);
     const out: BreakpadSymbols = {
       module,
       info: this.info,
@@ -523,38 +585,161 @@ export class BreakpadSymParser {
    * Parses whole lines: `region` starts at a line start and ends after a line end (or at the end of
    * the file). It is decoded at once; CR and LF bytes are never part of a UTF-8 sequence and each
    * becomes one character, so splitting the bytes (for offsets) and the text (for content) at the
-   * same CR, LF and CR LF ends gives the same lines.
+   * same CR, LF and CR LF ends gives the same lines. Byte offsets follow character offsets at a
+   * fixed distance until a line holds a character outside ASCII, after which the distance is
+   * measured again on the bytes.
    */
   private parseRegion(region: Uint8Array): void {
     const text = this.decoder.decode(region);
-    let b = 0;
+    const n = text.length;
     let c = 0;
-    if (this.afterCR && region[0] === LF) {
-      b = 1;
-      c = 1;
-    }
-    // As many characters as bytes: every character came from one byte, so the offsets agree.
-    const oneToOne = text.length === region.length;
-    while (b < region.length) {
-      let ce = c;
-      while (ce < text.length && text.charCodeAt(ce) !== LF && text.charCodeAt(ce) !== CR) ce++;
-      let be = b + (ce - c);
-      if (!oneToOne) {
-        be = b;
-        while (be < region.length && region[be] !== LF && region[be] !== CR) be++;
-      }
+    if (this.afterCR && region[0] === LF) c = 1;
+    /** Byte offset minus character offset at `c`. */
+    let delta = 0;
+    NON_ASCII.lastIndex = c;
+    let nonAscii = NON_ASCII.test(text) ? NON_ASCII.lastIndex - 1 : Infinity;
+    let nextLF = -1;
+    let nextCR = -1;
+    while (c < n) {
       this.lineCount++;
-      if (be > b) {
-        let line = text.slice(c, ce);
-        if (this.lineCount === 1 && line.charCodeAt(0) === 0xfeff) line = line.slice(1);
-        this.parseOrSkip(line, { line: this.lineCount, offset: this.regionStart + b });
+      const offset = this.regionStart + c + delta;
+      let end = this.moduleRecord === undefined || this.truncated ? -1 : this.parseRecord(text, c, offset);
+      if (end < 0) {
+        if (nextLF < c) {
+          nextLF = text.indexOf("\n", c);
+          if (nextLF < 0) nextLF = n;
+        }
+        if (nextCR < c) {
+          nextCR = text.indexOf("\r", c);
+          if (nextCR < 0) nextCR = n;
+        }
+        const ce = nextLF < nextCR ? nextLF : nextCR;
+        if (ce > c) {
+          let line = text.slice(c, ce);
+          if (this.lineCount === 1 && line.charCodeAt(0) === 0xfeff) line = line.slice(1);
+          this.parseOrSkip(line, { line: this.lineCount, offset });
+        }
+        end = ce + (text.charCodeAt(ce) === CR && text.charCodeAt(ce + 1) === LF ? 2 : 1);
       }
-      const step = region[be] === CR && region[be + 1] === LF ? 2 : 1;
-      b = be + step;
-      c = ce + step;
+      if (end > nonAscii) {
+        // The line held characters of several bytes: find its end in the bytes.
+        let be = c + delta;
+        while (be < region.length && region[be] !== LF && region[be] !== CR) be++;
+        be += region[be] === CR && region[be + 1] === LF ? 2 : 1;
+        delta = be - end;
+        NON_ASCII.lastIndex = end;
+        nonAscii = NON_ASCII.test(text) ? NON_ASCII.lastIndex - 1 : Infinity;
+      }
+      c = end;
     }
     this.afterCR = region[region.length - 1] === CR;
     this.regionStart += region.length;
+  }
+
+  /**
+   * Reads the record on the line at text index `c` when it is one of the common kinds and fits
+   * its pattern (see LINE_RECORD and the others), exactly as {@link parseLine} would; returns the
+   * index after the line's end, or −1, having changed nothing, for parseLine to read the line.
+   */
+  private parseRecord(text: string, c: number, offset: number): number {
+    const first = text.charCodeAt(c);
+    const func = this.currentFunc;
+    if (func !== undefined && first < 0x80 && HEX_VALUE[first]! >= 0) {
+      LINE_RECORD.lastIndex = c;
+      if (LINE_RECORD.test(text)) {
+        FuncRecord.addLines(func, text, c, LINE_RECORD.lastIndex);
+        return LINE_RECORD.lastIndex;
+      }
+    }
+    switch (first) {
+      case 0x46 /* F */: {
+        FILE_RECORD.lastIndex = c;
+        let m = FILE_RECORD.exec(text);
+        if (m !== null) {
+          const id = Number(m[1]!);
+          if (!this.files.has(id)) this.files.set(id, m[2]!);
+          return FILE_RECORD.lastIndex;
+        }
+        FUNC_RECORD.lastIndex = c;
+        m = FUNC_RECORD.exec(text);
+        if (m === null) return -1;
+        const record = new FuncRecord(parseInt(m[2]!, 16), parseInt(m[3]!, 16), parseInt(m[4]!, 16), m[5]!, m[1] !== undefined);
+        this.functions.push(record);
+        this.currentFunc = record;
+        return FUNC_RECORD.lastIndex;
+      }
+      case 0x50 /* P */: {
+        PUBLIC_RECORD.lastIndex = c;
+        const m = PUBLIC_RECORD.exec(text);
+        if (m === null) return -1;
+        this.publics.push({ address: parseInt(m[2]!, 16), paramSize: parseInt(m[3]!, 16), name: m[4]!, multiple: m[1] !== undefined });
+        this.currentFunc = undefined;
+        return PUBLIC_RECORD.lastIndex;
+      }
+      case 0x53 /* S */:
+        return this.parseStackRecord(text, c, offset);
+      case 0x49 /* I */:
+        INLINE_RECORD.lastIndex = c;
+        if (INLINE_RECORD.test(text)) {
+          this.inlineCount++;
+          return INLINE_RECORD.lastIndex;
+        }
+        INLINE_ORIGIN_RECORD.lastIndex = c;
+        if (INLINE_ORIGIN_RECORD.test(text)) {
+          this.inlineOriginCount++;
+          return INLINE_ORIGIN_RECORD.lastIndex;
+        }
+        return -1;
+      default:
+        return -1;
+    }
+  }
+
+  /** {@link parseRecord} for STACK WIN, STACK CFI INIT and STACK CFI delta lines. */
+  private parseStackRecord(text: string, c: number, offset: number): number {
+    STACK_WIN_RECORD.lastIndex = c;
+    let m = STACK_WIN_RECORD.exec(text);
+    if (m !== null) {
+      const type = parseInt(m[1]!, 16);
+      const rva = parseInt(m[2]!, 16);
+      const codeSize = parseInt(m[3]!, 16);
+      if (type > STACK_WIN_TYPE.FRAME_DATA || !Number.isSafeInteger(rva + codeSize)) return -1;
+      const record: BreakpadStackWin = {
+        type,
+        rva,
+        codeSize,
+        prologSize: parseInt(m[4]!, 16),
+        epilogSize: parseInt(m[5]!, 16),
+        paramsSize: parseInt(m[6]!, 16),
+        savedRegsSize: parseInt(m[7]!, 16),
+        localsSize: parseInt(m[8]!, 16),
+        maxStackSize: parseInt(m[9]!, 16),
+        hasProgram: parseInt(m[10]!, 16) !== 0,
+        line: this.lineCount,
+        offset,
+      };
+      if (record.hasProgram) record.program = m[11]!;
+      else {
+        const flag = ALLOCATES_BASE_POINTER.exec(m[11]!);
+        if (flag === null) return -1;
+        record.allocatesBasePointer = parseInt(flag[1]!, 16) !== 0;
+      }
+      if (this.stackWinRanges[type]!.store(rva, codeSize)) this.stackWin.push(record);
+      else this.droppedStackWin++;
+      return STACK_WIN_RECORD.lastIndex;
+    }
+    CFI_INIT_RECORD.lastIndex = c;
+    m = CFI_INIT_RECORD.exec(text);
+    if (m !== null) {
+      this.stackCfi.push({ address: parseInt(m[1]!, 16), size: parseInt(m[2]!, 16), init: m[3]!, deltas: [] });
+      return CFI_INIT_RECORD.lastIndex;
+    }
+    CFI_DELTA_RECORD.lastIndex = c;
+    m = CFI_DELTA_RECORD.exec(text);
+    const range = this.stackCfi[this.stackCfi.length - 1];
+    if (m === null || range === undefined) return -1;
+    range.deltas.push({ address: parseInt(m[1]!, 16), rules: m[2]! });
+    return CFI_DELTA_RECORD.lastIndex;
   }
 
   /** Parses a line; with `skipMalformed`, a malformed record after MODULE is counted and left out. */
@@ -607,7 +792,7 @@ export class BreakpadSymParser {
       case "MODULE":
         fail("bad-value", site, "a second MODULE record (a .sym file has one, on its first line)");
       default:
-        if (HEX_DIGITS.test(kind)) this.parseLineRecord(new Fields(text, 0, "line record", site), site);
+        if (HEX_DIGITS.test(kind)) this.parseLineRecord(new Fields(text, 0, "line record", site), site, text);
         else this.unknownCount++;
     }
   }
@@ -645,12 +830,12 @@ export class BreakpadSymParser {
     const size = f.hex("size");
     const paramSize = f.hex("parameter size");
     const name = f.rest("name");
-    const func = new FuncRecord(address, size, paramSize, name, multiple, this.lineRecords);
+    const func = new FuncRecord(address, size, paramSize, name, multiple);
     this.functions.push(func);
     this.currentFunc = func;
   }
 
-  private parseLineRecord(f: Fields, site: LineSite): void {
+  private parseLineRecord(f: Fields, site: LineSite, text: string): void {
     const func = this.currentFunc;
     if (func === undefined) {
       fail("bad-value", site, "a line record must follow a FUNC record (there is none before it, or a PUBLIC came between)");
@@ -663,20 +848,7 @@ export class BreakpadSymParser {
     if (address > 0xffff_ffff || size > 0xffff_ffff || line > 0xffff_ffff || file > 0xffff_ffff) {
       fail("bad-value", site, "a line record's address, size, line and file number must each fit in 32 bits");
     }
-    // Line records follow their FUNC, so each function's records are one run of the table.
-    if (func.lineEnd !== this.lineRecords) fail("bad-value", site, "a line record must follow its FUNC record's other line records");
-    if ((this.lineRecords + 1) * 4 > this.lineTable.length) {
-      const grown = new Uint32Array(this.lineTable.length * 2);
-      grown.set(this.lineTable);
-      this.lineTable = grown;
-    }
-    const at = this.lineRecords * 4;
-    this.lineTable[at] = address;
-    this.lineTable[at + 1] = size;
-    this.lineTable[at + 2] = line;
-    this.lineTable[at + 3] = file;
-    this.lineRecords++;
-    func.lineEnd = this.lineRecords;
+    FuncRecord.addLines(func, text, 0, text.length);
   }
 
   private parsePublic(f: Fields): void {
