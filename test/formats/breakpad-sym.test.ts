@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { InputError } from "../../src/errors.js";
 import {
@@ -479,5 +480,87 @@ describe("skipMalformed: Breakpad's tolerant loading (minidump.md §7 Errors)", 
 
   it("still refuses a file that does not start with MODULE", () => {
     expect(() => parseBreakpadSym("FUNC 1000 10 0 f\n", { skipMalformed: true })).toThrow(/MODULE/);
+  });
+});
+
+describe("any spelling of well-formed records reads as what was written (property)", () => {
+  // Records are generated with their values, then written the ways the format allows: runs of
+  // spaces, hex in either case, leading zeros (beyond the common short forms), trailing spaces,
+  // LF, CR LF or CR line ends, non-ASCII names; fed whole or in chunks. The expected result is the
+  // generator's own values, not another parse.
+  type Rec =
+    | { kind: "file"; id: number; name: string }
+    | { kind: "func"; multiple: boolean; address: number; size: number; paramSize: number; name: string; lines: [number, number, number, number][] }
+    | { kind: "public"; multiple: boolean; address: number; paramSize: number; name: string }
+    | { kind: "win"; type: number; rva: number; codeSize: number; sizes: number[]; program: string | undefined; allocates: number }
+    | { kind: "cfi"; address: number; size: number; init: string; deltas: [number, string][] };
+  const u32 = fc.integer({ min: 0, max: 0xffff_ffff });
+  const big = fc.oneof(u32, fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }));
+  const word = fc.stringMatching(/^[!-~]([ -~]{0,10}[!-~])?$/);
+  const name = fc.oneof(word, fc.constantFrom("ünïcode::näme", "日本語", "a b  c", "operator<<", "x"));
+  const rec: fc.Arbitrary<Rec> = fc.oneof(
+    fc.record({ kind: fc.constant("file" as const), id: fc.integer({ min: 0, max: 1e12 }), name }),
+    fc.record({ kind: fc.constant("func" as const), multiple: fc.boolean(), address: big, size: big, paramSize: big, name, lines: fc.array(fc.tuple(u32, u32, u32, u32), { maxLength: 4 }) }),
+    fc.record({ kind: fc.constant("public" as const), multiple: fc.boolean(), address: big, paramSize: big, name }),
+    fc.record({ kind: fc.constant("win" as const), type: fc.integer({ min: 0, max: 4 }), rva: u32, codeSize: fc.integer({ min: 1, max: 0x7fff }), sizes: fc.array(u32, { minLength: 6, maxLength: 6 }), program: fc.option(word, { nil: undefined }), allocates: u32 }),
+    fc.record({ kind: fc.constant("cfi" as const), address: big, size: big, init: word, deltas: fc.array(fc.tuple(big, word), { maxLength: 3 }) }),
+  );
+  const spelling = fc.record({ spaces: fc.integer({ min: 1, max: 3 }), zeros: fc.integer({ min: 0, max: 12 }), upper: fc.boolean(), trailing: fc.integer({ min: 0, max: 2 }), eol: fc.constantFrom("\n", "\r\n", "\r") });
+
+  it("parses generated files to the generated values", () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(rec, spelling), { maxLength: 12 }), fc.constantFrom(0, 1, 5, 64), (records, chunk) => {
+        const lines: string[] = [];
+        const eols: string[] = [];
+        const expected = { files: new Map<number, string>(), functions: [] as unknown[], publics: [] as unknown[], stackWin: [] as unknown[], stackCfi: [] as unknown[] };
+        const put = (text: string, s: { trailing: number; eol: string }, trailing = true): void => {
+          lines.push(trailing ? text + " ".repeat(s.trailing) : text);
+          eols.push(s.eol);
+        };
+        for (const [r, s] of records) {
+          const sp = " ".repeat(s.spaces);
+          const hex = (n: number): string => "0".repeat(s.zeros) + (s.upper ? n.toString(16).toUpperCase() : n.toString(16));
+          const dec = (n: number): string => "0".repeat(s.zeros) + String(n);
+          if (r.kind === "file") {
+            put(`FILE${sp}${dec(r.id)}${sp}${r.name}`, s, false);
+            if (!expected.files.has(r.id)) expected.files.set(r.id, r.name);
+          } else if (r.kind === "func") {
+            put(`FUNC${sp}${r.multiple ? `m${sp}` : ""}${hex(r.address)}${sp}${hex(r.size)}${sp}${hex(r.paramSize)}${sp}${r.name}`, s, false);
+            for (const [a, z, l, f] of r.lines) put([hex(a), hex(z), dec(l), dec(f)].join(sp), s);
+            expected.functions.push({ address: r.address, size: r.size, paramSize: r.paramSize, name: r.name, multiple: r.multiple, lines: r.lines.map(([address, size, line, file]) => ({ address, size, line, file })) });
+          } else if (r.kind === "public") {
+            put(`PUBLIC${sp}${r.multiple ? `m${sp}` : ""}${hex(r.address)}${sp}${hex(r.paramSize)}${sp}${r.name}`, s, false);
+            expected.publics.push({ address: r.address, paramSize: r.paramSize, name: r.name, multiple: r.multiple });
+          } else if (r.kind === "win") {
+            // Ranges far apart, so the contained-range rule keeps every record.
+            const rva = expected.stackWin.length * 0x10000 + (r.rva % 0x8000);
+            const tail = r.program !== undefined ? `1${sp}${r.program}` : `0${sp}${hex(r.allocates)}`;
+            lines.push(`STACK${sp}WIN${sp}${[r.type, rva, r.codeSize, ...r.sizes].map(hex).join(sp)}${sp}${tail}${r.program === undefined ? " ".repeat(s.trailing) : ""}`);
+            eols.push(s.eol);
+            const w: Record<string, unknown> = { type: r.type, rva, codeSize: r.codeSize, prologSize: r.sizes[0], epilogSize: r.sizes[1], paramsSize: r.sizes[2], savedRegsSize: r.sizes[3], localsSize: r.sizes[4], maxStackSize: r.sizes[5], hasProgram: r.program !== undefined };
+            if (r.program !== undefined) w.program = r.program;
+            else w.allocatesBasePointer = r.allocates !== 0;
+            expected.stackWin.push(w);
+          } else {
+            put(`STACK${sp}CFI${sp}INIT${sp}${hex(r.address)}${sp}${hex(r.size)}${sp}${r.init}`, s, false);
+            for (const [a, rules] of r.deltas) put(`STACK${sp}CFI${sp}${hex(a)}${sp}${rules}`, s, false);
+            expected.stackCfi.push({ address: r.address, size: r.size, init: r.init, deltas: r.deltas.map(([address, rules]) => ({ address, rules })) });
+          }
+        }
+        const text = [MODULE, ...lines].map((l, i) => l + (i === 0 ? "\n" : eols[i - 1])).join("");
+        const bytes = utf8.encode(text);
+        const sym = chunk === 0 ? parseBreakpadSym(bytes) : pushInChunks(bytes, chunk);
+        const byAddress = (a: { address: number }, b: { address: number }): number => a.address - b.address;
+        expect(sym.files).toEqual(expected.files);
+        expect(sym.functions.map((f) => ({ ...f, lines: f.lines }))).toEqual((expected.functions as { address: number }[]).sort(byAddress));
+        expect(sym.publics).toEqual((expected.publics as { address: number }[]).sort(byAddress));
+        expect(sym.stackWin.map(({ line: _l, offset: _o, ...w }) => w)).toEqual(expected.stackWin);
+        // Each STACK WIN record names its line and the byte offset where the line starts.
+        for (const w of sym.stackWin) expect(new TextDecoder().decode(bytes.subarray(w.offset, w.offset + 5))).toBe("STACK");
+        expect(sym.stackCfi).toEqual(expected.stackCfi);
+        expect([sym.malformedCount, sym.unknownCount]).toEqual([0, 0]);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
