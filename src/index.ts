@@ -24,6 +24,52 @@ export { compareWithTruth, type TruthComparison, type TruthDifference } from "./
 export * from "./walk/stackwalk64.js";
 export type { FrameSite, UnwindRule, UnwindStep, UnwindStrategy, UnwindResult } from "./walk/strategy.js";
 export { parseVector, formatVector, VECTOR_FORMAT, type Vector } from "./formats/vector.js";
+export { parseSweep, formatSweep, replaySweep, SWEEP_FORMAT, type Sweep, type SweepStep, type MemoryWrite } from "./formats/sweep.js";
+export { parseJsonInput, type JsonInput } from "./formats/input.js";
+export {
+  parseBreakpadSym,
+  BreakpadSymParser,
+  stackWinToFpoData,
+  stackWinToFrameData,
+  symbolStorePath,
+  STACK_WIN_TYPE,
+  MAX_MALFORMED_LINES,
+  type BreakpadSymbols,
+  type BreakpadSymOptions,
+  type BreakpadModule,
+  type BreakpadCodeId,
+  type BreakpadFunc,
+  type BreakpadLine,
+  type BreakpadPublic,
+  type BreakpadStackWin,
+  type BreakpadStackCfi,
+  type BreakpadCfiDelta,
+} from "./formats/breakpad-sym.js";
+export { parsePdb, omapTranslate, MSF_MAGIC, type Pdb, type PdbInfo, type PdbSymbol, type PdbSection, type OmapEntry, type SectionAddress } from "./formats/pdb.js";
+export { parsePe, IMAGE_DIRECTORY_ENTRY, IMAGE_DEBUG_TYPE, PE_LIMITS, type PeImage, type PeSection, type PeDebugEntry, type CodeViewInfo, type RuntimeFunction } from "./formats/pe.js";
+export { readMappedImage, type MappedImage } from "./formats/pe-mapped.js";
+export { decodeFrameData, encodeFrameData, findFrameData, FRAME_DATA_SIZE, type FrameData } from "./formats/frame-data.js";
+export {
+  parseSymbolFile,
+  breakpadSymbolFile,
+  pdbSymbolFile,
+  imageFile,
+  imageCodeId,
+  attachSymbolFile,
+  attachSymbolFiles,
+  moduleIdentity,
+  symbolFileMismatch,
+  breakpadSymbols,
+  type SymbolFile,
+  type BreakpadSymbolFile,
+  type PdbSymbolFile,
+  type ImageFile,
+  type ParseSymbolFileOptions,
+  type SymbolTarget,
+  type ModuleIdentity,
+  type AttachOptions,
+  type Attachment,
+} from "./formats/symbol-file.js";
 export { renderJson, walkJson } from "./render/json.js";
 export { renderText, renderRoles } from "./render/text.js";
 export { renderWindbg, fpoNote } from "./render/windbg.js";

@@ -1,41 +1,14 @@
-/** What every command shares: argument parsing, exit codes, loading inputs from files. */
-import { readFileSync, statSync, readdirSync } from "node:fs";
+/** What the commands that read inputs share: option checks, loading inputs, symbol directories. */
+import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs, type ParseArgsConfig } from "node:util";
-import { InputError } from "../errors.js";
-import { parseJsonInput, type JsonInput } from "../formats/input.js";
-import { minidumpSnapshot, readMinidump, type Minidump } from "../formats/minidump.js";
-import type { Snapshot } from "../model/snapshot.js";
-import { fileSource, ioReason } from "./file-source.js";
 import { RegionMemory } from "../memory/region-memory.js";
 import { WALKER_NAMES, type WalkerName } from "../walk/registry.js";
-import { attachSymbolFiles, besideInput } from "./symbols.js";
+import { loadInput, type Input } from "../node/input.js";
+import { attachSymbolDirectories, besideInput, readInputFile } from "../node/symbol-store.js";
+import { UsageError, type Io } from "./io.js";
 
-/** Exit codes of the contract: 0 success, 1 a check found a difference, 2 bad input or usage. */
-export const EXIT = { ok: 0, difference: 1, badInput: 2 } as const;
-
-/** A usage mistake (exit 2), printed with the command's usage line. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
-  }
-}
-
-/** Where a command writes; tests pass collectors. */
-export interface Io {
-  out(text: string): void;
-  err(text: string): void;
-}
-
-/** Parses options strictly; unknown options and missing values are usage errors. */
-export function parseOptions<T extends NonNullable<ParseArgsConfig["options"]>>(argv: string[], options: T) {
-  try {
-    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
-  } catch (e) {
-    throw new UsageError(e instanceof Error ? e.message.split("\n")[0]! : String(e));
-  }
-}
+export { EXIT, UsageError, parseOptions, type Io } from "./io.js";
+export { loadInput, readInputFile, type Input };
 
 /** Validates a `--walker` value. */
 export function walkerOption(value: string | undefined): WalkerName {
@@ -59,55 +32,18 @@ export function threadOption(value: string | undefined, allowAll: boolean): numb
   return Number(value);
 }
 
-/** Reads a whole file; a missing or unreadable file is an {@link InputError} naming it. */
-export function readInputFile(file: string): Uint8Array {
-  try {
-    return readFileSync(file);
-  } catch (e) {
-    throw new InputError("io", `cannot read: ${ioReason(e)}`, { file });
-  }
-}
-
-/** A loaded input: a vector or sweep (JSON), or a minidump read lazily from its file. */
-export type Input = JsonInput | { kind: "dump"; snapshot: Snapshot; dump: Minidump };
-
-/**
- * Loads an input: a stackwalk-vector/1 or stackwalk-sweep/1 JSON file, or a minidump (`MDMP`),
- * which is read by position: its memory is read from the file as the walk asks for it.
- */
-export function loadInput(file: string): Input {
-  const head = fileSource(file);
-  const magic = head.read(0, Math.min(4, head.size));
-  if (magic !== undefined && magic.length === 4 && String.fromCharCode(...magic) === "MDMP") {
-    try {
-      const dump = readMinidump(head, file);
-      return { kind: "dump", snapshot: minidumpSnapshot(dump), dump };
-    } catch (e) {
-      head.close();
-      if (e instanceof InputError && e.file === undefined) throw e.inFile(file);
-      throw e;
-    }
-  }
-  head.close();
-  const bytes = readInputFile(file);
-  let first = 0;
-  while (first < bytes.length && (bytes[first] === 0x20 || bytes[first] === 0x0a || bytes[first] === 0x0d || bytes[first] === 0x09)) first++;
-  if (bytes[first] !== 0x7b) {
-    throw new InputError("bad-magic", "not a stackwalk-vector/1 or stackwalk-sweep/1 JSON file, nor a minidump", { file, offset: first });
-  }
-  return parseJsonInput(new TextDecoder("utf-8").decode(bytes), file);
-}
-
 /**
  * Fills in x86 unwind records for an input's modules from `--symbols` directories and the
- * input's own directory (see symbols.ts). With `--symbols` given, what was found for each module
- * is reported on stderr.
+ * input's own directory (src/node/symbol-store.ts). With `--symbols` given, what was found for
+ * each module is reported on stderr.
  */
 export function attachSymbols(input: Input, file: string, dirs: readonly string[], io: Io): void {
-  const modules = input.kind === "vector" ? input.vector.modules : input.kind === "dump" ? input.snapshot.modules : input.sweep.modules;
-  const memory =
-    input.kind === "vector" ? input.vector.memory : input.kind === "dump" ? input.snapshot.memory : new RegionMemory(input.sweep.memory.map((r) => ({ base: r.base, bytes: r.bytes })));
-  const notes = attachSymbolFiles(modules, memory, dirs, besideInput(file));
+  let notes;
+  if (input.kind === "sweep") {
+    const target = { modules: input.sweep.modules, memory: new RegionMemory(input.sweep.memory.map((r) => ({ base: r.base, bytes: r.bytes }))) };
+    notes = attachSymbolDirectories(target, dirs, besideInput(file));
+    input.sweep.modules = target.modules;
+  } else notes = attachSymbolDirectories(input.kind === "vector" ? input.vector : input.snapshot, dirs, besideInput(file));
   if (dirs.length === 0) return;
   const missing: string[] = [];
   for (const n of notes) {

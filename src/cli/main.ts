@@ -4,7 +4,7 @@ import { CHECK_USAGE, checkCommand } from "./check.js";
 import { COMPARE_USAGE, compareCommand } from "./compare.js";
 import { CROSSCHECK_USAGE, crossCheckCommand } from "./crosscheck.js";
 import { EMULATE_USAGE, emulateCommand } from "./emulate.js";
-import { EXIT, UsageError, type Io } from "./common.js";
+import { EXIT, UsageError, type Io } from "./io.js";
 import { ETW_USAGE, etwCommand } from "./etw.js";
 import { EXPLAIN_USAGE, explainCommand } from "./explain.js";
 import { RENDER_USAGE, renderCommand } from "./render.js";

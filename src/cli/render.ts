@@ -5,7 +5,7 @@ import { InputError } from "../errors.js";
 import { renderSvg, SVG_MAX_FRAMES, SVG_MAX_ROWS } from "../render/svg.js";
 import { EXIT, parseOptions, threadOption, UsageError, type Io } from "./common.js";
 import { EXPLAIN_OPTIONS, explainInput } from "./explain.js";
-import { ioReason } from "./file-source.js";
+import { ioReason } from "../node/file-source.js";
 
 /** Usage text of `render`. */
 export const RENDER_USAGE = `usage: stackwalk render <vector.json|sweep.json|dump.dmp> [-o FILE.svg] [--walker W] [--thread ID]

@@ -9,7 +9,7 @@ import type { Minidump } from "../formats/minidump.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { walkSnapshot, DEFAULT_MAX_FRAMES } from "../walk/walk.js";
 import { attachSymbols, EXIT, loadInput, maxFramesOption, parseOptions, threadOption, UsageError, walkerOption, type Io } from "./common.js";
-import { attachImages } from "./images.js";
+import { attachImageDirectories } from "../node/images.js";
 
 /** Usage text of `walk`. */
 export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json|dump.dmp> [--walker auto|fpo|unwind|frame-pointer]
@@ -103,7 +103,7 @@ export function chooseSnapshot(file: string, step: string | undefined, symbols: 
   }
   if (images.length > 0) {
     if (input.kind !== "dump") throw new UsageError(`--images applies to minidumps; ${file} is a ${input.kind}, which carries its images in its memory`);
-    for (const n of attachImages(input.snapshot, images)) if (n.file !== undefined || !n.detail.startsWith("no ")) io.err(`images: ${n.module}: ${n.detail}\n`);
+    for (const n of attachImageDirectories(input.snapshot, images)) if (n.file !== undefined || !n.detail.startsWith("no ")) io.err(`images: ${n.module}: ${n.detail}\n`);
   }
   attachSymbols(input, file, symbols, io);
   if (input.kind === "dump") {

@@ -33,7 +33,7 @@ import { parseCodeView, type CodeViewInfo, type RuntimeFunction } from "./pe.js"
 
 /**
  * Bytes read by position: a whole file in memory ({@link bytesSource}) or a file handle read on
- * demand (`fileSource` in src/cli/file-source.ts). `read` returns exactly `length` bytes, or
+ * demand (`fileSource` in src/node/file-source.ts). `read` returns exactly `length` bytes, or
  * `undefined` when any of them lies outside `[0, size)` or cannot be read. The returned bytes
  * may be a view into the source's own storage: callers must not modify them.
  */

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { fileSource } from "../../src/cli/file-source.js";
+import { fileSource } from "../../src/node/file-source.js";
 import { InputError } from "../../src/errors.js";
 import {
   bytesSource,

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Module, ModuleSymbol } from "../../src/model/snapshot.js";
-import { breakpadSymbols } from "../../src/cli/symbols.js";
+import { breakpadSymbols } from "../../src/formats/symbol-file.js";
 import { parseBreakpadSym } from "../../src/formats/breakpad-sym.js";
 import { locate, locateAddress, symbolize } from "../../src/render/location.js";
 import type { Frame } from "../../src/walk/frame.js";

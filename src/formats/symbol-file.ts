@@ -1,0 +1,338 @@
+/**
+ * Symbol files from bytes, attached to a snapshot's modules by identity. A Breakpad `.sym` file
+ * (minidump.md §7) or a PDB (x86-fpo.md §4) belongs to the module whose debug id (CodeView GUID +
+ * age, minidump.md §8) it carries: the module list's, or the CodeView record of the image mapped
+ * at the module's base. A PE image belongs to the module whose code id (TimeDateStamp and
+ * SizeOfImage) it has, and is laid under the snapshot's memory at the module's base, where the
+ * unwinders find its exception directory and code (x64-unwind.md §1.1).
+ *
+ * Attaching never edits a module in place: the module is replaced by a new object, in a new
+ * module list (and an image gives the snapshot a new memory). Everything a walk learns about a
+ * snapshot is kept per module, module list and memory, so a walk after an attachment uses the
+ * new records, whether or not the snapshot was walked before.
+ */
+import { InputError } from "../errors.js";
+import { OverlayMemory } from "../memory/overlay-memory.js";
+import type { MemoryReader } from "../memory/reader.js";
+import type { MemoryRegion } from "../memory/region-memory.js";
+import type { Module, ModuleSymbol, ModuleUnwind, SourceLine } from "../model/snapshot.js";
+import { parseBreakpadSym, STACK_WIN_TYPE, stackWinToFpoData, stackWinToFrameData, type BreakpadSymbols } from "./breakpad-sym.js";
+import { MSF_MAGIC, parsePdb, type Pdb } from "./pdb.js";
+import { readMappedImage } from "./pe-mapped.js";
+import { parsePe, type PeImage } from "./pe.js";
+
+/** A Breakpad `.sym` file and the module it describes. */
+export interface BreakpadSymbolFile {
+  kind: "breakpad";
+  /** The file's name, for messages and the records' origin. */
+  name?: string;
+  /** The MODULE record's debug file (`test_app.pdb`). */
+  debugFile: string;
+  /** The MODULE record's debug id. */
+  debugId: string;
+  symbols: BreakpadSymbols;
+}
+
+/** A PDB and the module it describes. */
+export interface PdbSymbolFile {
+  kind: "pdb";
+  name?: string;
+  /** The PDB's debug id: its GUID and DBI age (minidump.md §8). */
+  debugId: string;
+  pdb: Pdb;
+}
+
+/** A PE image and the module it is. */
+export interface ImageFile {
+  kind: "image";
+  name?: string;
+  /** TimeDateStamp as `%08X` followed by SizeOfImage as `%x`, as a minidump's module list gives it. */
+  codeId: string;
+  image: PeImage;
+}
+
+/** A file that {@link attachSymbolFile} can attach: symbols and unwind records, or an image. */
+export type SymbolFile = BreakpadSymbolFile | PdbSymbolFile | ImageFile;
+
+/** Options of {@link parseSymbolFile}. */
+export interface ParseSymbolFileOptions {
+  /** The file's name: errors and the attached records' origin name it. */
+  name?: string;
+  /**
+   * A `.sym` file's malformed lines are left out and counted, as Breakpad's loader does, instead
+   * of ending the parse (the attachment then warns of corrupt symbols). Default false.
+   */
+  skipMalformed?: boolean;
+}
+
+const startsWith = (bytes: Uint8Array, text: string): boolean => {
+  if (bytes.length < text.length) return false;
+  for (let i = 0; i < text.length; i++) if (bytes[i] !== text.charCodeAt(i)) return false;
+  return true;
+};
+
+/** Errors of `parse` name the file, when it has a name. */
+function named<T extends SymbolFile>(name: string | undefined, parse: () => T): T {
+  try {
+    const file = parse();
+    if (name !== undefined) file.name = name;
+    return file;
+  } catch (e) {
+    if (e instanceof InputError && name !== undefined && e.file === undefined) throw e.inFile(name);
+    throw e;
+  }
+}
+
+/** A Breakpad `.sym` file from its bytes (or text); throws {@link InputError} naming the line and byte offset. */
+export function breakpadSymbolFile(bytes: Uint8Array | string, options: ParseSymbolFileOptions = {}): BreakpadSymbolFile {
+  return named(options.name, () => {
+    const symbols = parseBreakpadSym(bytes, { skipMalformed: options.skipMalformed === true });
+    return { kind: "breakpad", debugFile: symbols.module.debugFile, debugId: symbols.module.debugId, symbols };
+  });
+}
+
+/** A PDB from its bytes; throws {@link InputError} naming the byte offset. */
+export function pdbSymbolFile(bytes: Uint8Array, options: { name?: string } = {}): PdbSymbolFile {
+  return named(options.name, () => {
+    const pdb = parsePdb(bytes);
+    return { kind: "pdb", debugId: pdb.info.debugId, pdb };
+  });
+}
+
+/** A PE image from its bytes (the file as on disk); throws {@link InputError} naming the byte offset. */
+export function imageFile(bytes: Uint8Array, options: { name?: string } = {}): ImageFile {
+  return named(options.name, () => {
+    const image = parsePe(bytes);
+    return { kind: "image", codeId: imageCodeId(image), image };
+  });
+}
+
+/**
+ * Parses a Breakpad `.sym` file, a PDB or a PE image, told apart by their first bytes (`MODULE`,
+ * the MSF 7.00 magic, `MZ`). Throws {@link InputError}: "bad-magic" for anything else, or the
+ * format's own error naming the byte offset.
+ */
+export function parseSymbolFile(bytes: Uint8Array, options: ParseSymbolFileOptions = {}): SymbolFile {
+  if (startsWith(bytes, "MZ")) return imageFile(bytes, options);
+  if (startsWith(bytes, MSF_MAGIC)) return pdbSymbolFile(bytes, options);
+  const bom = startsWith(bytes, "\xef\xbb\xbf") ? 3 : 0;
+  if (startsWith(bytes.subarray(bom), "MODULE ")) return breakpadSymbolFile(bytes, options);
+  const where = options.name === undefined ? { offset: 0 } : { offset: 0, file: options.name };
+  throw new InputError("bad-magic", "not a Breakpad .sym file (MODULE ...), a PDB (MSF 7.00) or a PE image (MZ)", where);
+}
+
+/** A PE image's code id: TimeDateStamp as `%08X`, then SizeOfImage as `%x` (Breakpad's form). */
+export function imageCodeId(image: PeImage): string {
+  return image.timeDateStamp.toString(16).toUpperCase().padStart(8, "0") + image.sizeOfImage.toString(16);
+}
+
+/** What symbol files attach to: a snapshot (or a sweep), whose module list and memory are replaced. */
+export interface SymbolTarget {
+  modules: Module[];
+  memory: MemoryReader;
+}
+
+/** Who a module is, as symbol files name it. */
+export interface ModuleIdentity {
+  /** The PDB named by the CodeView record, as stored. */
+  debugFile?: string;
+  /** Symbol-store identifier (minidump.md §8). */
+  debugId?: string;
+  /** TimeDateStamp + SizeOfImage (minidump.md §8), when the snapshot knows it. */
+  codeId?: string;
+}
+
+/**
+ * A module's identity: the module list's CodeView record (a minidump), else the CodeView record
+ * of the image mapped at its base in `memory`; the code id from the module list.
+ */
+export function moduleIdentity(module: Module, memory: MemoryReader): ModuleIdentity {
+  const id: ModuleIdentity = {};
+  if (module.debugFile !== undefined && module.debugId !== undefined) {
+    id.debugFile = module.debugFile;
+    id.debugId = module.debugId;
+  } else {
+    const cv = readMappedImage(memory, module.base)?.codeView;
+    if (cv !== undefined) {
+      id.debugFile = cv.pdbName;
+      id.debugId = cv.debugId;
+    }
+  }
+  if (module.codeId !== undefined) id.codeId = module.codeId;
+  return id;
+}
+
+/** A path's last component (either separator). */
+function baseName(path: string): string {
+  return path.slice(Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\")) + 1);
+}
+
+/** The identity `file` carries, in words. */
+function fileIdentity(file: SymbolFile): string {
+  if (file.kind === "breakpad") return `debug id ${file.debugId} (${file.debugFile})`;
+  if (file.kind === "pdb") return `debug id ${file.debugId}`;
+  return `code id ${file.codeId}`;
+}
+
+/**
+ * Why `file` is not `module`'s, or undefined when it is: a `.sym` file or PDB by debug id, an
+ * image by code id; an image for a module whose code id the snapshot does not know (a vector)
+ * by SizeOfImage and the file's name, which must be the module's.
+ */
+export function symbolFileMismatch(module: Module, memory: MemoryReader, file: SymbolFile): string | undefined {
+  const id = moduleIdentity(module, memory);
+  const what = file.name ?? `the ${file.kind === "breakpad" ? ".sym file" : file.kind === "pdb" ? "PDB" : "image"}`;
+  if (file.kind === "image") {
+    const image = file.image;
+    if (BigInt(image.sizeOfImage) !== module.size) return `${what} has SizeOfImage 0x${image.sizeOfImage.toString(16)}, the module 0x${module.size.toString(16)}`;
+    if (id.codeId !== undefined) {
+      if (id.codeId.toUpperCase() !== file.codeId.toUpperCase()) {
+        const stamp = file.codeId.slice(0, 8);
+        return `${what} has TimeDateStamp ${stamp}, the module's code id is ${id.codeId}`;
+      }
+      return undefined;
+    }
+    if (file.name === undefined) return `the snapshot does not know ${module.name}'s code id, and the image has no file name to match`;
+    if (baseName(file.name).toLowerCase() !== baseName(module.name).toLowerCase()) return `${what} is not named ${baseName(module.name)}`;
+    return undefined;
+  }
+  if (id.debugId === undefined) return `${module.name} has no CodeView record (in the module list or the mapped image), so its debug id is unknown`;
+  if (id.debugId.toUpperCase() !== file.debugId.toUpperCase()) return `${what} is for debug id ${file.debugId}, not ${id.debugId}`;
+  return undefined;
+}
+
+/** Options of {@link attachSymbolFile}. */
+export interface AttachOptions {
+  /**
+   * The module's names: "replace" (default) uses the file's names when it has any; "keep" keeps
+   * names the module already has (a vector's) and uses the file's only when it has none.
+   */
+  names?: "replace" | "keep";
+}
+
+/** What one file gave one module. */
+export interface Attachment {
+  /** The module as it is now in the target's module list (a new object). */
+  module: Module;
+  /** What was attached, in words ("unwind records from x.sym"). */
+  detail: string;
+  /** Problems with the file that did not stop it being used (Breakpad's "corrupt symbols"). */
+  warnings: string[];
+}
+
+/**
+ * Attaches `file` to every module of `target` it belongs to (see {@link symbolFileMismatch}):
+ * a `.sym` file or PDB gives the module its x86 unwind records (FPO_DATA, FrameData) and its
+ * names (and, from a `.sym` file, source lines); an image is laid under the target's memory at
+ * the module's base. The module is replaced by a new object in a new module list, so the next
+ * walk sees the records even when the snapshot was walked before. Throws {@link InputError}
+ * ("bad-value") when no module of the target is the file's, naming the identity it carries.
+ */
+export function attachSymbolFile(target: SymbolTarget, file: SymbolFile, options: AttachOptions = {}): Attachment[] {
+  return attachSymbolFiles(target, [file], options);
+}
+
+/**
+ * {@link attachSymbolFile} for several files at once; images are laid under the memory in one
+ * layer. Every file must belong to at least one module.
+ */
+export function attachSymbolFiles(target: SymbolTarget, files: readonly SymbolFile[], options: AttachOptions = {}): Attachment[] {
+  const done: { original: Module; detail: string; warnings: string[] }[] = [];
+  const images: MemoryRegion[] = [];
+  const replaced = new Map<Module, Module>();
+  for (const file of files) {
+    const matches = target.modules.filter((m) => symbolFileMismatch(m, target.memory, file) === undefined);
+    if (matches.length === 0) {
+      const none = target.modules.length === 0 ? "the snapshot has no modules" : "no module of the snapshot has it";
+      throw new InputError("bad-value", `${file.name ?? `the ${file.kind} file`} carries ${fileIdentity(file)}: ${none}`);
+    }
+    for (const original of matches) {
+      const { module, detail, warnings, region } = attachOne(replaced.get(original) ?? original, file, options);
+      replaced.set(original, module);
+      if (region !== undefined) images.push(region);
+      done.push({ original, detail, warnings });
+    }
+  }
+  target.modules = target.modules.map((m) => replaced.get(m) ?? m);
+  if (images.length > 0) target.memory = new OverlayMemory(target.memory, images);
+  return done.map(({ original, detail, warnings }) => ({ module: replaced.get(original)!, detail, warnings }));
+}
+
+/** One file on one module: the new module, and the image region to lay under the memory. */
+function attachOne(module: Module, file: SymbolFile, options: AttachOptions): { module: Module; detail: string; warnings: string[]; region?: MemoryRegion } {
+  const origin = file.name ?? (file.kind === "breakpad" ? file.debugFile : file.kind === "pdb" ? "PDB" : "image");
+  const keepNames = options.names === "keep" && module.symbols.length > 0;
+  if (file.kind === "image") {
+    const region: MemoryRegion = { base: module.base, bytes: file.image.mapped() };
+    if (file.name !== undefined) region.origin = file.name;
+    return { module: { ...module }, detail: `image from ${origin}`, warnings: [], region };
+  }
+  if (file.kind === "pdb") {
+    const pdb = file.pdb;
+    const unwind: ModuleUnwind = { fpo: pdb.fpo, frameData: pdb.frameData, origin: `PDB ${origin}` };
+    const next: Module = { ...module, unwind };
+    const names = pdb.symbols();
+    if (!keepNames && names.length > 0) {
+      next.symbols = names.map((s): ModuleSymbol => (s.size === undefined ? { name: s.name, rva: BigInt(s.rva) } : { name: s.name, rva: BigInt(s.rva), size: BigInt(s.size) }));
+    }
+    return { module: next, detail: `unwind records from ${origin}`, warnings: [] };
+  }
+  const sym = file.symbols;
+  let unconverted = 0;
+  const usable = sym.stackWin.filter((r) => {
+    try {
+      if (r.type === STACK_WIN_TYPE.FRAME_DATA) stackWinToFrameData([r]);
+      else stackWinToFpoData([r]);
+      return true;
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;
+      unconverted++;
+      return false;
+    }
+  });
+  const next: Module = { ...module, unwind: { fpo: stackWinToFpoData(usable), frameData: stackWinToFrameData(usable), origin: `Breakpad ${origin}` } };
+  if (!keepNames && (sym.functions.length > 0 || sym.publics.length > 0)) next.symbols = breakpadSymbols(sym);
+  const warnings: string[] = [];
+  if (sym.malformedCount > 0 || unconverted > 0) {
+    const first = sym.firstMalformed === undefined ? "" : ` (first: ${sym.firstMalformed.reason})`;
+    const stopped = sym.truncated ? "; reading stopped after 100" : "";
+    warnings.push(`${origin}: corrupt symbols: ${sym.malformedCount} malformed line(s) and ${unconverted} unusable STACK WIN record(s) left out${first}${stopped}`);
+  }
+  return { module: next, detail: `unwind records from ${origin}`, warnings };
+}
+
+const byRva = (a: { rva: bigint }, b: { rva: bigint }): number => (a.rva < b.rva ? -1 : a.rva > b.rva ? 1 : 0);
+
+/**
+ * A `.sym` file's FUNC and PUBLIC records as module symbols, sorted by rva (FUNCs before PUBLICs
+ * at one address, file order otherwise), each marked with its kind and parameter size; FUNCs
+ * carry their line records with FILE numbers resolved to names (minidump.md §7). A FUNC's line
+ * records are converted when they are first read: a walk looks up a handful of functions.
+ */
+export function breakpadSymbols(sym: BreakpadSymbols): ModuleSymbol[] {
+  const funcs = sym.functions.map((f): ModuleSymbol => {
+    const symbol: ModuleSymbol = { name: f.name, rva: BigInt(f.address), size: BigInt(f.size), kind: "func", paramSize: f.paramSize };
+    let lines: SourceLine[] | undefined;
+    Object.defineProperty(symbol, "lines", {
+      enumerable: true,
+      configurable: true,
+      get(): SourceLine[] {
+        lines ??= f.lines
+          .map((l): SourceLine => {
+            const file = sym.files.get(l.file);
+            const line: SourceLine = { rva: BigInt(l.address), size: BigInt(l.size), line: l.line };
+            if (file !== undefined) line.file = file;
+            return line;
+          })
+          .sort(byRva);
+        return lines;
+      },
+      set(value: SourceLine[]): void {
+        lines = value;
+      },
+    });
+    return symbol;
+  });
+  const publics = sym.publics.map((p): ModuleSymbol => ({ name: p.name, rva: BigInt(p.address), kind: "public", paramSize: p.paramSize }));
+  return [...funcs, ...publics].sort(byRva);
+}

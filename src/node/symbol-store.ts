@@ -1,0 +1,126 @@
+/**
+ * Symbol directories (`--symbols DIR`): unwind records and names for a snapshot's modules from
+ * files on disk. A module is identified by its CodeView record (the module list's, else the
+ * image's where it is mapped in the snapshot; minidump.md §2.3): the PDB file name and the debug
+ * id (GUID + age). Each directory, then the input file's own directory ("beside the image"), is
+ * searched for
+ *
+ *     DIR/<pdb>                       a PDB lying in the directory
+ *     DIR/<pdb>/<debug id>/<pdb>      a symbol-store PDB
+ *     DIR/<pdb>/<debug id>/<name>.sym a Breakpad symbol file (minidump.md §8)
+ *
+ * and the first file whose identity matches is attached with the core's
+ * {@link attachSymbolFile} (x86-fpo.md §4, §5). A file that belongs to another build is passed
+ * over and reported; a damaged file is an InputError naming it. Modules that already have unwind
+ * records keep them, and names the snapshot already has are kept.
+ */
+import { readFileSync, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { InputError } from "../errors.js";
+import { symbolStorePath } from "../formats/breakpad-sym.js";
+import {
+  attachSymbolFile,
+  breakpadSymbolFile,
+  moduleIdentity,
+  parseSymbolFile,
+  pdbSymbolFile,
+  symbolFileMismatch,
+  type ParseSymbolFileOptions,
+  type SymbolFile,
+  type SymbolTarget,
+} from "../formats/symbol-file.js";
+import { ioReason } from "./file-source.js";
+
+/** What happened for one module. */
+export interface SymbolNote {
+  module: string;
+  /** The file used, when one was. */
+  file?: string;
+  /** Why files were passed over, or why none was looked for. */
+  detail: string;
+  /** Files that were found but belong to another build. */
+  passedOver?: string[];
+  /** The symbol file used had malformed lines or records, which were left out (Breakpad's "corrupt symbols"). */
+  corrupt?: boolean;
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Reads a whole file; a missing or unreadable file is an {@link InputError} naming it. */
+export function readInputFile(file: string): Uint8Array {
+  try {
+    return readFileSync(file);
+  } catch (e) {
+    throw new InputError("io", `cannot read: ${ioReason(e)}`, { file });
+  }
+}
+
+/**
+ * Reads and parses a `.sym` file, a PDB or a PE image from disk (see the core's
+ * `parseSymbolFile`); errors name the file.
+ */
+export function readSymbolFile(path: string, options: Omit<ParseSymbolFileOptions, "name"> = {}): SymbolFile {
+  return parseSymbolFile(readInputFile(path), { ...options, name: path });
+}
+
+/**
+ * Fills in unwind records (and names) for the modules of `target` that have none, from PDBs and
+ * Breakpad files under `dirs` and then `besideDir`. Returns a note per module looked at.
+ */
+export function attachSymbolDirectories(target: SymbolTarget, dirs: readonly string[], besideDir?: string): SymbolNote[] {
+  const notes: SymbolNote[] = [];
+  const roots = besideDir === undefined ? [...dirs] : [...dirs, besideDir];
+  for (const { base } of [...target.modules]) {
+    const module = target.modules.find((m) => m.base === base)!;
+    if (module.unwind !== undefined) continue;
+    const id = moduleIdentity(module, target.memory);
+    if (id.debugFile === undefined || id.debugId === undefined) {
+      notes.push({ module: module.name, detail: "no CodeView record (in the module list or the mapped image), so its PDB cannot be identified" });
+      continue;
+    }
+    const pdbName = basename(id.debugFile.replace(/\\/g, "/"));
+    const passedOver: string[] = [];
+    const warnings: string[] = [];
+    let used: string | undefined;
+    for (const root of roots) {
+      const pdb = (name: string): SymbolFile => pdbSymbolFile(readInputFile(name), { name });
+      const sym = (name: string): SymbolFile => breakpadSymbolFile(readInputFile(name), { name, skipMalformed: true });
+      const candidates: [string, (name: string) => SymbolFile][] = [
+        [join(root, pdbName), pdb],
+        [join(root, pdbName, id.debugId, pdbName), pdb],
+        [join(root, symbolStorePath(pdbName, id.debugId)), sym],
+      ];
+      for (const [path, parse] of candidates) {
+        if (!isFile(path)) continue;
+        const file = parse(path);
+        const why = symbolFileMismatch(module, target.memory, file);
+        if (why !== undefined) {
+          passedOver.push(why);
+          continue;
+        }
+        for (const a of attachSymbolFile(target, file, { names: "keep" })) warnings.push(...a.warnings);
+        used = path;
+        break;
+      }
+      if (used !== undefined) break;
+    }
+    const found = used === undefined ? undefined : [`unwind records from ${used}`, ...warnings].join("; ");
+    const note: SymbolNote = { module: module.name, detail: found ?? (passedOver.length > 0 ? passedOver.join("; ") : `no ${pdbName} or .sym for debug id ${id.debugId} under ${roots.join(", ")}`) };
+    if (warnings.length > 0) note.corrupt = true;
+    if (used !== undefined) note.file = used;
+    else if (passedOver.length > 0) note.passedOver = passedOver;
+    notes.push(note);
+  }
+  return notes;
+}
+
+/** The directory of an input file, where images and their PDBs may lie beside it. */
+export function besideInput(file: string): string {
+  return dirname(file);
+}
