@@ -1,28 +1,33 @@
-/** The `stackwalk` command line: dispatches to one file per command and maps errors to exit codes. */
+/**
+ * The `stackwalk` command line: loads the one command it runs (so `walk` never loads the
+ * emulator or a native module) and maps errors to exit codes.
+ */
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { InputError } from "../errors.js";
-import { CHECK_USAGE, checkCommand } from "./check.js";
-import { COMPARE_USAGE, compareCommand } from "./compare.js";
-import { CROSSCHECK_USAGE, crossCheckCommand } from "./crosscheck.js";
-import { EMULATE_USAGE, emulateCommand } from "./emulate.js";
 import { EXIT, UsageError, type Io } from "./io.js";
-import { ETW_USAGE, etwCommand } from "./etw.js";
-import { EXPLAIN_USAGE, explainCommand } from "./explain.js";
-import { RENDER_USAGE, renderCommand } from "./render.js";
-import { ROLES_USAGE, rolesCommand } from "./roles.js";
-import { VIEW_USAGE, viewCommand } from "./view.js";
-import { WALK_USAGE, walkCommand } from "./walk.js";
 
-const COMMANDS: Record<string, { run: (argv: string[], io: Io) => number | Promise<number>; usage: string }> = {
-  walk: { run: walkCommand, usage: WALK_USAGE },
-  check: { run: checkCommand, usage: CHECK_USAGE },
-  roles: { run: rolesCommand, usage: ROLES_USAGE },
-  emulate: { run: emulateCommand, usage: EMULATE_USAGE },
-  crosscheck: { run: crossCheckCommand, usage: CROSSCHECK_USAGE },
-  etw: { run: etwCommand, usage: ETW_USAGE },
-  explain: { run: explainCommand, usage: EXPLAIN_USAGE },
-  render: { run: renderCommand, usage: RENDER_USAGE },
-  view: { run: viewCommand, usage: VIEW_USAGE },
-  compare: { run: compareCommand, usage: COMPARE_USAGE },
+/** A command: its usage text and how to run it. */
+interface Command {
+  usage: string;
+  run(argv: string[], io: Io): number | Promise<number>;
+}
+
+/** The packages the emulator needs: optional dependencies, which a plain walk never loads. */
+export const EMULATOR_PACKAGES = ["koffi", "@alexaltea/capstone-js", "@alexaltea/keystone-js"] as const;
+
+/** Each command, loaded when it runs; `needs` lists the optional packages it cannot run without. */
+const COMMANDS: Record<string, { load: () => Promise<Command>; needs?: readonly string[] }> = {
+  walk: { load: async () => import("./walk.js").then((m) => ({ usage: m.WALK_USAGE, run: m.walkCommand })) },
+  check: { load: async () => import("./check.js").then((m) => ({ usage: m.CHECK_USAGE, run: m.checkCommand })) },
+  roles: { load: async () => import("./roles.js").then((m) => ({ usage: m.ROLES_USAGE, run: m.rolesCommand })) },
+  emulate: { load: async () => import("./emulate.js").then((m) => ({ usage: m.EMULATE_USAGE, run: m.emulateCommand })), needs: EMULATOR_PACKAGES },
+  crosscheck: { load: async () => import("./crosscheck.js").then((m) => ({ usage: m.CROSSCHECK_USAGE, run: m.crossCheckCommand })) },
+  etw: { load: async () => import("./etw.js").then((m) => ({ usage: m.ETW_USAGE, run: m.etwCommand })) },
+  explain: { load: async () => import("./explain.js").then((m) => ({ usage: m.EXPLAIN_USAGE, run: m.explainCommand })) },
+  render: { load: async () => import("./render.js").then((m) => ({ usage: m.RENDER_USAGE, run: m.renderCommand })) },
+  view: { load: async () => import("./view.js").then((m) => ({ usage: m.VIEW_USAGE, run: m.viewCommand })) },
+  compare: { load: async () => import("./compare.js").then((m) => ({ usage: m.COMPARE_USAGE, run: m.compareCommand })), needs: EMULATOR_PACKAGES },
 };
 
 /** Top-level usage text. */
@@ -42,14 +47,40 @@ commands:
   crosscheck <vector|dmp>   align a walk with the ETW stacks recorded for it and explain each difference
   etw decode <file>         decode ETW extended data items (either form) or an .etl trace
 
-Run "stackwalk <command> --help" for a command's options.
-Exit status: 0 success, 1 a check found a difference, 2 bad input or usage.
+Run "stackwalk <command> --help" for a command's options, "stackwalk --version" for the version.
+Exit status: 0 success, 1 a check found a difference, 2 bad input or usage, 3 an internal error.
 `;
 
 const stdio: Io = {
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
 };
+
+/** The package's version, from the package.json above this file (src/cli or dist/src/cli). */
+export function packageVersion(): string {
+  for (const up of ["../../package.json", "../../../package.json"]) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), "utf8")) as { name?: string; version?: string };
+      if (pkg.name === "stackwalk-emu" && pkg.version !== undefined) return pkg.version;
+    } catch {
+      // not this level
+    }
+  }
+  return "unknown";
+}
+
+/** The packages of `names` that cannot be found from this file. */
+export function missingPackages(names: readonly string[]): string[] {
+  const require = createRequire(import.meta.url);
+  return names.filter((name) => {
+    try {
+      require.resolve(name);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+}
 
 /** Runs the CLI with `argv` (without the node and script names); returns the exit code. */
 export async function run(argv: string[], io: Io = stdio): Promise<number> {
@@ -58,16 +89,26 @@ export async function run(argv: string[], io: Io = stdio): Promise<number> {
     io.out(USAGE);
     return name === undefined ? EXIT.badInput : EXIT.ok;
   }
-  const command = COMMANDS[name];
-  if (command === undefined) {
+  if (name === "--version" || name === "-V") {
+    io.out(`stackwalk-emu ${packageVersion()}\n`);
+    return EXIT.ok;
+  }
+  const entry = COMMANDS[name];
+  if (entry === undefined) {
     io.err(`stackwalk: unknown command "${name}" (commands: ${Object.keys(COMMANDS).join(", ")})\n`);
     return EXIT.badInput;
   }
+  const missing = missingPackages(entry.needs ?? []);
+  if (missing.length > 0) {
+    io.err(`stackwalk ${name}: needs the emulator's packages, which are not installed: npm install ${missing.join(" ")}\n`);
+    return EXIT.badInput;
+  }
   try {
+    const command = await entry.load();
     return await command.run(rest, io);
   } catch (e) {
     if (e instanceof UsageError) {
-      io.err(`stackwalk ${name}: ${e.message}\n${command.usage.split("\n\n")[0]}\n`);
+      io.err(`stackwalk ${name}: ${e.message}\n`);
       return EXIT.badInput;
     }
     if (e instanceof InputError) {
@@ -75,8 +116,8 @@ export async function run(argv: string[], io: Io = stdio): Promise<number> {
       return EXIT.badInput;
     }
     const message = e instanceof Error ? e.message : String(e);
-    io.err(`stackwalk ${name}: internal error: ${message}\n`);
+    io.err(`stackwalk ${name}: internal error (a bug; STACKWALK_DEBUG=1 prints where): ${message}\n`);
     if (process.env["STACKWALK_DEBUG"] !== undefined && e instanceof Error) io.err(`${e.stack}\n`);
-    return 3;
+    return EXIT.internal;
   }
 }

@@ -4,7 +4,6 @@
  * human report (minidump2.stackwalk.out) and `-m` (minidump2.stackwalk.machine_readable.out),
  * both made by `minidump_stackwalk minidump2.dmp symbols`.
  */
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
 import { x64Dump } from "../render/x64-dump.js";
 import { writeMinidump } from "../support/minidump-writer.js";
+import { spawnStackwalk } from "../support/spawn-cli.js";
 
 const FIXTURES = "../shared/fixtures/breakpad";
 const DUMP = `${FIXTURES}/minidump2.dmp`;
@@ -41,7 +41,7 @@ describe("minidump2.dmp with the fixture's symbol store", () => {
 
   it("the same bytes on stdout of the stackwalk command itself", () => {
     for (const [format, expected] of [["breakpad-m", MACHINE], ["breakpad", HUMAN]] as const) {
-      const r = spawnSync(process.execPath, ["src/cli/stackwalk.mjs", "walk", DUMP, "--symbols", SYMBOLS, "--format", format], { encoding: "utf8" });
+      const r = spawnStackwalk(["walk", DUMP, "--symbols", SYMBOLS, "--format", format]);
       expect(r.status).toBe(0);
       expect(r.stdout).toBe(expected);
     }

@@ -1,9 +1,9 @@
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
+import { spawnStackwalk } from "../support/spawn-cli.js";
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
@@ -82,14 +82,19 @@ describe("stackwalk walk", () => {
     [["walk", X86, "--max-frames", "0"], /--max-frames takes a whole number/],
     [["walk", X86, "--bogus"], /^stackwalk walk: unknown option "--bogus"$/],
     [["walk", X86, "--max-frames", "-1"], /^stackwalk walk: --max-frames takes a whole number ≥ 1, not "-1"$/],
+    [["walk", X86, "--max-frames"], /^stackwalk walk: --max-frames needs a value$/],
+    [["walk", X86, "--walker", "--thread", "0"], /^stackwalk walk: --walker needs a value$/],
+    [["walk", X86, "--roles=yes"], /^stackwalk walk: --roles takes no value$/],
+    [["walk", X86, "-x"], /^stackwalk walk: unknown option "-x"$/],
     [["walk"], /walk takes exactly one input file/],
     [["walk", "package.json"], /package\.json: \$\.format: missing required field "format"/],
-    [["walk", "src/cli/stackwalk.mjs"], /stackwalk\.mjs: offset 0x0: not a stackwalk-vector\/1 or stackwalk-sweep\/1 JSON file/],
+    [["walk", "src/cli/stackwalk.ts"], /stackwalk\.ts: offset 0x0: not a stackwalk-vector\/1 or stackwalk-sweep\/1 JSON file/],
     [["frobnicate"], /unknown command "frobnicate"/],
   ])("exits 2 with one clear line for %j", async (argv, message) => {
     const { code, err } = await cli(...argv);
     expect(code).toBe(2);
     expect(err.split("\n")[0]).toMatch(message);
+    expect(err.endsWith("\n") && err.indexOf("\n") === err.length - 1, "one line").toBe(true);
     expect(err).not.toMatch(/at .*\.ts:\d+/);
   });
 
@@ -173,11 +178,11 @@ describe("stackwalk roles", () => {
 });
 
 describe("the installed bin", () => {
-  it("runs through npx-style invocation of src/cli/stackwalk.mjs", () => {
-    const r = spawnSync(process.execPath, ["src/cli/stackwalk.mjs", "check", "vectors/x64/rbp-chain-3.json"], { encoding: "utf8" });
+  it("runs as a process from its sources (src/cli/stackwalk.ts through tsx)", () => {
+    const r = spawnStackwalk(["check", "vectors/x64/rbp-chain-3.json"]);
     expect(r.status).toBe(0);
     expect(r.stdout.trimEnd().split("\n").at(-1)).toBe("1 passed, 0 failed");
-    const bad = spawnSync(process.execPath, ["src/cli/stackwalk.mjs", "walk", "nope.json"], { encoding: "utf8" });
+    const bad = spawnStackwalk(["walk", "nope.json"]);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toBe("stackwalk walk: nope.json: cannot read: no such file\n");
   });

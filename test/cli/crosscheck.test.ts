@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +6,7 @@ import { run } from "../../src/cli/main.js";
 import { decodeDiskItems, encodeApiItems } from "../../src/etw/extended-data.js";
 import { formatSweep, type Sweep } from "../../src/formats/sweep.js";
 import { parseVector } from "../../src/formats/vector.js";
+import { spawnStackwalk } from "../support/spawn-cli.js";
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
@@ -182,9 +182,9 @@ describe("stackwalk crosscheck", () => {
   });
 
   it("the bin exits with the contract's codes", () => {
-    const ok = spawnSync(process.execPath, ["src/cli/stackwalk.mjs", "crosscheck", `${ETW}/ebp-chain-etw.json`], { encoding: "utf8" });
+    const ok = spawnStackwalk(["crosscheck", `${ETW}/ebp-chain-etw.json`]);
     expect(ok.status).toBe(0);
-    const differs = spawnSync(process.execPath, ["src/cli/stackwalk.mjs", "crosscheck", `${ETW}/fpo-leaf-etw.json`], { encoding: "utf8" });
+    const differs = spawnStackwalk(["crosscheck", `${ETW}/fpo-leaf-etw.json`]);
     expect(differs.status).toBe(1);
   });
 });

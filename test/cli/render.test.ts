@@ -1,10 +1,10 @@
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
 import { allElements, deepText, parseXml } from "../support/explained.js";
+import { spawnStackwalk } from "../support/spawn-cli.js";
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
@@ -61,7 +61,7 @@ describe("stackwalk render", () => {
 
   it("names the default output after the input, in the current directory", () => {
     const cwd = mkdtempSync(join(tmpdir(), "stackwalk-render-cwd-"));
-    const r = spawnSync(process.execPath, [resolve("src/cli/stackwalk.mjs"), "render", resolve("vectors/x86/ebp-chain-4.json")], { cwd, encoding: "utf8" });
+    const r = spawnStackwalk(["render", resolve("vectors/x86/ebp-chain-4.json")], { cwd });
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/^wrote ebp-chain-4\.svg \(/);
     expect(existsSync(join(cwd, "ebp-chain-4.svg"))).toBe(true);

@@ -1,10 +1,10 @@
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
 import { parseXml } from "../support/explained.js";
+import { spawnStackwalk } from "../support/spawn-cli.js";
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
@@ -56,7 +56,7 @@ describe("stackwalk view", () => {
 
   it("names the default output after the input, in the current directory, and prints the path", () => {
     const cwd = mkdtempSync(join(tmpdir(), "stackwalk-view-cwd-"));
-    const r = spawnSync(process.execPath, [resolve("src/cli/stackwalk.mjs"), "view", resolve("vectors/x86/ebp-chain-4.json")], { cwd, encoding: "utf8" });
+    const r = spawnStackwalk(["view", resolve("vectors/x86/ebp-chain-4.json")], { cwd });
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/^wrote ebp-chain-4\.html \([\d,]+ bytes\): 1 thread, 4 frames\n$/);
     expect(existsSync(join(cwd, "ebp-chain-4.html"))).toBe(true);

@@ -1,0 +1,5 @@
+#!/usr/bin/env node
+/** The `stackwalk` command (the package's bin): runs the command line and sets the exit code. */
+import { run } from "./main.js";
+
+process.exitCode = await run(process.argv.slice(2));
