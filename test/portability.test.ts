@@ -1,5 +1,7 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 function files(dir: string): string[] {
@@ -9,8 +11,24 @@ function files(dir: string): string[] {
   });
 }
 
+/** Type-checks `entry` with the core's compiler settings (src/tsconfig.json: no Node types, only portable globals). */
+function coreDiagnostics(entry: string): ts.Diagnostic[] {
+  const config = ts.getParsedCommandLineOfConfigFile(resolve("src/tsconfig.json"), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} })!;
+  const program = ts.createProgram({ rootNames: [entry, resolve("src/portable-globals.d.ts")], options: config.options });
+  return [...ts.getPreEmitDiagnostics(program)];
+}
+
 describe("the walker core runs in a browser", () => {
-  it("uses no Node-only API outside src/cli and src/node", () => {
+  it("compiles without Node's types: only a Node import added on top of it fails (src/tsconfig.json, run by npm run build)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "core-check-"));
+    writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');
+    const probe = join(dir, "probe.ts");
+    writeFileSync(probe, `export * from ${JSON.stringify(resolve("src/index.js"))};\nimport { readFileSync } from "node:fs";\nexport const read = readFileSync;\n`);
+    const errors = coreDiagnostics(probe).map((d) => `${d.file === undefined ? "" : d.file.fileName === probe ? "probe.ts" : d.file.fileName}: TS${d.code}`);
+    expect(errors).toEqual(["probe.ts: TS2307"]);
+  });
+
+  it("uses no Node-only API outside src/cli and src/node (a quick textual check besides the compiler's)", () => {
     const offenders: string[] = [];
     for (const file of files("src")) {
       if (file.startsWith(join("src", "cli")) || file.startsWith(join("src", "node"))) continue;
