@@ -378,11 +378,17 @@ class ContainedRanges {
     const high = base + size - 1;
     let children = this.root;
     for (;;) {
-      // Past every stored range (records usually come sorted): a new last range at this level.
+      // Records usually come sorted: past every stored range, a new last range at this level;
+      // inside the last one, a level down (the searches below would find the same).
       const last = children[children.length - 1];
       if (last === undefined || base > last.high) {
         children.push({ base, high, children: [] });
         return true;
+      }
+      if (base >= last.base && high <= last.high) {
+        if (base === last.base && high === last.high) return false;
+        children = last.children;
+        continue;
       }
       const ib = lowerBound(children, base);
       const ih = lowerBound(children, high);
@@ -525,13 +531,12 @@ export class BreakpadSymParser {
     if (module === undefined) {
       fail("bad-magic", { line: this.lineCount + 1, offset: this.regionStart }, "the file ends before its MODULE record (a .sym file starts with MODULE)");
     }
-    const byAddress = (a: { address: number }, b: { address: number }): number => a.address - b.address;
     const out: BreakpadSymbols = {
       module,
       info: this.info,
       files: this.files,
-      functions: this.functions.sort(byAddress),
-      publics: this.publics.sort(byAddress),
+      functions: sortedByAddress(this.functions),
+      publics: sortedByAddress(this.publics),
       stackWin: this.stackWin,
       droppedStackWin: this.droppedStackWin,
       stackCfi: this.stackCfi,
@@ -914,6 +919,14 @@ export class BreakpadSymParser {
     if (range === undefined) fail("bad-value", site, "a STACK CFI delta record must follow a STACK CFI INIT record");
     range.deltas.push({ address, rules });
   }
+}
+
+/** `records` sorted by address, file order kept among equal addresses (a file usually lists them in order already). */
+function sortedByAddress<T extends { address: number }>(records: T[]): T[] {
+  for (let i = 1; i < records.length; i++) {
+    if (records[i]!.address < records[i - 1]!.address) return records.sort((a, b) => a.address - b.address);
+  }
+  return records;
 }
 
 /** Parses a whole `.sym` file given as UTF-8 bytes or as text; throws {@link InputError} on a malformed line. */
