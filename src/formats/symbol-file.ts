@@ -15,8 +15,9 @@ import { InputError } from "../errors.js";
 import { OverlayMemory } from "../memory/overlay-memory.js";
 import type { MemoryReader } from "../memory/reader.js";
 import type { MemoryRegion } from "../memory/region-memory.js";
+import type { FpoData } from "../model/fpo-data.js";
 import type { Module, ModuleSymbol, ModuleUnwind, SourceLine } from "../model/snapshot.js";
-import { parseBreakpadSym, STACK_WIN_TYPE, stackWinToFpoData, stackWinToFrameData, type BreakpadSymbols } from "./breakpad-sym.js";
+import { parseBreakpadSym, STACK_WIN_TYPE, stackWinToFpoData, stackWinToFrameData, type BreakpadStackWin, type BreakpadSymbols } from "./breakpad-sym.js";
 import { MSF_MAGIC, parsePdb, type Pdb } from "./pdb.js";
 import { readMappedImage } from "./pe-mapped.js";
 import { parsePe, type PeImage } from "./pe.js";
@@ -278,19 +279,8 @@ function attachOne(module: Module, file: SymbolFile, options: AttachOptions): { 
     return { module: next, detail: `unwind records from ${origin}`, warnings: [] };
   }
   const sym = file.symbols;
-  let unconverted = 0;
-  const usable = sym.stackWin.filter((r) => {
-    try {
-      if (r.type === STACK_WIN_TYPE.FRAME_DATA) stackWinToFrameData([r]);
-      else stackWinToFpoData([r]);
-      return true;
-    } catch (e) {
-      if (!(e instanceof InputError)) throw e;
-      unconverted++;
-      return false;
-    }
-  });
-  const next: Module = { ...module, unwind: { fpo: stackWinToFpoData(usable), frameData: stackWinToFrameData(usable), origin: `Breakpad ${origin}` } };
+  const { fpo, unconverted } = convertibleFpo(sym.stackWin);
+  const next: Module = { ...module, unwind: { fpo, frameData: stackWinToFrameData(sym.stackWin), origin: `Breakpad ${origin}` } };
   if (!keepNames && (sym.functions.length > 0 || sym.publics.length > 0)) next.symbols = breakpadSymbols(sym);
   const warnings: string[] = [];
   if (sym.malformedCount > 0 || unconverted > 0) {
@@ -299,6 +289,31 @@ function attachOne(module: Module, file: SymbolFile, options: AttachOptions): { 
     warnings.push(`${origin}: corrupt symbols: ${sym.malformedCount} malformed line(s) and ${unconverted} unusable STACK WIN record(s) left out${first}${stopped}`);
   }
   return { module: next, detail: `unwind records from ${origin}`, warnings };
+}
+
+/**
+ * The FPO_DATA of the type 0-3 STACK WIN records; like Breakpad's loader, records that do not
+ * convert (sizes FPO_DATA cannot hold) are left out and counted. Every FrameData record converts.
+ */
+function convertibleFpo(records: readonly BreakpadStackWin[]): { fpo: FpoData[]; unconverted: number } {
+  try {
+    return { fpo: stackWinToFpoData(records), unconverted: 0 };
+  } catch (e) {
+    if (!(e instanceof InputError)) throw e;
+  }
+  let unconverted = 0;
+  const usable = records.filter((r) => {
+    if (r.type === STACK_WIN_TYPE.FRAME_DATA) return false;
+    try {
+      stackWinToFpoData([r]);
+      return true;
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;
+      unconverted++;
+      return false;
+    }
+  });
+  return { fpo: stackWinToFpoData(usable), unconverted };
 }
 
 const byRva = (a: { rva: bigint }, b: { rva: bigint }): number => (a.rva < b.rva ? -1 : a.rva > b.rva ? 1 : 0);
@@ -334,5 +349,13 @@ export function breakpadSymbols(sym: BreakpadSymbols): ModuleSymbol[] {
     return symbol;
   });
   const publics = sym.publics.map((p): ModuleSymbol => ({ name: p.name, rva: BigInt(p.address), kind: "public", paramSize: p.paramSize }));
-  return [...funcs, ...publics].sort(byRva);
+  // Both lists are sorted by address (the parser's order): merge them, FUNCs first at one address.
+  const out: ModuleSymbol[] = [];
+  let f = 0;
+  let p = 0;
+  while (f < funcs.length || p < publics.length) {
+    if (p >= publics.length || (f < funcs.length && sym.functions[f]!.address <= sym.publics[p]!.address)) out.push(funcs[f++]!);
+    else out.push(publics[p++]!);
+  }
+  return out;
 }

@@ -76,6 +76,19 @@ describe("symbols from bytes", () => {
     expect(e.message).toBe("other.sym carries debug id 0123456789ABCDEF0123456789ABCDEF1 (test_app.pdb): no module of the snapshot has it");
   });
 
+  it("a .sym file with records FPO_DATA cannot hold, or malformed lines, is used without them and warns once", () => {
+    const d = openDump();
+    const good = readFileSync(TEST_APP_SYM, "utf8").split("\n");
+    // A STACK WIN 0 record whose saved-register size is not a multiple of 4, and a malformed line.
+    good.splice(1, 0, "STACK WIN 0 ff000 10 0 0 0 3 0 0 0 0", "FUNC not-hex");
+    const file = parseSymbolFile(new TextEncoder().encode(good.join("\n")), { name: "test_app.sym", skipMalformed: true });
+    const [a] = attachSymbolFile(d.snapshot, file);
+    expect(a!.warnings).toEqual(["test_app.sym: corrupt symbols: 1 malformed line(s) and 1 unusable STACK WIN record(s) left out (first: line 3: FUNC address \"not-hex\" is not a hex number (hex digits only, no 0x))"]);
+    expect(a!.module.unwind!.fpo.some((r) => r.ulOffStart === 0xff000)).toBe(false);
+    attachSymbolFile(d.snapshot, parseSymbolFile(bytes(KERNEL32_SYM)));
+    expect(report(d)).toBe(EXPECTED);
+  });
+
   it("tells the formats apart by their first bytes and names the file in errors", () => {
     expect(parseSymbolFile(bytes(TEST_APP_SYM)).kind).toBe("breakpad");
     expect(parseSymbolFile(bytes("vectors/programs/c/build/x86-fpo/recursion-callbacks.pdb")).kind).toBe("pdb");
