@@ -1,0 +1,49 @@
+// The `stackwalk` bin, bundled from tsc's output (npm run build runs this after tsc): a command
+// line that loads a hundred small modules spends more time finding and compiling them than
+// walking a dump, so the dispatcher (dist/bin/stackwalk.js) is one file, the commands that read
+// snapshots are one more (commands.js), and emulate and compare, which need the emulator and its
+// optional native packages, another (emulator-commands.js); code both groups use is in a shared
+// chunk. The dispatcher still loads a command's group only when the command runs. Packages stay
+// external (koffi, capstone-js and keystone-js are loaded by the emulator group alone).
+import { build } from "esbuild";
+import { fileURLToPath } from "node:url";
+
+const cli = fileURLToPath(new URL("dist/src/cli/", import.meta.url));
+const GROUPS = {
+  commands: ["walk", "check", "roles", "crosscheck", "etw", "explain", "render", "view"],
+  "emulator-commands": ["emulate", "compare"],
+};
+
+/** Each command module the dispatcher imports becomes its group's file; each group re-exports its commands. */
+const groups = {
+  name: "command-groups",
+  setup(b) {
+    b.onResolve({ filter: /^\.\/[a-z]+\.js$/, namespace: "file" }, (args) => {
+      if (args.importer !== `${cli}main.js`) return undefined;
+      const command = args.path.slice(2, -3);
+      const group = Object.keys(GROUPS).find((g) => GROUPS[g].includes(command));
+      return group === undefined ? undefined : { path: `./${group}.js`, external: true };
+    });
+    b.onResolve({ filter: /^group:/ }, (args) => ({ path: args.path.slice(6), namespace: "group" }));
+    b.onLoad({ filter: /.*/, namespace: "group" }, (args) => ({
+      contents: GROUPS[args.path].map((c) => `export * from ${JSON.stringify(`${cli}${c}.js`)};`).join("\n"),
+      resolveDir: cli,
+    }));
+  },
+};
+
+await build({
+  entryPoints: { stackwalk: `${cli}stackwalk.js`, commands: "group:commands", "emulator-commands": "group:emulator-commands" },
+  bundle: true,
+  splitting: true,
+  minify: true,
+  sourcemap: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  packages: "external",
+  outdir: fileURLToPath(new URL("dist/bin/", import.meta.url)),
+  chunkNames: "[name]-[hash]",
+  plugins: [groups],
+  logLevel: "warning",
+});
