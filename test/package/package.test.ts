@@ -1,0 +1,155 @@
+/**
+ * The package as a user gets it: `npm pack` (which builds it), then the tarball installed into a
+ * new project with npm, offline, from an empty cache and without the optional packages; there,
+ * the README's examples run with plain Node, as a strict TypeScript project (NodeNext, emitting
+ * JS), through `npx stackwalk`, and bundled with esbuild in headless Chromium. Breakpad's own
+ * report of minidump2.dmp is the expected output of each.
+ */
+import { spawnSync, type SpawnSyncReturns } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { build } from "esbuild";
+import { chromium } from "playwright-core";
+import { beforeAll, describe, expect, it } from "vitest";
+
+const ROOT = resolve(".");
+const FIXTURES = resolve("../shared/fixtures/breakpad");
+const SYMBOLS = join(FIXTURES, "symbols");
+const TEST_APP_SYM = join(SYMBOLS, "test_app.pdb/5A9832E5287241C1838ED98914E9B7FF1/test_app.sym");
+const KERNEL32_SYM = join(SYMBOLS, "kernel32.pdb/BCE8785C57B44245A669896B6A19B9542/kernel32.sym");
+const DUMP = join(FIXTURES, "minidump2.dmp");
+const EXPECTED = readFileSync(join(FIXTURES, "minidump2.stackwalk.out"), "utf8");
+const CHROMIUM = "/usr/bin/chromium";
+const TSC = join(ROOT, "node_modules/typescript/bin/tsc");
+
+const work = mkdtempSync(join(tmpdir(), "stackwalk-package-"));
+const project = join(work, "consumer");
+/** npm's environment: its own empty cache, never the network. */
+const npmEnv = { ...process.env, npm_config_cache: join(work, "npm-cache"), npm_config_offline: "true", npm_config_audit: "false", npm_config_fund: "false", npm_config_update_notifier: "false" };
+
+function run(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = process.env): SpawnSyncReturns<string> {
+  const r = spawnSync(command, args, { cwd, env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  if (r.error !== undefined) throw r.error;
+  return r;
+}
+
+function ok(r: SpawnSyncReturns<string>, what: string): string {
+  if (r.status !== 0) throw new Error(`${what} exited with ${r.status}:\n${r.stderr}${r.stdout}`);
+  return r.stdout;
+}
+
+/** The README's example whose first line is `// <name>...`. */
+function example(name: string): string {
+  const blocks = [...readFileSync(join(ROOT, "README.md"), "utf8").matchAll(/```(?:js|ts)\n(\/\/ ([\w.-]+)[^\n]*\n[\s\S]*?)```/g)];
+  const block = blocks.find((b) => b[2] === name);
+  if (block === undefined) throw new Error(`README.md has no example ${name}`);
+  return block[1]!;
+}
+
+let packed: { filename: string; entryCount: number; unpackedSize: number; size: number; files: { path: string }[] };
+
+beforeAll(() => {
+  const json = ok(run("npm", ["pack", "--json", "--pack-destination", work], ROOT, { ...process.env, npm_config_update_notifier: "false" }), "npm pack");
+  packed = JSON.parse(json.slice(json.indexOf("[")))[0];
+  mkdirSync(project);
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true, type: "module" }, null, 2));
+  ok(run("npm", ["install", "--omit=optional", join(work, packed.filename)], project, npmEnv), "npm install of the tarball");
+  for (const file of [DUMP, TEST_APP_SYM, KERNEL32_SYM]) copyFileSync(file, join(project, file.split("/").at(-1)!));
+  for (const name of ["walk.mjs", "walk-store.mjs", "main.ts", "page.js"]) writeFileSync(join(project, name), example(name));
+}, 300_000);
+
+describe("npm pack", () => {
+  it("holds the compiled package, its README and LICENSE: no sources, tests or vectors", () => {
+    const paths = packed.files.map((f) => f.path);
+    console.log(`npm pack: ${packed.filename}, ${packed.entryCount} files, ${(packed.unpackedSize / 1e6).toFixed(2)} MB unpacked, ${(packed.size / 1e6).toFixed(2)} MB packed`);
+    expect(paths.filter((p) => !p.startsWith("dist/")).sort()).toEqual(["LICENSE", "README.md", "package.json"]);
+    expect(paths.filter((p) => /\.ts$/.test(p) && !p.endsWith(".d.ts"))).toEqual([]);
+    expect(paths.filter((p) => /vectors|test|fixtures/.test(p))).toEqual([]);
+    for (const entry of ["dist/src/index.js", "dist/src/index.d.ts", "dist/src/node/index.js", "dist/emulator/index.js", "dist/bin/stackwalk.js"]) expect(paths).toContain(entry);
+  });
+
+  it("installs with no other package: the optional emulator packages are left out", () => {
+    expect(existsSync(join(project, "node_modules/stackwalk-emu/package.json"))).toBe(true);
+    for (const name of ["koffi", "@alexaltea/capstone-js", "@alexaltea/keystone-js", "tsx", "esbuild"]) expect(existsSync(join(project, "node_modules", name)), name).toBe(false);
+  });
+});
+
+describe("the installed package", () => {
+  it("plain Node imports it and walks minidump2.dmp with its .sym files from bytes: Breakpad's report, byte for byte", () => {
+    expect(ok(run(process.execPath, ["walk.mjs", "minidump2.dmp", "test_app.sym", "kernel32.sym"], project), "walk.mjs")).toBe(EXPECTED);
+  });
+
+  it("stackwalk-emu/node walks it from the file with the symbol store directory: the same report", () => {
+    const r = run(process.execPath, ["walk-store.mjs", "minidump2.dmp", SYMBOLS], project);
+    expect(ok(r, "walk-store.mjs")).toBe(EXPECTED);
+    expect(r.stderr).toContain("unwind records from");
+  });
+
+  it("a strict TypeScript project (module NodeNext, emitting JS) compiles against its types and runs", () => {
+    writeFileSync(
+      join(project, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, outDir: "out", types: ["node"], typeRoots: [join(ROOT, "node_modules/@types")] },
+        files: ["main.ts"],
+      }),
+    );
+    ok(run(process.execPath, [TSC, "-p", "."], project), "tsc");
+    expect(ok(run(process.execPath, ["out/main.js", "minidump2.dmp", SYMBOLS], project), "out/main.js")).toBe(EXPECTED);
+  });
+
+  it("the core's declarations need no Node types: they type-check with the DOM library alone", () => {
+    writeFileSync(join(project, "browser-types.ts"), 'import * as core from "stackwalk-emu";\nexport const entry: typeof core = core;\n');
+    writeFileSync(
+      join(project, "tsconfig.browser.json"),
+      JSON.stringify({ compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, noEmit: true, skipLibCheck: false, lib: ["ES2022", "DOM"], types: [] }, files: ["browser-types.ts"] }),
+    );
+    const r = run(process.execPath, [TSC, "-p", "tsconfig.browser.json"], project);
+    expect(r.stdout + r.stderr).toBe("");
+    expect(r.status).toBe(0);
+  });
+
+  it("npx stackwalk walks the dump with --symbols, knows its version, and says what emulate needs", () => {
+    const npx = (...args: string[]): SpawnSyncReturns<string> => run("npx", ["--no", "--", "stackwalk", ...args], project, npmEnv);
+    expect(ok(npx("walk", "minidump2.dmp", "--symbols", SYMBOLS, "--format", "breakpad"), "npx stackwalk walk")).toBe(EXPECTED);
+    expect(ok(npx("--version"), "npx stackwalk --version")).toBe(`stackwalk-emu ${JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version}\n`);
+    writeFileSync(join(project, "loop.asm"), "main:\nret\n");
+    for (const command of [["emulate", "loop.asm"], ["compare", "chain.json"]]) {
+      const r = npx(...command);
+      expect(r.status).toBe(2);
+      expect(r.stderr).toBe(`stackwalk ${command[0]}: needs the emulator's packages, which are not installed: npm install koffi @alexaltea/capstone-js @alexaltea/keystone-js\n`);
+    }
+    const bad = npx("walk", "minidump2.dmp", "--max-frames", "-1");
+    expect([bad.status, bad.stderr]).toEqual([2, 'stackwalk walk: --max-frames takes a whole number ≥ 1, not "-1"\n']);
+  });
+});
+
+describe("in a browser", () => {
+  it("the core bundled with esbuild walks minidump2.dmp from ArrayBuffers in headless Chromium: Breakpad's report, byte for byte", async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: the browser test needs Debian's chromium package; install it with \`npm run system-deps\``);
+    const bundle = await build({ entryPoints: [join(project, "page.js")], absWorkingDir: project, bundle: true, format: "esm", platform: "browser", write: false, logLevel: "silent" });
+    const files: Record<string, { body: Buffer | string; type: string }> = {
+      "index.html": { body: '<!DOCTYPE html><meta charset="utf-8"><pre></pre><script type="module" src="page.bundle.js"></script>', type: "text/html" },
+      "page.bundle.js": { body: Buffer.from(bundle.outputFiles[0]!.contents), type: "text/javascript" },
+      "minidump2.dmp": { body: readFileSync(DUMP), type: "application/octet-stream" },
+      "test_app.sym": { body: readFileSync(TEST_APP_SYM), type: "text/plain" },
+      "kernel32.sym": { body: readFileSync(KERNEL32_SYM), type: "text/plain" },
+    };
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"], timeout: 30_000 });
+    try {
+      const page = await browser.newPage();
+      const problems: string[] = [];
+      page.on("pageerror", (e) => problems.push(e.message));
+      await page.route("**/*", (route) => {
+        const file = files[new URL(route.request().url()).pathname.slice(1)];
+        return file === undefined ? route.fulfill({ status: 404 }) : route.fulfill({ status: 200, body: file.body, contentType: file.type });
+      });
+      await page.goto("http://stackwalk.test/index.html");
+      await page.waitForFunction('document.querySelector("pre").textContent !== ""', undefined, { timeout: 20_000 }).catch(() => undefined);
+      expect(problems).toEqual([]);
+      expect(await page.locator("pre").textContent()).toBe(EXPECTED);
+    } finally {
+      await browser.close();
+    }
+  });
+});
