@@ -564,3 +564,27 @@ describe("any spelling of well-formed records reads as what was written (propert
     );
   });
 });
+
+describe("STACK WIN ranges: nested or disjoint, the first of a repeated range kept (property)", () => {
+  it("keeps what a pairwise check of each new range against every kept one keeps, in any order", () => {
+    // Small addresses force nesting, repeats and partial overlaps.
+    const range = fc.tuple(fc.integer({ min: 0, max: 64 }), fc.integer({ min: 0, max: 24 }));
+    fc.assert(
+      fc.property(fc.array(range, { maxLength: 60 }), (ranges) => {
+        const kept: [number, number][] = [];
+        let dropped = 0;
+        for (const [base, size] of ranges) {
+          const end = base + size;
+          const fits = size > 0 && kept.every(([b, s]) => end <= b || base >= b + s || (base >= b && end <= b + s && (base !== b || end !== b + s)) || (b >= base && b + s <= end && (base !== b || end !== b + s)));
+          if (fits) kept.push([base, size]);
+          else dropped++;
+        }
+        const text = [MODULE, ...ranges.map(([b, s]) => `STACK WIN 4 ${b.toString(16)} ${s.toString(16)} 0 0 0 0 0 0 1 $eip 0 =`)].join("\n");
+        const sym = parseBreakpadSym(text);
+        expect(sym.stackWin.map((r) => [r.rva, r.codeSize])).toEqual(kept);
+        expect(sym.droppedStackWin).toBe(dropped);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
