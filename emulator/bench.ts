@@ -195,4 +195,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   await (await import("./bench-x64.js")).printX64Bench();
   (await import("./bench-ia64.js")).printIa64Bench();
   (await import("./bench-dump.js")).printDumpBench();
+  await (await import("./bench-package.js")).printPackageBench();
 }
