@@ -1,10 +1,11 @@
 // The `stackwalk` bin, bundled from tsc's output (npm run build runs this after tsc): a command
 // line that loads a hundred small modules spends more time finding and compiling them than
-// walking a dump, so the dispatcher (dist/bin/stackwalk.js) is one file, the commands that read
-// snapshots are one more (commands.js), and emulate and compare, which need the emulator and its
-// optional native packages, another (emulator-commands.js); code both groups use is in a shared
-// chunk. The dispatcher still loads a command's group only when the command runs. Packages stay
-// external (koffi, capstone-js and keystone-js are loaded by the emulator group alone).
+// walking a dump, so the dispatcher (dist/bin/stackwalk.cjs) is one file, the commands that read
+// snapshots are one more (commands.cjs), and emulate and compare, which need the emulator and its
+// optional native packages, another (emulator-commands.cjs). The dispatcher loads a command's
+// file only when the command runs. The bundles are CommonJS, which Node loads synchronously and
+// sooner than ES modules; `import.meta.url` becomes the file's URL. Packages stay external
+// (koffi, capstone-js and keystone-js are loaded by the emulator's commands alone).
 import { build } from "esbuild";
 import { fileURLToPath } from "node:url";
 
@@ -22,7 +23,7 @@ const groups = {
       if (args.importer !== `${cli}main.js`) return undefined;
       const command = args.path.slice(2, -3);
       const group = Object.keys(GROUPS).find((g) => GROUPS[g].includes(command));
-      return group === undefined ? undefined : { path: `./${group}.js`, external: true };
+      return group === undefined ? undefined : { path: `./${group}.cjs`, external: true };
     });
     b.onResolve({ filter: /^group:/ }, (args) => ({ path: args.path.slice(6), namespace: "group" }));
     b.onLoad({ filter: /.*/, namespace: "group" }, (args) => ({
@@ -35,15 +36,18 @@ const groups = {
 await build({
   entryPoints: { stackwalk: `${cli}stackwalk.js`, commands: "group:commands", "emulator-commands": "group:emulator-commands" },
   bundle: true,
-  splitting: true,
   minify: true,
   sourcemap: true,
-  format: "esm",
+  format: "cjs",
   platform: "node",
   target: "node20",
   packages: "external",
+  // import() of another bundle becomes require(); import.meta.url the bundle's own URL.
+  supported: { "dynamic-import": false },
+  define: { "import.meta.url": "__bundleUrl" },
+  banner: { js: '"use strict";\nvar __bundleUrl = require("node:url").pathToFileURL(__filename).href;' },
   outdir: fileURLToPath(new URL("dist/bin/", import.meta.url)),
-  chunkNames: "[name]-[hash]",
+  outExtension: { ".js": ".cjs" },
   plugins: [groups],
   logLevel: "warning",
 });

@@ -21,7 +21,7 @@ import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const BIN = join(ROOT, "dist/bin/stackwalk.js");
+const BIN = join(ROOT, "dist/bin/stackwalk.cjs");
 const CORE = join(ROOT, "dist/src/index.js");
 const FIXTURES = join(ROOT, "../shared/fixtures/breakpad");
 const SYMBOLS = join(FIXTURES, "symbols");

@@ -27,8 +27,20 @@ export interface InputLocation {
   file?: string;
 }
 
+/** Marks InputErrors, so that one made by another copy of this module is still recognised. */
+const INPUT_ERROR = Symbol.for("stackwalk-emu.InputError");
+
 /** A bad input: carries a code and the location (byte offset or JSON path) where it went wrong. */
 export class InputError extends Error {
+  /**
+   * `instanceof InputError` holds for an InputError from any copy of this module: the command
+   * line's bundles each carry one, and an application may load the package twice.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === "object" && value !== null && INPUT_ERROR in value;
+  }
+
+
   readonly code: InputErrorCode;
   readonly offset: number | undefined;
   readonly path: string | undefined;
@@ -39,6 +51,7 @@ export class InputError extends Error {
   constructor(code: InputErrorCode, reason: string, where: InputLocation = {}) {
     super(InputError.compose(reason, where));
     this.name = "InputError";
+    Object.defineProperty(this, INPUT_ERROR, { value: true });
     this.code = code;
     this.reason = reason;
     this.offset = where.offset;

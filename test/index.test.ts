@@ -21,3 +21,13 @@ describe("public API", () => {
     expect(api.renderHtml([e])).toMatch(/^<!DOCTYPE html>/i);
   });
 });
+
+describe("InputError", () => {
+  it("is recognised with instanceof when another copy of the module made it (the bin's bundles, a package loaded twice)", () => {
+    const fromAnotherCopy = Object.defineProperty(new Error("offset 0x4: bad"), Symbol.for("stackwalk-emu.InputError"), { value: true });
+    expect(fromAnotherCopy instanceof api.InputError).toBe(true);
+    expect(new api.InputError("bad-value", "x") instanceof api.InputError).toBe(true);
+    expect(new Error("x") instanceof api.InputError).toBe(false);
+    expect((null as unknown) instanceof api.InputError).toBe(false);
+  });
+});

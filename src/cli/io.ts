@@ -7,11 +7,19 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
  */
 export const EXIT = { ok: 0, difference: 1, badInput: 2, internal: 3 } as const;
 
+/** Marks UsageErrors (see InputError: the dispatcher and each command bundle have their own copy). */
+const USAGE_ERROR = Symbol.for("stackwalk-emu.UsageError");
+
 /** A usage mistake (exit 2), printed as one line. */
 export class UsageError extends Error {
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === "object" && value !== null && USAGE_ERROR in value;
+  }
+
   constructor(message: string) {
     super(message);
     this.name = "UsageError";
+    Object.defineProperty(this, USAGE_ERROR, { value: true });
   }
 }
 

@@ -2,4 +2,6 @@
 /** The `stackwalk` command (the package's bin): runs the command line and sets the exit code. */
 import { run } from "./main.js";
 
-process.exitCode = await run(process.argv.slice(2));
+void run(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+});

@@ -66,7 +66,7 @@ describe("npm pack", () => {
     expect(paths.filter((p) => !p.startsWith("dist/")).sort()).toEqual(["LICENSE", "README.md", "package.json"]);
     expect(paths.filter((p) => /\.ts$/.test(p) && !p.endsWith(".d.ts"))).toEqual([]);
     expect(paths.filter((p) => /vectors|test|fixtures/.test(p))).toEqual([]);
-    for (const entry of ["dist/src/index.js", "dist/src/index.d.ts", "dist/src/node/index.js", "dist/emulator/index.js", "dist/bin/stackwalk.js"]) expect(paths).toContain(entry);
+    for (const entry of ["dist/src/index.js", "dist/src/index.d.ts", "dist/src/node/index.js", "dist/emulator/index.js", "dist/bin/stackwalk.cjs"]) expect(paths).toContain(entry);
   });
 
   it("installs with no other package: the optional emulator packages are left out", () => {
