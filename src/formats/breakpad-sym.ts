@@ -348,8 +348,8 @@ class Fields {
 interface RangeNode {
   base: number;
   high: number;
-  /** Disjoint children sorted by high. */
-  children: RangeNode[];
+  /** Disjoint children sorted by high; null until one is stored (most ranges have none). */
+  children: RangeNode[] | null;
 }
 
 /** Index of the first node whose high is ≥ `address` (std::map::lower_bound on the high key). */
@@ -382,12 +382,12 @@ class ContainedRanges {
       // inside the last one, a level down (the searches below would find the same).
       const last = children[children.length - 1];
       if (last === undefined || base > last.high) {
-        children.push({ base, high, children: [] });
+        children.push({ base, high, children: null });
         return true;
       }
       if (base >= last.base && high <= last.high) {
         if (base === last.base && high === last.high) return false;
-        children = last.children;
+        children = last.children ??= [];
         continue;
       }
       const ib = lowerBound(children, base);
@@ -396,7 +396,7 @@ class ContainedRanges {
       if (ib === ih && atBase !== undefined && base >= atBase.base) {
         // Inside an existing range: an identical range is refused, a smaller one goes a level down.
         if (atBase.base === base && atBase.high === high) return false;
-        children = atBase.children;
+        children = atBase.children ??= [];
         continue;
       }
       const atHigh = children[ih];
@@ -404,7 +404,7 @@ class ContainedRanges {
       // Ranges the new one reaches into must lie wholly inside it.
       if ((atBase !== undefined && base > atBase.base) || (containsHigh && high < atHigh.high)) return false;
       const stop = containsHigh ? ih + 1 : ih;
-      const node: RangeNode = { base, high, children: children.slice(ib, stop) };
+      const node: RangeNode = { base, high, children: stop > ib ? children.slice(ib, stop) : null };
       children.splice(ib, stop - ib, node);
       return true;
     }
@@ -650,10 +650,16 @@ export class BreakpadSymParser {
     const first = text.charCodeAt(c);
     const func = this.currentFunc;
     if (func !== undefined && first < 0x80 && HEX_VALUE[first]! >= 0) {
+      // A FUNC's line records come in a run: take all of them (one pattern match per line).
       LINE_RECORD.lastIndex = c;
-      if (LINE_RECORD.test(text)) {
-        FuncRecord.addLines(func, text, c, LINE_RECORD.lastIndex);
-        return LINE_RECORD.lastIndex;
+      let end = c;
+      while (LINE_RECORD.test(text)) {
+        if (end > c) this.lineCount++;
+        end = LINE_RECORD.lastIndex;
+      }
+      if (end > c) {
+        FuncRecord.addLines(func, text, c, end);
+        return end;
       }
     }
     switch (first) {
