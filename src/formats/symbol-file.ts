@@ -17,7 +17,7 @@ import type { MemoryReader } from "../memory/reader.js";
 import type { MemoryRegion } from "../memory/region-memory.js";
 import type { FpoData } from "../model/fpo-data.js";
 import type { Module, ModuleSymbol, ModuleUnwind, SourceLine } from "../model/snapshot.js";
-import { parseBreakpadSym, STACK_WIN_TYPE, stackWinToFpoData, stackWinToFrameData, type BreakpadStackWin, type BreakpadSymbols } from "./breakpad-sym.js";
+import { parseBreakpadSym, STACK_WIN_TYPE, stackWinToFpoData, stackWinToFrameData, type BreakpadFunc, type BreakpadStackWin, type BreakpadSymbols } from "./breakpad-sym.js";
 import { MSF_MAGIC, parsePdb, type Pdb } from "./pdb.js";
 import { readMappedImage } from "./pe-mapped.js";
 import { parsePe, type PeImage } from "./pe.js";
@@ -318,6 +318,36 @@ function convertibleFpo(records: readonly BreakpadStackWin[]): { fpo: FpoData[];
 
 const byRva = (a: { rva: bigint }, b: { rva: bigint }): number => (a.rva < b.rva ? -1 : a.rva > b.rva ? 1 : 0);
 
+/** Where a FUNC symbol's line records come from, until they are first read. */
+interface LineSource {
+  func: BreakpadFunc;
+  files: Map<number, string>;
+  lines?: SourceLine[];
+}
+
+const LINE_SOURCE = Symbol("line source");
+
+/** `lines` of a FUNC symbol: made from its record on first read (one accessor pair for all symbols). */
+const linesProperty: PropertyDescriptor = {
+  enumerable: true,
+  configurable: true,
+  get(this: { [LINE_SOURCE]: LineSource }): SourceLine[] {
+    const source = this[LINE_SOURCE];
+    source.lines ??= source.func.lines
+      .map((l): SourceLine => {
+        const file = source.files.get(l.file);
+        const line: SourceLine = { rva: BigInt(l.address), size: BigInt(l.size), line: l.line };
+        if (file !== undefined) line.file = file;
+        return line;
+      })
+      .sort(byRva);
+    return source.lines;
+  },
+  set(this: { [LINE_SOURCE]: LineSource }, value: SourceLine[]): void {
+    this[LINE_SOURCE].lines = value;
+  },
+};
+
 /**
  * A `.sym` file's FUNC and PUBLIC records as module symbols, sorted by rva (FUNCs before PUBLICs
  * at one address, file order otherwise), each marked with its kind and parameter size; FUNCs
@@ -325,28 +355,11 @@ const byRva = (a: { rva: bigint }, b: { rva: bigint }): number => (a.rva < b.rva
  * records are converted when they are first read: a walk looks up a handful of functions.
  */
 export function breakpadSymbols(sym: BreakpadSymbols): ModuleSymbol[] {
-  const funcs = sym.functions.map((f): ModuleSymbol => {
-    const symbol: ModuleSymbol = { name: f.name, rva: BigInt(f.address), size: BigInt(f.size), kind: "func", paramSize: f.paramSize };
-    let lines: SourceLine[] | undefined;
-    Object.defineProperty(symbol, "lines", {
-      enumerable: true,
-      configurable: true,
-      get(): SourceLine[] {
-        lines ??= f.lines
-          .map((l): SourceLine => {
-            const file = sym.files.get(l.file);
-            const line: SourceLine = { rva: BigInt(l.address), size: BigInt(l.size), line: l.line };
-            if (file !== undefined) line.file = file;
-            return line;
-          })
-          .sort(byRva);
-        return lines;
-      },
-      set(value: SourceLine[]): void {
-        lines = value;
-      },
-    });
-    return symbol;
+  const files = sym.files;
+  const funcs = sym.functions.map((func): ModuleSymbol => {
+    const symbol: ModuleSymbol = { name: func.name, rva: BigInt(func.address), size: BigInt(func.size), kind: "func", paramSize: func.paramSize };
+    Object.defineProperty(symbol, LINE_SOURCE, { value: { func, files } satisfies LineSource });
+    return Object.defineProperty(symbol, "lines", linesProperty);
   });
   const publics = sym.publics.map((p): ModuleSymbol => ({ name: p.name, rva: BigInt(p.address), kind: "public", paramSize: p.paramSize }));
   // Both lists are sorted by address (the parser's order): merge them, FUNCs first at one address.
