@@ -1,9 +1,10 @@
 // The `stackwalk` bin, bundled from tsc's output (npm run build runs this after tsc): a command
 // line that loads a hundred small modules spends more time finding and compiling them than
-// walking a dump, so the dispatcher (dist/bin/stackwalk.cjs) is one file, the commands that read
-// snapshots are one more (commands.cjs), and emulate and compare, which need the emulator and its
-// optional native packages, another (emulator-commands.cjs). The dispatcher loads a command's
-// file only when the command runs. The bundles are CommonJS, which Node loads synchronously and
+// walking a dump, so the dispatcher (dist/bin/stackwalk.cjs) is one file, walk, the command run
+// most, one more (walk.cjs, the least code to compile), the other commands that read snapshots
+// another (commands.cjs), and emulate and compare, which need the emulator and its optional
+// native packages, a fourth (emulator-commands.cjs). The dispatcher loads a command's file only
+// when the command runs. The bundles are CommonJS, which Node loads synchronously and
 // sooner than ES modules; `import.meta.url` becomes the file's URL. Packages stay external
 // (koffi, capstone-js and keystone-js are loaded by the emulator's commands alone).
 import { build } from "esbuild";
@@ -11,7 +12,8 @@ import { fileURLToPath } from "node:url";
 
 const cli = fileURLToPath(new URL("dist/src/cli/", import.meta.url));
 const GROUPS = {
-  commands: ["walk", "check", "roles", "crosscheck", "etw", "explain", "render", "view"],
+  walk: ["walk"],
+  commands: ["check", "roles", "crosscheck", "etw", "explain", "render", "view"],
   "emulator-commands": ["emulate", "compare"],
 };
 
@@ -34,7 +36,7 @@ const groups = {
 };
 
 await build({
-  entryPoints: { stackwalk: `${cli}stackwalk.js`, commands: "group:commands", "emulator-commands": "group:emulator-commands" },
+  entryPoints: { stackwalk: `${cli}stackwalk.js`, ...Object.fromEntries(Object.keys(GROUPS).map((g) => [g, `group:${g}`])) },
   bundle: true,
   minify: true,
   sourcemap: true,

@@ -74,10 +74,12 @@ describe("npm pack", () => {
     for (const name of ["koffi", "@alexaltea/capstone-js", "@alexaltea/keystone-js", "tsx", "esbuild"]) expect(existsSync(join(project, "node_modules", name)), name).toBe(false);
   });
 
-  it("the bin's file for walk and the other reading commands holds nothing of the emulator", () => {
+  it("the bin's files for walk and the other reading commands hold nothing of the emulator", () => {
     const bin = join(project, "node_modules/stackwalk-emu/dist/bin");
-    const commands = readFileSync(join(bin, "commands.cjs"), "utf8");
-    for (const word of ["koffi", "capstone", "keystone", "uc_open", "emulator-commands"]) expect(commands, word).not.toContain(word);
+    for (const file of ["walk.cjs", "commands.cjs"]) {
+      const code = readFileSync(join(bin, file), "utf8");
+      for (const word of ["koffi", "capstone", "keystone", "uc_open", "emulator-commands"]) expect(code, `${file}: ${word}`).not.toContain(word);
+    }
     expect(readFileSync(join(bin, "emulator-commands.cjs"), "utf8")).toContain("uc_open");
   });
 });
