@@ -120,7 +120,7 @@ process.stdout.write(String(performance.now() - started));`;
 export function packContents(): { files: number; unpackedSize: number; size: number } {
   const r = spawnSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: ROOT, encoding: "utf8" });
   if (r.status !== 0) throw new Error(`npm pack --dry-run: ${r.stderr}`);
-  const [pack] = JSON.parse(r.stdout.slice(r.stdout.indexOf("["))) as { entryCount: number; unpackedSize: number; size: number }[];
+  const [pack] = JSON.parse(r.stdout.slice(r.stdout.search(/^\[/m))) as { entryCount: number; unpackedSize: number; size: number }[];
   return { files: pack!.entryCount, unpackedSize: pack!.unpackedSize, size: pack!.size };
 }
 

@@ -51,7 +51,8 @@ let packed: { filename: string; entryCount: number; unpackedSize: number; size: 
 
 beforeAll(() => {
   const json = ok(run("npm", ["pack", "--json", "--pack-destination", work], ROOT, { ...process.env, npm_config_update_notifier: "false" }), "npm pack");
-  packed = JSON.parse(json.slice(json.indexOf("[")))[0];
+  // npm prints the prepare script's output first, then the JSON array.
+  packed = JSON.parse(json.slice(json.search(/^\[/m)))[0];
   mkdirSync(project);
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true, type: "module" }, null, 2));
   ok(run("npm", ["install", "--omit=optional", join(work, packed.filename)], project, npmEnv), "npm install of the tarball");
