@@ -51,6 +51,7 @@ export {
   minidumpSnapshot,
   bytesSource,
   snapshotMemoryRanges,
+  threadStackMemory,
   streamTypeName,
   MinidumpMemory,
   MINIDUMP_SIGNATURE,

@@ -1277,6 +1277,21 @@ export function snapshotMemoryRanges(dump: Minidump): MinidumpMemoryRange[] {
   return [...listed, ...kept];
 }
 
+/**
+ * The memory Breakpad's processor gives the stack walker of one thread (minidump.md §4): the
+ * thread's own stack region, read through the thread's Stack descriptor; when that descriptor
+ * holds no bytes (Rva or DataSize 0), the MemoryList range that contains the stack's start
+ * address. Reads anywhere else fail, so a frame pointer or a scan that leaves the stack finds
+ * nothing, as in Breakpad.
+ */
+export function threadStackMemory(dump: Minidump, thread: MinidumpThread): MinidumpMemory {
+  const own = thread.stack;
+  if (own.rva !== 0 && own.size > 0n) return new MinidumpMemory(dump.source, [own]);
+  const start = own.start;
+  const listed = start === 0n ? undefined : dump.memory.find((r) => r.from === "MemoryList" && start >= r.start && start - r.start < r.size);
+  return new MinidumpMemory(dump.source, listed === undefined ? [] : [listed]);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Snapshot
 

@@ -10,7 +10,7 @@
  * frames the output is Breakpad's byte for byte. Trust levels map to Breakpad's "Found by:" texts
  * (§5.4) with {@link breakpadTrust}.
  */
-import type { Minidump } from "../formats/minidump.js";
+import { threadStackMemory, type Minidump } from "../formats/minidump.js";
 import { InputError } from "../errors.js";
 import { moduleAt, type Module, type Snapshot, type ThreadSnapshot } from "../model/snapshot.js";
 import type { Frame, Walk } from "../walk/frame.js";
@@ -267,7 +267,8 @@ function hasSymbols(m: Module): boolean {
 /**
  * Gathers a Breakpad report: walks every thread except Breakpad's dump-writer thread (in dump
  * order; the requesting thread is the crashed one, else BreakpadInfo's), with the same walk
- * options as `walk`. The snapshot must come from `dump` (minidumpSnapshot) with symbols attached.
+ * options as `walk`, each through its own stack memory only ({@link threadStackMemory}), as
+ * Breakpad's processor walks it. The snapshot must come from `dump` (minidumpSnapshot) with symbols attached.
  */
 export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: BreakpadOptions = {}): BreakpadReport {
   const sys = dump.systemInfo;
@@ -322,7 +323,9 @@ export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: Brea
     const i = index++;
     if (requestingId !== undefined && t.id === requestingId && report.requestingThread < 0) report.requestingThread = i;
     if (thread === undefined || (choice !== "all" && t.id !== choice)) continue;
-    report.threads.push({ index: i, thread, walk: walkThread(snapshot, thread, options.walk ?? {}) });
+    // Breakpad's walker sees only the thread's own stack memory (minidump.md §4).
+    const memory = threadStackMemory(dump, t);
+    report.threads.push({ index: i, thread, walk: walkThread({ ...snapshot, memory }, thread, options.walk ?? {}) });
   }
   if (options.symbolPathGiven === true) {
     for (const { walk } of report.threads) {
