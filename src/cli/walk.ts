@@ -78,7 +78,7 @@ export function walkCommand(argv: string[], io: Io): number {
   }
   const walks = walkSnapshot(snapshot, { walker, maxFrames, thread });
   if (format === "json") {
-    io.out(renderJson(snapshot.machine, snapshot.modules, walks));
+    io.out(renderJson(snapshot.machine, snapshot.modules, walks, dump?.notes));
     return EXIT.ok;
   }
   let text = "";
@@ -107,6 +107,8 @@ export function chooseSnapshot(file: string, step: string | undefined, symbols: 
   }
   attachSymbols(input, file, symbols, io);
   if (input.kind === "dump") {
+    // What the reader passed over or repaired in a damaged dump (each names the offset).
+    for (const note of input.dump.notes) io.err(`note: ${file}: ${note}\n`);
     if (step !== undefined) throw new UsageError(`--step applies to sweeps; ${file} is a minidump`);
     return { snapshot: input.snapshot, dump: input.dump };
   }

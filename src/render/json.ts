@@ -37,10 +37,14 @@ export function frameJson(machine: Machine, modules: readonly Module[], frame: F
   };
 }
 
-/** The whole walk document. */
-export function walkJson(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[]): Record<string, unknown> {
+/**
+ * The whole walk document. `notes` (a minidump's: what the reader passed over or repaired, each
+ * naming the file offset) adds a `notes` array.
+ */
+export function walkJson(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[], notes?: readonly string[]): Record<string, unknown> {
   return {
     machine,
+    ...(notes === undefined ? {} : { notes: [...notes] }),
     threads: walks.map(({ thread, walk }) => {
       const stop: Record<string, unknown> = { reason: walk.stop.reason };
       if (walk.stop.address !== undefined) stop["address"] = formatAddress(machine, walk.stop.address);
@@ -51,6 +55,6 @@ export function walkJson(machine: Machine, modules: readonly Module[], walks: re
 }
 
 /** The walk document as text (two-space indented, newline-terminated). */
-export function renderJson(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[]): string {
-  return JSON.stringify(walkJson(machine, modules, walks), null, 2) + "\n";
+export function renderJson(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[], notes?: readonly string[]): string {
+  return JSON.stringify(walkJson(machine, modules, walks, notes), null, 2) + "\n";
 }
