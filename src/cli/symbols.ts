@@ -32,6 +32,8 @@ export interface SymbolNote {
   passedOver?: string[];
   /** The symbol file used had malformed lines or records, which were left out (Breakpad's "corrupt symbols"). */
   corrupt?: boolean;
+  /** The module's debug file or id cannot name a file in a symbol store, so none was looked for. */
+  unusable?: boolean;
 }
 
 function isFile(path: string): boolean {
@@ -138,6 +140,16 @@ export function attachSymbolFiles(modules: readonly Module[], memory: MemoryRead
       continue;
     }
     const pdbName = basename(cv.pdbName.replace(/\\/g, "/"));
+    // A debug file or id that cannot name a file in a symbol store (empty, "..", odd characters):
+    // the module stays without symbols and the walk goes on.
+    let storePath: string;
+    try {
+      storePath = symbolStorePath(pdbName, cv.debugId);
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;
+      notes.push({ module: module.name, detail: `${e.reason}: no symbol file is looked for, the module stays without symbols`, unusable: true });
+      continue;
+    }
     const passedOver: string[] = [];
     const warnings: string[] = [];
     let used: string | undefined;
@@ -145,7 +157,7 @@ export function attachSymbolFiles(modules: readonly Module[], memory: MemoryRead
       const candidates: [string, typeof tryPdb][] = [
         [join(root, pdbName), tryPdb],
         [join(root, pdbName, cv.debugId, pdbName), tryPdb],
-        [join(root, symbolStorePath(pdbName, cv.debugId)), trySym],
+        [join(root, storePath), trySym],
       ];
       for (const [file, use] of candidates) {
         if (!isFile(file)) continue;
