@@ -41,6 +41,7 @@ export {
   breakpadRegisters,
   formatRegisterLines,
   crashReason,
+  assertionText,
   WINDOWS_EXCEPTION_NAMES,
   type BreakpadReport,
   type BreakpadThread,
@@ -52,6 +53,7 @@ export {
   bytesSource,
   snapshotMemoryRanges,
   threadStackMemory,
+  elfDebugId,
   streamTypeName,
   MinidumpMemory,
   MINIDUMP_SIGNATURE,
@@ -78,6 +80,7 @@ export {
   type MinidumpFunctionTable,
   type MinidumpFunctionTableStream,
   type MinidumpBreakpadInfo,
+  type MinidumpAssertion,
 } from "./formats/minidump.js";
 export {
   writeMinidump,
