@@ -13,6 +13,7 @@
 import { InputError } from "../errors.js";
 import { ByteCursor } from "../memory/cursor.js";
 import type { MemoryReader } from "../memory/reader.js";
+import type { AddressRange } from "../memory/window-memory.js";
 import {
   AMD64_CONTEXT_LAYOUT,
   AMD64_CONTEXT_SIZE,
@@ -25,7 +26,7 @@ import {
 } from "../model/context.js";
 import type { Machine } from "../model/machine.js";
 import { fieldOf } from "../model/record.js";
-import type { Module, Registers, Snapshot, ThreadSnapshot } from "../model/snapshot.js";
+import type { Module, OperatingSystem, Registers, Snapshot, ThreadSnapshot } from "../model/snapshot.js";
 import { parseCodeView, type CodeViewInfo, type RuntimeFunction } from "./pe.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -1315,7 +1316,7 @@ export function minidumpSnapshot(dump: Minidump): Snapshot {
         new InputError("unsupported", `thread ${t.id} has an ${context.machine} context in an ${machine} dump`, { offset: t.offset + 40 }),
       );
     }
-    return { id: t.id, crashed, registers: { ...context.registers } };
+    return { id: t.id, crashed, registers: { ...context.registers }, stackRanges: threadStackRanges(dump, t) };
   });
   const modules: Module[] = dump.modules.map((m) => {
     const module: Module = { name: m.name, base: m.base, size: BigInt(m.size), symbols: [], path: m.path, codeId: m.codeId };
@@ -1330,5 +1331,39 @@ export function minidumpSnapshot(dump: Minidump): Snapshot {
   } catch (e) {
     throw e instanceof InputError ? wrap(e) : e;
   }
-  return { machine, threads, memory, modules, description: dump.file ?? "minidump" };
+  const snapshot: Snapshot = { machine, threads, memory, modules, description: dump.file ?? "minidump" };
+  const os = dump.systemInfo === undefined ? undefined : operatingSystem(dump.systemInfo.platformId);
+  if (os !== undefined) snapshot.os = os;
+  return snapshot;
+}
+
+/** Breakpad's MD_OS_* platform ids (minidump.md §2.6) by the operating system they name. */
+const PLATFORM_OS: Readonly<Record<number, OperatingSystem>> = {
+  0: "windows", 1: "windows", 2: "windows", 3: "windows",
+  0x8000: "unix", 0x8101: "macos", 0x8102: "ios", 0x8201: "linux", 0x8202: "solaris", 0x8203: "android",
+  0x8204: "ps3", 0x8205: "nacl", 0x8206: "fuchsia",
+};
+
+/** The operating system a SystemInfo PlatformId names ("unknown" for any other id). */
+export function operatingSystem(platformId: number): OperatingSystem {
+  return PLATFORM_OS[platformId] ?? "unknown";
+}
+
+/**
+ * The memory a walk of thread `t` may read (minidump.md §4): its Stack range (and IA-64
+ * BackingStore), or, when the thread lists no stack bytes, the MemoryList range holding the
+ * stack's start, as Breakpad falls back to it.
+ */
+function threadStackRanges(dump: Minidump, t: MinidumpThread): AddressRange[] {
+  const out: AddressRange[] = [];
+  const own = [t.stack, ...(t.backingStore === undefined ? [] : [t.backingStore])];
+  for (const r of own) {
+    if (r.size > 0n) {
+      out.push({ start: r.start, end: r.start + r.size });
+      continue;
+    }
+    const listed = dump.memory.find((m) => r.start >= m.start && r.start - m.start < m.size);
+    if (listed !== undefined) out.push({ start: listed.start, end: listed.start + listed.size });
+  }
+  return out;
 }

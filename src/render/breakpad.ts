@@ -174,7 +174,7 @@ export function crashReason(dump: Minidump): { reason: string; address: bigint }
   return { reason, address };
 }
 
-/** Breakpad's "Found by:" text for a frame (minidump.md §5.4). */
+/** Breakpad's "Found by:" text for a frame (minidump.md §5.4), from its trust and rule kind. */
 export function breakpadTrust(frame: Frame): string {
   switch (frame.trust) {
     case "context":
@@ -182,14 +182,13 @@ export function breakpadTrust(frame: Frame): string {
     case "frame-pointer":
       return "previous frame's frame pointer";
     case "scan":
-      // A STACK WIN (FrameData / FPO_DATA) rule whose result was repaired by scanning is
-      // Breakpad's CFI_SCAN; any other scan is plain scanning.
-      return /^(frame-data|fpo) /.test(frame.rule) && /(is not a return address: scanned|not to this function)/.test(frame.rule)
-        ? "call frame info with scanning"
-        : "stack scanning";
+      // The leaf simulation; a STACK WIN (FrameData / FPO_DATA) rule whose result was repaired
+      // by scanning is Breakpad's CFI_SCAN; any other scan is plain scanning.
+      if (frame.ruleKind === "leaf") return "simulating a return from leaf function";
+      return frame.ruleKind === "frame-data" || frame.ruleKind === "fpo" ? "call frame info with scanning" : "stack scanning";
     default:
-      // STACK WIN records (FrameData, FPO_DATA) count as call frame info in Breakpad; unwind
-      // tables are the nearest thing to its STACK CFI.
+      // STACK CFI, and STACK WIN records (FrameData, FPO_DATA), are call frame info in Breakpad;
+      // unwind tables are the nearest thing to its STACK CFI.
       return "call frame info";
   }
 }
