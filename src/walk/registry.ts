@@ -2,11 +2,13 @@
  * Machine -> walker table (Wine dbghelp's "one table per CPU, looked up by machine"). This is
  * the only file that branches on the machine; walkers name a list of strategies in trust order.
  */
+import { x86Cfi } from "../arch/x86/cfi.js";
 import { x86FrameData } from "../arch/x86/frame-data.js";
 import { x86Fpo } from "../arch/x86/fpo.js";
 import { x86CheckedFramePointer, x86FramePointer } from "../arch/x86/frame-pointer.js";
 import { x86RecordlessScan, x86Scan, x86ScanWithoutRecords } from "../arch/x86/scan.js";
 import { x86Params } from "../arch/x86/params.js";
+import { x64Cfi } from "../arch/x64/cfi.js";
 import { x64CheckedFramePointer, x64FramePointer } from "../arch/x64/frame-pointer.js";
 import { x64Leaf, x64Scan } from "../arch/x64/scan.js";
 import { x64UnwindInfo } from "../arch/x64/unwind.js";
@@ -51,9 +53,9 @@ const X86: ArchWalker = {
   machine: "x86",
   walkers: {
     // FrameData before FPO_DATA (x86-fpo.md §1.3: prefer FrameData); records before the EBP chain.
-    // Without a record, the EBP chain where it is plausible, else Breakpad's scan with call-site
-    // checks (minidump.md §5.5).
-    auto: [x86FrameData, x86Fpo, x86RecordlessScan, x86CheckedFramePointer, x86ScanWithoutRecords],
+    // STACK CFI where no STACK WIN record describes the function (minidump.md §5.5); without a
+    // record, the EBP chain where it is plausible, else Breakpad's scan with call-site checks.
+    auto: [x86FrameData, x86Fpo, x86Cfi, x86RecordlessScan, x86CheckedFramePointer, x86ScanWithoutRecords],
     fpo: [x86FrameData, x86Fpo, x86RecordlessScan, x86FramePointer],
     "frame-pointer": [x86FramePointer],
     scan: [x86Scan],
@@ -72,18 +74,18 @@ const X86: ArchWalker = {
 const X64: ArchWalker = {
   machine: "x64",
   walkers: {
-    // Unwind tables first (x64-unwind.md); then, as Breakpad on a Windows dump (minidump.md
-    // §5.6), the simulated return from a leaf for the context frame and scanning: Windows x64
-    // code keeps no RBP chain.
-    auto: [x64UnwindInfo, x64Leaf, x64Scan],
-    unwind: [x64UnwindInfo, x64Scan],
+    // Unwind tables first: the image's (x64-unwind.md), then a symbol file's STACK CFI; then, as
+    // Breakpad on a Windows dump (minidump.md §5.6), the simulated return from a leaf for the
+    // context frame and scanning: Windows x64 code keeps no RBP chain.
+    auto: [x64UnwindInfo, x64Cfi, x64Leaf, x64Scan],
+    unwind: [x64UnwindInfo, x64Cfi, x64Scan],
     "frame-pointer": [x64FramePointer],
     scan: [x64Leaf, x64Scan],
   },
   // Off Windows the RBP chain comes before scanning, with Breakpad's checks; RBP = 0 is never the
   // end of the stack.
   nonWindows: {
-    auto: [x64UnwindInfo, x64CheckedFramePointer, x64Scan],
+    auto: [x64UnwindInfo, x64Cfi, x64CheckedFramePointer, x64Scan],
   },
   pc: "rip",
   sp: "rsp",

@@ -18,11 +18,11 @@ import { BASE, CALLER, CLOBBERED, calleeRegisters, ImageBuilder, ra, snapshot64,
 const NOPS = new Array<number>(0x40).fill(0x90);
 
 describe("registry", () => {
-  it("x64 walkers: auto = unwind tables, then the leaf simulation and scanning on Windows, the checked RBP chain and scanning elsewhere", () => {
+  it("x64 walkers: auto = unwind tables (the image's, then STACK CFI), then the leaf simulation and scanning on Windows, the checked RBP chain and scanning elsewhere", () => {
     const names = (w: "unwind" | "auto" | "frame-pointer" | "scan", os?: "linux"): string[] => strategiesFor("x64", w, os).map((s) => `${s.name}/${s.trust}`);
-    expect(names("unwind")).toEqual(["unwind-info/unwind-info", "scan/scan"]);
-    expect(names("auto")).toEqual(["unwind-info/unwind-info", "leaf/scan", "scan/scan"]);
-    expect(names("auto", "linux")).toEqual(["unwind-info/unwind-info", "checked-frame-pointer/frame-pointer", "scan/scan"]);
+    expect(names("unwind")).toEqual(["unwind-info/unwind-info", "cfi/cfi", "scan/scan"]);
+    expect(names("auto")).toEqual(["unwind-info/unwind-info", "cfi/cfi", "leaf/scan", "scan/scan"]);
+    expect(names("auto", "linux")).toEqual(["unwind-info/unwind-info", "cfi/cfi", "checked-frame-pointer/frame-pointer", "scan/scan"]);
     expect(names("frame-pointer")).toEqual(["frame-pointer/frame-pointer"]);
     expect(names("scan")).toEqual(["leaf/scan", "scan/scan"]);
   });
