@@ -7,6 +7,7 @@ import { basename, dirname, extname, join } from "node:path";
 import type { RunOptions, RunResult } from "../../emulator/run.js";
 import { InputError } from "../errors.js";
 import { formatBreakpadSym, symFileInput, symFileStorePath } from "../formats/breakpad-sym-write.js";
+import { x64ModuleCfi } from "../arch/x64/cfi-from-unwind.js";
 import { moduleCodeView, writeMinidump, type ByteSink, type MinidumpWriteOptions, type MinidumpWriteResult } from "../formats/minidump-write.js";
 import { formatSweep, replaySweep } from "../formats/sweep.js";
 import { formatVector } from "../formats/vector.js";
@@ -339,6 +340,8 @@ class SymStore {
   add(root: string, snapshot: Snapshot): void {
     for (const module of snapshot.modules) {
       const input = symFileInput(module, snapshot.machine, snapshot.memory);
+      // x64: STACK CFI from the image's unwind tables, so a dump without images walks with them.
+      if (input !== undefined && snapshot.machine === "x64") input.stackCfi = x64ModuleCfi(module, snapshot.memory);
       if (input === undefined) {
         const note = `${module.name}: no CodeView identity, so no .sym file`;
         if (!this.notes.includes(note)) this.notes.push(note);
