@@ -20,6 +20,8 @@ import type { FrameNumbers, FrameSite, UnwindRule, UnwindStep, UnwindStrategy } 
 export interface WalkOptions {
   /** Which strategies to use; `auto` = every strategy of the machine in trust order. */
   walker?: WalkerName;
+  /** Strategies of one's own, tried in this order, instead of a named walker's. */
+  strategies?: readonly UnwindStrategy[];
   /** The most frames a walk returns (default {@link DEFAULT_MAX_FRAMES}). */
   maxFrames?: number;
   /**
@@ -324,7 +326,7 @@ function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, pc: 
 /** Walks one thread of a snapshot. */
 export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: WalkOptions = {}): Walk {
   const arch = archWalker(snapshot.machine);
-  const strategies = strategiesFor(snapshot.machine, options.walker ?? "auto", snapshot.os);
+  const strategies = options.strategies ?? strategiesFor(snapshot.machine, options.walker ?? "auto", snapshot.os);
   const maxFrames = options.maxFrames ?? DEFAULT_MAX_FRAMES;
   if (!Number.isSafeInteger(maxFrames) || maxFrames < 1) {
     throw new InputError("bad-value", `max-frames must be a whole number ≥ 1, not ${maxFrames}`);
