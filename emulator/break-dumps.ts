@@ -5,24 +5,25 @@
  * of a function are exactly the break hits. Each becomes a dump in memory (the product writer,
  * read back by the product reader), optionally with the module images withheld (stack and
  * context only, as a real Windows dump holds), and with or without the .sym files the emulator's
- * symbol store would hold for it.
+ * symbol store would hold for it. Used by test/walk/dump-walks.test.ts and `npm run bench`.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseBreakpadSym, stackWinToFpoData, stackWinToFrameData } from "../../src/formats/breakpad-sym.js";
-import { formatBreakpadSym, symFileInput } from "../../src/formats/breakpad-sym-write.js";
-import { bytesSource, minidumpSnapshot, readMinidump } from "../../src/formats/minidump.js";
-import { bytesSink, writeMinidump, type MemoryExtent } from "../../src/formats/minidump-write.js";
-import { parseSweep, replaySweep } from "../../src/formats/sweep.js";
-import type { Vector } from "../../src/formats/vector.js";
-import { breakpadSymbols } from "../../src/cli/symbols.js";
-import { moduleAt, type Snapshot, type TruthFrame } from "../../src/model/snapshot.js";
-import { readU32 } from "../../src/memory/reader.js";
-import type { UnwindResult, UnwindStrategy } from "../../src/walk/strategy.js";
-import { NOT_RETURN, scanRuleFor, UNCHECKED } from "../../src/arch/scan.js";
-import { X86_SCAN } from "../../src/arch/x86/scan.js";
-import { RegionMemory } from "../../src/memory/region-memory.js";
-import { x64ModuleCfi } from "../../src/arch/x64/cfi-from-unwind.js";
+import { parseBreakpadSym, stackWinToFpoData, stackWinToFrameData } from "../src/formats/breakpad-sym.js";
+import { formatBreakpadSym, symFileInput } from "../src/formats/breakpad-sym-write.js";
+import { bytesSource, minidumpSnapshot, readMinidump } from "../src/formats/minidump.js";
+import { bytesSink, writeMinidump, type MemoryExtent } from "../src/formats/minidump-write.js";
+import { parseSweep, replaySweep } from "../src/formats/sweep.js";
+import { parseVector, type Vector } from "../src/formats/vector.js";
+import { compareWithTruth } from "../src/walk/compare.js";
+import { walkThread, type WalkOptions } from "../src/walk/walk.js";
+import { moduleAt, type ModuleSymbol, type Snapshot, type TruthFrame } from "../src/model/snapshot.js";
+import { readU32 } from "../src/memory/reader.js";
+import type { UnwindResult, UnwindStrategy } from "../src/walk/strategy.js";
+import { NOT_RETURN, scanRuleFor, UNCHECKED } from "../src/arch/scan.js";
+import { X86_SCAN } from "../src/arch/x86/scan.js";
+import { RegionMemory } from "../src/memory/region-memory.js";
+import { x64ModuleCfi } from "../src/arch/x64/cfi-from-unwind.js";
 
 /** A break hit: the snapshot, the function it broke in and its ground truth. */
 export interface BreakHit {
@@ -83,7 +84,10 @@ export function dumpOf(snapshot: Snapshot, options: { withholdImages: boolean; s
       if (snapshot.machine === "x64") input.stackCfi = x64ModuleCfi(original, snapshot.memory);
       const sym = parseBreakpadSym(formatBreakpadSym(input));
       m.unwind = { fpo: stackWinToFpoData(sym.stackWin), frameData: stackWinToFrameData(sym.stackWin), stackCfi: sym.stackCfi, origin: "Breakpad .sym" };
-      m.symbols = breakpadSymbols(sym);
+      m.symbols = [
+        ...sym.functions.map((f): ModuleSymbol => ({ name: f.name, rva: BigInt(f.address), size: BigInt(f.size), kind: "func", paramSize: f.paramSize })),
+        ...sym.publics.map((p): ModuleSymbol => ({ name: p.name, rva: BigInt(p.address), kind: "public", paramSize: p.paramSize })),
+      ].sort((a, b) => (a.rva < b.rva ? -1 : a.rva > b.rva ? 1 : 0));
     });
   }
   return back;
@@ -116,3 +120,52 @@ export const BREAKPAD_X86: readonly UnwindStrategy[] = [
       scanRuleFor({ ...X86_SCAN, extendedWords: 0, verifyAfterChainEnd: false, classify: (modules, _images, v) => (v >= 0x1000n && moduleAt(modules, v - 1n) !== undefined ? UNCHECKED : NOT_RETURN) }, site),
   },
 ];
+
+/** The real C programs (vectors/programs/c). */
+export const C_PROGRAMS = ["recursion-callbacks", "big-frames-varargs", "aligned-callee-saved", "noreturn-longjmp"] as const;
+
+/** The x64 break hits: every function of the x64 C programs, and every capture of the synthetic x64 chains. */
+export function x64DumpHits(root = "."): BreakHit[] {
+  const hits = folderBreakHits(join(root, "vectors/x64/c"), C_PROGRAMS);
+  const dir = join(root, "vectors/x64/synthetic");
+  for (const f of readdirSync(dir).sort()) {
+    const v = parseVector(readFileSync(join(dir, f), "utf8"));
+    hits.push({ program: f, function: "capture", step: 0, vector: v, truth: v.threads[0]!.truth! });
+  }
+  return hits;
+}
+
+/** The x86 break hits: every function of the C programs built without frame pointers. */
+export function x86FpoDumpHits(root = "."): BreakHit[] {
+  return folderBreakHits(join(root, "vectors/x86/c-fpo"), C_PROGRAMS);
+}
+
+/** How walks of break dumps fare against the truth. */
+export interface DumpScore {
+  /** Stacks walked exactly. */
+  stacks: number;
+  /** Frames that match the truth, frame for frame up to a walk's first difference. */
+  frames: number;
+  /** Every truth frame. */
+  totalFrames: number;
+  /** The hits walked exactly. */
+  exact: Set<BreakHit>;
+}
+
+/** Walks the dump of every hit with `options` and scores it against the truth. */
+export function scoreDumps(hits: readonly BreakHit[], dump: { withholdImages: boolean; symbols: boolean }, options: WalkOptions): DumpScore {
+  const out: DumpScore = { stacks: 0, frames: 0, totalFrames: 0, exact: new Set() };
+  for (const h of hits) {
+    const d = dumpOf(h.vector, dump);
+    const walk = walkThread(d, d.threads[0]!, options);
+    let k = 0;
+    while (k < walk.frames.length && k < h.truth.length && walk.frames[k]!.addrPC === h.truth[k]!.pc && walk.frames[k]!.addrStack === h.truth[k]!.sp) k++;
+    out.frames += k;
+    out.totalFrames += h.truth.length;
+    if (compareWithTruth(h.vector.machine, walk, h.truth).exact) {
+      out.stacks++;
+      out.exact.add(h);
+    }
+  }
+  return out;
+}
