@@ -37,6 +37,12 @@ export const DEFAULT_MAX_FRAMES = 100_000;
 /** A PC below this is not code: the walk ends (no image is ever mapped at page 0). */
 export const MIN_PC = 0x1000n;
 
+/**
+ * Frames found by scanning after which a walk scans no more (Breakpad's `max_frames_scanned`,
+ * minidump.md §5.2): a runaway scan through a huge stack stops, the other rules go on.
+ */
+export const MAX_SCANNED_FRAMES = 1 << 14;
+
 const hex = (v: bigint): string => "0x" + v.toString(16);
 
 /** Masks every register to the machine's width (a new object only when a value is too wide). */
@@ -275,7 +281,7 @@ interface Outcome {
   stop: WalkStop | undefined;
 }
 
-function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, pc: bigint, numbers: FrameNumbers, memory: MemoryReader, cache: RuleCache, outcome: Outcome): void {
+function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, pc: bigint, numbers: FrameNumbers, memory: MemoryReader, cache: RuleCache, outcome: Outcome, scanAllowed: boolean): void {
   outcome.step = undefined;
   outcome.stop = undefined;
   let firstFailure: WalkStop | undefined;
@@ -289,6 +295,7 @@ function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, pc: 
   const cached = contextLike ? undefined : cachedRules(cache, site, pc, numbers.pc);
   for (let i = 0; i < strategies.length; i++) {
     const strategy = strategies[i]!;
+    if (!scanAllowed && (strategy.kind === "scan" || strategy.kind === "leaf")) continue;
     let rule: UnwindRule | undefined;
     if (cached === undefined) rule = strategy.ruleFor(site);
     else {
@@ -350,6 +357,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
   // the frame rows, which stay small.
   const numbers: FrameNumbers = { pc: exactNumber(arch.pcOf(context)), sp: exactNumber(arch.spOf(context)), bstore: exactNumber(arch.bstoreOf(context)), recovered: undefined, foundBy: undefined };
   let interrupted = false;
+  let scanned = 0;
   for (;;) {
     const callee = frames[frames.length - 1]!;
     site.index = callee.index;
@@ -357,7 +365,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     site.registers = callee.unwindRegisters;
     site.calleeParams = calleeParams;
     options.onUnwind?.(callee.index);
-    unwindOnce(strategies, site, callee.addrPC, numbers, memory, cache, outcome);
+    unwindOnce(strategies, site, callee.addrPC, numbers, memory, cache, outcome, scanned < MAX_SCANNED_FRAMES);
     const step = outcome.step;
     if (step === undefined) return { frames, stop: outcome.stop! };
     if (step.entry !== undefined) callee.funcTableEntry = step.entry;
@@ -370,6 +378,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
       return { frames, stop: { reason: "max-frames", detail: `the walk reached the frame cap of ${maxFrames}` } };
     }
     const kind = outcome.kind ?? outcome.trust;
+    if (outcome.trust === "scan") scanned++;
     frames.push(makeFrame(rows, frames.length, callerRegisters, outcome.trust, step.rule, step.recovered, kind === outcome.trust ? undefined : kind));
     interrupted = step.interrupted === true;
     numbers.pc = step.pcNumber ?? -1;

@@ -12,6 +12,7 @@ import { RegionMemory } from "../../src/memory/region-memory.js";
 import type { Module, Registers, Snapshot } from "../../src/model/snapshot.js";
 import type { FrameSite } from "../../src/walk/strategy.js";
 import { walkThread } from "../../src/walk/walk.js";
+import { explainWalk, formatExplanation } from "../../src/render/explain.js";
 import { StackBuilder } from "../support/stack-builder.js";
 
 const memory = new RegionMemory([{ base: 0x1000n, bytes: new Uint8Array([0x78, 0x56, 0x34, 0x12, 0xf0, 0xde, 0xbc, 0x9a]) }]);
@@ -158,6 +159,9 @@ describe("x64 STACK CFI (Breakpad's amd64 register map)", () => {
       [BASE + 0x1050n, STACK + 16n, "cfi", 0xaaaan],
     ]);
     expect(walk.stop.reason).toBe("end-of-stack");
+    const text = formatExplanation(explainWalk(snap, snap.threads[0]!));
+    expect(text).toContain("STACK CFI for");
+    expect(text).toContain("Rules in effect here: .cfa: $rsp 16 + .ra: .cfa 8 - ^ $rbp: .cfa 16 - ^");
   });
 });
 

@@ -15,6 +15,7 @@ import { RegionMemory } from "../../src/memory/region-memory.js";
 import { WindowMemory } from "../../src/memory/window-memory.js";
 import type { Module, Registers } from "../../src/model/snapshot.js";
 import type { FrameSite } from "../../src/walk/strategy.js";
+import { MAX_SCANNED_FRAMES, walkThread } from "../../src/walk/walk.js";
 import { StackBuilder } from "../support/stack-builder.js";
 
 const BASE = 0x0040_0000n;
@@ -158,5 +159,21 @@ describe("WindowMemory", () => {
     const into = { low: 0, high: 0 };
     expect(w.u64n(0x1018, into)).toBe(true);
     expect(w.u64n(0x101c, into)).toBe(false);
+  });
+});
+
+describe("the walk's scan limit", () => {
+  it("scans no more after 16384 frames found by scanning (Breakpad's max_frames_scanned)", () => {
+    const lib: Module = { name: "lib.dll", base: 0x7ff0_0000_0000n, size: 0x10_0000n, symbols: [] };
+    const words = 17_000;
+    const bytes = new Uint8Array(words * 8);
+    const view = new DataView(bytes.buffer);
+    for (let i = 0; i < words; i++) view.setBigUint64(i * 8, lib.base + 0x1000n + BigInt(i % 64), true);
+    const stack = 0x0000_00d2_0000_0000n;
+    const snap = { machine: "x64" as const, modules: [lib], memory: new RegionMemory([{ base: stack, bytes }]), threads: [{ id: 1, crashed: true, registers: { rip: lib.base + 0x10n, rsp: stack, rbp: 0n } }] };
+    const walk = walkThread(snap, snap.threads[0]!);
+    expect(walk.frames).toHaveLength(1 + MAX_SCANNED_FRAMES);
+    expect(walk.frames[1]!.ruleKind).toBe("leaf");
+    expect(walk.frames.at(-1)!.trust).toBe("scan");
   });
 });
