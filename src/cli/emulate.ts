@@ -47,7 +47,8 @@ every call and return the CPU makes. Programs:
                        A plain file name is accepted when there is exactly one hit
   --dmp                also write a Windows minidump per snapshot, and a Breakpad .sym file per
                        module in a symbol store beside the dumps (DIR/<pdb>/<debug id>/<name>.sym,
-                       DIR being the dumps' directory). With --break: one dump per hit, named
+                       DIR being the dumps' directory; x64 modules get STACK CFI from their
+                       unwind tables). With --break: one dump per hit, named
                        as its vector with .dmp for .json. With --sweep alone: one dump per
                        instruction, named <sweep name>.<step>.dmp beside the sweep file (.json
                        or .sweep.json dropped). A dump holds the thread's CONTEXT, the module list
