@@ -24,6 +24,7 @@
  * function, {@link execCfi}.
  */
 import type { BreakpadStackCfi } from "../formats/breakpad-sym.js";
+import { countStartingAtOrBelow, innermostContaining } from "../formats/sorted-ranges.js";
 import { readPointer, type MemoryReader } from "../memory/reader.js";
 import { moduleAt, type Module, type Registers } from "../model/snapshot.js";
 import type { FrameNumbers, FrameSite, UnwindResult, UnwindRule } from "../walk/strategy.js";
@@ -194,32 +195,18 @@ export function cfiTable(records: readonly BreakpadStackCfi[]): CfiTable {
 
 /** The rules in effect at `rva`, undefined when no INIT range covers it or its INIT rules are malformed. */
 export function rulesAt(table: CfiTable, rva: number): { set: CfiRuleSet; start: number } | undefined {
-  const inits = table.inits;
-  let lo = 0;
-  let hi = inits.length - 1;
-  let at = -1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    if (inits[mid]!.address <= rva) {
-      at = mid;
-      lo = mid + 1;
-    } else hi = mid - 1;
-  }
-  const init = at < 0 ? undefined : inits[at]!;
-  if (init === undefined || rva >= init.end) return undefined;
+  // INIT ranges do not overlap: the one starting last at or below the address is the only candidate.
+  const init = innermostContaining(table.inits, rva, startOf, sizeOf, 1);
+  if (init === undefined) return undefined;
   const set: CfiRuleSet = { registers: new Map() };
   if (!applyRules(set, init.rules)) return undefined;
   const deltas = table.deltas;
-  lo = 0;
-  hi = deltas.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (deltas[mid]!.address < init.address) lo = mid + 1;
-    else hi = mid;
-  }
-  for (let i = lo; i < deltas.length && deltas[i]!.address <= rva; i++) applyRules(set, deltas[i]!.rules);
+  for (let i = countStartingAtOrBelow(deltas, init.address - 1, startOf); i < deltas.length && deltas[i]!.address <= rva; i++) applyRules(set, deltas[i]!.rules);
   return { set, start: init.address };
 }
+
+const startOf = (r: { address: number }): number => r.address;
+const sizeOf = (r: { address: number; end: number }): number => r.end - r.address;
 
 /** Whether `.ra` reads the word just below the CFA, where a call leaves its return address. */
 function isReturnSlot(ra: CfiExpression, width: number): boolean {

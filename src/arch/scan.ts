@@ -23,7 +23,7 @@
  */
 import type { MemoryReader } from "../memory/reader.js";
 import { moduleAt, type Module, type Registers } from "../model/snapshot.js";
-import type { FrameNumbers, FrameSite, UnwindResult, UnwindRule } from "../walk/strategy.js";
+import type { FrameNumbers, FrameSite, UnwindResult, UnwindRule, UnwindStrategy } from "../walk/strategy.js";
 
 /** A word that is not a return address ({@link ScanMachine.classify}). */
 export const NOT_RETURN = -1;
@@ -180,6 +180,11 @@ export class ScanRule implements UnwindRule {
 /** The scan rule for a site: Breakpad's window (larger for the context frame), with the site's call-site data. */
 export function scanRuleFor(machine: ScanMachine, site: FrameSite, label = "scan", callee?: { start: bigint; end: bigint }, guessFramePointer = true): ScanRule {
   return new ScanRule("scan", machine, site.index === 0 ? machine.contextWords : machine.words, callSiteCheck(site, callee), label, false, guessFramePointer);
+}
+
+/** The strategy that scans with a machine's parameters (trust `scan`). */
+export function scanStrategy(machine: ScanMachine): UnwindStrategy {
+  return { name: "scan", trust: "scan", kind: "scan", ruleFor: (site: FrameSite) => scanRuleFor(machine, site) };
 }
 
 /** Runs a scan rule (the only place a scan reads the stack). */

@@ -8,7 +8,7 @@ import type { MemoryReader } from "../../memory/reader.js";
 import type { Registers } from "../../model/snapshot.js";
 import type { FrameSite, UnwindRule, UnwindStrategy } from "../../walk/strategy.js";
 import { moduleAt } from "../../model/snapshot.js";
-import { NOT_RETURN, ScanRule, UNKNOWN_TARGET, callSiteCheck, scanRuleFor, type ScanMachine } from "../scan.js";
+import { NOT_RETURN, ScanRule, UNKNOWN_TARGET, callSiteCheck, scanStrategy, type ScanMachine } from "../scan.js";
 import { readWord, readWordBig, returnAddressInfo64, wordBig } from "./code.js";
 import { inherited64 } from "./exec.js";
 
@@ -67,12 +67,7 @@ export const X64_CHECKED_SCAN: ScanMachine = {
 };
 
 /** Breakpad-style stack scanning for x64, the last resort (trust `scan`). */
-export const x64Scan: UnwindStrategy = {
-  name: "scan",
-  trust: "scan",
-  kind: "scan",
-  ruleFor: (site: FrameSite) => scanRuleFor(X64_SCAN, site),
-};
+export const x64Scan: UnwindStrategy = scanStrategy(X64_SCAN);
 
 /**
  * Breakpad's simulated return from a leaf function: for the context frame only, the return

@@ -7,7 +7,7 @@
 import { readU32, type MemoryReader } from "../../memory/reader.js";
 import type { Registers } from "../../model/snapshot.js";
 import type { FrameSite, UnwindRule, UnwindStrategy } from "../../walk/strategy.js";
-import { scanRuleFor, type ScanMachine } from "../scan.js";
+import { scanRuleFor, scanStrategy, type ScanMachine } from "../scan.js";
 import { returnAddressInfo } from "./code.js";
 import { hex, inherited, SCAN_WORDS, SCAN_WORDS_CONTEXT, U32, x86Site } from "./site.js";
 import { findFpo, findFrameData } from "./tables.js";
@@ -54,12 +54,7 @@ export const x86RecordlessScan: UnwindStrategy = {
 };
 
 /** Breakpad-style stack scanning with call-site checks (trust `scan`): the `scan` walker. */
-export const x86Scan: UnwindStrategy = {
-  name: "scan",
-  trust: "scan",
-  kind: "scan",
-  ruleFor: (site: FrameSite) => scanRuleFor(X86_SCAN, site),
-};
+export const x86Scan: UnwindStrategy = scanStrategy(X86_SCAN);
 
 /**
  * The same as the `auto` walker's last resort, for a frame outside every module with unwind
