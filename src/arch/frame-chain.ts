@@ -49,7 +49,11 @@ export function frameChainRule(regs: FrameChainRegisters): UnwindRule {
         return { ok: false, stop: { reason: "unsupported", detail: `${regs.fp.toUpperCase()} is not known for this frame` } };
       }
       if (fp === 0n) {
-        return { ok: false, stop: { reason: "end-of-stack", detail: `${regs.fp.toUpperCase()} is 0: the frame chain ends here` } };
+        // x86 code that keeps a chain ends it with EBP = 0 (thread start); x64 code keeps none,
+        // so an RBP of 0 says nothing about where the stack ends.
+        return regs.width === 4
+          ? { ok: false, stop: { reason: "end-of-stack", detail: `${regs.fp.toUpperCase()} is 0: the frame chain ends here` } }
+          : { ok: false, stop: { reason: "unsupported", detail: `${regs.fp.toUpperCase()} is 0: no frame pointer to follow` } };
       }
       const raSlot = (fp + w) & mask;
       const pc = readPointer(memory, raSlot, regs.width);

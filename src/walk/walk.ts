@@ -89,7 +89,7 @@ class FrameRow implements Frame {
     readonly unwindRegisters: Registers,
     readonly trust: Trust,
     rule: RuleText,
-    readonly recovered?: readonly string[],
+    private readonly recovered?: readonly string[],
     readonly ruleKind?: RuleKind,
   ) {
     const arch = context.arch;

@@ -25,11 +25,10 @@ import type { WalkStop } from "../../walk/frame.js";
 import { lazyText } from "../../walk/lazy-text.js";
 import { unwindStep, type FrameNumbers, type FrameSite, type UnwindResult, type UnwindRule, type UnwindStep, type UnwindStrategy } from "../../walk/strategy.js";
 import { isReturnAddress64 } from "./code.js";
-import { lastRun, runPlan } from "./exec.js";
+import { inherited64, lastRun, runPlan } from "./exec.js";
 import { buildPlan, leafPlan, type UnwindPlan } from "./plan.js";
 import { RIP_RSP, X64_CHECKED_SCAN, X64_SCAN_WORDS, X64_SCAN_WORDS_CONTEXT } from "./scan.js";
 import { callSiteCheck, scanForReturn, type CallSiteCheck } from "../scan.js";
-import { inherited64 } from "./exec.js";
 import { findEntryIndex, lookupEntry, primaryBegin, resolveEntry, x64Tables, type X64Tables } from "./tables.js";
 import { REG64, type RuntimeFunctionEntry } from "./unwind-info.js";
 
