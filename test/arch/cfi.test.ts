@@ -3,6 +3,7 @@
  * postfix_evaluator-inl.h and cfi_frame_info.cc): the postfix language, rule sets and delta
  * rows, the register maps, and whole walks of snapshots whose modules carry STACK CFI.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { applyRules, cfiTable, compileExpression, evaluateExpression, rulesAt, type CfiRuleSet } from "../../src/arch/cfi.js";
 import { x64Cfi } from "../../src/arch/x64/cfi.js";
@@ -46,6 +47,20 @@ describe("the postfix expressions", () => {
 
   it("fails on what Breakpad rejects: unknown names, unreadable memory, division by zero, leftovers, underflow, assignment to a non-$ name", () => {
     for (const text of ["$nope", "16 ^", "1 0 /", "1 0 %", "1 2", "+", ".x 1 =", "0x10"]) expect(ev(text), text).toBeUndefined();
+  });
+});
+
+describe("bad rules never throw", () => {
+  it("any token soup evaluates to a value or to undefined, and parses to true or false", () => {
+    const token = fc.oneof(fc.constantFrom("+", "-", "*", "/", "%", "@", "^", "=", ".cfa", ".ra", "$rsp", "$rbp", ":", ".cfa:", "$rbx:", "=$x"), fc.bigInt({ min: -(1n << 70n), max: 1n << 70n }).map(String));
+    fc.assert(
+      fc.property(fc.array(token, { maxLength: 12 }), (tokens) => {
+        const text = tokens.join(" ");
+        const v = ev(text, { $rsp: 0x1000n, $rbp: 0x1004n, ".cfa": 0x1000n });
+        expect(v === undefined || (v >= 0n && v < 1n << 64n)).toBe(true);
+        expect(typeof applyRules({ registers: new Map() }, text)).toBe("boolean");
+      }),
+    );
   });
 });
 
