@@ -52,7 +52,6 @@ export {
   minidumpSnapshot,
   bytesSource,
   snapshotMemoryRanges,
-  threadStackMemory,
   elfDebugId,
   streamTypeName,
   MinidumpMemory,

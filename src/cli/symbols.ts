@@ -92,7 +92,7 @@ function trySym(module: Module, file: string, debugId: string, warn: (text: stri
       return false;
     }
   });
-  module.unwind = { fpo: stackWinToFpoData(usable), frameData: stackWinToFrameData(usable), origin: `Breakpad ${file}` };
+  module.unwind = { fpo: stackWinToFpoData(usable), frameData: stackWinToFrameData(usable), stackCfi: sym.stackCfi, origin: `Breakpad ${file}` };
   if (module.symbols.length === 0) module.symbols = breakpadSymbols(sym);
   if (sym.malformedCount > 0 || unconverted > 0) {
     const first = sym.firstMalformed === undefined ? "" : ` (first: ${sym.firstMalformed.reason})`;

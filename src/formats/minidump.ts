@@ -13,6 +13,7 @@
 import { InputError } from "../errors.js";
 import { ByteCursor } from "../memory/cursor.js";
 import type { MemoryReader } from "../memory/reader.js";
+import type { AddressRange } from "../memory/window-memory.js";
 import {
   AMD64_CONTEXT_LAYOUT,
   AMD64_CONTEXT_SIZE,
@@ -25,7 +26,7 @@ import {
 } from "../model/context.js";
 import type { Machine } from "../model/machine.js";
 import { fieldOf } from "../model/record.js";
-import type { Module, Registers, Snapshot, ThreadSnapshot } from "../model/snapshot.js";
+import type { Module, OperatingSystem, Registers, Snapshot, ThreadSnapshot } from "../model/snapshot.js";
 import { parseCodeView, type CodeViewInfo, type RuntimeFunction } from "./pe.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -1527,21 +1528,6 @@ export function snapshotMemoryRanges(dump: Minidump): MinidumpMemoryRange[] {
   return [...listed, ...kept];
 }
 
-/**
- * The memory Breakpad's processor gives the stack walker of one thread (minidump.md §4): the
- * thread's own stack region, read through the thread's Stack descriptor; when that descriptor
- * holds no bytes (Rva or DataSize 0), the MemoryList range that contains the stack's start
- * address. Reads anywhere else fail, so a frame pointer or a scan that leaves the stack finds
- * nothing, as in Breakpad.
- */
-export function threadStackMemory(dump: Minidump, thread: MinidumpThread): MinidumpMemory {
-  const own = thread.stack;
-  if (own.rva !== 0 && own.size > 0n) return new MinidumpMemory(dump.source, [own]);
-  const start = own.start;
-  const listed = start === 0n ? undefined : dump.memory.find((r) => r.from === "MemoryList" && start >= r.start && start - r.start < r.size);
-  return new MinidumpMemory(dump.source, listed === undefined ? [] : [listed]);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Snapshot
 
@@ -1594,7 +1580,7 @@ export function minidumpSnapshot(dump: Minidump): Snapshot {
     if (context === undefined) problem = t.contextError ?? new InputError("bad-value", `thread ${t.id} has no usable context`, { offset: t.offset + 40 });
     else if (context.machine !== machine) problem = new InputError("unsupported", `thread ${t.id} has an ${context.machine} context in an ${machine} dump`, { offset: t.offset + 40 });
     if (problem === undefined) {
-      threads.push({ id: t.id, crashed, registers: { ...context!.registers } });
+      threads.push({ id: t.id, crashed, registers: { ...context!.registers }, stackRanges: threadStackRanges(dump, t) });
       return;
     }
     firstProblem ??= problem;
@@ -1616,5 +1602,39 @@ export function minidumpSnapshot(dump: Minidump): Snapshot {
   } catch (e) {
     throw e instanceof InputError ? wrap(e) : e;
   }
-  return { machine, threads, memory, modules, description: dump.file ?? "minidump" };
+  const snapshot: Snapshot = { machine, threads, memory, modules, description: dump.file ?? "minidump" };
+  const os = dump.systemInfo === undefined ? undefined : operatingSystem(dump.systemInfo.platformId);
+  if (os !== undefined) snapshot.os = os;
+  return snapshot;
+}
+
+/** Breakpad's MD_OS_* platform ids (minidump.md §2.6) by the operating system they name. */
+const PLATFORM_OS: Readonly<Record<number, OperatingSystem>> = {
+  0: "windows", 1: "windows", 2: "windows", 3: "windows",
+  0x8000: "unix", 0x8101: "macos", 0x8102: "ios", 0x8201: "linux", 0x8202: "solaris", 0x8203: "android",
+  0x8204: "ps3", 0x8205: "nacl", 0x8206: "fuchsia",
+};
+
+/** The operating system a SystemInfo PlatformId names ("unknown" for any other id). */
+export function operatingSystem(platformId: number): OperatingSystem {
+  return PLATFORM_OS[platformId] ?? "unknown";
+}
+
+/**
+ * The memory a walk of thread `t` may read (minidump.md §4): its Stack range (and IA-64
+ * BackingStore), or, when the thread lists no stack bytes, the MemoryList range holding the
+ * stack's start, as Breakpad falls back to it.
+ */
+function threadStackRanges(dump: Minidump, t: MinidumpThread): AddressRange[] {
+  const out: AddressRange[] = [];
+  const own = [t.stack, ...(t.backingStore === undefined ? [] : [t.backingStore])];
+  for (const r of own) {
+    if (r.size > 0n) {
+      out.push({ start: r.start, end: r.start + r.size });
+      continue;
+    }
+    const listed = dump.memory.find((m) => r.start >= m.start && r.start - m.start < m.size);
+    if (listed !== undefined) out.push({ start: listed.start, end: listed.start + listed.size });
+  }
+  return out;
 }

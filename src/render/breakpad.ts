@@ -10,7 +10,7 @@
  * frames the output is Breakpad's byte for byte. Trust levels map to Breakpad's "Found by:" texts
  * (§5.4) with {@link breakpadTrust}.
  */
-import { threadStackMemory, type Minidump, type MinidumpAssertion } from "../formats/minidump.js";
+import type { Minidump, MinidumpAssertion } from "../formats/minidump.js";
 import { InputError } from "../errors.js";
 import { moduleAt, type Module, type Snapshot, type ThreadSnapshot } from "../model/snapshot.js";
 import type { Frame, Walk } from "../walk/frame.js";
@@ -97,7 +97,7 @@ const CPU_NAMES: Readonly<Record<number, string>> = {
 const hex8 = (n: number): string => `0x${(n >>> 0).toString(16).padStart(8, "0")}`;
 const hex = (v: bigint): string => v.toString(16);
 
-/** Breakpad's "Found by:" text for a frame (minidump.md §5.4). */
+/** Breakpad's "Found by:" text for a frame (minidump.md §5.4), from its trust and rule kind. */
 export function breakpadTrust(frame: Frame): string {
   switch (frame.trust) {
     case "context":
@@ -105,14 +105,13 @@ export function breakpadTrust(frame: Frame): string {
     case "frame-pointer":
       return "previous frame's frame pointer";
     case "scan":
-      // A STACK WIN (FrameData / FPO_DATA) rule whose result was repaired by scanning is
-      // Breakpad's CFI_SCAN; any other scan is plain scanning.
-      return /^(frame-data|fpo) /.test(frame.rule) && /(is not a return address: scanned|not to this function)/.test(frame.rule)
-        ? "call frame info with scanning"
-        : "stack scanning";
+      // The leaf simulation; a STACK WIN (FrameData / FPO_DATA) rule whose result was repaired
+      // by scanning is Breakpad's CFI_SCAN; any other scan is plain scanning.
+      if (frame.ruleKind === "leaf") return "simulating a return from leaf function";
+      return frame.ruleKind === "frame-data" || frame.ruleKind === "fpo" ? "call frame info with scanning" : "stack scanning";
     default:
-      // STACK WIN records (FrameData, FPO_DATA) count as call frame info in Breakpad; unwind
-      // tables are the nearest thing to its STACK CFI.
+      // STACK CFI, and STACK WIN records (FrameData, FPO_DATA), are call frame info in Breakpad;
+      // unwind tables are the nearest thing to its STACK CFI.
       return "call frame info";
   }
 }
@@ -190,7 +189,7 @@ function hasSymbols(m: Module): boolean {
 /**
  * Gathers a Breakpad report: walks every thread except Breakpad's dump-writer thread (in dump
  * order; the requesting thread is the crashed one, else BreakpadInfo's), with the same walk
- * options as `walk`, each through its own stack memory only ({@link threadStackMemory}), as
+ * options as `walk`, each through its own stack memory only (ThreadSnapshot.stackRanges), as
  * Breakpad's processor walks it. The snapshot must come from `dump` (minidumpSnapshot) with symbols attached.
  */
 export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: BreakpadOptions = {}): BreakpadReport {
@@ -253,9 +252,9 @@ export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: Brea
       report.threads.push({ index: i, thread: { id: t.id, crashed: false, registers: {} }, walk });
       continue;
     }
-    // Breakpad's walker sees only the thread's own stack memory (minidump.md §4).
-    const memory = threadStackMemory(dump, t);
-    report.threads.push({ index: i, thread, walk: walkThread({ ...snapshot, memory }, thread, options.walk ?? {}) });
+    // The walk reads the stack through the thread's own stack region (ThreadSnapshot.stackRanges),
+    // the only memory Breakpad's walker sees (minidump.md §4).
+    report.threads.push({ index: i, thread, walk: walkThread(snapshot, thread, options.walk ?? {}) });
   }
   if (options.symbolPathGiven === true) {
     for (const { walk } of report.threads) {

@@ -810,3 +810,24 @@ describe("bad input is an InputError naming the offset", () => {
     }
   });
 });
+
+describe("what the walk needs from a dump besides its threads' contexts", () => {
+  const CORPUS = "../shared/fixtures/breakpad-corpus";
+  const snap = (name: string) => minidumpSnapshot(readMinidump(bytesSource(readFileSync(`${CORPUS}/${name}.dmp`))));
+
+  it("the operating system from SystemInfo's PlatformId", () => {
+    expect(snap("linux_null_read_av").os).toBe("linux");
+    expect(snap("tiny-exe-fastfail").os).toBe("windows");
+    expect(snap("minidump_crashpad_annotation").os).toBe("ios"); // an iOS simulator process on macOS
+  });
+
+  it("each thread's own stack region, the only memory its walk reads the stack through", () => {
+    const s = snap("tiny-exe-fastfail");
+    expect(s.threads.map((t) => t.stackRanges)).toEqual([
+      [{ start: 0xd2de4ff720n, end: 0xd2de4ff720n + 0x8e0n }],
+      [{ start: 0xd2de5ff958n, end: 0xd2de5ff958n + 0x6a8n }],
+      [{ start: 0xd2de6ff668n, end: 0xd2de6ff668n + 0x998n }],
+      [{ start: 0xd2de7ffb18n, end: 0xd2de7ffb18n + 0x4e8n }],
+    ]);
+  });
+});

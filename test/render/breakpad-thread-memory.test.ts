@@ -1,11 +1,12 @@
 /**
- * Breakpad's walker sees only a thread's own stack memory (minidump.md §4): the Breakpad formats
- * walk each thread through threadStackMemory, while the project's own walk reads every captured
- * range, as dbghelp reads a dump. A frame chain that leaves the stack shows the difference; a
- * Stack descriptor without bytes falls back to the MemoryList range holding the stack's start.
+ * A dump's thread is walked through its own stack memory only (minidump.md §4), as Breakpad's and
+ * rust-minidump's walkers see it: the snapshot names each thread's stack region
+ * (ThreadSnapshot.stackRanges), and the walk reads the stack through it, so a frame chain that
+ * leaves the stack for another captured range ends there. A Stack descriptor without bytes falls
+ * back to the MemoryList range holding the stack's start.
  */
 import { describe, expect, it } from "vitest";
-import { bytesSource, minidumpSnapshot, readMinidump, threadStackMemory } from "../../src/formats/minidump.js";
+import { bytesSource, minidumpSnapshot, readMinidump } from "../../src/formats/minidump.js";
 import { breakpadReport } from "../../src/render/breakpad.js";
 import { walkSnapshot } from "../../src/walk/walk.js";
 import { writeMinidump } from "../support/minidump-writer.js";
@@ -39,25 +40,22 @@ function chainLeavingTheStack() {
 }
 
 describe("each thread walked with its own stack memory", () => {
-  it("the project's walk follows the chain into the heap range; the Breakpad report does not", () => {
+  it("the chain does not follow a saved EBP into another captured range, in the walk and in the Breakpad report", () => {
     const dump = readMinidump(bytesSource(chainLeavingTheStack().bytes));
     const snapshot = minidumpSnapshot(dump);
+    // The range is in the snapshot, for everything but the stack walk.
+    expect(snapshot.memory.read(ELSEWHERE + 4n, 4)).toEqual(words(RET2));
     const [own] = walkSnapshot(snapshot, { walker: "frame-pointer" });
-    expect(own!.walk.frames.map((f) => f.addrPC)).toEqual([0x0040_1000n, RET1, RET2]);
+    expect(own!.walk.frames.map((f) => f.addrPC)).toEqual([0x0040_1000n, RET1]);
     const report = breakpadReport(dump, snapshot, { walk: { walker: "frame-pointer" } });
     const walk = report.threads[0]!.walk;
     expect(walk.frames.map((f) => f.addrPC)).toEqual([0x0040_1000n, RET1]);
     expect(walk.stop).toMatchObject({ reason: "read-fault" });
   });
 
-  it("reads inside the stack work, reads of other captured ranges fail", () => {
-    const dump = readMinidump(bytesSource(chainLeavingTheStack().bytes));
-    const memory = threadStackMemory(dump, dump.threads[0]!);
-    expect(memory.u32(STACK + 0x84n)).toBe(Number(RET1));
-    expect(memory.read(STACK + 0xfcn, 4)).toBeDefined();
-    expect(memory.read(STACK + 0xfcn, 8)).toBeUndefined();
-    expect(memory.u32(ELSEWHERE + 4n)).toBeUndefined();
-    expect(minidumpSnapshot(dump).memory.read(ELSEWHERE + 4n, 4)).toEqual(words(RET2));
+  it("the thread's stack region is its Stack descriptor's range", () => {
+    const snapshot = minidumpSnapshot(readMinidump(bytesSource(chainLeavingTheStack().bytes)));
+    expect(snapshot.threads[0]!.stackRanges).toEqual([{ start: STACK, end: STACK + 0x100n }]);
   });
 
   it("a Stack descriptor without bytes: the MemoryList range that holds the stack's start", () => {
@@ -68,12 +66,15 @@ describe("each thread walked with its own stack memory", () => {
     dv.setUint32(entry + 32, 0, true); // Stack.DataSize
     dv.setUint32(entry + 36, 0, true); // Stack.Rva
     const dump = readMinidump(bytesSource(bytes));
-    const memory = threadStackMemory(dump, dump.threads[0]!);
-    expect(memory.u32(STACK + 0x84n)).toBe(Number(RET1));
-    expect(memory.u32(ELSEWHERE + 4n)).toBeUndefined();
-    // A start address no listed range holds: no memory at all.
+    const held = dump.memory.find((r) => STACK >= r.start && STACK - r.start < r.size);
+    expect(held).toBeDefined();
+    const snapshot = minidumpSnapshot(dump);
+    expect(snapshot.threads[0]!.stackRanges).toEqual([{ start: held!.start, end: held!.start + held!.size }]);
+    const [walked] = walkSnapshot(snapshot, { walker: "frame-pointer" });
+    expect(walked!.walk.frames.map((f) => f.addrPC)).toEqual([0x0040_1000n, RET1]);
+    // A start address no listed range holds: no stack memory at all.
     dv.setUint32(entry + 24, 0x7000_0000, true);
-    const lost = readMinidump(bytesSource(bytes));
-    expect(threadStackMemory(lost, lost.threads[0]!).read(STACK, 4)).toBeUndefined();
+    const lost = minidumpSnapshot(readMinidump(bytesSource(bytes)));
+    expect(lost.threads[0]!.stackRanges).toEqual([]);
   });
 });

@@ -15,11 +15,11 @@ import {
   renderBreakpad,
   renderBreakpadMachineReadable,
 } from "../../src/render/breakpad.js";
-import type { Frame, Trust } from "../../src/walk/frame.js";
+import type { Frame, RuleKind, Trust } from "../../src/walk/frame.js";
 import { x64Dump } from "./x64-dump.js";
 
-function frame(index: number, trust: Trust, registers: Record<string, bigint>, rule = ""): Frame {
-  return { index, addrPC: registers["eip"] ?? registers["rip"] ?? 0n, addrReturn: 0n, addrFrame: 0n, addrStack: 0n, addrBStore: 0n, params: [], far: false, virtual: false, trust, rule, registers };
+function frame(index: number, trust: Trust, registers: Record<string, bigint>, rule = "", ruleKind?: RuleKind): Frame {
+  return { index, addrPC: registers["eip"] ?? registers["rip"] ?? 0n, addrReturn: 0n, addrFrame: 0n, addrStack: 0n, addrBStore: 0n, params: [], far: false, virtual: false, trust, ruleKind, rule, registers };
 }
 
 const X86_CONTEXT = {
@@ -82,16 +82,20 @@ describe("which registers a frame prints", () => {
 
 describe("Found by", () => {
   it.each([
-    ["context", "", "given as instruction pointer in context"],
-    ["frame-data", "frame-data rva=0x4290 locals=4", "call frame info"],
-    ["fpo", "fpo rva=0x1030 locals=8 regs=1 params=4", "call frame info"],
-    ["unwind-info", "uwop chain", "call frame info"],
-    ["frame-pointer", "ebp-chain ebp=0x0012fe88", "previous frame's frame pointer"],
-    ["scan", "scan from esp=0x12fe84: ra@[0x12fe8c]=0x404200", "stack scanning"],
-    ["scan", "frame-data rva=0x10 locals=0; eip 0x5 is not a return address: scanned to [0x12ff00]=0x401234", "call frame info with scanning"],
-    ["scan", "fpo rva=0x10 locals=0 regs=0 params=0; eip 0x401000 returns from a call to 0x402000, not to this function: [0x12ff00]=0x401234 does", "call frame info with scanning"],
-  ] as const)("%s (%s) → %s", (trust, rule, text) => {
-    expect(breakpadTrust(frame(1, trust, {}, rule))).toBe(text);
+    ["context", undefined, "given as instruction pointer in context"],
+    ["frame-data", undefined, "call frame info"],
+    ["fpo", undefined, "call frame info"],
+    ["unwind-info", undefined, "call frame info"],
+    ["cfi", undefined, "call frame info"],
+    ["frame-pointer", undefined, "previous frame's frame pointer"],
+    ["scan", undefined, "stack scanning"],
+    ["scan", "unwind-info", "stack scanning"],
+    ["scan", "frame-data", "call frame info with scanning"],
+    ["scan", "fpo", "call frame info with scanning"],
+    ["scan", "leaf", "simulating a return from leaf function"],
+  ] as const)("trust %s, rule kind %s → %s", (trust, kind, text) => {
+    // From the fields, whatever the rule's text says.
+    expect(breakpadTrust(frame(1, trust, {}, "scan from esp=0x12fe84: frame-data not to this function", kind))).toBe(text);
   });
 });
 
