@@ -23,10 +23,12 @@ export const EMULATE_USAGE = `usage: stackwalk emulate <program.exe|spec.json|so
                         [--dmp] [--max-instructions N]
 
 Runs a program on an emulated x86 or x64 CPU (Unicorn 2) from its entry point until the entry
-function returns, as if called with a return address of 0 (a 64 KiB stack, more for programs
-built for a larger one; every general register 0 except the stack pointer). Snapshots are taken
-before an instruction executes; their ground truth comes from a shadow call stack that follows
-every call and return the CPU makes. Programs:
+function returns, as if called with a return address of 0 (every general register 0 except the
+stack pointer). The stack is the SizeOfStackReserve the image was linked for (/stack; 1 MiB by
+default; at most 256 MiB, a larger reserve is refused), ending at 0x00130000 (x86) or 0x00300000
+(x64) when it fits below, else at the lowest free range above the images; only the pages the
+program touches cost memory. Snapshots are taken before an instruction executes; their ground
+truth comes from a shadow call stack that follows every call and return the CPU makes. Programs:
   program.exe   a freestanding PE image (no imports, loaded at its ImageBase), with symbols from
                 the PDB of the same name beside it
   spec.json     a call-chain spec (format "stackwalk-program/1": machine, name, description and
