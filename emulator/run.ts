@@ -271,6 +271,7 @@ export function emulate(setup: EmulationSetup, options: RunOptions, describe: (b
   const shadow = new ShadowStack(mode, readPointer, options.interruptHandlers);
   const steps: SweepStep[] = [];
   const written: { address: bigint; size: number }[] = [];
+  let compactAt = COMPACT_WRITES;
   let executed = 0;
   let previousPc: bigint | undefined;
   // The lowest stack address the program used (SP or any access): the pages below it were
@@ -281,7 +282,12 @@ export function emulate(setup: EmulationSetup, options: RunOptions, describe: (b
   if (trace) {
     if (sweepAll || breaks.size > 0) {
       uc.hookMemory((access) => {
-        if (access.kind === "write") written.push({ address: access.address, size: access.size });
+        if (access.kind === "write") {
+          written.push({ address: access.address, size: access.size });
+          // Between two snapshots (a deep run before its first break) the writes could grow
+          // without bound; the ranges they cover cannot, so the list is merged now and then.
+          if (written.length >= compactAt) compactAt = Math.max(COMPACT_WRITES, 2 * mergeWrites(written));
+        }
         if (access.address < lowestUsed && access.address >= stack.base && access.address < stackEnd) lowestUsed = access.address;
       });
     }
@@ -374,6 +380,29 @@ function defaultDescription(name: string, sweep: boolean, breaks: readonly strin
   if (sweep) return `${name}: a snapshot before every instruction, from the entry point to its return; breaks labelled: ${breaks.join(", ")}`;
   if (breaks.length > 0) return `${name}: a snapshot each time execution reaches ${breaks.join(", ")}`;
   return undefined;
+}
+
+/** Recorded writes before {@link mergeWrites} first runs between two snapshots. */
+const COMPACT_WRITES = 1 << 16;
+
+/**
+ * Merges recorded writes in place into the ranges they cover (sorted, overlapping and adjacent
+ * ones joined) and returns how many remain. {@link collectWrites} gives the same result for the
+ * merged list as for the original: it clips to regions and joins what touches anyway.
+ */
+function mergeWrites(writes: { address: bigint; size: number }[]): number {
+  writes.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+  let n = 0;
+  for (const w of writes) {
+    const last = n > 0 ? writes[n - 1]! : undefined;
+    const end = w.address + BigInt(w.size);
+    if (last !== undefined && w.address <= last.address + BigInt(last.size)) {
+      const lastEnd = last.address + BigInt(last.size);
+      if (end > lastEnd) last.size = Number(end - last.address);
+    } else writes[n++] = { address: w.address, size: w.size };
+  }
+  writes.length = n;
+  return n;
 }
 
 /**

@@ -87,6 +87,33 @@ describe("memory writes between snapshots", () => {
     expect(atThere!.step).toBe(6);
   });
 
+  it("70,000 stores between two breaks, more than are kept unmerged, still give exactly the bytes written", async () => {
+    // Stores to every other byte of the data page, 70,000 of them, then one to the byte in
+    // between each pair: the last snapshot's writes are one range.
+    const run = await runAssembled(
+      32,
+      [
+        "main: mov ecx, 70000",
+        "again: mov eax, ecx",
+        "and eax, 0x7fe",
+        "mov byte ptr [0x500000 + eax], cl",
+        "dec ecx",
+        "jnz again",
+        "mov ecx, 0x800",
+        "odd: mov byte ptr [0x4fffff + ecx], 0xee",
+        "sub ecx, 2",
+        "jnz odd",
+        "there: ret",
+      ],
+      { breaks: ["main", "there"], maxInstructions: 1_000_000 },
+    );
+    const atThere = run.result.sweep.steps[1]!;
+    expect(atThere.writes.map((w) => [w.address, w.bytes.length])).toEqual([[DATA, 0x800]]);
+    const expected = new Uint8Array(0x800).fill(0xee);
+    for (let ecx = 70000; ecx >= 1; ecx--) expected[ecx & 0x7fe] = ecx & 0xff;
+    expect(vectorsOf(run.result)[1]!.memory.read(DATA, 0x800)).toEqual(expected);
+  });
+
   it("cuts one vector per break hit with the memory of that moment", async () => {
     const run = await runAssembled(32, ["main: mov ecx, 2", "again: call f", "dec ecx", "jnz again", "ret", "f: mov dword ptr [0x500000], ecx", "ret"], {
       functions: ["main", "f"],
