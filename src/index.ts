@@ -37,6 +37,8 @@ export {
   breakpadReport,
   renderBreakpad,
   renderBreakpadMachineReadable,
+  writeBreakpad,
+  writeBreakpadMachineReadable,
   breakpadTrust,
   breakpadRegisters,
   formatRegisterLines,

@@ -47,9 +47,24 @@ Exit status: 0 success, 1 a check found a difference, 2 bad input or usage.
 `;
 
 const stdio: Io = {
-  out: (text) => process.stdout.write(text),
+  out: (text) => stdout().write(text),
   err: (text) => process.stderr.write(text),
 };
+
+let stdoutReady = false;
+
+/**
+ * Standard output, made blocking when it is a pipe (Node leaves pipes non-blocking and queues
+ * what the reader has not taken yet): a long report is written piece by piece as it is made, and
+ * a slow reader must hold the writer back rather than let the queue fill memory.
+ */
+function stdout(): NodeJS.WriteStream {
+  if (!stdoutReady) {
+    stdoutReady = true;
+    (process.stdout as { _handle?: { setBlocking?: (blocking: boolean) => unknown } })._handle?.setBlocking?.(true);
+  }
+  return process.stdout;
+}
 
 /** Runs the CLI with `argv` (without the node and script names); returns the exit code. */
 export async function run(argv: string[], io: Io = stdio): Promise<number> {

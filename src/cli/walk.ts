@@ -3,7 +3,7 @@ import { machineInfo } from "../model/machine.js";
 import { renderJson } from "../render/json.js";
 import { renderRoles, renderText } from "../render/text.js";
 import { renderWindbg } from "../render/windbg.js";
-import { breakpadReport, renderBreakpad, renderBreakpadMachineReadable } from "../render/breakpad.js";
+import { breakpadReport, writeBreakpad, writeBreakpadMachineReadable } from "../render/breakpad.js";
 import { replaySweep } from "../formats/sweep.js";
 import type { Minidump } from "../formats/minidump.js";
 import type { Snapshot } from "../model/snapshot.js";
@@ -73,7 +73,7 @@ export function walkCommand(argv: string[], io: Io): number {
   if (format === "breakpad" || format === "breakpad-m") {
     if (snapshot.machine === "ia64") throw new UsageError(`--format ${format}: Breakpad's processor has no IA-64 stack walker; ${file} is an IA-64 dump`);
     const report = breakpadReport(dump!, snapshot, { walk: { walker, maxFrames }, thread, symbolPathGiven: symbols.length > 0 });
-    io.out(format === "breakpad" ? renderBreakpad(report) : renderBreakpadMachineReadable(report));
+    (format === "breakpad" ? writeBreakpad : writeBreakpadMachineReadable)(report, io.out);
     return EXIT.ok;
   }
   const walks = walkSnapshot(snapshot, { walker, maxFrames, thread });

@@ -136,8 +136,10 @@ export function breakpadRegisters(cpu: string, frame: Frame): [string, bigint][]
   const out: [string, bigint][] = [];
   if (cpu === "x86") {
     const ebp = regs["ebp"] ?? (frame.trust === "context" ? undefined : frame.unwindRegisters?.["ebp"]);
-    const withEbp = ebp === undefined || regs["ebp"] !== undefined ? regs : { ...regs, ebp };
-    for (const [name, key] of X86_REGISTERS) if (withEbp[key] !== undefined) out.push([name, withEbp[key]]);
+    for (const [name, key] of X86_REGISTERS) {
+      const value = key === "ebp" ? ebp : regs[key];
+      if (value !== undefined) out.push([name, value]);
+    }
     if (frame.trust === "context") for (const [name, key] of X86_CONTEXT_ONLY) out.push([name, regs[key] ?? 0n]);
   } else if (cpu === "amd64") {
     for (const name of AMD64_REGISTERS) if (regs[name] !== undefined) out.push([name, regs[name]]);
@@ -289,6 +291,24 @@ function frameText(loc: Location, pc: bigint): string {
   return `${name}!${loc.function} + 0x${hex(loc.functionOffset!)}`;
 }
 
+/**
+ * The location of each frame, worked out once per PC and kind of frame: the frames of a deep
+ * recursion share a handful of return addresses.
+ */
+function locations(modules: readonly Module[]): (frame: Frame) => Location {
+  const context = new Map<bigint, Location>();
+  const callers = new Map<bigint, Location>();
+  return (frame) => {
+    const byPc = frame.index > 0 ? callers : context;
+    let loc = byPc.get(frame.addrPC);
+    if (loc === undefined) {
+      loc = locate(modules, frame);
+      byPc.set(frame.addrPC, loc);
+    }
+    return loc;
+  };
+}
+
 /** The threads in print order: the requesting thread first, then the others by index. */
 function printOrder(report: BreakpadReport): BreakpadThread[] {
   const first = report.threads.filter((t) => t.index === report.requestingThread);
@@ -310,9 +330,42 @@ function sortedModules(report: BreakpadReport): Module[] {
   return once.sort((a, b) => (a.base < b.base ? -1 : a.base > b.base ? 1 : 0));
 }
 
+/** Text in pieces of about this many characters: a deep report is written as it is made. */
+const CHUNK = 1 << 16;
+
+/** Gathers pushed text and hands it to `write` in pieces of about {@link CHUNK} characters; `end` writes the rest. */
+function chunked(write: (text: string) => void): { push(text: string): void; end(): void } {
+  let held = "";
+  return {
+    push(text) {
+      held += text;
+      if (held.length >= CHUNK) {
+        write(held);
+        held = "";
+      }
+    },
+    end() {
+      if (held !== "") write(held);
+      held = "";
+    },
+  };
+}
+
+/** Collects what a `write*` function writes into one string. */
+function collect(render: (write: (text: string) => void) => void): string {
+  const parts: string[] = [];
+  render((text) => parts.push(text));
+  return parts.join("");
+}
+
 /** `minidump_stackwalk <dump> [symbol-path]` output (minidump.md §6.1). */
 export function renderBreakpad(report: BreakpadReport): string {
-  const out: string[] = [];
+  return collect((write) => writeBreakpad(report, write));
+}
+
+/** {@link renderBreakpad}'s text, handed to `write` piece by piece as it is made (a 100,000-frame report is never held whole). */
+export function writeBreakpad(report: BreakpadReport, write: (text: string) => void): void {
+  const out = chunked(write);
   out.push(`Operating system: ${report.os}\n`);
   out.push(`                  ${report.osVersion}\n`);
   out.push(`CPU: ${report.cpu}\n`);
@@ -332,15 +385,21 @@ export function renderBreakpad(report: BreakpadReport): string {
   if (report.assertion !== undefined && report.assertion !== "") out.push(`Assertion: ${report.assertion}\n`);
   out.push(report.uptime !== undefined ? `Process uptime: ${report.uptime} seconds\n` : "Process uptime: not available\n");
   const digits = report.cpu === "amd64" || report.cpu === "arm64" ? 16 : 8;
+  const locationOf = locations(report.modules);
+  const texts = new Map<Location, string>();
   for (const t of printOrder(report)) {
     out.push("\n");
     const label = t.index !== report.requestingThread ? "" : report.crashed ? " (crashed)" : " (requested dump, did not crash)";
     out.push(`Thread ${t.index}${label}\n`);
     if (t.walk.frames.length === 0) out.push(" <no frames>\n");
     for (const f of t.walk.frames) {
-      out.push(`${String(f.index).padStart(2)}  ${frameText(locate(report.modules, f), f.addrPC)}\n `);
-      out.push(formatRegisterLines(breakpadRegisters(report.cpu, f), digits));
-      out.push(`\n    Found by: ${breakpadTrust(f)}\n`);
+      const loc = locationOf(f);
+      let text = texts.get(loc);
+      if (text === undefined) {
+        text = frameText(loc, f.addrPC);
+        texts.set(loc, text);
+      }
+      out.push(`${String(f.index).padStart(2)}  ${text}\n ${formatRegisterLines(breakpadRegisters(report.cpu, f), digits)}\n    Found by: ${breakpadTrust(f)}\n`);
     }
   }
   out.push("\n");
@@ -352,12 +411,17 @@ export function renderBreakpad(report: BreakpadReport): string {
     const warning = report.modulesWithoutSymbols.has(m) ? `  (WARNING: No symbols, ${fileName(m.debugFile ?? "")}, ${m.debugId ?? ""})` : "";
     out.push(`0x${hex(m.base).padStart(8, "0")} - 0x${hex(end).padStart(8, "0")}  ${codeFile(m)}  ${m.version ?? "???"}${isMain}${warning}\n`);
   }
-  return out.join("");
+  out.end();
 }
 
 /** `minidump_stackwalk -m` output (minidump.md §6.2). */
 export function renderBreakpadMachineReadable(report: BreakpadReport): string {
-  const out: string[] = [];
+  return collect((write) => writeBreakpadMachineReadable(report, write));
+}
+
+/** {@link renderBreakpadMachineReadable}'s text, handed to `write` piece by piece as it is made. */
+export function writeBreakpadMachineReadable(report: BreakpadReport, write: (text: string) => void): void {
+  const out = chunked(write);
   out.push(`OS|${strip(report.os)}|${strip(report.osVersion)}\n`);
   out.push(`CPU|${strip(report.cpu)}|${strip(report.cpuInfo)}|${report.cpuCount}\n`);
   out.push("GPU|||\n");
@@ -372,9 +436,10 @@ export function renderBreakpadMachineReadable(report: BreakpadReport): string {
     );
   }
   out.push("\n");
+  const locationOf = locations(report.modules);
   for (const t of printOrder(report)) {
     for (const f of t.walk.frames) {
-      const loc = locate(report.modules, f);
+      const loc = locationOf(f);
       let fields: string;
       if (loc.module === undefined) fields = `||||0x${hex(f.addrPC)}`;
       else if (loc.function === undefined) fields = `${strip(codeFile(loc.module))}||||0x${hex(loc.moduleOffset!)}`;
@@ -383,5 +448,5 @@ export function renderBreakpadMachineReadable(report: BreakpadReport): string {
       out.push(`${t.index}|${f.index}|${fields}\n`);
     }
   }
-  return out.join("");
+  out.end();
 }

@@ -31,8 +31,12 @@ export interface WalkOptions {
   onUnwind?: (index: number) => void;
 }
 
-/** The default frame cap. */
-export const DEFAULT_MAX_FRAMES = 100_000;
+/**
+ * The default frame cap: 2^20 frames. A 100,000-deep recursion with its context frame and
+ * callers fits, as does a 1 MiB stack of the smallest x86 frames (8 bytes: 131,072); each frame
+ * takes about 300-350 bytes of rows, so a walk stopped at the cap holds about 350 MB.
+ */
+export const DEFAULT_MAX_FRAMES = 1 << 20;
 
 /** A PC below this is not code: the walk ends (no image is ever mapped at page 0). */
 export const MIN_PC = 0x1000n;
@@ -77,7 +81,6 @@ class FrameRow implements Frame {
   readonly addrStack: bigint;
   private ruleText: RuleText;
   private paramValues: bigint[] | undefined;
-  private recoveredView: Registers | undefined;
 
   /**
    * `unwindRegisters` is what the next unwind starts from: the recovered registers plus
@@ -121,18 +124,29 @@ class FrameRow implements Frame {
     return text;
   }
 
-  /** The registers the rule recovered (see {@link Frame.registers}). */
+  /**
+   * The registers the rule recovered (see {@link Frame.registers}): the unwind registers when the
+   * rule recovered all of them, else a view made on each read and not kept, so that the rows of
+   * a deep walk stay small once rendered.
+   */
   get registers(): Registers {
-    if (this.recovered === undefined) return this.unwindRegisters;
-    if (this.recoveredView === undefined) {
-      const view: Registers = {};
-      for (const name of this.recovered) {
-        const v = this.unwindRegisters[name];
-        if (v !== undefined) view[name] = v;
+    const recovered = this.recovered;
+    const all = this.unwindRegisters;
+    if (recovered === undefined) return all;
+    let covered = true;
+    for (const name in all) {
+      if (!recovered.includes(name)) {
+        covered = false;
+        break;
       }
-      this.recoveredView = view;
     }
-    return this.recoveredView;
+    if (covered) return all;
+    const view: Registers = {};
+    for (const name of recovered) {
+      const v = all[name];
+      if (v !== undefined) view[name] = v;
+    }
+    return view;
   }
 
   get params(): bigint[] {
