@@ -196,4 +196,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   process.stdout.write((await import("./bench-dump-walks.js")).formatDumpWalkBench());
   (await import("./bench-ia64.js")).printIa64Bench();
   (await import("./bench-dump.js")).printDumpBench();
+  await (await import("./bench-deep.js")).printDeepBench();
 }
