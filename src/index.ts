@@ -24,7 +24,7 @@ export { compareWithTruth, type TruthComparison, type TruthDifference } from "./
 export * from "./walk/stackwalk64.js";
 export type { FrameSite, UnwindRule, UnwindStep, UnwindStrategy, UnwindResult } from "./walk/strategy.js";
 export { parseVector, formatVector, VECTOR_FORMAT, type Vector } from "./formats/vector.js";
-export { renderJson, walkJson } from "./render/json.js";
+export { renderJson, walkJson, writeJson } from "./render/json.js";
 export { renderText, renderRoles } from "./render/text.js";
 export { renderWindbg, fpoNote } from "./render/windbg.js";
 export { locate, locateAddress, locationText, symbolize, type Location, type SymbolMatch } from "./render/location.js";

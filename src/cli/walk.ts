@@ -1,6 +1,6 @@
 /** `stackwalk walk <input>`: walks every thread (or one) and prints the frames. */
 import { machineInfo } from "../model/machine.js";
-import { renderJson } from "../render/json.js";
+import { writeJson } from "../render/json.js";
 import { renderRoles, renderText } from "../render/text.js";
 import { renderWindbg } from "../render/windbg.js";
 import { breakpadReport, writeBreakpad, writeBreakpadMachineReadable } from "../render/breakpad.js";
@@ -78,7 +78,7 @@ export function walkCommand(argv: string[], io: Io): number {
   }
   const walks = walkSnapshot(snapshot, { walker, maxFrames, thread });
   if (format === "json") {
-    io.out(renderJson(snapshot.machine, snapshot.modules, walks, dump?.notes));
+    writeJson(snapshot.machine, snapshot.modules, walks, io.out, dump?.notes);
     return EXIT.ok;
   }
   let text = "";

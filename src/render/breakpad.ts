@@ -17,6 +17,7 @@ import type { Frame, Walk } from "../walk/frame.js";
 import { lookupAddress } from "../walk/lookup-address.js";
 import { walkThread, type WalkOptions } from "../walk/walk.js";
 import { crashReason } from "./breakpad-crash.js";
+import { chunked, collect } from "./chunks.js";
 import { locate, type Location } from "./location.js";
 
 export { crashReason, WINDOWS_EXCEPTION_NAMES } from "./breakpad-crash.js";
@@ -328,34 +329,6 @@ function sortedModules(report: BreakpadReport): Module[] {
     return true;
   });
   return once.sort((a, b) => (a.base < b.base ? -1 : a.base > b.base ? 1 : 0));
-}
-
-/** Text in pieces of about this many characters: a deep report is written as it is made. */
-const CHUNK = 1 << 16;
-
-/** Gathers pushed text and hands it to `write` in pieces of about {@link CHUNK} characters; `end` writes the rest. */
-function chunked(write: (text: string) => void): { push(text: string): void; end(): void } {
-  let held = "";
-  return {
-    push(text) {
-      held += text;
-      if (held.length >= CHUNK) {
-        write(held);
-        held = "";
-      }
-    },
-    end() {
-      if (held !== "") write(held);
-      held = "";
-    },
-  };
-}
-
-/** Collects what a `write*` function writes into one string. */
-function collect(render: (write: (text: string) => void) => void): string {
-  const parts: string[] = [];
-  render((text) => parts.push(text));
-  return parts.join("");
 }
 
 /** `minidump_stackwalk <dump> [symbol-path]` output (minidump.md §6.1). */

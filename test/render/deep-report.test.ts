@@ -1,7 +1,8 @@
 /**
- * Deep stacks in the walk and the Breakpad report: a 150,000-frame EBP chain written as a
- * minidump is walked whole by default (the frame cap is 2^20) and cut by --max-frames; the
- * report is handed out in pieces of about 64 KiB as it is made, and the pieces are the report.
+ * Deep stacks in the walk, the Breakpad report and the JSON walk: a 150,000-frame EBP chain
+ * written as a minidump is walked whole by default (the frame cap is 2^20) and cut by
+ * --max-frames; the report and the JSON are handed out in pieces of about 64 KiB as they are
+ * made, and the pieces are the whole text, as JSON.stringify lays the document out.
  */
 import { describe, expect, it } from "vitest";
 import { minidumpBytes } from "../../src/formats/minidump-write.js";
@@ -9,7 +10,8 @@ import { bytesSource, minidumpSnapshot, readMinidump } from "../../src/formats/m
 import { RegionMemory } from "../../src/memory/region-memory.js";
 import type { Snapshot } from "../../src/model/snapshot.js";
 import { breakpadReport, renderBreakpad, renderBreakpadMachineReadable, writeBreakpad, writeBreakpadMachineReadable } from "../../src/render/breakpad.js";
-import { DEFAULT_MAX_FRAMES, walkThread } from "../../src/walk/walk.js";
+import { renderJson, walkJson, writeJson } from "../../src/render/json.js";
+import { DEFAULT_MAX_FRAMES, walkSnapshot, walkThread } from "../../src/walk/walk.js";
 
 const DEPTH = 150_000;
 
@@ -69,5 +71,23 @@ describe("a 150,000-frame stack", () => {
     const text = texts[0]!;
     expect(text.match(/Found by: previous frame's frame pointer/g)).toHaveLength(DEPTH - 1);
     expect(text).toContain(`\n149999  0x${(0x0040_1000 + (149_998 % 64)).toString(16)}\n    eip = 0x${(0x0040_1000 + (149_998 % 64)).toString(16).padStart(8, "0")}`);
+  });
+
+  it("gives JSON written piece by piece, the same text as the whole document laid out by JSON.stringify", () => {
+    const walks = walkSnapshot(chain(20_000), FP);
+    const pieces: string[] = [];
+    writeJson("x86", [], walks, (text) => pieces.push(text));
+    expect(pieces.length).toBeGreaterThan(10);
+    for (const p of pieces) expect(p.length).toBeLessThan((1 << 16) + 1024);
+    expect(pieces.join("")).toBe(JSON.stringify(walkJson("x86", [], walks), null, 2) + "\n");
+    // Several threads, one with no frames, none at all, and notes, one of them the text that
+    // stands in for the items while the document is laid out.
+    const [one] = walkSnapshot(chain(3), FP);
+    const shapes = [[one!, { thread: { id: 9, crashed: false, registers: {} }, walk: { frames: [], stop: { reason: "unsupported" as const, detail: "none" } } }, one!], []];
+    for (const ws of shapes) {
+      for (const notes of [undefined, ["a note", "\u0000items"]]) {
+        expect(renderJson("x86", [], ws, notes)).toBe(JSON.stringify(walkJson("x86", [], ws, notes), null, 2) + "\n");
+      }
+    }
   });
 });
