@@ -116,7 +116,7 @@ function alignTo(value: bigint, unit: bigint): bigint {
 }
 
 /**
- * The 64 KiB stacks of hand-built runs (assembled snippets, the ETW harness): the lowest 64 KiB
+ * The 64 KiB stacks of hand-built runs (assembled snippets, the ETW harness): the 64 KiB just
  * below {@link STACK_TOP}, with the stack pointer placed as {@link stackFor} places it.
  */
 export const DEFAULT_STACKS: Readonly<Record<CpuMode, StackLayout>> = {
