@@ -46,7 +46,7 @@ const RSS_HOOK = `data:text/javascript,${encodeURIComponent(
 )}`;
 
 /** What one child process did. */
-interface ChildRun {
+export interface ChildRun {
   ms: number;
   /** Peak resident set, bytes. */
   maxRss: number;
@@ -56,7 +56,7 @@ interface ChildRun {
 }
 
 /** Runs `node [node options] <args>` with the peak-RSS hook; times the whole process. */
-function runChild(nodeOptions: string[], args: string[]): ChildRun {
+export function runChild(nodeOptions: string[], args: string[]): ChildRun {
   const started = performance.now();
   const r = spawnSync(process.execPath, ["--import", RSS_HOOK, ...nodeOptions, ...args], { cwd: ROOT, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
   const ms = performance.now() - started;
@@ -66,7 +66,8 @@ function runChild(nodeOptions: string[], args: string[]): ChildRun {
   return { ms, maxRss: Number(marker[1]) * 1024, status: r.status, stdout: r.stdout, stderr: r.stderr.replace(/\n?@@maxrss \d+\n/, "") };
 }
 
-function check(run: ChildRun, what: string): ChildRun {
+/** `run`, or an Error naming `what` when it exited with a status other than 0. */
+export function check(run: ChildRun, what: string): ChildRun {
   if (run.status !== 0) throw new Error(`${what} exited with ${run.status}: ${run.stderr.trim()}`);
   return run;
 }

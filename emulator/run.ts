@@ -41,35 +41,88 @@ export interface StackLayout {
   base: bigint;
   /** Bytes in the region (whole pages). */
   size: bigint;
-  /** The stack pointer at the first instruction: it points at the sentinel return address. */
+  /**
+   * The stack pointer at the first instruction: it points at the sentinel return address. Below
+   * the page holding it the stack is zero when a run starts ({@link mapStack}).
+   */
   initialSp: bigint;
 }
 
 /**
- * The default stacks: 64 KiB ending at 0x00130000 (x86) and 0x0000000000150000 (x64), clear
- * of the default image bases 0x00400000 and 0x140000000. The programs use under 18 KiB. On
- * x86 ESP starts ≡ 12 (mod 16), as after a call from 16-byte-aligned code, with 16 bytes
- * above the return address. On x64 RSP starts ≡ 8 (mod 16), as after a call, with the
- * caller's 32-byte home area above the return address and 16 more bytes above that.
+ * Where stacks end, per CPU: the top of the thread's stack when its reserve fits below it. A
+ * 1 MiB reserve (the linkers' default) then spans 0x00030000..0x00130000 on x86, where 32-bit
+ * Windows put a main thread's stack, and 0x00200000..0x00300000 on x64; both are clear of the
+ * default image bases 0x00400000 and 0x140000000.
  */
-export const DEFAULT_STACKS: Readonly<Record<CpuMode, StackLayout>> = {
-  32: { base: 0x0012_0000n, size: 0x1_0000n, initialSp: 0x0012_ffecn },
-  64: { base: 0x0000_0000_0014_0000n, size: 0x1_0000n, initialSp: 0x0000_0000_0014_ffc8n },
-};
-
-/** The top of a reserved x64 stack: room for a few MiB below it, clear of the default image base 0x140000000. */
-const RESERVED_X64_STACK_TOP = 0x0000_0000_0030_0000n;
+export const STACK_TOP: Readonly<Record<CpuMode, bigint>> = { 32: 0x0013_0000n, 64: 0x0030_0000n };
 
 /**
- * A stack for a program built for a larger SizeOfStackReserve than the default stack holds.
- * x86 keeps the default stack (64 KiB below 0x00130000, enough for the x86 programs); x64 gets
- * `reserve` bytes below 0x00300000, with RSP starting as on the default x64 stack: ≡ 8 (mod 16),
- * with the caller's home area and 16 more bytes above the return address.
+ * Bytes between the initial stack pointer and the stack's top. On x86 ESP starts ≡ 12 (mod 16),
+ * as after a call from 16-byte-aligned code, with 16 bytes above the return address. On x64 RSP
+ * starts ≡ 8 (mod 16), as after a call, with the caller's 32-byte home area above the return
+ * address and 16 more bytes above that.
  */
-export function reservedStack(mode: CpuMode, reserve: number): StackLayout {
-  if (mode === 32 || BigInt(reserve) <= DEFAULT_STACKS[64].size) return DEFAULT_STACKS[mode];
-  return { base: RESERVED_X64_STACK_TOP - BigInt(reserve), size: BigInt(reserve), initialSp: RESERVED_X64_STACK_TOP - 0x38n };
+const ABOVE_INITIAL_SP: Readonly<Record<CpuMode, bigint>> = { 32: 0x14n, 64: 0x38n };
+
+/** The largest SizeOfStackReserve the emulator maps a stack for: 256 MiB. */
+export const MAX_STACK_RESERVE = 0x1000_0000n;
+
+/** Windows reserves address space in 64 KiB units; a stack's size and base are multiples of it. */
+const ALLOCATION_GRANULARITY = 0x1_0000n;
+
+/** The lowest and one past the highest user-mode address a stack may take (the first 64 KiB is never mapped). */
+const USER_SPACE: Readonly<Record<CpuMode, { low: bigint; high: bigint }>> = {
+  32: { low: 0x1_0000n, high: 0x7fff_0000n },
+  64: { low: 0x1_0000n, high: 0x7fff_ffff_0000n },
+};
+
+/**
+ * The stack of a thread whose image asks for `reserve` bytes (SizeOfStackReserve): the reserve
+ * rounded up to 64 KiB (at least 64 KiB), ending at {@link STACK_TOP} when it fits there, else
+ * at the lowest 64 KiB-aligned base where it fits, as Windows reserves a stack in the first free
+ * range. 64 KiB below the stack stay unmapped, so that an overflow faults instead of writing into
+ * whatever lies below. `taken` is the memory already mapped (the images, with inclusive ends, as
+ * Unicorn lists its regions); the stack overlaps none of it. A reserve above {@link MAX_STACK_RESERVE},
+ * or one no free range holds, is an {@link InputError} ("unsupported").
+ */
+export function stackFor(mode: CpuMode, reserve: bigint, taken: readonly { begin: bigint; end: bigint }[]): StackLayout {
+  const hex = (v: bigint): string => `0x${v.toString(16)}`;
+  if (reserve > MAX_STACK_RESERVE) {
+    throw new InputError(
+      "unsupported",
+      `SizeOfStackReserve ${hex(reserve)} (${reserve} bytes) is more than the emulator maps for a stack: at most ${hex(MAX_STACK_RESERVE)} (256 MiB)`,
+    );
+  }
+  const size = reserve <= ALLOCATION_GRANULARITY ? ALLOCATION_GRANULARITY : alignTo(reserve, ALLOCATION_GRANULARITY);
+  const space = USER_SPACE[mode];
+  // Free when nothing mapped lies in [base - 64 KiB, base + size): the stack and the gap below it.
+  const free = (base: bigint): boolean =>
+    base - ALLOCATION_GRANULARITY >= space.low && base + size <= space.high && taken.every((t) => t.end < base - ALLOCATION_GRANULARITY || t.begin >= base + size);
+  const layout = (base: bigint): StackLayout => ({ base, size, initialSp: base + size - ABOVE_INITIAL_SP[mode] });
+  const preferred = STACK_TOP[mode] - size;
+  if (preferred >= 0n && free(preferred)) return layout(preferred);
+  // Candidates: the lowest base, and the first granule past the gap above each mapped range.
+  const candidates = [space.low + ALLOCATION_GRANULARITY, ...taken.map((t) => alignTo(t.end + 1n, ALLOCATION_GRANULARITY) + ALLOCATION_GRANULARITY)].sort((a, b) =>
+    a < b ? -1 : a > b ? 1 : 0,
+  );
+  const base = candidates.find(free);
+  if (base === undefined) throw new InputError("unsupported", `no free ${hex(size)}-byte range for a stack of SizeOfStackReserve ${hex(reserve)} in the ${mode}-bit address space`);
+  return layout(base);
 }
+
+/** Rounds `value` up to a multiple of `unit`. */
+function alignTo(value: bigint, unit: bigint): bigint {
+  return ((value + unit - 1n) / unit) * unit;
+}
+
+/**
+ * The 64 KiB stacks of hand-built runs (assembled snippets, the ETW harness): the 64 KiB just
+ * below {@link STACK_TOP}, with the stack pointer placed as {@link stackFor} places it.
+ */
+export const DEFAULT_STACKS: Readonly<Record<CpuMode, StackLayout>> = {
+  32: { base: STACK_TOP[32] - ALLOCATION_GRANULARITY, size: ALLOCATION_GRANULARITY, initialSp: STACK_TOP[32] - ABOVE_INITIAL_SP[32] },
+  64: { base: STACK_TOP[64] - ALLOCATION_GRANULARITY, size: ALLOCATION_GRANULARITY, initialSp: STACK_TOP[64] - ABOVE_INITIAL_SP[64] },
+};
 
 /** The default instruction limit. */
 export const DEFAULT_MAX_INSTRUCTIONS = 1_000_000;
@@ -174,10 +227,13 @@ export interface RunResult {
   stack: StackLayout;
 }
 
-/** Maps a zeroed read/write stack and stores the sentinel return address at its initial SP. */
+/**
+ * Maps a read/write stack and stores the sentinel return address at its initial SP. Unicorn maps
+ * memory zero-filled, and the pages stay untouched (and take no host memory) until the program
+ * uses them: a run records the stack below the page of the initial SP as zeros without reading it.
+ */
 export function mapStack(uc: Unicorn, stack: StackLayout = DEFAULT_STACKS[uc.mode]): void {
   uc.memMap(stack.base, stack.size, UC_PROT.READ | UC_PROT.WRITE);
-  uc.memWrite(stack.base, new Uint8Array(Number(stack.size)));
   uc.memWrite(stack.initialSp, pointerBytes(SENTINEL, uc.mode));
 }
 
@@ -202,24 +258,36 @@ export function emulate(setup: EmulationSetup, options: RunOptions, describe: (b
   uc.regWrite(spName, stack.initialSp);
 
   const regions = [...setup.regions].sort((a, b) => (a.base < b.base ? -1 : 1));
-  const memory: MemoryRegion[] = regions.map((r) => ({ base: r.base, bytes: uc.memRead(r.base, Number(r.size)), origin: r.name }));
+  // Memory as the run starts. The stack is read from the page of the initial SP up: below it is
+  // zero ({@link mapStack}), and only the part the run uses is recorded (see lowestUsed), so a
+  // stack of many MiB costs what the program uses of it.
+  const stackEnd = stack.base + stack.size;
+  const spPage = stack.initialSp - (stack.initialSp % PAGE_SIZE);
+  const memory: MemoryRegion[] = regions.map((r) =>
+    r.base === stack.base ? { base: spPage, bytes: uc.memRead(spPage, Number(stackEnd - spPage)) } : { base: r.base, bytes: uc.memRead(r.base, Number(r.size)) },
+  );
   const registerNames = SNAPSHOT_REGISTERS[mode] as readonly RegisterName<typeof mode>[];
   const readPointer = (address: bigint): bigint => readLittleEndian(uc.memRead(address, width));
   const shadow = new ShadowStack(mode, readPointer, options.interruptHandlers);
   const steps: SweepStep[] = [];
   const written: { address: bigint; size: number }[] = [];
+  let compactAt = COMPACT_WRITES;
   let executed = 0;
   let previousPc: bigint | undefined;
   // The lowest stack address the program used (SP or any access): the pages below it were
   // never part of the run, so the sweep leaves them out.
-  const stackEnd = stack.base + stack.size;
   let lowestUsed = stack.initialSp;
   const onProgress = options.onProgress;
 
   if (trace) {
     if (sweepAll || breaks.size > 0) {
       uc.hookMemory((access) => {
-        if (access.kind === "write") written.push({ address: access.address, size: access.size });
+        if (access.kind === "write") {
+          written.push({ address: access.address, size: access.size });
+          // Between two snapshots (a deep run before its first break) the writes could grow
+          // without bound; the ranges they cover cannot, so the list is merged now and then.
+          if (written.length >= compactAt) compactAt = Math.max(COMPACT_WRITES, 2 * mergeWrites(written));
+        }
         if (access.address < lowestUsed && access.address >= stack.base && access.address < stackEnd) lowestUsed = access.address;
       });
     }
@@ -291,9 +359,12 @@ export function emulate(setup: EmulationSetup, options: RunOptions, describe: (b
     machine,
     modules: modules.map((m) => ({ ...m, symbols: [...m.symbols] })),
     memory: memory.map((r) => {
-      if (r.base !== stack.base || steps.length === 0) return { base: r.base, bytes: r.bytes };
+      if (r.base !== spPage) return { base: r.base, bytes: r.bytes };
       const from = lowestUsed - (lowestUsed % PAGE_SIZE);
-      return { base: from, bytes: r.bytes.subarray(Number(from - r.base)) };
+      if (from >= spPage) return { base: r.base, bytes: r.bytes };
+      const bytes = new Uint8Array(Number(stackEnd - from));
+      bytes.set(r.bytes, Number(spPage - from));
+      return { base: from, bytes };
     }),
     steps,
   };
@@ -309,6 +380,29 @@ function defaultDescription(name: string, sweep: boolean, breaks: readonly strin
   if (sweep) return `${name}: a snapshot before every instruction, from the entry point to its return; breaks labelled: ${breaks.join(", ")}`;
   if (breaks.length > 0) return `${name}: a snapshot each time execution reaches ${breaks.join(", ")}`;
   return undefined;
+}
+
+/** Recorded writes before {@link mergeWrites} first runs between two snapshots. */
+const COMPACT_WRITES = 1 << 16;
+
+/**
+ * Merges recorded writes in place into the ranges they cover (sorted, overlapping and adjacent
+ * ones joined) and returns how many remain. {@link collectWrites} gives the same result for the
+ * merged list as for the original: it clips to regions and joins what touches anyway.
+ */
+function mergeWrites(writes: { address: bigint; size: number }[]): number {
+  writes.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+  let n = 0;
+  for (const w of writes) {
+    const last = n > 0 ? writes[n - 1]! : undefined;
+    const end = w.address + BigInt(w.size);
+    if (last !== undefined && w.address <= last.address + BigInt(last.size)) {
+      const lastEnd = last.address + BigInt(last.size);
+      if (end > lastEnd) last.size = Number(end - last.address);
+    } else writes[n++] = { address: w.address, size: w.size };
+  }
+  writes.length = n;
+  return n;
 }
 
 /**
@@ -423,7 +517,7 @@ export interface ImageSource {
 export interface RunImageOptions extends RunOptions {
   /** More images (DLLs) to map at their preferred bases; they are not called by the loader. */
   extraModules?: readonly ImageSource[];
-  /** The stack (default {@link DEFAULT_STACKS} for the image's CPU). */
+  /** The stack (default: the main image's SizeOfStackReserve, placed by {@link stackFor}). */
   stack?: StackLayout;
   /** Labels of the program's source, usable as break names. */
   labels?: ReadonlyMap<string, bigint>;
@@ -447,7 +541,7 @@ export async function runImage(main: ImageSource, options: RunImageOptions = {})
       if (source.unwind !== undefined) mapOptions.unwind = source.unwind;
       return mapPeImage(uc, parsed, mapOptions);
     });
-    const stack = options.stack ?? DEFAULT_STACKS[mode];
+    const stack = options.stack ?? stackFor(mode, pe.sizeOfStackReserve, uc.memRegions());
     for (const image of images) {
       if (image.base < stack.base + stack.size && stack.base < image.base + image.size) {
         throw new InputError("unsupported", `${image.name}: the image overlaps the emulator's stack at 0x${stack.base.toString(16)}`);

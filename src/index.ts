@@ -70,7 +70,7 @@ export {
   type AttachOptions,
   type Attachment,
 } from "./formats/symbol-file.js";
-export { renderJson, walkJson } from "./render/json.js";
+export { renderJson, walkJson, writeJson } from "./render/json.js";
 export { renderText, renderRoles } from "./render/text.js";
 export { renderWindbg, fpoNote } from "./render/windbg.js";
 export { locate, locateAddress, locationText, symbolize, type Location, type SymbolMatch } from "./render/location.js";
@@ -83,10 +83,13 @@ export {
   breakpadReport,
   renderBreakpad,
   renderBreakpadMachineReadable,
+  writeBreakpad,
+  writeBreakpadMachineReadable,
   breakpadTrust,
   breakpadRegisters,
   formatRegisterLines,
   crashReason,
+  assertionText,
   WINDOWS_EXCEPTION_NAMES,
   type BreakpadReport,
   type BreakpadThread,
@@ -97,6 +100,7 @@ export {
   minidumpSnapshot,
   bytesSource,
   snapshotMemoryRanges,
+  elfDebugId,
   streamTypeName,
   MinidumpMemory,
   MINIDUMP_SIGNATURE,
@@ -123,6 +127,7 @@ export {
   type MinidumpFunctionTable,
   type MinidumpFunctionTableStream,
   type MinidumpBreakpadInfo,
+  type MinidumpAssertion,
 } from "./formats/minidump.js";
 export {
   writeMinidump,

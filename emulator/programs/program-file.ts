@@ -8,7 +8,7 @@ import { JsonNode } from "../../src/formats/json-input.js";
 import type { ModuleSymbol } from "../../src/model/snapshot.js";
 import { AssemblyError, loadAssembler, type AssembledProgram } from "../assemble.js";
 import { FIRST_SECTION_RVA, SECTION_CHARACTERISTICS, writePeImage } from "../image-writer.js";
-import { reservedStack, runImage, type RunOptions, type RunResult } from "../run.js";
+import { runImage, type RunOptions, type RunResult } from "../run.js";
 import { buildX64Program, X64_IMAGE_BASE, type X64ProgramSpec } from "./x64-chain.js";
 import { buildX86Program, X86_IMAGE_BASE, type X86ProgramSpec } from "./x86-chain.js";
 
@@ -26,8 +26,6 @@ export interface BuiltProgram {
   labels: ReadonlyMap<string, bigint>;
   /** Labels where a snapshot is interesting (a spec's capture labels); empty for assembly. */
   captures: string[];
-  /** SizeOfStackReserve the program was built for. */
-  stackReserve: number;
   /** Interrupt handlers entered with a machine frame (x64 specs). */
   interruptHandlers: { address: bigint; errorCode: boolean }[];
 }
@@ -73,19 +71,17 @@ export async function buildSpec(spec: { machine: "x86"; spec: X86ProgramSpec } |
     symbols: p.symbols.map((s) => ({ name: s.name, rva: BigInt(s.rva), size: BigInt(s.size) })),
     labels: new Map(Object.entries(p.labels)),
     captures: [...p.captures],
-    stackReserve: p.stackReserve,
     interruptHandlers: "machineFrames" in p ? p.machineFrames.map((m) => ({ address: p.labels[m.handler]!, errorCode: m.errorCode })) : [],
   };
 }
 
-/** Runs a built program: its image with its symbols, its labels as break names, a stack of its reserve, its interrupt handlers. */
+/** Runs a built program: its image with its symbols (on the stack its SizeOfStackReserve asks for), its labels as break names, its interrupt handlers. */
 export function runBuiltProgram(program: BuiltProgram, options: RunOptions): Promise<RunResult> {
   return runImage(
     { name: `${program.name}.exe`, image: program.image, symbols: program.symbols },
     {
       ...options,
       labels: program.labels,
-      stack: reservedStack(program.machine === "x64" ? 64 : 32, program.stackReserve),
       interruptHandlers: program.interruptHandlers,
     },
   );
@@ -119,5 +115,5 @@ export async function buildAssemblyProgram(text: string, file: string, name: str
     entryRva: Number(entry - base),
     sections: [{ name: ".text", characteristics: SECTION_CHARACTERISTICS.text, content: { bytes: assembled.bytes } }],
   });
-  return { name, description: `assembly source ${file}`, machine, image: image.bytes, symbols, labels: assembled.labels, captures: [], stackReserve: 0x10_0000, interruptHandlers: [] };
+  return { name, description: `assembly source ${file}`, machine, image: image.bytes, symbols, labels: assembled.labels, captures: [], interruptHandlers: [] };
 }

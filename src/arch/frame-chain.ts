@@ -11,6 +11,7 @@
  */
 import { readPointer, type MemoryReader } from "../memory/reader.js";
 import type { Registers } from "../model/snapshot.js";
+import type { WalkStop } from "../walk/frame.js";
 import { lazyText } from "../walk/lazy-text.js";
 import { unwindStep, type UnwindResult, type UnwindRule } from "../walk/strategy.js";
 
@@ -24,12 +25,12 @@ export interface FrameChainRegisters {
   make(pc: bigint, sp: bigint, fp: bigint): Registers;
 }
 
-function padHex(v: bigint, width: number): string {
+export function padHex(v: bigint, width: number): string {
   return "0x" + v.toString(16).padStart(width * 2, "0");
 }
 
 /** The rule text of one frame-chain step. */
-function chainText(regs: FrameChainRegisters, fp: bigint, raSlot: bigint, pc: bigint, savedFp: bigint, sp: bigint): string {
+export function chainText(regs: FrameChainRegisters, fp: bigint, raSlot: bigint, pc: bigint, savedFp: bigint, sp: bigint): string {
   const h = (v: bigint): string => padHex(v, regs.width);
   return `${regs.fp}-chain ${regs.fp}=${h(fp)}: ${regs.pc}=[${h(raSlot)}]=${h(pc)} ${regs.fp}=[${h(fp)}]=${h(savedFp)} ${regs.sp}=${h(sp)}`;
 }
@@ -48,7 +49,11 @@ export function frameChainRule(regs: FrameChainRegisters): UnwindRule {
         return { ok: false, stop: { reason: "unsupported", detail: `${regs.fp.toUpperCase()} is not known for this frame` } };
       }
       if (fp === 0n) {
-        return { ok: false, stop: { reason: "end-of-stack", detail: `${regs.fp.toUpperCase()} is 0: the frame chain ends here` } };
+        // x86 code that keeps a chain ends it with EBP = 0 (thread start); x64 code keeps none,
+        // so an RBP of 0 says nothing about where the stack ends.
+        return regs.width === 4
+          ? { ok: false, stop: { reason: "end-of-stack", detail: `${regs.fp.toUpperCase()} is 0: the frame chain ends here` } }
+          : { ok: false, stop: { reason: "unsupported", detail: `${regs.fp.toUpperCase()} is 0: no frame pointer to follow` } };
       }
       const raSlot = (fp + w) & mask;
       const pc = readPointer(memory, raSlot, regs.width);
@@ -63,4 +68,14 @@ export function frameChainRule(regs: FrameChainRegisters): UnwindRule {
       return unwindStep(regs.make(pc, sp, savedFp), lazyText(chainText, regs, fp, raSlot, pc, savedFp, sp));
     },
   };
+}
+
+/**
+ * Why a checked frame-chain step is not taken; the walk goes on to the next strategy. A step that
+ * failed for memory the snapshot lacks is what the walk reports if nothing else finds a caller
+ * (the stack may go on where it cannot be read); any other is passed over for a later failure.
+ */
+export function notTaken(reason: WalkStop["reason"], detail: string, address?: bigint): UnwindResult {
+  const stop: WalkStop = address === undefined ? { reason, detail } : { reason, address, detail };
+  return reason === "read-fault" ? { ok: false, stop } : { ok: false, stop, fallback: true };
 }

@@ -47,7 +47,7 @@ export function attachSymbols(input: Input, file: string, dirs: readonly string[
   if (dirs.length === 0) return;
   const missing: string[] = [];
   for (const n of notes) {
-    if (n.file === undefined && n.passedOver === undefined) missing.push(n.module);
+    if (n.file === undefined && n.passedOver === undefined && n.unusable !== true) missing.push(n.module);
     else io.err(`symbols: ${n.module}: ${n.detail}\n`);
   }
   if (missing.length > 0) io.err(`symbols: no symbol file for ${missing.length} module(s): ${missing.join(", ")}\n`);

@@ -72,6 +72,7 @@ export function crossCheckCommand(argv: string[], io: Io): number {
   for (const file of files) {
     const input = loadInput(file);
     attachSymbols(input, file, values.symbols ?? [], io);
+    if (input.kind === "dump") for (const note of input.dump.notes) io.err(`note: ${file}: ${note}\n`);
     const one = (snapshot: Snapshot, thread: ThreadSnapshot, step?: number, optional = false): void => {
       const notes: string[] = [];
       let items: EtwStackItem[];

@@ -7,6 +7,7 @@ import { basename, dirname, extname, join } from "node:path";
 import type { RunOptions, RunResult } from "../../emulator/run.js";
 import { InputError } from "../errors.js";
 import { formatBreakpadSym, symFileInput, symFileStorePath } from "../formats/breakpad-sym-write.js";
+import { x64ModuleCfi } from "../arch/x64/cfi-from-unwind.js";
 import { moduleCodeView, writeMinidump, type ByteSink, type MinidumpWriteOptions, type MinidumpWriteResult } from "../formats/minidump-write.js";
 import { formatSweep, replaySweep } from "../formats/sweep.js";
 import { formatVector } from "../formats/vector.js";
@@ -22,10 +23,12 @@ export const EMULATE_USAGE = `usage: stackwalk emulate <program.exe|spec.json|so
                         [--dmp] [--max-instructions N]
 
 Runs a program on an emulated x86 or x64 CPU (Unicorn 2) from its entry point until the entry
-function returns, as if called with a return address of 0 (a 64 KiB stack, more for programs
-built for a larger one; every general register 0 except the stack pointer). Snapshots are taken
-before an instruction executes; their ground truth comes from a shadow call stack that follows
-every call and return the CPU makes. Programs:
+function returns, as if called with a return address of 0 (every general register 0 except the
+stack pointer). The stack is the SizeOfStackReserve the image was linked for (/stack; 1 MiB by
+default; at most 256 MiB, a larger reserve is refused), ending at 0x00130000 (x86) or 0x00300000
+(x64) when it fits below, else at the lowest free range above the images; only the pages the
+program touches cost memory. Snapshots are taken before an instruction executes; their ground
+truth comes from a shadow call stack that follows every call and return the CPU makes. Programs:
   program.exe   a freestanding PE image (no imports, loaded at its ImageBase), with symbols from
                 the PDB of the same name beside it
   spec.json     a call-chain spec (format "stackwalk-program/1": machine, name, description and
@@ -46,7 +49,8 @@ every call and return the CPU makes. Programs:
                        A plain file name is accepted when there is exactly one hit
   --dmp                also write a Windows minidump per snapshot, and a Breakpad .sym file per
                        module in a symbol store beside the dumps (DIR/<pdb>/<debug id>/<name>.sym,
-                       DIR being the dumps' directory). With --break: one dump per hit, named
+                       DIR being the dumps' directory; x64 modules get STACK CFI from their
+                       unwind tables). With --break: one dump per hit, named
                        as its vector with .dmp for .json. With --sweep alone: one dump per
                        instruction, named <sweep name>.<step>.dmp beside the sweep file (.json
                        or .sweep.json dropped). A dump holds the thread's CONTEXT, the module list
@@ -339,6 +343,8 @@ class SymStore {
   add(root: string, snapshot: Snapshot): void {
     for (const module of snapshot.modules) {
       const input = symFileInput(module, snapshot.machine, snapshot.memory);
+      // x64: STACK CFI from the image's unwind tables, so a dump without images walks with them.
+      if (input !== undefined && snapshot.machine === "x64") input.stackCfi = x64ModuleCfi(module, snapshot.memory);
       if (input === undefined) {
         const note = `${module.name}: no CodeView identity, so no .sym file`;
         if (!this.notes.includes(note)) this.notes.push(note);

@@ -52,11 +52,26 @@ Exit status: 0 success, 1 a check found a difference, 2 bad input or usage, 3 an
 `;
 
 const stdio: Io = {
-  out: (text) => process.stdout.write(text),
+  out: (text) => stdout().write(text),
   err: (text) => process.stderr.write(text),
 };
 
-/** The package's version, from the package.json above this file (src/cli or dist/src/cli). */
+let stdoutReady = false;
+
+/**
+ * Standard output, made blocking when it is a pipe (Node leaves pipes non-blocking and queues
+ * what the reader has not taken yet): a long report is written piece by piece as it is made, and
+ * a slow reader must hold the writer back rather than let the queue fill memory.
+ */
+function stdout(): NodeJS.WriteStream {
+  if (!stdoutReady) {
+    stdoutReady = true;
+    (process.stdout as { _handle?: { setBlocking?: (blocking: boolean) => unknown } })._handle?.setBlocking?.(true);
+  }
+  return process.stdout;
+}
+
+/** The package's version, from the package.json above this file (src/cli, or dist/bin in the built bin). */
 export function packageVersion(): string {
   for (const up of ["../../package.json", "../../../package.json"]) {
     try {

@@ -1,9 +1,9 @@
 /** `stackwalk walk <input>`: walks every thread (or one) and prints the frames. */
 import { machineInfo } from "../model/machine.js";
-import { renderJson } from "../render/json.js";
+import { writeJson } from "../render/json.js";
 import { renderRoles, renderText } from "../render/text.js";
 import { renderWindbg } from "../render/windbg.js";
-import { breakpadReport, renderBreakpad, renderBreakpadMachineReadable } from "../render/breakpad.js";
+import { breakpadReport, writeBreakpad, writeBreakpadMachineReadable } from "../render/breakpad.js";
 import { replaySweep } from "../formats/sweep.js";
 import type { Minidump } from "../formats/minidump.js";
 import type { Snapshot } from "../model/snapshot.js";
@@ -73,12 +73,12 @@ export function walkCommand(argv: string[], io: Io): number {
   if (format === "breakpad" || format === "breakpad-m") {
     if (snapshot.machine === "ia64") throw new UsageError(`--format ${format}: Breakpad's processor has no IA-64 stack walker; ${file} is an IA-64 dump`);
     const report = breakpadReport(dump!, snapshot, { walk: { walker, maxFrames }, thread, symbolPathGiven: symbols.length > 0 });
-    io.out(format === "breakpad" ? renderBreakpad(report) : renderBreakpadMachineReadable(report));
+    (format === "breakpad" ? writeBreakpad : writeBreakpadMachineReadable)(report, io.out);
     return EXIT.ok;
   }
   const walks = walkSnapshot(snapshot, { walker, maxFrames, thread });
   if (format === "json") {
-    io.out(renderJson(snapshot.machine, snapshot.modules, walks));
+    writeJson(snapshot.machine, snapshot.modules, walks, io.out, dump?.notes);
     return EXIT.ok;
   }
   let text = "";
@@ -107,6 +107,8 @@ export function chooseSnapshot(file: string, step: string | undefined, symbols: 
   }
   attachSymbols(input, file, symbols, io);
   if (input.kind === "dump") {
+    // What the reader passed over or repaired in a damaged dump (each names the offset).
+    for (const note of input.dump.notes) io.err(`note: ${file}: ${note}\n`);
     if (step !== undefined) throw new UsageError(`--step applies to sweeps; ${file} is a minidump`);
     return { snapshot: input.snapshot, dump: input.dump };
   }

@@ -10,6 +10,8 @@
  *                                                        one per FPO_DATA record
  *     STACK WIN 4 <rva> <size> <prolog> 0 <params> <saved regs> <locals> <max stack> 1 <program>
  *                                                        one per FrameData record
+ *     STACK CFI INIT <rva> <size> <rules>                one per STACK CFI range
+ *     STACK CFI <rva> <rules>                            its delta rows
  *
  * Numbers are lower-case hex without `0x`, sizes in bytes. A FUNC's or PUBLIC's parameter size
  * is the one given for it ({@link SymFileInput.paramSizes}), else that of the unwind record that
@@ -31,7 +33,7 @@ import type { MemoryReader } from "../memory/reader.js";
 import { FRAME_FPO, FRAME_NONFPO, type FpoData } from "../model/fpo-data.js";
 import type { Machine } from "../model/machine.js";
 import type { Module, ModuleSymbol } from "../model/snapshot.js";
-import { STACK_WIN_TYPE, symbolStorePath } from "./breakpad-sym.js";
+import { STACK_WIN_TYPE, symbolStorePath, type BreakpadStackCfi } from "./breakpad-sym.js";
 import type { FrameData } from "./frame-data.js";
 import { moduleCodeId, moduleCodeView } from "./minidump-write.js";
 import { readMappedImage } from "./pe-mapped.js";
@@ -61,6 +63,8 @@ export interface SymFileInput {
   fpo?: readonly FpoData[];
   /** FrameData records: STACK WIN 4. */
   frameData?: readonly FrameData[];
+  /** STACK CFI ranges with their delta rows (for x64, from the image's unwind tables). */
+  stackCfi?: readonly BreakpadStackCfi[];
 }
 
 /** MODULE arch names per machine, as dump_syms writes them. */
@@ -161,6 +165,11 @@ export function* breakpadSymLines(input: SymFileInput): Generator<string> {
     yield `STACK WIN ${STACK_WIN_TYPE.FRAME_DATA} ${h(r.rvaStart, "FrameData start")} ${h(r.codeSize, "FrameData size")} ${h(r.prologSize, "prolog size")} 0 ` +
       `${h(r.paramsSize, "parameter size")} ${h(r.savedRegsSize, "saved register size")} ${h(r.localSize, "locals size")} ${h(r.maxStackSize, "max stack size")} ` +
       (program === "" ? "0 0" : `1 ${program}`);
+  }
+  for (const r of input.stackCfi ?? []) {
+    if (r.size === 0) continue;
+    yield `STACK CFI INIT ${h(r.address, "STACK CFI start")} ${h(r.size, "STACK CFI size")} ${lastField(r.init)}`;
+    for (const d of r.deltas) yield `STACK CFI ${h(d.address, "STACK CFI address")} ${lastField(d.rules)}`;
   }
 }
 

@@ -138,9 +138,24 @@ function describe(v: unknown): string {
   return typeof v === "object" ? "an object" : `${typeof v} ${String(v)}`;
 }
 
-/** Bytes as a lower-case hex string. */
+/** The character codes of the two lower-case hex digits of each byte value, high digit in the high byte. */
+const HEX_PAIRS = Uint16Array.from({ length: 256 }, (_, b) => {
+  const digit = (d: number): number => (d < 10 ? 48 + d : 87 + d);
+  return (digit(b >> 4) << 8) | digit(b & 15);
+});
+
+const latin1 = new TextDecoder("latin1");
+
+/**
+ * Bytes as a lower-case hex string. The digits are laid out as character codes and decoded once,
+ * so that a stack of megabytes becomes one flat string rather than a chain of millions of pieces.
+ */
 export function bytesToHex(bytes: Uint8Array): string {
-  let s = "";
-  for (const b of bytes) s += b.toString(16).padStart(2, "0");
-  return s;
+  const codes = new Uint8Array(bytes.length * 2);
+  for (let i = 0; i < bytes.length; i++) {
+    const pair = HEX_PAIRS[bytes[i]!]!;
+    codes[2 * i] = pair >> 8;
+    codes[2 * i + 1] = pair & 0xff;
+  }
+  return latin1.decode(codes);
 }

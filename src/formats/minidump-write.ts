@@ -628,9 +628,21 @@ export function writeMinidump(snapshot: Snapshot, sink: ByteSink, options: Minid
     });
   }
 
-  // Stack descriptors: from the stack pointer (16-aligned down) to the end of its range, whose bytes they share.
+  // Stack descriptors: from the stack pointer (16-aligned down) to the end of its range, and on
+  // through the ranges that follow it both in memory and in the file (a stack recorded in pieces),
+  // whose bytes they share.
   for (const { at, sp } of stackFixups) {
-    const r = placed.find((p) => sp >= p.start && sp < p.start + p.size);
+    const i = placed.findIndex((p) => sp >= p.start && sp < p.start + p.size);
+    let r: PlacedRange | undefined = placed[i];
+    if (r !== undefined) {
+      let size = r.size;
+      for (let j = i + 1; j < placed.length; j++) {
+        const next = placed[j]!;
+        if (next.start !== r.start + size || next.file !== r.file + Number(size)) break;
+        size += next.size;
+      }
+      r = { ...r, size };
+    }
     let start = sp;
     let dataSize = 0;
     let rva = 0;

@@ -13,6 +13,7 @@
 import { InputError } from "../errors.js";
 import { ByteCursor } from "../memory/cursor.js";
 import type { MemoryReader } from "../memory/reader.js";
+import type { AddressRange } from "../memory/window-memory.js";
 import {
   AMD64_CONTEXT_LAYOUT,
   AMD64_CONTEXT_SIZE,
@@ -25,7 +26,7 @@ import {
 } from "../model/context.js";
 import type { Machine } from "../model/machine.js";
 import { fieldOf } from "../model/record.js";
-import type { Module, Registers, Snapshot, ThreadSnapshot } from "../model/snapshot.js";
+import type { Module, OperatingSystem, Registers, Snapshot, ThreadSnapshot } from "../model/snapshot.js";
 import { parseCodeView, type CodeViewInfo, type RuntimeFunction } from "./pe.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -82,6 +83,7 @@ export const MINIDUMP_STREAM = {
   ThreadInfoList: 17,
   ThreadNames: 24,
   BreakpadInfo: 0x47670001,
+  BreakpadAssertionInfo: 0x47670002,
 } as const;
 
 /** SystemInfo.ProcessorArchitecture values (minidump.md §2.6). */
@@ -121,12 +123,19 @@ const EXCEPTION_MAXIMUM_PARAMETERS = 15;
 const SYSTEM_INFO_SIZE = 56;
 const MISC_INFO_MIN_SIZE = 24;
 const BREAKPAD_INFO_SIZE = 12;
+/** MDRawAssertionInfo: three 128-unit UTF-16 strings, the line and the type. */
+const ASSERTION_STRING_BYTES = 256;
+const ASSERTION_INFO_SIZE = 3 * ASSERTION_STRING_BYTES + 8;
 const FUNCTION_TABLE_HEADER_SIZE = 24;
 const FUNCTION_TABLE_DESCRIPTOR_SIZE = 32;
 const RUNTIME_FUNCTION_SIZE = 12;
 const CONTEXT_CPU_MASK = 0xffffff00;
 const CV_RSDS = 0x53445352;
 const CV_NB10 = 0x3031424e;
+/** Breakpad's CodeView record for ELF modules (MD_CVINFOELF_SIGNATURE, 'BpEL': the bytes "LEpB" on disk), the signature followed by the build id. */
+const CV_ELF = 0x4270454c;
+/** IMAGE_DEBUG_MISC: DataType, Length, Unicode and 3 reserved bytes before the data. */
+const MISC_RECORD_HEADER = 12;
 const MISC_INFO_VERSIONS: Readonly<Record<number, number>> = { 24: 1, 44: 2, 232: 3, 832: 4, 1364: 5 };
 
 const STREAM_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(MINIDUMP_STREAM).map(([name, type]) => [type, name]));
@@ -182,6 +191,8 @@ export interface MinidumpMemoryRange {
   /** File offset of the descriptor that declared the range. */
   descriptor: number;
   from: MemoryOrigin;
+  /** The size the descriptor declared, when the file holds fewer bytes (`size` is what is read). */
+  declared?: bigint;
 }
 
 /** A decoded CONTEXT record. */
@@ -247,10 +258,16 @@ export interface MinidumpModule {
   miscRecord: MinidumpLocation;
   /** The CodeView record, when it is an acceptable RSDS or NB10 record. */
   codeView?: CodeViewInfo;
-  /** The PDB as the CodeView record names it. */
+  /** The ELF build id, when the CodeView record is Breakpad's `BpEL` record. */
+  buildId?: Uint8Array;
+  /**
+   * The debug file: the PDB as an RSDS or NB10 record names it, the code file (`path`) of an ELF
+   * module, else what an IMAGE_DEBUG_MISC record names; undefined when nothing names one.
+   */
   debugFile?: string;
+  /** Symbol-store identifier (minidump.md §8); for an ELF module its build id as a GUID, age 0. */
   debugId?: string;
-  /** `%08X` TimeDateStamp followed by `%x` SizeOfImage. */
+  /** `%08X` TimeDateStamp followed by `%x` SizeOfImage; for an ELF module the build id in lower-case hex. */
   codeId: string;
   /** File offset of the module's entry. */
   offset: number;
@@ -345,6 +362,16 @@ export interface MinidumpBreakpadInfo {
   requestingThreadId?: number;
 }
 
+/** Breakpad's assertion stream (0x47670002): an invalid-parameter or pure-virtual-call report. */
+export interface MinidumpAssertion {
+  expression: string;
+  function: string;
+  file: string;
+  line: number;
+  /** 1 invalid parameter, 2 pure virtual call (MD_ASSERTION_INFO_TYPE_*). */
+  type: number;
+}
+
 /** A parsed minidump. Captured memory stays in the source until it is read. */
 export interface Minidump {
   source: ByteSource;
@@ -365,6 +392,7 @@ export interface Minidump {
   miscInfo?: MinidumpMiscInfo;
   functionTable?: MinidumpFunctionTableStream;
   breakpadInfo?: MinidumpBreakpadInfo;
+  assertion?: MinidumpAssertion;
   /** Things passed over without failing (a rejected CodeView record, an exception context not used, ...). */
   notes: string[];
 }
@@ -375,11 +403,52 @@ export interface Minidump {
 const hex = (n: number | bigint): string => `0x${n.toString(16)}`;
 const hexUpper = (n: number, digits: number): string => n.toString(16).toUpperCase().padStart(digits, "0");
 
-/** Bounds-checked access to the source; every error names an absolute offset. */
+/**
+ * Bounds-checked access to the source; every error names an absolute offset. What the reader
+ * passes over or repairs to keep going (a damaged or cut-off dump) goes to `notes`, each naming
+ * the offset of the field that was wrong.
+ */
 class Input {
   readonly size: number;
+  readonly notes: string[] = [];
   constructor(readonly source: ByteSource) {
     this.size = source.size;
+  }
+
+  /** Records something passed over or repaired, at the offset of the field concerned. */
+  note(offset: number | undefined, text: string): void {
+    this.notes.push(offset === undefined ? text : `offset ${hex(offset)}: ${text}`);
+  }
+
+  /** The part of a location the file holds: all of it, its bytes up to the end of the file, or none when its RVA lies outside. */
+  held(loc: MinidumpLocation): MinidumpLocation {
+    if (loc.rva >= this.size) return { dataSize: 0, rva: loc.rva };
+    return loc.dataSize <= this.size - loc.rva ? loc : { dataSize: this.size - loc.rva, rva: loc.rva };
+  }
+
+  /**
+   * {@link held}, with a note when bytes are lost: `DataSize` is at `at` and `Rva` at `at + 4`.
+   */
+  clip(loc: MinidumpLocation, at: number, what: string): MinidumpLocation {
+    const held = this.held(loc);
+    if (held.dataSize === loc.dataSize) return held;
+    if (held.dataSize === 0) {
+      this.note(at + 4, `${what}: RVA ${hex(loc.rva)} lies outside the file (${hex(this.size)} bytes); none of its ${loc.dataSize} byte(s) are read`);
+    } else {
+      this.note(at, `${what}: ${loc.dataSize} byte(s) at RVA ${hex(loc.rva)} run past the end of the file (${hex(this.size)} bytes); the first ${held.dataSize} are read`);
+    }
+    return held;
+  }
+
+  /** Runs `read`; an InputError becomes a note (`what` passed over) and `undefined`. */
+  lenient<T>(what: string, read: () => T): T | undefined {
+    try {
+      return read();
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;
+      this.note(e.offset, `${what} passed over: ${e.reason}`);
+      return undefined;
+    }
   }
 
   /** A cursor over `length` bytes at `offset`; if they are not all in the file, "truncated" at `errorAt`. */
@@ -422,31 +491,56 @@ class Input {
   }
 }
 
-/** The `u32 count` of a list stream and where its entries start (minidump.md §2.1: optional 4 padding bytes). */
-function listEntries(input: Input, stream: MinidumpStreamEntry, entrySize: number): { count: number; first: number } {
+/**
+ * The `u32 count` of a list stream and where its entries start (minidump.md §2.1: optional 4
+ * padding bytes). `stream` is the directory entry as declared and `held` the part of it the file
+ * holds: a count the stream cannot hold is cut to the entries that fit, with a note.
+ */
+function listEntries(input: Input, stream: MinidumpStreamEntry, held: MinidumpLocation, entrySize: number): { count: number; first: number } {
   const { rva, dataSize } = stream.location;
   const name = streamTypeName(stream.streamType);
-  if (dataSize < 4) throw new InputError("truncated", `${name} stream is ${dataSize} byte(s), too small for its u32 count`, { offset: stream.offset + 4 });
-  const count = input.cursor(rva, 4, `${name} count`).u32();
-  const needed = 4 + count * entrySize;
-  if (needed > dataSize) {
-    throw new InputError("bad-value", `${name} count ${count} needs ${needed} bytes of ${entrySize}-byte entries but the stream holds ${dataSize}`, { offset: rva });
+  if (held.dataSize < 4) {
+    input.note(stream.offset + 4, `${name} stream holds ${held.dataSize} byte(s), too few for its u32 count: no entries are read`);
+    return { count: 0, first: rva };
   }
+  const count = input.cursor(rva, 4, `${name} count`).u32();
   // Breakpad also accepts 4 padding bytes after the count: DataSize == 8 + n·entrySize.
-  return { count, first: dataSize === needed + 4 ? rva + 8 : rva + 4 };
+  const first = dataSize === 8 + count * entrySize ? rva + 8 : rva + 4;
+  const fit = Math.floor((held.dataSize - (first - rva)) / entrySize);
+  if (count <= fit) return { count, first };
+  const why = held.dataSize < dataSize ? `the file holds ${held.dataSize} of its ${dataSize} bytes` : `the stream holds ${dataSize} bytes`;
+  input.note(rva, `${name} count ${count} needs ${4 + count * entrySize} bytes of ${entrySize}-byte entries but ${why}: the first ${fit} entr${fit === 1 ? "y is" : "ies are"} read`);
+  return { count: fit, first };
 }
 
-/** Reads a MINIDUMP_MEMORY_DESCRIPTOR at `at` (start u64, DataSize u32, Rva u32) and checks it. */
-function memoryDescriptor(input: Input, c: ByteCursor, from: MemoryOrigin, what: string): MinidumpMemoryRange {
+/**
+ * Reads a MINIDUMP_MEMORY_DESCRIPTOR at the cursor (start u64, DataSize u32, Rva u32). A range
+ * keeps only the bytes the file holds (`declared` then says what the descriptor claimed); one
+ * that would run past the end of the 64-bit address space keeps none. The caller notes losses.
+ */
+function memoryDescriptor(input: Input, c: ByteCursor, from: MemoryOrigin): MinidumpMemoryRange {
   const at = c.offset;
-  const start = c.u64(`${what} StartOfMemoryRange`);
-  const dataSize = c.u32(`${what} DataSize`);
-  const rva = c.u32(`${what} Rva`);
-  input.location({ dataSize, rva }, at + 8, what);
-  if (start + BigInt(dataSize) > 1n << 64n) {
-    throw new InputError("bad-value", `${what}: ${dataSize} bytes at ${hex(start)} run past the end of the 64-bit address space`, { offset: at });
-  }
-  return { start, size: BigInt(dataSize), rva, descriptor: at, from };
+  const start = c.u64();
+  const dataSize = c.u32();
+  const rva = c.u32();
+  const held = start + BigInt(dataSize) > 1n << 64n ? 0 : input.held({ dataSize, rva }).dataSize;
+  const range: MinidumpMemoryRange = { start, size: BigInt(held), rva, descriptor: at, from };
+  if (held !== dataSize) range.declared = BigInt(dataSize);
+  return range;
+}
+
+/** Notes the ranges of a list that lost bytes: the first in words, the rest counted. */
+function noteLostRanges(input: Input, what: string, ranges: readonly MinidumpMemoryRange[]): void {
+  const lost = ranges.filter((r) => r.declared !== undefined);
+  const first = lost[0];
+  if (first === undefined) return;
+  const end = first.start + first.declared!;
+  const more = lost.length > 1 ? `; ${lost.length - 1} more range(s) of the list lose bytes the same way` : "";
+  const outOfSpace = first.start + first.declared! > 1n << 64n;
+  const cause = outOfSpace ? "would run past the end of the 64-bit address space" : `runs past the end of the file (${hex(input.size)} bytes)`;
+  // The field at fault: the start, the Rva (MemoryList and thread descriptors) or the DataSize.
+  const field = outOfSpace ? first.descriptor : first.from !== "Memory64List" && first.rva >= input.size ? first.descriptor + 12 : first.descriptor + 8;
+  input.note(field, `${what}: the range ${hex(first.start)}..${hex(end)} (${first.declared} bytes at file offset ${hex(first.rva)}) ${cause}; ${first.size} of its bytes are read${more}`);
 }
 
 /** The part of a path after its last `\` or `/`. */
@@ -562,16 +656,16 @@ function readDirectory(input: Input, header: MinidumpHeader): MinidumpStreamEntr
   if (directoryRva > input.size) {
     throw new InputError("bad-value", `StreamDirectoryRva ${hex(directoryRva)} lies outside the file (${hex(input.size)} bytes)`, { offset: 12 });
   }
+  let count = streamCount;
   if (streamCount * DIRECTORY_ENTRY_SIZE > input.size - directoryRva) {
-    throw new InputError(
-      "bad-value",
-      `NumberOfStreams ${streamCount} needs ${streamCount * DIRECTORY_ENTRY_SIZE} bytes of directory at ${hex(directoryRva)}, but the file ends at ${hex(input.size)}`,
-      { offset: 8 },
-    );
+    count = Math.floor((input.size - directoryRva) / DIRECTORY_ENTRY_SIZE);
+    const why = `NumberOfStreams ${streamCount} needs ${streamCount * DIRECTORY_ENTRY_SIZE} bytes of directory at ${hex(directoryRva)}, but the file ends at ${hex(input.size)}`;
+    if (count === 0) throw new InputError("bad-value", why, { offset: 8 });
+    input.note(8, `${why}: the first ${count} entr${count === 1 ? "y is" : "ies are"} read`);
   }
-  const c = input.cursor(directoryRva, streamCount * DIRECTORY_ENTRY_SIZE, "stream directory");
+  const c = input.cursor(directoryRva, count * DIRECTORY_ENTRY_SIZE, "stream directory");
   const out: MinidumpStreamEntry[] = [];
-  for (let index = 0; index < streamCount; index++) {
+  for (let index = 0; index < count; index++) {
     const offset = c.offset;
     const streamType = c.u32();
     const dataSize = c.u32();
@@ -602,7 +696,8 @@ function readSystemInfo(input: Input, s: MinidumpStreamEntry): MinidumpSystemInf
   let cpu: MinidumpCpuInfo;
   if (processorArchitecture === PROCESSOR_ARCHITECTURE.INTEL || processorArchitecture === PROCESSOR_ARCHITECTURE.IA32_ON_WIN64) {
     const vendor = c.take(12);
-    const vendorId = Array.from(vendor, (b) => String.fromCharCode(b)).join("").replace(/\0+$/, "");
+    // Breakpad prints the 12 bytes as a C string: up to the first NUL.
+    const vendorId = Array.from(vendor, (b) => String.fromCharCode(b)).join("").split("\0", 1)[0]!;
     cpu = { kind: "x86", vendorId, versionInformation: c.u32(), featureInformation: c.u32(), amdExtendedCpuFeatures: c.u32() };
   } else {
     cpu = { kind: "other", processorFeatures: [c.u64(), c.u64()] };
@@ -621,15 +716,20 @@ function readSystemInfo(input: Input, s: MinidumpStreamEntry): MinidumpSystemInf
     suiteMask,
     cpu,
   };
-  if (csdVersionRva !== 0) info.csdVersion = input.string(csdVersionRva, csdAt, "SystemInfo CSDVersion");
+  if (csdVersionRva !== 0) {
+    // Breakpad leaves the service-pack string out when it cannot be read.
+    const csd = input.lenient("SystemInfo CSDVersion", () => input.string(csdVersionRva, csdAt, "SystemInfo CSDVersion"));
+    if (csd !== undefined) info.csdVersion = csd;
+  }
   const machine = MACHINE_OF_ARCH[processorArchitecture];
   if (machine !== undefined) info.machine = machine;
   return info;
 }
 
-function readThreads(input: Input, s: MinidumpStreamEntry, ex: boolean, systemArch: number | undefined): MinidumpThread[] {
+function readThreads(input: Input, s: MinidumpStreamEntry, held: MinidumpLocation, ex: boolean, systemArch: number | undefined): MinidumpThread[] {
   const entrySize = ex ? THREAD_EX_SIZE : THREAD_SIZE;
-  const { count, first } = listEntries(input, s, entrySize);
+  const { count, first } = listEntries(input, s, held, entrySize);
+  if (count === 0) return [];
   const c = input.cursor(first, count * entrySize, `${streamTypeName(s.streamType)} entries`);
   const threads: MinidumpThread[] = [];
   for (let i = 0; i < count; i++) {
@@ -640,12 +740,15 @@ function readThreads(input: Input, s: MinidumpStreamEntry, ex: boolean, systemAr
     const priorityClass = c.u32();
     const priority = c.u32();
     const teb = c.u64();
-    const stack = memoryDescriptor(input, c, "thread stack", `${what} Stack`);
+    const stack = memoryDescriptor(input, c, "thread stack");
+    noteLostRanges(input, `${what} (id ${id}) Stack`, [stack]);
     const contextAt = c.offset;
     const contextLocation: MinidumpLocation = { dataSize: c.u32(), rva: c.u32() };
-    input.location(contextLocation, contextAt, `${what} ThreadContext`);
     const thread: MinidumpThread = { id, suspendCount, priorityClass, priority, teb, stack, contextLocation, offset };
-    if (ex) thread.backingStore = memoryDescriptor(input, c, "backing store", `${what} BackingStore`);
+    if (ex) {
+      thread.backingStore = memoryDescriptor(input, c, "backing store");
+      noteLostRanges(input, `${what} (id ${id}) BackingStore`, [thread.backingStore]);
+    }
     const ctx = attempt(() => readContext(input, contextLocation, contextAt, systemArch, `${what} (id ${id}) ThreadContext`));
     if ("value" in ctx) thread.context = ctx.value;
     else thread.contextError = ctx.error;
@@ -672,27 +775,76 @@ function readVersionInfo(c: ByteCursor): MinidumpVersionInfo {
   };
 }
 
-/**
- * The CodeView record of a module (minidump.md §2.3): RSDS needs DataSize ≥ 25, NB10 ≥ 17, and the
- * record's last byte must be NUL, or the record is rejected as Breakpad rejects it. Returns the
- * record or why it was passed over.
- */
-function readCodeView(input: Input, loc: MinidumpLocation, what: string): CodeViewInfo | string {
-  if (loc.dataSize > MINIDUMP_LIMITS.maxCodeViewBytes) return `${what}: ${loc.dataSize}-byte CodeView record is larger than ${MINIDUMP_LIMITS.maxCodeViewBytes} bytes`;
-  if (loc.dataSize < 4) return `${what}: ${loc.dataSize}-byte CodeView record has no signature`;
-  const c = input.cursor(loc.rva, loc.dataSize, `${what} CodeView record`);
-  const bytes = c.bytes;
-  const signature = c.u32();
-  const lastNul = bytes[bytes.length - 1] === 0;
-  // Breakpad's acceptance rules first; the record itself is decoded as a PE's is.
-  if (signature === CV_RSDS && (bytes.length < 25 || !lastNul)) return `${what}: RSDS record of ${bytes.length} bytes is shorter than 25 or does not end in NUL`;
-  if (signature === CV_NB10 && (bytes.length < 17 || !lastNul)) return `${what}: NB10 record of ${bytes.length} bytes is shorter than 17 or does not end in NUL`;
-  if (signature !== CV_RSDS && signature !== CV_NB10) return `${what}: CodeView signature ${hex(signature)} is neither RSDS nor NB10`;
-  return parseCodeView(input.cursor(loc.rva, loc.dataSize, `${what} CodeView record`));
+/** What a module's debug records say about its symbols (minidump.md §2.3, §8). */
+interface ModuleIdentity {
+  codeView?: CodeViewInfo;
+  /** The ELF build id of a `BpEL` CodeView record. */
+  buildId?: Uint8Array;
+  debugFile?: string;
 }
 
-function readModules(input: Input, s: MinidumpStreamEntry, notes: string[]): MinidumpModule[] {
-  const { count, first } = listEntries(input, s, MODULE_SIZE);
+/**
+ * A module's CodeView record as Breakpad reads it (minidump.md §2.3): RSDS needs DataSize ≥ 25,
+ * NB10 ≥ 17, and the record's last byte must be NUL, or the record is rejected, and with it all
+ * of the module's debug information; `BpEL` (Breakpad's ELF record) is the signature followed by
+ * the build id; a record with another signature (or none) is kept but names nothing. Returns
+ * the identity, or why the record was rejected.
+ */
+function readCodeView(input: Input, loc: MinidumpLocation, what: string): ModuleIdentity | string {
+  if (loc.dataSize > MINIDUMP_LIMITS.maxCodeViewBytes) return `${what}: ${loc.dataSize}-byte CodeView record is larger than ${MINIDUMP_LIMITS.maxCodeViewBytes} bytes`;
+  const c = input.cursor(loc.rva, loc.dataSize, `${what} CodeView record`);
+  const bytes = c.bytes;
+  // Breakpad reads a signature only from a record longer than one.
+  const signature = bytes.length > 4 ? c.u32() : undefined;
+  const lastNul = bytes[bytes.length - 1] === 0;
+  if (signature === CV_RSDS && (bytes.length < 25 || !lastNul)) return `${what}: RSDS record of ${bytes.length} bytes is shorter than 25 or does not end in NUL`;
+  if (signature === CV_NB10 && (bytes.length < 17 || !lastNul)) return `${what}: NB10 record of ${bytes.length} bytes is shorter than 17 or does not end in NUL`;
+  if (signature === CV_RSDS || signature === CV_NB10) {
+    const cv = parseCodeView(input.cursor(loc.rva, loc.dataSize, `${what} CodeView record`));
+    return { codeView: cv, debugFile: cv.pdbName };
+  }
+  if (signature === CV_ELF) return { buildId: bytes.slice(4) };
+  const sig = signature === undefined ? `a ${bytes.length}-byte CodeView record has no signature` : `CodeView signature ${hex(signature)} is not RSDS, NB10 or BpEL`;
+  input.note(loc.rva, `${what}: ${sig}; the module has no debug identifier`);
+  return {};
+}
+
+/**
+ * The debug file an IMAGE_DEBUG_MISC record names (Breakpad's fallback when the CodeView record
+ * names none), or why the record was rejected: it must be 12 bytes or more, no larger than the
+ * CodeView limit, and its Length field must equal its DataSize.
+ */
+function readMiscRecord(input: Input, loc: MinidumpLocation, what: string): { debugFile: string } | string {
+  if (loc.dataSize < MISC_RECORD_HEADER || loc.dataSize > MINIDUMP_LIMITS.maxCodeViewBytes) return `${what}: a ${loc.dataSize}-byte IMAGE_DEBUG_MISC record`;
+  const c = input.cursor(loc.rva, loc.dataSize, `${what} IMAGE_DEBUG_MISC record`);
+  c.skip(4); // DataType
+  const length = c.u32();
+  if (length !== loc.dataSize) return `${what}: IMAGE_DEBUG_MISC Length ${length} is not its DataSize ${loc.dataSize}`;
+  const unicode = c.u8() !== 0;
+  const data = c.bytes.subarray(MISC_RECORD_HEADER);
+  if (unicode && data.length % 2 !== 0) return { debugFile: "" };
+  const text = new TextDecoder(unicode ? "utf-16le" : "latin1").decode(data);
+  return { debugFile: text.split("\0", 1)[0]! };
+}
+
+/** The Breakpad debug identifier of an ELF build id: its first 16 bytes (zero-filled) as a GUID with little-endian fields, age 0 (minidump.md §8). */
+export function elfDebugId(buildId: Uint8Array): string {
+  const g = new Uint8Array(16);
+  g.set(buildId.subarray(0, 16));
+  const dv = new DataView(g.buffer);
+  const data4 = Array.from(g.subarray(8), (b) => hexUpper(b, 2)).join("");
+  return hexUpper(dv.getUint32(0, true), 8) + hexUpper(dv.getUint16(4, true), 4) + hexUpper(dv.getUint16(6, true), 4) + data4 + "0";
+}
+
+/**
+ * The module list (minidump.md §2.3). Modules whose entries the file holds are read; one with no
+ * bytes or a range past the end of the address space is passed over, an unreadable name is
+ * left empty, and a rejected debug record leaves the module without debug information (as
+ * Breakpad leaves it); each with a note.
+ */
+function readModules(input: Input, s: MinidumpStreamEntry, held: MinidumpLocation): MinidumpModule[] {
+  const { count, first } = listEntries(input, s, held, MODULE_SIZE);
+  if (count === 0) return [];
   const c = input.cursor(first, count * MODULE_SIZE, "ModuleList entries");
   const modules: MinidumpModule[] = [];
   for (let i = 0; i < count; i++) {
@@ -708,10 +860,11 @@ function readModules(input: Input, s: MinidumpStreamEntry, notes: string[]): Min
     const cvRecord: MinidumpLocation = { dataSize: c.u32(), rva: c.u32() };
     const miscRecord: MinidumpLocation = { dataSize: c.u32(), rva: c.u32() };
     c.skip(16); // Reserved0, Reserved1
-    if (base + BigInt(size) > 1n << 64n) {
-      throw new InputError("bad-value", `${what}: ${hex(size)} bytes at ${hex(base)} run past the end of the 64-bit address space`, { offset: offset + 8 });
+    if (size === 0 || base + BigInt(size) > 1n << 64n) {
+      input.note(offset + 8, `${what}: ${hex(size)} bytes at ${hex(base)} ${size === 0 ? "cover nothing" : "run past the end of the 64-bit address space"}; the module is passed over`);
+      continue;
     }
-    const path = input.string(nameRva, offset + 20, `${what} ModuleNameRva`);
+    const path = input.lenient(`${what} name`, () => input.string(nameRva, offset + 20, `${what} ModuleNameRva`)) ?? "";
     const module: MinidumpModule = {
       base,
       size,
@@ -729,41 +882,90 @@ function readModules(input: Input, s: MinidumpStreamEntry, notes: string[]): Min
       const { fileVersionHi: hi, fileVersionLo: lo } = versionInfo;
       module.version = `${hi >>> 16}.${hi & 0xffff}.${lo >>> 16}.${lo & 0xffff}`;
     }
-    if (cvRecord.dataSize !== 0) {
-      input.location(cvRecord, cvAt, `${what} CvRecord`);
-      const cv = readCodeView(input, cvRecord, `${what} (${module.name})`);
-      if (typeof cv === "string") notes.push(cv);
-      else {
-        module.codeView = cv;
-        module.debugFile = cv.pdbName;
-        module.debugId = cv.debugId;
+    const label = `${what} (${module.name === "" ? "no name" : module.name})`;
+    const identity = moduleIdentity(input, cvRecord, miscRecord, cvAt, label);
+    if (typeof identity === "string") input.note(undefined, `${identity}; the module has no debug file or identifier`);
+    else {
+      if (identity.codeView !== undefined) {
+        module.codeView = identity.codeView;
+        module.debugId = identity.codeView.debugId;
       }
+      if (identity.buildId !== undefined) {
+        // An ELF module: the debug file is the code file, the code id the whole build id.
+        module.buildId = identity.buildId;
+        module.debugFile = path;
+        module.debugId = elfDebugId(identity.buildId);
+        module.codeId = Array.from(identity.buildId, (b) => b.toString(16).padStart(2, "0")).join("");
+      }
+      if (identity.debugFile !== undefined && module.debugFile === undefined) module.debugFile = identity.debugFile;
     }
     modules.push(module);
   }
   return modules;
 }
 
-function readMemoryList(input: Input, s: MinidumpStreamEntry): MinidumpMemoryRange[] {
-  const { count, first } = listEntries(input, s, MEMORY_DESCRIPTOR_SIZE);
+/**
+ * A module's debug identity from its CodeView and IMAGE_DEBUG_MISC records, each read only when
+ * its DataSize is not 0 (Breakpad's MinidumpModule::ReadAuxiliaryData): a record that is
+ * declared but cannot be read or is rejected leaves the module with no debug information.
+ */
+function moduleIdentity(input: Input, cvRecord: MinidumpLocation, miscRecord: MinidumpLocation, cvAt: number, what: string): ModuleIdentity | string {
+  const whole = (loc: MinidumpLocation, at: number, name: string): string | undefined =>
+    loc.rva > input.size
+      ? `offset ${hex(at + 4)}: ${what}: its ${name} at RVA ${hex(loc.rva)} lies outside the file (${hex(input.size)} bytes)`
+      : loc.dataSize > input.size - loc.rva
+        ? `offset ${hex(at)}: ${what}: its ${loc.dataSize}-byte ${name} at RVA ${hex(loc.rva)} runs past the end of the file (${hex(input.size)} bytes)`
+        : undefined;
+  let identity: ModuleIdentity = {};
+  if (cvRecord.dataSize !== 0) {
+    const cut = whole(cvRecord, cvAt, "CodeView record");
+    if (cut !== undefined) return cut;
+    const cv = readCodeView(input, cvRecord, what);
+    if (typeof cv === "string") return `offset ${hex(cvRecord.rva)}: ${cv}`;
+    identity = cv;
+  }
+  if (miscRecord.dataSize !== 0) {
+    const cut = whole(miscRecord, cvAt + 8, "IMAGE_DEBUG_MISC record");
+    if (cut !== undefined) return cut;
+    const misc = readMiscRecord(input, miscRecord, what);
+    if (typeof misc === "string") return `offset ${hex(miscRecord.rva)}: ${misc}`;
+    if (identity.debugFile === undefined && identity.buildId === undefined) identity.debugFile = misc.debugFile;
+  }
+  return identity;
+}
+
+function readMemoryList(input: Input, s: MinidumpStreamEntry, held: MinidumpLocation): MinidumpMemoryRange[] {
+  const { count, first } = listEntries(input, s, held, MEMORY_DESCRIPTOR_SIZE);
+  if (count === 0) return [];
   const c = input.cursor(first, count * MEMORY_DESCRIPTOR_SIZE, "MemoryList entries");
   const out: MinidumpMemoryRange[] = [];
-  for (let i = 0; i < count; i++) out.push(memoryDescriptor(input, c, "MemoryList", `MemoryList range ${i}`));
+  for (let i = 0; i < count; i++) out.push(memoryDescriptor(input, c, "MemoryList"));
+  noteLostRanges(input, "MemoryList", out);
   return out;
 }
 
-/** Memory64List (minidump.md §2.4): u64 count, u64 BaseRva, then {start, size} pairs whose data lie back to back. */
-function readMemory64List(input: Input, s: MinidumpStreamEntry): MinidumpMemoryRange[] {
+/**
+ * Memory64List (minidump.md §2.4): u64 count, u64 BaseRva, then {start, size} pairs whose data
+ * lie back to back. As with the other lists, what the file holds is read and the rest noted.
+ */
+function readMemory64List(input: Input, s: MinidumpStreamEntry, held: MinidumpLocation): MinidumpMemoryRange[] {
   const { rva, dataSize } = s.location;
-  if (dataSize < 16) throw new InputError("truncated", `Memory64List stream is ${dataSize} bytes, too small for its 16-byte header`, { offset: s.offset + 4 });
+  if (held.dataSize < 16) {
+    input.note(s.offset + 4, `Memory64List stream holds ${held.dataSize} byte(s), too few for its 16-byte header: no ranges are read`);
+    return [];
+  }
   const h = input.cursor(rva, 16, "Memory64List header");
-  const count = h.u64();
+  let count = h.u64();
   const baseRva = h.u64();
-  if (count > BigInt(Math.floor((dataSize - 16) / MEMORY64_DESCRIPTOR_SIZE))) {
-    throw new InputError("bad-value", `Memory64List count ${count} needs ${16n + count * 16n} bytes but the stream holds ${dataSize}`, { offset: rva });
+  const fit = BigInt(Math.floor((held.dataSize - 16) / MEMORY64_DESCRIPTOR_SIZE));
+  if (count > fit) {
+    const why = held.dataSize < dataSize ? `the file holds ${held.dataSize} of its ${dataSize} bytes` : `the stream holds ${dataSize} bytes`;
+    input.note(rva, `Memory64List count ${count} needs ${16n + count * 16n} bytes but ${why}: the first ${fit} ranges are read`);
+    count = fit;
   }
   if (baseRva > BigInt(input.size)) {
-    throw new InputError("bad-value", `Memory64List BaseRva ${hex(baseRva)} lies outside the file (${hex(input.size)} bytes)`, { offset: rva + 8 });
+    input.note(rva + 8, `Memory64List BaseRva ${hex(baseRva)} lies outside the file (${hex(input.size)} bytes): no ranges are read`);
+    return [];
   }
   const n = Number(count);
   const c = input.cursor(rva + 16, n * MEMORY64_DESCRIPTOR_SIZE, "Memory64List entries");
@@ -773,17 +975,15 @@ function readMemory64List(input: Input, s: MinidumpStreamEntry): MinidumpMemoryR
     const at = c.offset;
     const start = c.u64();
     const size = c.u64();
-    if (size > BigInt(input.size - dataAt)) {
-      throw new InputError("truncated", `Memory64List range ${i}: ${size} bytes at file offset ${hex(dataAt)} run past the end of the file (${hex(input.size)} bytes)`, {
-        offset: at + 8,
-      });
-    }
-    if (start + size > 1n << 64n) {
-      throw new InputError("bad-value", `Memory64List range ${i}: ${size} bytes at ${hex(start)} run past the end of the 64-bit address space`, { offset: at });
-    }
-    out.push({ start, size, rva: dataAt, descriptor: at, from: "Memory64List" });
-    dataAt += Number(size);
+    const room = BigInt(input.size - Math.min(dataAt, input.size));
+    const inSpace = start + size <= 1n << 64n;
+    const kept = !inSpace ? 0n : size < room ? size : room;
+    const range: MinidumpMemoryRange = { start, size: kept, rva: Math.min(dataAt, input.size), descriptor: at, from: "Memory64List" };
+    if (kept !== size) range.declared = size;
+    out.push(range);
+    dataAt = Math.min(dataAt + Number(size), Number.MAX_SAFE_INTEGER);
   }
+  noteLostRanges(input, "Memory64List", out);
   return out;
 }
 
@@ -852,6 +1052,28 @@ function readBreakpadInfo(input: Input, s: MinidumpStreamEntry): MinidumpBreakpa
   return info;
 }
 
+/**
+ * Breakpad's assertion stream (MDRawAssertionInfo, 776 bytes): expression, function and file as
+ * 128 UTF-16 units each (up to the first NUL), then the line and the assertion type. Breakpad
+ * reads it only when the stream is exactly that size.
+ */
+function readAssertion(input: Input, s: MinidumpStreamEntry): MinidumpAssertion {
+  if (s.location.dataSize !== ASSERTION_INFO_SIZE) {
+    throw new InputError("bad-value", `Breakpad assertion stream is ${s.location.dataSize} bytes, not ${ASSERTION_INFO_SIZE}`, { offset: s.offset + 4 });
+  }
+  const c = input.cursor(s.location.rva, ASSERTION_INFO_SIZE, "Breakpad assertion stream");
+  const text = (): string => {
+    const units = c.take(ASSERTION_STRING_BYTES);
+    let n = 0;
+    while (n < ASSERTION_STRING_BYTES && (units[n] !== 0 || units[n + 1] !== 0)) n += 2;
+    return new TextDecoder("utf-16le").decode(units.subarray(0, n));
+  };
+  const expression = text();
+  const fn = text();
+  const sourceFile = text();
+  return { expression, function: fn, file: sourceFile, line: c.u32(), type: c.u32() };
+}
+
 /** FunctionTable (minidump.md §2.8): sizes come from the header, never hard-coded. */
 function readFunctionTable(input: Input, s: MinidumpStreamEntry): MinidumpFunctionTableStream {
   const { rva, dataSize } = s.location;
@@ -916,22 +1138,41 @@ function readFunctionTable(input: Input, s: MinidumpStreamEntry): MinidumpFuncti
   return { sizeOfHeader, sizeOfDescriptor, sizeOfNativeDescriptor, sizeOfFunctionEntry, sizeOfAlignPad, tables };
 }
 
-/** Sorts ranges by start; exact duplicates (same start, size and data) are dropped, any other overlap is an error. */
-function sortRanges(ranges: readonly MinidumpMemoryRange[]): MinidumpMemoryRange[] {
+/**
+ * Sorts ranges by start and makes them disjoint, as a reader over them needs. Exact duplicates
+ * (same start, size and data) are dropped. Where ranges overlap otherwise (a real Windows x86
+ * dump's MemoryList does), the one that starts lower, then the one declared first, supplies the
+ * shared bytes and the other keeps the rest: a note names the first such descriptor and counts
+ * the others.
+ */
+function sortRanges(ranges: readonly MinidumpMemoryRange[], note?: (offset: number, text: string) => void): MinidumpMemoryRange[] {
   const sorted = ranges.filter((r) => r.size > 0n).sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : a.descriptor - b.descriptor));
   const out: MinidumpMemoryRange[] = [];
+  let covered = 0n;
+  let first: { range: MinidumpMemoryRange; over: MinidumpMemoryRange } | undefined;
+  let overlaps = 0;
   for (const r of sorted) {
     const prev = out[out.length - 1];
-    if (prev !== undefined && r.start < prev.start + prev.size) {
-      if (r.start === prev.start && r.size === prev.size && r.rva === prev.rva) continue;
-      const [first, second] = prev.descriptor < r.descriptor ? [prev, r] : [r, prev];
-      throw new InputError(
-        "overlap",
-        `${second.from} range ${hex(second.start)}..${hex(second.start + second.size)} overlaps the ${first.from} range ${hex(first.start)}..${hex(first.start + first.size)} (descriptor at ${hex(first.descriptor)})`,
-        { offset: second.descriptor },
-      );
+    const end = r.start + r.size;
+    if (prev === undefined || r.start >= covered) {
+      out.push(r);
+      covered = end;
+      continue;
     }
-    out.push(r);
+    if (r.start === prev.start && r.size === prev.size && r.rva === prev.rva) continue;
+    overlaps++;
+    first ??= { range: r, over: prev };
+    if (end <= covered) continue;
+    out.push({ ...r, start: covered, size: end - covered, rva: r.rva + Number(covered - r.start) });
+    covered = end;
+  }
+  if (first !== undefined && note !== undefined) {
+    const { range: r, over } = first;
+    const more = overlaps > 1 ? `; ${overlaps - 1} more overlap(s) are resolved the same way` : "";
+    note(
+      r.descriptor,
+      `${r.from} range ${hex(r.start)}..${hex(r.start + r.size)} overlaps the ${over.from} range ${hex(over.start)}..${hex(over.start + over.size)} (descriptor at ${hex(over.descriptor)}): the shared bytes are read from the range that starts lower${more}`,
+    );
   }
   return out;
 }
@@ -950,77 +1191,87 @@ export function readMinidump(source: ByteSource, file?: string): Minidump {
   }
 }
 
+/** The streams the reader decodes. */
+const READ = new Set<number>([
+  MINIDUMP_STREAM.ThreadList,
+  MINIDUMP_STREAM.ModuleList,
+  MINIDUMP_STREAM.MemoryList,
+  MINIDUMP_STREAM.Exception,
+  MINIDUMP_STREAM.SystemInfo,
+  MINIDUMP_STREAM.ThreadExList,
+  MINIDUMP_STREAM.Memory64List,
+  MINIDUMP_STREAM.FunctionTable,
+  MINIDUMP_STREAM.MiscInfo,
+  MINIDUMP_STREAM.BreakpadInfo,
+  MINIDUMP_STREAM.BreakpadAssertionInfo,
+]);
+
 function parse(source: ByteSource, file: string | undefined): Minidump {
   const input = new Input(source);
   const header = readHeader(input);
   const streams = readDirectory(input, header);
-  const notes: string[] = [];
+  const notes = input.notes;
 
-  const READ = new Set<number>([
-    MINIDUMP_STREAM.ThreadList,
-    MINIDUMP_STREAM.ModuleList,
-    MINIDUMP_STREAM.MemoryList,
-    MINIDUMP_STREAM.Exception,
-    MINIDUMP_STREAM.SystemInfo,
-    MINIDUMP_STREAM.ThreadExList,
-    MINIDUMP_STREAM.Memory64List,
-    MINIDUMP_STREAM.FunctionTable,
-    MINIDUMP_STREAM.MiscInfo,
-    MINIDUMP_STREAM.BreakpadInfo,
-  ]);
-  const byType = new Map<number, MinidumpStreamEntry>();
+  // Every stream the directory declares is checked against the file, read or not: a dump cut
+  // short says so. The streams read keep what the file holds of them.
+  const byType = new Map<number, { entry: MinidumpStreamEntry; held: MinidumpLocation }>();
   for (const s of streams) {
+    if (s.streamType === MINIDUMP_STREAM.Unused) continue;
+    const held = input.clip(s.location, s.offset + 4, `${streamTypeName(s.streamType)} stream`);
     if (!READ.has(s.streamType)) continue;
     const earlier = byType.get(s.streamType);
     if (earlier !== undefined) {
-      throw new InputError("bad-value", `a second ${streamTypeName(s.streamType)} stream (directory entry ${s.index}; the first is entry ${earlier.index})`, { offset: s.offset });
+      input.note(s.offset, `a second ${streamTypeName(s.streamType)} stream (directory entry ${s.index}) is passed over; the first (entry ${earlier.entry.index}) is read`);
+      continue;
     }
-    input.location(s.location, s.offset + 4, `${streamTypeName(s.streamType)} stream`);
-    byType.set(s.streamType, s);
+    byType.set(s.streamType, { entry: s, held });
   }
+  /** Reads one stream with what the file holds of it; a stream that cannot be read is noted and passed over. */
+  const read = <T>(type: number, reader: (s: MinidumpStreamEntry, held: MinidumpLocation) => T): T | undefined => {
+    const found = byType.get(type);
+    if (found === undefined) return undefined;
+    const { entry, held } = found;
+    return input.lenient(`${streamTypeName(type)} stream`, () => reader(entry, held));
+  };
 
   const dump: Minidump = { source, header, streams, threads: [], modules: [], memory: [], notes };
   if (file !== undefined) dump.file = file;
 
   // SystemInfo first: the CONTEXT layout depends on it (minidump.md §3.3), and stream order varies.
-  const sys = byType.get(MINIDUMP_STREAM.SystemInfo);
-  if (sys !== undefined) dump.systemInfo = readSystemInfo(input, sys);
+  const sys = read(MINIDUMP_STREAM.SystemInfo, (s, held) => readSystemInfo(input, { ...s, location: held }));
+  if (sys !== undefined) dump.systemInfo = sys;
   const arch = dump.systemInfo?.processorArchitecture;
 
-  const threadEx = byType.get(MINIDUMP_STREAM.ThreadExList);
-  const threadList = byType.get(MINIDUMP_STREAM.ThreadList);
-  if (threadEx !== undefined) {
-    dump.threads = readThreads(input, threadEx, true, arch);
-    dump.threadStream = "ThreadExList";
-    if (threadList !== undefined) notes.push("both ThreadList and ThreadExList are present: threads come from ThreadExList");
-  } else if (threadList !== undefined) {
-    dump.threads = readThreads(input, threadList, false, arch);
-    dump.threadStream = "ThreadList";
+  const ex = byType.has(MINIDUMP_STREAM.ThreadExList);
+  const threads = read(ex ? MINIDUMP_STREAM.ThreadExList : MINIDUMP_STREAM.ThreadList, (s, held) => readThreads(input, s, held, ex, arch));
+  if (threads !== undefined) {
+    dump.threads = threads;
+    dump.threadStream = ex ? "ThreadExList" : "ThreadList";
+    if (ex && byType.has(MINIDUMP_STREAM.ThreadList)) notes.push("both ThreadList and ThreadExList are present: threads come from ThreadExList");
   }
 
-  const modules = byType.get(MINIDUMP_STREAM.ModuleList);
-  if (modules !== undefined) dump.modules = readModules(input, modules, notes);
+  dump.modules = read(MINIDUMP_STREAM.ModuleList, (s, held) => readModules(input, s, held)) ?? [];
 
   const ranges: MinidumpMemoryRange[] = [];
-  const memoryList = byType.get(MINIDUMP_STREAM.MemoryList);
-  if (memoryList !== undefined) ranges.push(...readMemoryList(input, memoryList));
-  const memory64 = byType.get(MINIDUMP_STREAM.Memory64List);
-  if (memory64 !== undefined) ranges.push(...readMemory64List(input, memory64));
-  dump.memory = sortRanges(ranges);
+  ranges.push(...(read(MINIDUMP_STREAM.MemoryList, (s, held) => readMemoryList(input, s, held)) ?? []));
+  ranges.push(...(read(MINIDUMP_STREAM.Memory64List, (s, held) => readMemory64List(input, s, held)) ?? []));
+  dump.memory = sortRanges(ranges, (offset, text) => input.note(offset, text));
 
-  const exception = byType.get(MINIDUMP_STREAM.Exception);
+  const exception = read(MINIDUMP_STREAM.Exception, (s, held) => readException(input, { ...s, location: held }, arch));
   if (exception !== undefined) {
-    dump.exception = readException(input, exception, arch);
-    if (dump.exception.contextError !== undefined) {
-      notes.push(`the exception context is not used (${dump.exception.contextError.message}); the crashed thread's own context is`);
+    dump.exception = exception;
+    if (exception.contextError !== undefined) {
+      notes.push(`the exception context is not used (${exception.contextError.message}); the crashed thread's own context is`);
     }
   }
-  const misc = byType.get(MINIDUMP_STREAM.MiscInfo);
-  if (misc !== undefined) dump.miscInfo = readMiscInfo(input, misc);
-  const table = byType.get(MINIDUMP_STREAM.FunctionTable);
-  if (table !== undefined) dump.functionTable = readFunctionTable(input, table);
-  const breakpad = byType.get(MINIDUMP_STREAM.BreakpadInfo);
-  if (breakpad !== undefined) dump.breakpadInfo = readBreakpadInfo(input, breakpad);
+  const misc = read(MINIDUMP_STREAM.MiscInfo, (s, held) => readMiscInfo(input, { ...s, location: held }));
+  if (misc !== undefined) dump.miscInfo = misc;
+  const table = read(MINIDUMP_STREAM.FunctionTable, (s, held) => readFunctionTable(input, { ...s, location: held }));
+  if (table !== undefined) dump.functionTable = table;
+  const breakpad = read(MINIDUMP_STREAM.BreakpadInfo, (s, held) => readBreakpadInfo(input, { ...s, location: held }));
+  if (breakpad !== undefined) dump.breakpadInfo = breakpad;
+  const assertion = read(MINIDUMP_STREAM.BreakpadAssertionInfo, (s, held) => readAssertion(input, { ...s, location: held }));
+  if (assertion !== undefined) dump.assertion = assertion;
 
   // The contexts say what ran (a 32-bit process on a 64-bit system has x86 contexts); SystemInfo otherwise.
   const machine = dump.exception?.context?.machine ?? dump.threads.find((t) => t.context !== undefined)?.context?.machine ?? dump.systemInfo?.machine;
@@ -1067,7 +1318,7 @@ export class MinidumpMemory implements MemoryReader {
   private current: Page | undefined;
   private lastSpan = 0;
 
-  /** `ranges` must not overlap (a parsed dump's are checked); they are sorted and joined here. */
+  /** `ranges` are sorted, made disjoint as a parsed dump's are (the lower start wins), and joined here. */
   constructor(
     private readonly source: ByteSource,
     ranges: readonly MinidumpMemoryRange[],
@@ -1281,42 +1532,63 @@ export function snapshotMemoryRanges(dump: Minidump): MinidumpMemoryRange[] {
 // Snapshot
 
 /**
+ * Why a dump has no thread to walk, naming the field to blame: the directory that lacks a thread
+ * list, or the list's Rva outside the file, its DataSize too small or cut, or its count of 0.
+ * Undefined when the dump has threads.
+ */
+function noThreadError(dump: Minidump): InputError | undefined {
+  if (dump.threads.length > 0) return undefined;
+  const list = dump.streams.find((s) => s.streamType === MINIDUMP_STREAM.ThreadList || s.streamType === MINIDUMP_STREAM.ThreadExList);
+  if (list === undefined) return new InputError("missing-field", "the dump has no ThreadList stream: there is no thread to walk", { offset: dump.header.directoryRva });
+  const { rva, dataSize } = list.location;
+  const size = dump.source.size;
+  const offset = rva >= size ? list.offset + 8 : dataSize < 4 || rva + 4 > size ? list.offset + 4 : rva;
+  return new InputError("truncated", `the ${streamTypeName(list.streamType)} stream holds no thread to walk`, { offset });
+}
+
+/**
  * A {@link Snapshot} of a parsed dump: every thread, the crashed one (the Exception stream's
  * thread) first with `crashed: true` and the exception's context when it was accepted
  * (minidump.md §2.5, §3.3); modules with their path, debug file and ids, version; memory read
  * lazily from the dump's source. A thread whose context was rejected, or whose machine differs
- * from the dump's, is an {@link InputError}.
+ * from the dump's, is left out with a note in `dump.notes`; when no thread is left, that is an
+ * {@link InputError} naming the offset of the first thread's problem.
  */
 export function minidumpSnapshot(dump: Minidump): Snapshot {
   const wrap = (e: InputError): InputError => (dump.file !== undefined && e.file === undefined ? e.inFile(dump.file) : e);
   const machine = dump.machine;
   if (machine === undefined) {
     const arch = dump.systemInfo?.processorArchitecture;
-    const where: { offset?: number } = {};
     const sys = dump.streams.find((s) => s.streamType === MINIDUMP_STREAM.SystemInfo);
-    if (sys !== undefined) where.offset = sys.location.rva;
-    throw wrap(
-      new InputError(
-        "unsupported",
-        arch === undefined ? "no SystemInfo stream and no thread context name the machine" : `ProcessorArchitecture ${arch} is not a machine the walker models (x86, AMD64, IA-64)`,
-        where,
-      ),
-    );
+    if (arch !== undefined && sys !== undefined) {
+      throw wrap(new InputError("unsupported", `ProcessorArchitecture ${arch} is not a machine the walker models (x86, AMD64, IA-64)`, { offset: sys.location.rva }));
+    }
+    // Nothing names the machine: say why no thread context could.
+    throw wrap(dump.threads.find((t) => t.contextError !== undefined)?.contextError ?? noThreadError(dump) ?? new InputError("unsupported", "no SystemInfo stream and no thread context name the machine"));
   }
   const crashedId = dump.exception?.threadId;
   const crashedIndex = crashedId === undefined ? -1 : dump.threads.findIndex((t) => t.id === crashedId);
   const order = crashedIndex < 0 ? dump.threads : [dump.threads[crashedIndex]!, ...dump.threads.filter((_, i) => i !== crashedIndex)];
-  const threads: ThreadSnapshot[] = order.map((t, i) => {
+  // A thread whose context cannot be used is left out, with a note; a dump none of whose threads
+  // can be walked is an error naming the first one's problem.
+  const threads: ThreadSnapshot[] = [];
+  let firstProblem: InputError | undefined;
+  order.forEach((t, i) => {
     const crashed = i === 0 && crashedIndex >= 0;
     const context = (crashed ? dump.exception?.context : undefined) ?? t.context;
-    if (context === undefined) throw wrap(t.contextError ?? new InputError("bad-value", `thread ${t.id} has no usable context`, { offset: t.offset + 40 }));
-    if (context.machine !== machine) {
-      throw wrap(
-        new InputError("unsupported", `thread ${t.id} has an ${context.machine} context in an ${machine} dump`, { offset: t.offset + 40 }),
-      );
+    let problem: InputError | undefined;
+    if (context === undefined) problem = t.contextError ?? new InputError("bad-value", `thread ${t.id} has no usable context`, { offset: t.offset + 40 });
+    else if (context.machine !== machine) problem = new InputError("unsupported", `thread ${t.id} has an ${context.machine} context in an ${machine} dump`, { offset: t.offset + 40 });
+    if (problem === undefined) {
+      threads.push({ id: t.id, crashed, registers: { ...context!.registers }, stackRanges: threadStackRanges(dump, t) });
+      return;
     }
-    return { id: t.id, crashed, registers: { ...context.registers } };
+    firstProblem ??= problem;
+    const where = problem.offset === undefined ? "" : `offset 0x${problem.offset.toString(16)}: `;
+    const note = `${where}thread ${t.id} is not walked: ${problem.reason}`;
+    if (!dump.notes.includes(note)) dump.notes.push(note);
   });
+  if (threads.length === 0) throw wrap(firstProblem ?? noThreadError(dump)!);
   const modules: Module[] = dump.modules.map((m) => {
     const module: Module = { name: m.name, base: m.base, size: BigInt(m.size), symbols: [], path: m.path, codeId: m.codeId };
     if (m.debugFile !== undefined) module.debugFile = m.debugFile;
@@ -1330,5 +1602,39 @@ export function minidumpSnapshot(dump: Minidump): Snapshot {
   } catch (e) {
     throw e instanceof InputError ? wrap(e) : e;
   }
-  return { machine, threads, memory, modules, description: dump.file ?? "minidump" };
+  const snapshot: Snapshot = { machine, threads, memory, modules, description: dump.file ?? "minidump" };
+  const os = dump.systemInfo === undefined ? undefined : operatingSystem(dump.systemInfo.platformId);
+  if (os !== undefined) snapshot.os = os;
+  return snapshot;
+}
+
+/** Breakpad's MD_OS_* platform ids (minidump.md §2.6) by the operating system they name. */
+const PLATFORM_OS: Readonly<Record<number, OperatingSystem>> = {
+  0: "windows", 1: "windows", 2: "windows", 3: "windows",
+  0x8000: "unix", 0x8101: "macos", 0x8102: "ios", 0x8201: "linux", 0x8202: "solaris", 0x8203: "android",
+  0x8204: "ps3", 0x8205: "nacl", 0x8206: "fuchsia",
+};
+
+/** The operating system a SystemInfo PlatformId names ("unknown" for any other id). */
+export function operatingSystem(platformId: number): OperatingSystem {
+  return PLATFORM_OS[platformId] ?? "unknown";
+}
+
+/**
+ * The memory a walk of thread `t` may read (minidump.md §4): its Stack range (and IA-64
+ * BackingStore), or, when the thread lists no stack bytes, the MemoryList range holding the
+ * stack's start, as Breakpad falls back to it.
+ */
+function threadStackRanges(dump: Minidump, t: MinidumpThread): AddressRange[] {
+  const out: AddressRange[] = [];
+  const own = [t.stack, ...(t.backingStore === undefined ? [] : [t.backingStore])];
+  for (const r of own) {
+    if (r.size > 0n) {
+      out.push({ start: r.start, end: r.start + r.size });
+      continue;
+    }
+    const listed = dump.memory.find((m) => r.start >= m.start && r.start - m.start < m.size);
+    if (listed !== undefined) out.push({ start: listed.start, end: listed.start + listed.size });
+  }
+  return out;
 }

@@ -115,6 +115,8 @@ export interface PeImage {
   entryRva: number;
   sizeOfImage: number;
   sizeOfHeaders: number;
+  /** SizeOfStackReserve: the main thread's stack the image was linked for (`/stack`), in bytes. */
+  sizeOfStackReserve: bigint;
   sectionAlignment: number;
   fileAlignment: number;
   timeDateStamp: number;
@@ -239,6 +241,8 @@ export function parsePe(bytes: Uint8Array): PeImage {
   const fileAlignment = field32(36, "FileAlignment");
   const sizeOfImage = field32(56, "SizeOfImage");
   const sizeOfHeaders = field32(60, "SizeOfHeaders");
+  // PE32 and PE32+ both put SizeOfStackReserve at offset 72: a u32 in PE32, a u64 in PE32+.
+  const sizeOfStackReserve = is64 ? field64(72, "SizeOfStackReserve") : BigInt(field32(72, "SizeOfStackReserve"));
   const dllCharacteristics = field16(70, "DllCharacteristics");
   const numberOfRvaAndSizes = field32(layout.numberOfRvaAndSizes, "NumberOfRvaAndSizes");
 
@@ -440,6 +444,7 @@ export function parsePe(bytes: Uint8Array): PeImage {
     entryRva,
     sizeOfImage,
     sizeOfHeaders,
+    sizeOfStackReserve,
     sectionAlignment,
     fileAlignment,
     timeDateStamp,

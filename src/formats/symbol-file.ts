@@ -224,7 +224,7 @@ export interface Attachment {
 /**
  * Attaches `file` to every module of `target` it belongs to (see {@link symbolFileMismatch}):
  * a `.sym` file or PDB gives the module its x86 unwind records (FPO_DATA, FrameData) and its
- * names (and, from a `.sym` file, source lines); an image is laid under the target's memory at
+ * names (and, from a `.sym` file, STACK CFI records and source lines); an image is laid under the target's memory at
  * the module's base. The module is replaced by a new object in a new module list, so the next
  * walk sees the records even when the snapshot was walked before. Throws {@link InputError}
  * ("bad-value") when no module of the target is the file's, naming the identity it carries.
@@ -280,7 +280,7 @@ function attachOne(module: Module, file: SymbolFile, options: AttachOptions): { 
   }
   const sym = file.symbols;
   const { fpo, unconverted } = convertibleFpo(sym.stackWin);
-  const next: Module = { ...module, unwind: { fpo, frameData: stackWinToFrameData(sym.stackWin), origin: `Breakpad ${origin}` } };
+  const next: Module = { ...module, unwind: { fpo, frameData: stackWinToFrameData(sym.stackWin), stackCfi: sym.stackCfi, origin: `Breakpad ${origin}` } };
   if (!keepNames && (sym.functions.length > 0 || sym.publics.length > 0)) next.symbols = breakpadSymbols(sym);
   const warnings: string[] = [];
   if (sym.malformedCount > 0 || unconverted > 0) {

@@ -3,7 +3,9 @@
  * contexts, target memory, and the modules loaded in it (DESIGN.md "Data flow").
  */
 import type { MemoryReader } from "../memory/reader.js";
+import type { AddressRange } from "../memory/window-memory.js";
 import type { FrameData } from "../formats/frame-data.js";
+import type { BreakpadStackCfi } from "../formats/breakpad-sym.js";
 import type { FpoData } from "./fpo-data.js";
 import type { Machine } from "./machine.js";
 
@@ -59,12 +61,14 @@ export interface Module {
   version?: string;
 }
 
-/** x86 unwind records attached to a module, each list sorted by start RVA. */
+/** Unwind records attached to a module: x86 ones (each list sorted by start RVA) and STACK CFI. */
 export interface ModuleUnwind {
   /** Old FPO_DATA records. */
   fpo: FpoData[];
   /** FrameData records with their program strings. */
   frameData: FrameData[];
+  /** Breakpad STACK CFI records (an INIT range with its delta rows), in file order (minidump.md §7). */
+  stackCfi?: readonly BreakpadStackCfi[];
   /** Where the records came from, in words ("vector", "PDB x.pdb", "Breakpad x.sym"). */
   origin: string;
 }
@@ -92,7 +96,20 @@ export interface ThreadSnapshot {
   truth?: TruthFrame[];
   /** ETW events recorded for this thread at the snapshot, each with its extended data items. */
   etw?: EtwEvent[];
+  /**
+   * The only memory a walk of this thread reads the stack through, when the snapshot says which
+   * it is: a dump thread's own stack region (and IA-64 backing store), as Breakpad's walker sees
+   * it (minidump.md §4). Absent: the whole snapshot memory.
+   */
+  stackRanges?: readonly AddressRange[];
 }
+
+/**
+ * The operating system a snapshot comes from (a dump's SystemInfo PlatformId, minidump.md §2.6).
+ * Some unwind rules depend on it: x64 code on Windows keeps no frame-pointer chain (x64-unwind.md),
+ * while System V x86-64 code usually does.
+ */
+export type OperatingSystem = "windows" | "linux" | "macos" | "ios" | "android" | "solaris" | "fuchsia" | "nacl" | "ps3" | "unix" | "unknown";
 
 /** One ETW event's extended data: the on-disk item chain (etw.md §1.2), as it was logged. */
 export interface EtwEvent {
@@ -110,6 +127,13 @@ export interface Snapshot {
   modules: Module[];
   /** What the snapshot is, in words (a vector's description, a dump's file name). */
   description?: string;
+  /** The operating system; absent means Windows (vectors and the emulator's programs are Windows code). */
+  os?: OperatingSystem;
+}
+
+/** Whether a snapshot's code follows Windows conventions (its `os` is absent or "windows"). */
+export function isWindows(snapshot: { os?: OperatingSystem | undefined }): boolean {
+  return snapshot.os === undefined || snapshot.os === "windows";
 }
 
 /** The module containing `address`, if any. */

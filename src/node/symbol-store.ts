@@ -42,6 +42,8 @@ export interface SymbolNote {
   passedOver?: string[];
   /** The symbol file used had malformed lines or records, which were left out (Breakpad's "corrupt symbols"). */
   corrupt?: boolean;
+  /** The module's debug file or id cannot name a file in a symbol store, so none was looked for. */
+  unusable?: boolean;
 }
 
 function isFile(path: string): boolean {
@@ -85,6 +87,16 @@ export function attachSymbolDirectories(target: SymbolTarget, dirs: readonly str
       continue;
     }
     const pdbName = basename(id.debugFile.replace(/\\/g, "/"));
+    // A debug file or id that cannot name a file in a symbol store (empty, "..", odd characters):
+    // the module stays without symbols and the walk goes on.
+    let storePath: string;
+    try {
+      storePath = symbolStorePath(pdbName, id.debugId);
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;
+      notes.push({ module: module.name, detail: `${e.reason}: no symbol file is looked for, the module stays without symbols`, unusable: true });
+      continue;
+    }
     const passedOver: string[] = [];
     const warnings: string[] = [];
     let used: string | undefined;
@@ -94,7 +106,7 @@ export function attachSymbolDirectories(target: SymbolTarget, dirs: readonly str
       const candidates: [string, (name: string) => SymbolFile][] = [
         [join(root, pdbName), pdb],
         [join(root, pdbName, id.debugId, pdbName), pdb],
-        [join(root, symbolStorePath(pdbName, id.debugId)), sym],
+        [join(root, storePath), sym],
       ];
       for (const [path, parse] of candidates) {
         if (!isFile(path)) continue;

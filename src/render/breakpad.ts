@@ -10,13 +10,17 @@
  * frames the output is Breakpad's byte for byte. Trust levels map to Breakpad's "Found by:" texts
  * (§5.4) with {@link breakpadTrust}.
  */
-import type { Minidump } from "../formats/minidump.js";
+import type { Minidump, MinidumpAssertion } from "../formats/minidump.js";
 import { InputError } from "../errors.js";
 import { moduleAt, type Module, type Snapshot, type ThreadSnapshot } from "../model/snapshot.js";
 import type { Frame, Walk } from "../walk/frame.js";
 import { lookupAddress } from "../walk/lookup-address.js";
 import { walkThread, type WalkOptions } from "../walk/walk.js";
+import { crashReason } from "./breakpad-crash.js";
+import { chunked, collect } from "./chunks.js";
 import { locate, type Location } from "./location.js";
+
+export { crashReason, WINDOWS_EXCEPTION_NAMES } from "./breakpad-crash.js";
 
 /** One walked thread, numbered as Breakpad numbers it. */
 export interface BreakpadThread {
@@ -40,6 +44,8 @@ export interface BreakpadReport {
   crashAddress: bigint;
   /** ExceptionInformation[0 .. min(NumberParameters, 15)). */
   crashParameters: bigint[];
+  /** Breakpad's assertion text from its assertion stream (0x47670002), when the dump has one. */
+  assertion?: string;
   /** Seconds from process creation to the dump, when MiscInfo gives it (minidump.md §2.7). */
   uptime?: number;
   /** The requesting (crashed) thread's {@link BreakpadThread.index}, or -1. */
@@ -89,92 +95,10 @@ const CPU_NAMES: Readonly<Record<number, string>> = {
   0x8004: "mips64",
 };
 
-/** Windows exception codes Breakpad names (minidump_exception_win32.h, GetCrashReason). */
-export const WINDOWS_EXCEPTION_NAMES: Readonly<Record<number, string>> = {
-  0x40010005: "DBG_CONTROL_C",
-  0x80000001: "EXCEPTION_GUARD_PAGE",
-  0x80000002: "EXCEPTION_DATATYPE_MISALIGNMENT",
-  0x80000003: "EXCEPTION_BREAKPOINT",
-  0x80000004: "EXCEPTION_SINGLE_STEP",
-  0xc0000005: "EXCEPTION_ACCESS_VIOLATION",
-  0xc0000006: "EXCEPTION_IN_PAGE_ERROR",
-  0xc0000008: "EXCEPTION_INVALID_HANDLE",
-  0xc000001d: "EXCEPTION_ILLEGAL_INSTRUCTION",
-  0xc0000025: "EXCEPTION_NONCONTINUABLE_EXCEPTION",
-  0xc0000026: "EXCEPTION_INVALID_DISPOSITION",
-  0xc000008c: "EXCEPTION_BOUNDS_EXCEEDED",
-  0xc000008d: "EXCEPTION_FLT_DENORMAL_OPERAND",
-  0xc000008e: "EXCEPTION_FLT_DIVIDE_BY_ZERO",
-  0xc000008f: "EXCEPTION_FLT_INEXACT_RESULT",
-  0xc0000090: "EXCEPTION_FLT_INVALID_OPERATION",
-  0xc0000091: "EXCEPTION_FLT_OVERFLOW",
-  0xc0000092: "EXCEPTION_FLT_STACK_CHECK",
-  0xc0000093: "EXCEPTION_FLT_UNDERFLOW",
-  0xc0000094: "EXCEPTION_INT_DIVIDE_BY_ZERO",
-  0xc0000095: "EXCEPTION_INT_OVERFLOW",
-  0xc0000096: "EXCEPTION_PRIV_INSTRUCTION",
-  0xc00000fd: "EXCEPTION_STACK_OVERFLOW",
-  0xc00000ff: "EXCEPTION_BAD_FUNCTION_TABLE",
-  0xc0000194: "EXCEPTION_POSSIBLE_DEADLOCK",
-  0xc0000409: "EXCEPTION_STACK_BUFFER_OVERRUN",
-  0xc0000374: "EXCEPTION_HEAP_CORRUPTION",
-  0xe0000008: "Out of Memory",
-  0xe06d7363: "Unhandled C++ Exception",
-  0x0517a7ed: "Simulated Exception",
-};
-
-const ACCESS_VIOLATION = 0xc0000005;
-const IN_PAGE_ERROR = 0xc0000006;
-/** ExceptionInformation[0] of an access violation or in-page error: 0 read, 1 write, 8 execute. */
-const ACCESS_KIND: Readonly<Record<string, string>> = { "0": "_READ", "1": "_WRITE", "8": "_EXEC" };
-
-/** A few NTSTATUS names for EXCEPTION_IN_PAGE_ERROR's underlying status; others print as hex. */
-const NTSTATUS_NAMES: Readonly<Record<number, string>> = {
-  0xc0000001: "STATUS_UNSUCCESSFUL",
-  0xc000000e: "STATUS_NO_SUCH_DEVICE",
-  0xc0000015: "STATUS_NONEXISTENT_SECTOR",
-  0xc0000032: "STATUS_DISK_CORRUPT_ERROR",
-  0xc000009a: "STATUS_INSUFFICIENT_RESOURCES",
-  0xc000009c: "STATUS_DEVICE_DATA_ERROR",
-  0xc000009d: "STATUS_DEVICE_NOT_CONNECTED",
-  0xc000009e: "STATUS_DEVICE_POWER_FAILURE",
-  0xc0000185: "STATUS_IO_DEVICE_ERROR",
-};
-
 const hex8 = (n: number): string => `0x${(n >>> 0).toString(16).padStart(8, "0")}`;
 const hex = (v: bigint): string => v.toString(16);
 
-/**
- * Breakpad's crash reason and crash address for a dump's Exception stream (minidump.md §4):
- * the Windows name of the code (with _READ/_WRITE/_EXEC for access violations and in-page
- * errors), else `0x<code> / 0x<flags>`. The address is ExceptionInformation[1] for those two
- * codes with at least two parameters, else ExceptionAddress; masked to 32 bits on 32-bit CPUs.
- */
-export function crashReason(dump: Minidump): { reason: string; address: bigint } | undefined {
-  const ex = dump.exception;
-  if (ex === undefined) return undefined;
-  const code = ex.code >>> 0;
-  let reason = `${hex8(code)} / ${hex8(ex.flags)}`;
-  let address = ex.address;
-  const platform = dump.systemInfo?.platformId;
-  if (platform === 1 || platform === 2) {
-    const name = WINDOWS_EXCEPTION_NAMES[code];
-    if (name !== undefined) reason = name;
-    if (code === ACCESS_VIOLATION || code === IN_PAGE_ERROR) {
-      if (ex.numberParameters >= 1) reason += ACCESS_KIND[String(ex.parameters[0] ?? 0n)] ?? "";
-      if (ex.numberParameters >= 2 && ex.parameters[1] !== undefined) address = ex.parameters[1];
-      if (code === IN_PAGE_ERROR && ex.numberParameters >= 3 && ex.parameters[2] !== undefined) {
-        const status = Number(ex.parameters[2] & 0xffff_ffffn);
-        reason += ` / ${NTSTATUS_NAMES[status] ?? hex8(status)}`;
-      }
-    }
-  }
-  const arch = dump.systemInfo?.processorArchitecture;
-  if (arch !== undefined && [0, 1, 3, 4, 5, 10].includes(arch)) address &= 0xffff_ffffn;
-  return { reason, address };
-}
-
-/** Breakpad's "Found by:" text for a frame (minidump.md §5.4). */
+/** Breakpad's "Found by:" text for a frame (minidump.md §5.4), from its trust and rule kind. */
 export function breakpadTrust(frame: Frame): string {
   switch (frame.trust) {
     case "context":
@@ -182,14 +106,13 @@ export function breakpadTrust(frame: Frame): string {
     case "frame-pointer":
       return "previous frame's frame pointer";
     case "scan":
-      // A STACK WIN (FrameData / FPO_DATA) rule whose result was repaired by scanning is
-      // Breakpad's CFI_SCAN; any other scan is plain scanning.
-      return /^(frame-data|fpo) /.test(frame.rule) && /(is not a return address: scanned|not to this function)/.test(frame.rule)
-        ? "call frame info with scanning"
-        : "stack scanning";
+      // The leaf simulation; a STACK WIN (FrameData / FPO_DATA) rule whose result was repaired
+      // by scanning is Breakpad's CFI_SCAN; any other scan is plain scanning.
+      if (frame.ruleKind === "leaf") return "simulating a return from leaf function";
+      return frame.ruleKind === "frame-data" || frame.ruleKind === "fpo" ? "call frame info with scanning" : "stack scanning";
     default:
-      // STACK WIN records (FrameData, FPO_DATA) count as call frame info in Breakpad; unwind
-      // tables are the nearest thing to its STACK CFI.
+      // STACK CFI, and STACK WIN records (FrameData, FPO_DATA), are call frame info in Breakpad;
+      // unwind tables are the nearest thing to its STACK CFI.
       return "call frame info";
   }
 }
@@ -214,8 +137,10 @@ export function breakpadRegisters(cpu: string, frame: Frame): [string, bigint][]
   const out: [string, bigint][] = [];
   if (cpu === "x86") {
     const ebp = regs["ebp"] ?? (frame.trust === "context" ? undefined : frame.unwindRegisters?.["ebp"]);
-    const withEbp = ebp === undefined || regs["ebp"] !== undefined ? regs : { ...regs, ebp };
-    for (const [name, key] of X86_REGISTERS) if (withEbp[key] !== undefined) out.push([name, withEbp[key]]);
+    for (const [name, key] of X86_REGISTERS) {
+      const value = key === "ebp" ? ebp : regs[key];
+      if (value !== undefined) out.push([name, value]);
+    }
     if (frame.trust === "context") for (const [name, key] of X86_CONTEXT_ONLY) out.push([name, regs[key] ?? 0n]);
   } else if (cpu === "amd64") {
     for (const name of AMD64_REGISTERS) if (regs[name] !== undefined) out.push([name, regs[name]]);
@@ -267,7 +192,8 @@ function hasSymbols(m: Module): boolean {
 /**
  * Gathers a Breakpad report: walks every thread except Breakpad's dump-writer thread (in dump
  * order; the requesting thread is the crashed one, else BreakpadInfo's), with the same walk
- * options as `walk`. The snapshot must come from `dump` (minidumpSnapshot) with symbols attached.
+ * options as `walk`, each through its own stack memory only (ThreadSnapshot.stackRanges), as
+ * Breakpad's processor walks it. The snapshot must come from `dump` (minidumpSnapshot) with symbols attached.
  */
 export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: BreakpadOptions = {}): BreakpadReport {
   const sys = dump.systemInfo;
@@ -303,6 +229,7 @@ export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: Brea
     modulesWithoutSymbols: new Set(),
   };
   if (stamp !== 0 && created !== 0 && stamp >= created) report.uptime = stamp - created;
+  if (dump.assertion !== undefined) report.assertion = assertionText(dump.assertion);
 
   const info = dump.breakpadInfo;
   const requestingId = dump.exception !== undefined ? dump.exception.threadId : info?.requestingThreadId;
@@ -321,7 +248,15 @@ export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: Brea
     const thread = at < 0 ? undefined : unused.splice(at, 1)[0]!;
     const i = index++;
     if (requestingId !== undefined && t.id === requestingId && report.requestingThread < 0) report.requestingThread = i;
-    if (thread === undefined || (choice !== "all" && t.id !== choice)) continue;
+    if (choice !== "all" && t.id !== choice) continue;
+    if (thread === undefined) {
+      // A thread without a usable context: Breakpad lists it with no frames.
+      const walk: Walk = { frames: [], stop: { reason: "unsupported", detail: "the thread has no usable context" } };
+      report.threads.push({ index: i, thread: { id: t.id, crashed: false, registers: {} }, walk });
+      continue;
+    }
+    // The walk reads the stack through the thread's own stack region (ThreadSnapshot.stackRanges),
+    // the only memory Breakpad's walker sees (minidump.md §4).
     report.threads.push({ index: i, thread, walk: walkThread(snapshot, thread, options.walk ?? {}) });
   }
   if (options.symbolPathGiven === true) {
@@ -335,6 +270,19 @@ export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: Brea
   return report;
 }
 
+/**
+ * Breakpad's assertion line (MinidumpProcessor::GetAssertion): the kind, then the expression,
+ * ` in function F`, `, in file F` and ` at line N` for those present.
+ */
+export function assertionText(a: MinidumpAssertion): string {
+  let text = a.type === 1 ? "Invalid parameter passed to library function" : a.type === 2 ? "Pure virtual function called" : `Unknown assertion type ${hex8(a.type)}`;
+  if (a.expression !== "") text += ` ${a.expression}`;
+  if (a.function !== "") text += ` in function ${a.function}`;
+  if (a.file !== "") text += `, in file ${a.file}`;
+  if (a.line !== 0) text += ` at line ${a.line >>> 0}`;
+  return text;
+}
+
 /** The human frame text after the index: `module!function [file : line + 0xoff]` and the shorter forms (§6.1). */
 function frameText(loc: Location, pc: bigint): string {
   if (loc.module === undefined) return `0x${hex(pc)}`;
@@ -344,20 +292,53 @@ function frameText(loc: Location, pc: bigint): string {
   return `${name}!${loc.function} + 0x${hex(loc.functionOffset!)}`;
 }
 
+/**
+ * The location of each frame, worked out once per PC and kind of frame: the frames of a deep
+ * recursion share a handful of return addresses.
+ */
+function locations(modules: readonly Module[]): (frame: Frame) => Location {
+  const context = new Map<bigint, Location>();
+  const callers = new Map<bigint, Location>();
+  return (frame) => {
+    const byPc = frame.index > 0 ? callers : context;
+    let loc = byPc.get(frame.addrPC);
+    if (loc === undefined) {
+      loc = locate(modules, frame);
+      byPc.set(frame.addrPC, loc);
+    }
+    return loc;
+  };
+}
+
 /** The threads in print order: the requesting thread first, then the others by index. */
 function printOrder(report: BreakpadReport): BreakpadThread[] {
   const first = report.threads.filter((t) => t.index === report.requestingThread);
   return [...first, ...report.threads.filter((t) => t.index !== report.requestingThread)];
 }
 
-/** Modules sorted by base address (GetModuleAtSequence). */
+/**
+ * Modules sorted by base address (GetModuleAtSequence), each once: Breakpad drops a later entry
+ * that repeats an earlier one's base, size, code file and code id (MinidumpModuleList::Read).
+ */
 function sortedModules(report: BreakpadReport): Module[] {
-  return [...report.modules].sort((a, b) => (a.base < b.base ? -1 : a.base > b.base ? 1 : 0));
+  const seen = new Set<string>();
+  const once = report.modules.filter((m) => {
+    const key = `${m.base}:${m.size}:${m.path ?? m.name}:${m.codeId ?? ""}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  return once.sort((a, b) => (a.base < b.base ? -1 : a.base > b.base ? 1 : 0));
 }
 
 /** `minidump_stackwalk <dump> [symbol-path]` output (minidump.md §6.1). */
 export function renderBreakpad(report: BreakpadReport): string {
-  const out: string[] = [];
+  return collect((write) => writeBreakpad(report, write));
+}
+
+/** {@link renderBreakpad}'s text, handed to `write` piece by piece as it is made (a 100,000-frame report is never held whole). */
+export function writeBreakpad(report: BreakpadReport, write: (text: string) => void): void {
+  const out = chunked(write);
   out.push(`Operating system: ${report.os}\n`);
   out.push(`                  ${report.osVersion}\n`);
   out.push(`CPU: ${report.cpu}\n`);
@@ -374,17 +355,24 @@ export function renderBreakpad(report: BreakpadReport): string {
       for (const p of report.crashParameters) out.push(`    value: 0x${hex(p).padStart(16, "0")}  description: \n`);
     }
   } else out.push("No crash\n");
+  if (report.assertion !== undefined && report.assertion !== "") out.push(`Assertion: ${report.assertion}\n`);
   out.push(report.uptime !== undefined ? `Process uptime: ${report.uptime} seconds\n` : "Process uptime: not available\n");
   const digits = report.cpu === "amd64" || report.cpu === "arm64" ? 16 : 8;
+  const locationOf = locations(report.modules);
+  const texts = new Map<Location, string>();
   for (const t of printOrder(report)) {
     out.push("\n");
     const label = t.index !== report.requestingThread ? "" : report.crashed ? " (crashed)" : " (requested dump, did not crash)";
     out.push(`Thread ${t.index}${label}\n`);
     if (t.walk.frames.length === 0) out.push(" <no frames>\n");
     for (const f of t.walk.frames) {
-      out.push(`${String(f.index).padStart(2)}  ${frameText(locate(report.modules, f), f.addrPC)}\n `);
-      out.push(formatRegisterLines(breakpadRegisters(report.cpu, f), digits));
-      out.push(`\n    Found by: ${breakpadTrust(f)}\n`);
+      const loc = locationOf(f);
+      let text = texts.get(loc);
+      if (text === undefined) {
+        text = frameText(loc, f.addrPC);
+        texts.set(loc, text);
+      }
+      out.push(`${String(f.index).padStart(2)}  ${text}\n ${formatRegisterLines(breakpadRegisters(report.cpu, f), digits)}\n    Found by: ${breakpadTrust(f)}\n`);
     }
   }
   out.push("\n");
@@ -396,16 +384,23 @@ export function renderBreakpad(report: BreakpadReport): string {
     const warning = report.modulesWithoutSymbols.has(m) ? `  (WARNING: No symbols, ${fileName(m.debugFile ?? "")}, ${m.debugId ?? ""})` : "";
     out.push(`0x${hex(m.base).padStart(8, "0")} - 0x${hex(end).padStart(8, "0")}  ${codeFile(m)}  ${m.version ?? "???"}${isMain}${warning}\n`);
   }
-  return out.join("");
+  out.end();
 }
 
 /** `minidump_stackwalk -m` output (minidump.md §6.2). */
 export function renderBreakpadMachineReadable(report: BreakpadReport): string {
-  const out: string[] = [];
+  return collect((write) => writeBreakpadMachineReadable(report, write));
+}
+
+/** {@link renderBreakpadMachineReadable}'s text, handed to `write` piece by piece as it is made. */
+export function writeBreakpadMachineReadable(report: BreakpadReport, write: (text: string) => void): void {
+  const out = chunked(write);
   out.push(`OS|${strip(report.os)}|${strip(report.osVersion)}\n`);
   out.push(`CPU|${strip(report.cpu)}|${strip(report.cpuInfo)}|${report.cpuCount}\n`);
   out.push("GPU|||\n");
-  out.push(`Crash|${report.crashed ? `${strip(report.crashReason)}|0x${hex(report.crashAddress)}|` : "No crash||"}${report.requestingThread >= 0 ? report.requestingThread : ""}\n`);
+  // Without a crash, an assertion takes the place of "No crash".
+  const noCrash = report.assertion !== undefined && report.assertion !== "" ? strip(report.assertion) : "No crash";
+  out.push(`Crash|${report.crashed ? `${strip(report.crashReason)}|0x${hex(report.crashAddress)}|` : `${noCrash}||`}${report.requestingThread >= 0 ? report.requestingThread : ""}\n`);
   const main = report.modules[0];
   for (const m of sortedModules(report)) {
     const end = m.base + m.size - 1n;
@@ -414,9 +409,10 @@ export function renderBreakpadMachineReadable(report: BreakpadReport): string {
     );
   }
   out.push("\n");
+  const locationOf = locations(report.modules);
   for (const t of printOrder(report)) {
     for (const f of t.walk.frames) {
-      const loc = locate(report.modules, f);
+      const loc = locationOf(f);
       let fields: string;
       if (loc.module === undefined) fields = `||||0x${hex(f.addrPC)}`;
       else if (loc.function === undefined) fields = `${strip(codeFile(loc.module))}||||0x${hex(loc.moduleOffset!)}`;
@@ -425,5 +421,5 @@ export function renderBreakpadMachineReadable(report: BreakpadReport): string {
       out.push(`${t.index}|${f.index}|${fields}\n`);
     }
   }
-  return out.join("");
+  out.end();
 }

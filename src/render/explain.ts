@@ -354,7 +354,17 @@ function strategyLines(machine: Machine, frame: Frame, fn: string): string[] {
       }
       return lines;
     }
+    case "cfi": {
+      const rules = /^cfi rva=(0x[0-9a-f]+): (.*)$/.exec(rule);
+      return [
+        `STACK CFI for ${fn} (a symbol file's call frame information${rules !== null ? `, the range at rva ${rules[1]}` : ""}): .cfa, the caller's stack pointer, and .ra, the return address, are computed from this frame's registers, and each saved register from .cfa.`,
+        ...(rules !== null ? [`Rules in effect here: ${rules[2]}`] : []),
+      ];
+    }
     case "scan":
+      if (frame.ruleKind === "leaf") {
+        return [`Found by simulating a return from a leaf function: the return address is at RSP or one word above, and every register is carried over unchanged (Breakpad's rule for a Windows context frame).`];
+      }
       return [`Found by scanning the stack: the first word above that points just after a call instruction in a module is taken as the return address (the least trusted way).`];
     default:
       return [];
@@ -420,7 +430,7 @@ function weakerText(machine: Machine, walk: Walk, index: WeakerIndex | undefined
   const next = weak.frames[j + 1];
   const calleeFn = frames[i - 1]!.functionName ?? frames[i - 1]!.location;
   // The callee was unwound from a record that says it keeps no frame pointer.
-  const omitted = (f.trust === "fpo" || f.trust === "frame-data" || f.trust === "unwind-info") && !/FRAME_NONFPO|ebp-chain|rbp-chain/.test(f.rule);
+  const omitted = (f.trust === "fpo" || f.trust === "frame-data" || f.trust === "unwind-info" || f.trust === "cfi") && !/FRAME_NONFPO|ebp-chain|rbp-chain/.test(f.rule);
   const why = omitted
     ? `${calleeFn} does not set up ${fp} as a frame pointer (${machine === "x86" ? "frame-pointer omission" : "x64 code needs none"}), so ${fp} there still belonged to an outer frame`
     : `${fp} at ${fromLoc} was not this frame's frame pointer`;

@@ -4,11 +4,23 @@
  */
 import type { Registers } from "../model/snapshot.js";
 
-/** How a frame was found, most trusted first. */
-export type Trust = "context" | "unwind-info" | "frame-data" | "fpo" | "ia64-unwind" | "frame-pointer" | "scan";
+/**
+ * How a frame was found, most trusted first: `cfi` is a symbol file's STACK CFI records
+ * (minidump.md §7), the unwind tables dump_syms derives from DWARF or UNWIND_INFO.
+ */
+export type Trust = "context" | "unwind-info" | "cfi" | "frame-data" | "fpo" | "ia64-unwind" | "frame-pointer" | "scan";
 
 /** Trust levels in order, most trusted first. */
-export const TRUST_ORDER: readonly Trust[] = ["context", "unwind-info", "frame-data", "fpo", "ia64-unwind", "frame-pointer", "scan"];
+export const TRUST_ORDER: readonly Trust[] = ["context", "unwind-info", "cfi", "frame-data", "fpo", "ia64-unwind", "frame-pointer", "scan"];
+
+/**
+ * What kind of rule found a frame: the `kind` of its rule value (DESIGN.md "Core types"). Mostly
+ * the trust's own kind; it says more where one trust covers several rules: a record rule whose
+ * result was repaired by scanning keeps its record's kind with trust `scan`, and `leaf` is the
+ * return simulated from a leaf function (the return address at the stack pointer or one word
+ * above, the whole register set carried over), also trust `scan`.
+ */
+export type RuleKind = "context" | "unwind-info" | "cfi" | "frame-data" | "fpo" | "ia64-unwind" | "frame-pointer" | "scan" | "leaf";
 
 /** Why a walk ended. */
 export type StopReason =
@@ -48,6 +60,8 @@ export interface Frame {
   virtual: boolean;
   funcTableEntry?: FuncTableEntry;
   trust: Trust;
+  /** The kind of rule that found this frame; absent when it is the trust's own kind. */
+  ruleKind?: RuleKind | undefined;
   /** The rule that found this frame, with the values it used, e.g. "ebp-chain ebp=0x0012ff70". */
   rule: string;
   /** The registers the rule recovered for this frame (the whole context for frame 0). */

@@ -2,33 +2,37 @@
  * Machine -> walker table (Wine dbghelp's "one table per CPU, looked up by machine"). This is
  * the only file that branches on the machine; walkers name a list of strategies in trust order.
  */
+import { x86Cfi } from "../arch/x86/cfi.js";
 import { x86FrameData } from "../arch/x86/frame-data.js";
 import { x86Fpo } from "../arch/x86/fpo.js";
-import { x86FramePointer } from "../arch/x86/frame-pointer.js";
-import { x86RecordlessScan, x86Scan } from "../arch/x86/scan.js";
+import { x86CheckedFramePointer, x86FramePointer } from "../arch/x86/frame-pointer.js";
+import { x86RecordlessScan, x86Scan, x86ScanWithoutRecords } from "../arch/x86/scan.js";
 import { x86Params } from "../arch/x86/params.js";
-import { x64FramePointer } from "../arch/x64/frame-pointer.js";
-import { x64Scan } from "../arch/x64/scan.js";
+import { x64Cfi } from "../arch/x64/cfi.js";
+import { x64CheckedFramePointer, x64FramePointer } from "../arch/x64/frame-pointer.js";
+import { x64Leaf, x64Scan } from "../arch/x64/scan.js";
 import { x64UnwindInfo } from "../arch/x64/unwind.js";
 import { ia64Pc } from "../arch/ia64/rse.js";
 import { ia64Params, ia64Unwind } from "../arch/ia64/walker.js";
 import { InputError } from "../errors.js";
 import type { MemoryReader } from "../memory/reader.js";
 import type { Machine } from "../model/machine.js";
-import type { Registers } from "../model/snapshot.js";
+import { isWindows, type OperatingSystem, type Registers } from "../model/snapshot.js";
 import type { UnwindStrategy } from "./strategy.js";
 
 /** Names accepted by `--walker`. */
-export type WalkerName = "auto" | "frame-pointer" | "fpo" | "unwind" | "ia64";
+export type WalkerName = "auto" | "frame-pointer" | "fpo" | "unwind" | "ia64" | "scan";
 
 /** Every walker name, for usage text. */
-export const WALKER_NAMES: readonly WalkerName[] = ["auto", "frame-pointer", "fpo", "unwind", "ia64"];
+export const WALKER_NAMES: readonly WalkerName[] = ["auto", "frame-pointer", "fpo", "unwind", "ia64", "scan"];
 
 /** What a machine offers the walk loop. */
 export interface ArchWalker {
   machine: Machine;
-  /** Walkers available on this machine, each a list of strategies tried in order. */
+  /** Walkers available on this machine, each a list of strategies tried in order (for Windows code). */
   walkers: Partial<Record<WalkerName, readonly UnwindStrategy[]>>;
+  /** Walkers that differ for code of other operating systems. */
+  nonWindows?: Partial<Record<WalkerName, readonly UnwindStrategy[]>>;
   /** Register names: program counter, stack pointer, frame register (or null), backing store (or null). */
   pc: string;
   sp: string;
@@ -49,9 +53,12 @@ const X86: ArchWalker = {
   machine: "x86",
   walkers: {
     // FrameData before FPO_DATA (x86-fpo.md §1.3: prefer FrameData); records before the EBP chain.
-    auto: [x86FrameData, x86Fpo, x86RecordlessScan, x86FramePointer, x86Scan],
+    // STACK CFI where no STACK WIN record describes the function (minidump.md §5.5); without a
+    // record, the EBP chain where it is plausible, else Breakpad's scan with call-site checks.
+    auto: [x86FrameData, x86Fpo, x86Cfi, x86RecordlessScan, x86CheckedFramePointer, x86ScanWithoutRecords],
     fpo: [x86FrameData, x86Fpo, x86RecordlessScan, x86FramePointer],
     "frame-pointer": [x86FramePointer],
+    scan: [x86Scan],
   },
   pc: "eip",
   sp: "esp",
@@ -67,10 +74,18 @@ const X86: ArchWalker = {
 const X64: ArchWalker = {
   machine: "x64",
   walkers: {
-    // Unwind tables first (x64-unwind.md), then the RBP chain, then scanning, in trust order.
-    auto: [x64UnwindInfo, x64FramePointer, x64Scan],
-    unwind: [x64UnwindInfo, x64Scan],
+    // Unwind tables first: the image's (x64-unwind.md), then a symbol file's STACK CFI; then, as
+    // Breakpad on a Windows dump (minidump.md §5.6), the simulated return from a leaf for the
+    // context frame and scanning: Windows x64 code keeps no RBP chain.
+    auto: [x64UnwindInfo, x64Cfi, x64Leaf, x64Scan],
+    unwind: [x64UnwindInfo, x64Cfi, x64Scan],
     "frame-pointer": [x64FramePointer],
+    scan: [x64Leaf, x64Scan],
+  },
+  // Off Windows the RBP chain comes before scanning, with Breakpad's checks; RBP = 0 is never the
+  // end of the stack.
+  nonWindows: {
+    auto: [x64UnwindInfo, x64Cfi, x64CheckedFramePointer, x64Scan],
   },
   pc: "rip",
   sp: "rsp",
@@ -111,9 +126,13 @@ export function archWalker(machine: Machine): ArchWalker {
   return TABLE[machine];
 }
 
-/** The strategies `walker` uses on `machine`; an {@link InputError} when the walker does not apply there. */
-export function strategiesFor(machine: Machine, walker: WalkerName): readonly UnwindStrategy[] {
-  const list = TABLE[machine].walkers[walker];
+/**
+ * The strategies `walker` uses on `machine` for code of `os` (absent: Windows); an
+ * {@link InputError} when the walker does not apply there.
+ */
+export function strategiesFor(machine: Machine, walker: WalkerName, os?: OperatingSystem): readonly UnwindStrategy[] {
+  const arch = TABLE[machine];
+  const list = (isWindows({ os }) ? undefined : arch.nonWindows?.[walker]) ?? arch.walkers[walker];
   if (list === undefined) {
     const available = Object.keys(TABLE[machine].walkers).join(", ");
     throw new InputError("unsupported", `walker '${walker}' is not available for ${machine} (available: ${available})`);

@@ -16,7 +16,7 @@ import type { MemoryReader } from "../memory/reader.js";
 import { x86Params } from "../arch/x86/params.js";
 import { x86FrameData } from "../arch/x86/frame-data.js";
 import { x86Fpo } from "../arch/x86/fpo.js";
-import { x86RecordlessScan } from "../arch/x86/scan.js";
+import { x86RecordlessScan, x86ScanWithoutRecords } from "../arch/x86/scan.js";
 import { x86FunctionTableAccess } from "../arch/x86/function-table.js";
 import { x64FunctionTableAccess } from "../arch/x64/function-table.js";
 import { x64UnwindInfo } from "../arch/x64/unwind.js";
@@ -65,7 +65,7 @@ export interface StackWalkResult {
   detail?: string;
 }
 
-/** What native dbghelp tries before the EBP chain on x86 (stackwalk64.md §10). */
+/** What native dbghelp tries before the EBP chain on x86 (stackwalk64.md §10); a scan follows a chain that gives nothing. */
 const NATIVE_RECORD_STRATEGIES: readonly UnwindStrategy[] = [x86FrameData, x86Fpo, x86RecordlessScan];
 
 /** i386 walker modes kept in Reserved[0] bits 0-3 (stackwalk64.md §6.1). */
@@ -135,6 +135,7 @@ function unwind32(ctx: Registers, pc: bigint, target: Snapshot | undefined, memo
       return true;
     }
   }
+  const callee: Registers = { ...ctx };
   const ebp = ctx["ebp"] ?? 0n;
   if (ebp !== 0n) ctx["esp"] = (ebp + 8n) & U32;
   for (const strategy of strategiesFor("x86", "frame-pointer")) {
@@ -144,6 +145,16 @@ function unwind32(ctx: Registers, pc: bigint, target: Snapshot | undefined, memo
     if (!result.ok) continue;
     for (const [k, v] of Object.entries(result.registers)) ctx[k] = v & U32;
     return true;
+  }
+  if (compatibility === "native") {
+    // Where the chain gives nothing (EBP 0 or unreadable) in code without records, native dbghelp
+    // searches the stack for a return address: the walk layer's scan, from the frame's own ESP.
+    const rule = x86ScanWithoutRecords.ruleFor({ ...site, registers: callee });
+    const result = rule?.exec(callee, memory);
+    if (result?.ok === true) {
+      for (const [k, v] of Object.entries(result.registers)) ctx[k] = v & U32;
+      return true;
+    }
   }
   return false;
 }

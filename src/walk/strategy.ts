@@ -6,7 +6,7 @@
 import type { MemoryReader } from "../memory/reader.js";
 import type { Machine } from "../model/machine.js";
 import type { Module, Registers } from "../model/snapshot.js";
-import type { FuncTableEntry, Trust, WalkStop } from "./frame.js";
+import type { FuncTableEntry, RuleKind, Trust, WalkStop } from "./frame.js";
 import type { RuleText } from "./lazy-text.js";
 
 /**
@@ -57,6 +57,8 @@ export interface UnwindStep {
   rule: RuleText;
   /** The trust of the caller frame when it differs from the strategy's (a rule that had to scan). */
   trust?: Trust | undefined;
+  /** The kind of rule that found the caller when it differs from the strategy's (see {@link RuleKind}). */
+  kind?: RuleKind | undefined;
   /** Bytes of stack parameters of the frame just unwound, when its record says (the next unwind's calleeParams). */
   paramsSize?: number | undefined;
   /** The unwind-table entry used for the frame just unwound. */
@@ -82,6 +84,14 @@ export interface FrameNumbers {
   sp: number;
   /** The backing-store pointer (IA-64). */
   bstore: number;
+  /**
+   * The registers of the frame that its rule recovered (its validity, in Breakpad's terms);
+   * undefined when all of them are (the context frame, or a rule that recovers everything it
+   * hands on). Rules that treat a carried-over register differently from a recovered one read it.
+   */
+  recovered?: readonly string[] | undefined;
+  /** The kind of rule that found the frame; undefined for the context frame. */
+  foundBy?: RuleKind | undefined;
 }
 
 /**
@@ -106,8 +116,13 @@ export function unwindStep(
 /** Result of running a rule: the caller's registers, or why it cannot be found. */
 export type UnwindResult =
   | (UnwindStep & { ok: true })
-  /** `final`: the walk ends here, whatever later strategies would say (an FPO trap frame). */
-  | { ok: false; stop: WalkStop; final?: boolean };
+  /**
+   * `final`: the walk ends here, whatever later strategies would say (an FPO trap frame); an
+   * `end-of-stack` stop is final unless `final` is false (a scan that found nothing, which a
+   * later strategy may still better). `fallback`: the rule merely did not apply; when every
+   * strategy fails, the walk reports a later one's failure rather than this one.
+   */
+  | { ok: false; stop: WalkStop; final?: boolean; fallback?: boolean };
 
 /** A rule computed for one frame; running it is the only place memory is read. */
 export interface UnwindRule {
@@ -122,6 +137,8 @@ export interface UnwindStrategy {
   name: string;
   /** The trust stamped on frames this strategy finds. */
   trust: Trust;
+  /** The kind of rule it makes (the trust's own kind when absent). */
+  kind?: RuleKind;
   /**
    * The rule for unwinding `site` to its caller, or undefined when this strategy has none. Reads
    * no stack memory. For a caller frame (index > 0) the answer may depend only on `lookupPc`,

@@ -7,7 +7,9 @@
 import { InputError } from "../errors.js";
 import { maskAddress, type Machine } from "../model/machine.js";
 import type { Registers, Snapshot, ThreadSnapshot } from "../model/snapshot.js";
-import type { Frame, FuncTableEntry, Trust, Walk, WalkStop } from "./frame.js";
+import { WindowMemory } from "../memory/window-memory.js";
+import type { MemoryReader } from "../memory/reader.js";
+import type { Frame, FuncTableEntry, RuleKind, Trust, Walk, WalkStop } from "./frame.js";
 import { ImageCache } from "./image-cache.js";
 import { lookupAddress, lookupAddressNumber } from "./lookup-address.js";
 import { archWalker, strategiesFor, type ArchWalker, type WalkerName } from "./registry.js";
@@ -18,6 +20,8 @@ import type { FrameNumbers, FrameSite, UnwindRule, UnwindStep, UnwindStrategy } 
 export interface WalkOptions {
   /** Which strategies to use; `auto` = every strategy of the machine in trust order. */
   walker?: WalkerName;
+  /** Strategies of one's own, tried in this order, instead of a named walker's. */
+  strategies?: readonly UnwindStrategy[];
   /** The most frames a walk returns (default {@link DEFAULT_MAX_FRAMES}). */
   maxFrames?: number;
   /**
@@ -27,11 +31,21 @@ export interface WalkOptions {
   onUnwind?: (index: number) => void;
 }
 
-/** The default frame cap. */
-export const DEFAULT_MAX_FRAMES = 100_000;
+/**
+ * The default frame cap: 2^20 frames. A 100,000-deep recursion with its context frame and
+ * callers fits, as does a 1 MiB stack of the smallest x86 frames (8 bytes: 131,072); each frame
+ * takes about 300-350 bytes of rows, so a walk stopped at the cap holds about 350 MB.
+ */
+export const DEFAULT_MAX_FRAMES = 1 << 20;
 
 /** A PC below this is not code: the walk ends (no image is ever mapped at page 0). */
 export const MIN_PC = 0x1000n;
+
+/**
+ * Frames found by scanning after which a walk scans no more (Breakpad's `max_frames_scanned`,
+ * minidump.md §5.2): a runaway scan through a huge stack stops, the other rules go on.
+ */
+export const MAX_SCANNED_FRAMES = 1 << 14;
 
 const hex = (v: bigint): string => "0x" + v.toString(16);
 
@@ -52,7 +66,7 @@ function maskRegisters(machine: Machine, registers: Registers): Registers {
 /** What every frame row of one walk shares. */
 interface RowContext {
   arch: ArchWalker;
-  memory: Snapshot["memory"];
+  memory: MemoryReader;
 }
 
 /**
@@ -67,7 +81,6 @@ class FrameRow implements Frame {
   readonly addrStack: bigint;
   private ruleText: RuleText;
   private paramValues: bigint[] | undefined;
-  private recoveredView: Registers | undefined;
 
   /**
    * `unwindRegisters` is what the next unwind starts from: the recovered registers plus
@@ -80,6 +93,7 @@ class FrameRow implements Frame {
     readonly trust: Trust,
     rule: RuleText,
     private readonly recovered?: readonly string[],
+    readonly ruleKind?: RuleKind,
   ) {
     const arch = context.arch;
     this.addrPC = arch.pcOf(unwindRegisters) ?? 0n;
@@ -110,18 +124,29 @@ class FrameRow implements Frame {
     return text;
   }
 
-  /** The registers the rule recovered (see {@link Frame.registers}). */
+  /**
+   * The registers the rule recovered (see {@link Frame.registers}): the unwind registers when the
+   * rule recovered all of them, else a view made on each read and not kept, so that the rows of
+   * a deep walk stay small once rendered.
+   */
   get registers(): Registers {
-    if (this.recovered === undefined) return this.unwindRegisters;
-    if (this.recoveredView === undefined) {
-      const view: Registers = {};
-      for (const name of this.recovered) {
-        const v = this.unwindRegisters[name];
-        if (v !== undefined) view[name] = v;
+    const recovered = this.recovered;
+    const all = this.unwindRegisters;
+    if (recovered === undefined) return all;
+    let covered = true;
+    for (const name in all) {
+      if (!recovered.includes(name)) {
+        covered = false;
+        break;
       }
-      this.recoveredView = view;
     }
-    return this.recoveredView;
+    if (covered) return all;
+    const view: Registers = {};
+    for (const name of recovered) {
+      const v = all[name];
+      if (v !== undefined) view[name] = v;
+    }
+    return view;
   }
 
   get params(): bigint[] {
@@ -135,14 +160,15 @@ class FrameRow implements Frame {
       index: this.index, addrPC: this.addrPC, addrReturn: this.addrReturn, addrFrame: this.addrFrame, addrStack: this.addrStack,
       addrBStore: this.addrBStore, params: this.params, far: this.far, virtual: this.virtual, trust: this.trust, rule: this.rule, registers: this.registers,
     };
+    if (this.ruleKind !== undefined) f.ruleKind = this.ruleKind;
     if (this.funcTableEntry !== undefined) f.funcTableEntry = this.funcTableEntry;
     return f;
   }
 }
 
 /** Builds a frame row from its registers. */
-function makeFrame(context: RowContext, index: number, registers: Registers, trust: Trust, rule: RuleText, recovered?: readonly string[]): FrameRow {
-  return new FrameRow(context, index, registers, trust, rule, recovered);
+function makeFrame(context: RowContext, index: number, registers: Registers, trust: Trust, rule: RuleText, recovered?: readonly string[], ruleKind?: RuleKind): FrameRow {
+  return new FrameRow(context, index, registers, trust, rule, recovered, ruleKind);
 }
 
 /** A register value as a number, −1 when absent or not exact as one. */
@@ -264,13 +290,16 @@ export function checkProgress(arch: ArchWalker, callee: Frame, caller: Registers
 interface Outcome {
   step: UnwindStep | undefined;
   trust: Trust;
+  /** The kind of rule, when it is not the trust's own. */
+  kind: RuleKind | undefined;
   stop: WalkStop | undefined;
 }
 
-function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, pc: bigint, numbers: FrameNumbers, snapshot: Snapshot, cache: RuleCache, outcome: Outcome): void {
+function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, pc: bigint, numbers: FrameNumbers, memory: MemoryReader, cache: RuleCache, outcome: Outcome, scanAllowed: boolean): void {
   outcome.step = undefined;
   outcome.stop = undefined;
   let firstFailure: WalkStop | undefined;
+  let fallbackFailure: WalkStop | undefined;
   // A caller frame's rules usually come from the cache, keyed by the PC as a number; the site's
   // lookup address (a bigint) is worked out only when a strategy is asked. Context-like frames
   // (the context frame, an interrupted PC) are not cached.
@@ -280,6 +309,7 @@ function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, pc: 
   const cached = contextLike ? undefined : cachedRules(cache, site, pc, numbers.pc);
   for (let i = 0; i < strategies.length; i++) {
     const strategy = strategies[i]!;
+    if (!scanAllowed && (strategy.kind === "scan" || strategy.kind === "leaf")) continue;
     let rule: UnwindRule | undefined;
     if (cached === undefined) rule = strategy.ruleFor(site);
     else {
@@ -295,47 +325,53 @@ function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, pc: 
       rule = r ?? undefined;
     }
     if (rule === undefined) continue;
-    const result = rule.exec(site.registers, snapshot.memory, numbers);
+    const result = rule.exec(site.registers, memory, numbers);
     if (result.ok) {
       outcome.step = result;
       outcome.trust = result.trust ?? strategy.trust;
+      outcome.kind = result.kind ?? strategy.kind;
       return;
     }
     // A strategy that recognises the outermost frame (EBP 0, a return address of 0) has the last
     // word: less trusted strategies must not scan past the end of the stack.
-    if (result.final === true || result.stop.reason === "end-of-stack") {
+    if (result.final === true || (result.stop.reason === "end-of-stack" && result.final !== false)) {
       outcome.stop = result.stop;
       return;
     }
-    firstFailure ??= result.stop;
+    if (result.fallback === true) fallbackFailure ??= result.stop;
+    else firstFailure ??= result.stop;
   }
-  outcome.stop = firstFailure ?? { reason: "unsupported", detail: "no strategy has a rule for this frame" };
+  outcome.stop = firstFailure ?? fallbackFailure ?? { reason: "unsupported", detail: "no strategy has a rule for this frame" };
 }
 
 /** Walks one thread of a snapshot. */
 export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: WalkOptions = {}): Walk {
   const arch = archWalker(snapshot.machine);
-  const strategies = strategiesFor(snapshot.machine, options.walker ?? "auto");
+  const strategies = options.strategies ?? strategiesFor(snapshot.machine, options.walker ?? "auto", snapshot.os);
   const maxFrames = options.maxFrames ?? DEFAULT_MAX_FRAMES;
   if (!Number.isSafeInteger(maxFrames) || maxFrames < 1) {
     throw new InputError("bad-value", `max-frames must be a whole number ≥ 1, not ${maxFrames}`);
   }
   const context = maskRegisters(snapshot.machine, thread.registers);
-  const rows: RowContext = { arch, memory: snapshot.memory };
+  // The stack is read through the thread's own stack region when the snapshot names it (a dump's
+  // thread list, minidump.md §4); code and unwind tables through the whole snapshot (site.images).
+  const memory = thread.stackRanges === undefined ? snapshot.memory : new WindowMemory(snapshot.memory, thread.stackRanges);
+  const rows: RowContext = { arch, memory };
   const frames: FrameRow[] = [makeFrame(rows, 0, context, "context", "context")];
   if (strategies.length === 0) {
     return { frames, stop: { reason: "unsupported", detail: arch.unsupportedDetail ?? "no strategy applies to this machine" } };
   }
   let calleeParams = 0;
   const cache = ruleCacheFor(snapshot, strategies);
-  const outcome: Outcome = { step: undefined, trust: "context", stop: undefined };
+  const outcome: Outcome = { step: undefined, trust: "context", kind: undefined, stop: undefined };
   // One site object for the whole walk (see FrameSite): refilled for every frame.
   const site: FrameSite = { machine: snapshot.machine, index: 0, interrupted: false, registers: {}, lookupPc: 0n, modules: snapshot.modules, images: snapshot.memory, calleeParams: 0 };
   // What the walk knows of the frame being unwound besides its registers: its PC, SP and BSP as
   // numbers (from the step that found it), and whether its PC was interrupted. Kept here, not in
   // the frame rows, which stay small.
-  const numbers: FrameNumbers = { pc: exactNumber(arch.pcOf(context)), sp: exactNumber(arch.spOf(context)), bstore: exactNumber(arch.bstoreOf(context)) };
+  const numbers: FrameNumbers = { pc: exactNumber(arch.pcOf(context)), sp: exactNumber(arch.spOf(context)), bstore: exactNumber(arch.bstoreOf(context)), recovered: undefined, foundBy: undefined };
   let interrupted = false;
+  let scanned = 0;
   for (;;) {
     const callee = frames[frames.length - 1]!;
     site.index = callee.index;
@@ -343,7 +379,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     site.registers = callee.unwindRegisters;
     site.calleeParams = calleeParams;
     options.onUnwind?.(callee.index);
-    unwindOnce(strategies, site, callee.addrPC, numbers, snapshot, cache, outcome);
+    unwindOnce(strategies, site, callee.addrPC, numbers, memory, cache, outcome, scanned < MAX_SCANNED_FRAMES);
     const step = outcome.step;
     if (step === undefined) return { frames, stop: outcome.stop! };
     if (step.entry !== undefined) callee.funcTableEntry = step.entry;
@@ -355,11 +391,15 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     if (frames.length >= maxFrames) {
       return { frames, stop: { reason: "max-frames", detail: `the walk reached the frame cap of ${maxFrames}` } };
     }
-    frames.push(makeFrame(rows, frames.length, callerRegisters, outcome.trust, step.rule, step.recovered));
+    const kind = outcome.kind ?? outcome.trust;
+    if (outcome.trust === "scan") scanned++;
+    frames.push(makeFrame(rows, frames.length, callerRegisters, outcome.trust, step.rule, step.recovered, kind === outcome.trust ? undefined : kind));
     interrupted = step.interrupted === true;
     numbers.pc = step.pcNumber ?? -1;
     numbers.sp = step.spNumber ?? -1;
     numbers.bstore = step.bstoreNumber ?? -1;
+    numbers.recovered = step.recovered;
+    numbers.foundBy = kind;
   }
 }
 

@@ -95,6 +95,25 @@ describe("stackwalk emulate --dmp", () => {
     expect(viaSym).toBeGreaterThan(0);
   });
 
+  it("an x64 PE: the .sym holds STACK CFI derived from the image's unwind tables, with which the dump walks to the truth", async () => {
+    const dir = scratch();
+    const r = await emulate("vectors/programs/c/build/x64/recursion-callbacks.exe", "--break", "combine", "--dmp", "-o", `${dir}/`);
+    expect(r.code, r.err).toBe(0);
+    const dumps = readdirSync(dir).filter((f) => f.endsWith(".dmp")).sort();
+    expect(dumps.length).toBeGreaterThan(0);
+    const m = readMinidump(bytesSource(readFileSync(join(dir, dumps[0]!)))).modules[0]!;
+    const sym = parseBreakpadSym(readFileSync(join(dir, "recursion-callbacks.pdb", m.debugId!, "recursion-callbacks.sym")));
+    expect(sym.module.arch).toBe("x86_64");
+    expect(sym.stackCfi.length).toBeGreaterThan(5);
+    expect(sym.stackCfi.every((c) => c.init === ".cfa: $rsp 8 + .ra: .cfa 8 - ^")).toBe(true);
+    const w = await cli("walk", join(dir, dumps.at(-1)!), "--format", "json");
+    expect(w.code, w.err).toBe(0);
+    const thread = (JSON.parse(w.out) as JsonWalk).threads[0]!;
+    const truth = parseVector(readFileSync(join(dir, dumps.at(-1)!.replace(/\.dmp$/, ".json")), "utf8")).threads[0]!.truth!;
+    const hex64 = (v: bigint): string => `0x${v.toString(16).padStart(16, "0")}`;
+    expect(thread.frames.map((f) => [f.addrPC, f.addrStack])).toEqual(truth.map((t) => [hex64(t.pc), hex64(t.sp)]));
+  });
+
   it("an assembly source: its module gets a made-up identity, and the dump walks as the vector does", async () => {
     const dir = scratch();
     const r = await emulate(ASM, "--break", "capture", "--dmp", "-o", join(dir, "leaf.json"));

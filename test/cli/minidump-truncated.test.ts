@@ -1,6 +1,8 @@
 /**
- * `stackwalk walk` on cut-off copies of minidump2.dmp: exit status 2 and one line on stderr that
- * names the file and the offset, nothing on stdout.
+ * `stackwalk walk` on cut-off copies of minidump2.dmp: cut in the header or the stream directory,
+ * nothing can be walked: exit status 2 and one line on stderr that names the file and the
+ * offset, nothing on stdout. Cut in the captured memory, the walk goes on with what is there and
+ * stderr notes name the offsets of what was lost.
  */
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,11 +22,10 @@ async function cli(...argv: string[]): Promise<{ code: number; out: string; err:
 describe("stackwalk walk on a truncated minidump", () => {
   const all = readFileSync(DMP);
   const dir = mkdtempSync(join(tmpdir(), "truncated-dmp-"));
-  // In the header, in the stream directory, and in the captured memory at the end.
+  // In the header and in the stream directory.
   for (const [what, length] of [
     ["the header", 20],
     ["the directory", 60],
-    ["the memory", all.length - 100],
   ] as const) {
     it(`cut in ${what} (${length} of ${all.length} bytes): exit 2, one line naming the file`, async () => {
       const file = join(dir, `minidump2-${length}.dmp`);
@@ -39,4 +40,20 @@ describe("stackwalk walk on a truncated minidump", () => {
       expect(offset).toBeLessThanOrEqual(length);
     });
   }
+
+  it(`cut in the memory (the last 100 bytes missing): the walk goes on, notes on stderr, notes in JSON`, async () => {
+    const file = join(dir, `minidump2-${all.length - 100}.dmp`);
+    writeFileSync(file, all.subarray(0, all.length - 100));
+    const r = await cli("walk", file, "--symbols", "../shared/fixtures/breakpad/symbols", "--format", "breakpad");
+    expect(r.code).toBe(0);
+    expect(r.out).toBe(readFileSync("../shared/fixtures/breakpad/minidump2.stackwalk.out", "utf8"));
+    const notes = r.err.split("\n").filter((l) => l.startsWith("note: "));
+    expect(notes).toEqual([
+      `note: ${file}: offset 0x1d8: thread 1 (id 4544) Stack: the range 0x97f6e8..0x980000 (2328 bytes at file offset 0x231d) runs past the end of the file (0x2bd1 bytes); 2228 of its bytes are read`,
+      `note: ${file}: offset 0x1531: MemoryList: the range 0x97f6e8..0x980000 (2328 bytes at file offset 0x231d) runs past the end of the file (0x2bd1 bytes); 2228 of its bytes are read`,
+    ]);
+    const json = JSON.parse((await cli("walk", file, "--format", "json")).out) as { notes: string[]; threads: { frames: unknown[] }[] };
+    expect(json.notes).toEqual(notes.map((n) => n.slice(`note: ${file}: `.length)));
+    expect(json.threads[0]!.frames.length).toBeGreaterThan(1);
+  });
 });

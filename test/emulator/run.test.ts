@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_STACKS, EmulationError, SNAPSHOT_REGISTERS, vectorsOf } from "../../emulator/run.js";
+import { DEFAULT_STACKS, EmulationError, MAX_STACK_RESERVE, SNAPSHOT_REGISTERS, stackFor, STACK_TOP, vectorsOf } from "../../emulator/run.js";
 import { InputError } from "../../src/errors.js";
 import { formatSweep } from "../../src/formats/sweep.js";
 import { bytesToHex } from "../../src/formats/json-input.js";
@@ -87,6 +87,33 @@ describe("memory writes between snapshots", () => {
     expect(atThere!.step).toBe(6);
   });
 
+  it("70,000 stores between two breaks, more than are kept unmerged, still give exactly the bytes written", async () => {
+    // Stores to every other byte of the data page, 70,000 of them, then one to the byte in
+    // between each pair: the last snapshot's writes are one range.
+    const run = await runAssembled(
+      32,
+      [
+        "main: mov ecx, 70000",
+        "again: mov eax, ecx",
+        "and eax, 0x7fe",
+        "mov byte ptr [0x500000 + eax], cl",
+        "dec ecx",
+        "jnz again",
+        "mov ecx, 0x800",
+        "odd: mov byte ptr [0x4fffff + ecx], 0xee",
+        "sub ecx, 2",
+        "jnz odd",
+        "there: ret",
+      ],
+      { breaks: ["main", "there"], maxInstructions: 1_000_000 },
+    );
+    const atThere = run.result.sweep.steps[1]!;
+    expect(atThere.writes.map((w) => [w.address, w.bytes.length])).toEqual([[DATA, 0x800]]);
+    const expected = new Uint8Array(0x800).fill(0xee);
+    for (let ecx = 70000; ecx >= 1; ecx--) expected[ecx & 0x7fe] = ecx & 0xff;
+    expect(vectorsOf(run.result)[1]!.memory.read(DATA, 0x800)).toEqual(expected);
+  });
+
   it("cuts one vector per break hit with the memory of that moment", async () => {
     const run = await runAssembled(32, ["main: mov ecx, 2", "again: call f", "dec ecx", "jnz again", "ret", "f: mov dword ptr [0x500000], ecx", "ret"], {
       functions: ["main", "f"],
@@ -151,5 +178,47 @@ describe("runs that do not end at the sentinel", () => {
     const e = await failure(runAssembled(32, ["main: call f", "ret", "f: push 0", "ret"]));
     expect(e.kind).toBe("bad-exit");
     expect(e.message).toMatch(/^jumped to address 0 from 0x00401008: c3  ret without returning from the entry point/);
+  });
+});
+
+describe("the stack a program gets (stackFor)", () => {
+  const x86Image = { begin: 0x0040_0000n, end: 0x0040_3fffn };
+  const x64Image = { begin: 0x1_4000_0000n, end: 0x1_4000_4fffn };
+
+  it("a 1 MiB reserve ends at the CPU's stack top: 0x00030000..0x00130000 on x86, 0x00200000..0x00300000 on x64", () => {
+    expect(stackFor(32, 0x10_0000n, [x86Image])).toEqual({ base: 0x3_0000n, size: 0x10_0000n, initialSp: 0x0012_ffecn });
+    expect(stackFor(64, 0x10_0000n, [x64Image])).toEqual({ base: 0x20_0000n, size: 0x10_0000n, initialSp: 0x002f_ffc8n });
+    // The hand-built runs' 64 KiB stacks are the top 64 KiB of the same place.
+    expect(DEFAULT_STACKS[32]).toEqual({ base: STACK_TOP[32] - 0x1_0000n, size: 0x1_0000n, initialSp: 0x0012_ffecn });
+    expect(DEFAULT_STACKS[64].initialSp).toBe(stackFor(64, 0x10_0000n, []).initialSp);
+  });
+
+  it("rounds the reserve up to 64 KiB, and gives at least 64 KiB", () => {
+    expect(stackFor(32, 0x1_2345n, []).size).toBe(0x2_0000n);
+    expect(stackFor(32, 0n, []).size).toBe(0x1_0000n);
+    expect(stackFor(64, 0x20_0000n, [x64Image])).toEqual({ base: 0x10_0000n, size: 0x20_0000n, initialSp: 0x002f_ffc8n });
+  });
+
+  it("a reserve too large for the place below the top goes to the lowest free range, with 64 KiB unmapped below it", () => {
+    // 16 MiB cannot end at 0x00130000: it goes past the image, leaving a 64 KiB gap.
+    const s = stackFor(32, 0x100_0000n, [x86Image]);
+    expect(s).toEqual({ base: 0x42_0000n, size: 0x100_0000n, initialSp: 0x0141_ffecn });
+    // Where the space below the image is free enough, it goes there.
+    expect(stackFor(32, 0x20_0000n, [x86Image]).base).toBe(0x2_0000n);
+    // Past a mapped range, the stack starts 64 KiB above it.
+    const taken = [{ begin: 0x2_0000n, end: 0x3_ffffn }, x86Image];
+    const after = stackFor(32, 0x20_0000n, taken);
+    expect(after.base).toBe(0x5_0000n);
+    for (const t of taken) expect(t.end < after.base - 0x1_0000n || t.begin >= after.base + after.size).toBe(true);
+  });
+
+  it("refuses a reserve above 256 MiB, and one that fits nowhere", () => {
+    expect(MAX_STACK_RESERVE).toBe(0x1000_0000n);
+    expect(stackFor(32, MAX_STACK_RESERVE, [x86Image]).size).toBe(MAX_STACK_RESERVE);
+    expect(() => stackFor(32, MAX_STACK_RESERVE + 1n, [])).toThrow(InputError);
+    expect(() => stackFor(32, MAX_STACK_RESERVE + 1n, [])).toThrow(
+      "SizeOfStackReserve 0x10000001 (268435457 bytes) is more than the emulator maps for a stack: at most 0x10000000 (256 MiB)",
+    );
+    expect(() => stackFor(32, 0x10_0000n, [{ begin: 0n, end: 0xffff_ffffn }])).toThrow("no free 0x100000-byte range for a stack of SizeOfStackReserve 0x100000 in the 32-bit address space");
   });
 });

@@ -14,6 +14,7 @@ import {
   symFileStorePath,
   type SymFileInput,
 } from "../../src/formats/breakpad-sym-write.js";
+import { x64ModuleCfi } from "../../src/arch/x64/cfi-from-unwind.js";
 import { parseBreakpadSym, stackWinToFpoData, stackWinToFrameData, type BreakpadStackWin, type BreakpadSymbols } from "../../src/formats/breakpad-sym.js";
 import type { FrameData } from "../../src/formats/frame-data.js";
 import { readMappedImage } from "../../src/formats/pe-mapped.js";
@@ -249,5 +250,19 @@ describe("symFileInput: the .sym of a snapshot's module", () => {
     expect(lines[0]).toMatch(/^MODULE windows x86_64 [0-9A-F]{33} chained\.pdb$/);
     expect(lines.filter((l) => l.startsWith("STACK"))).toEqual([]);
     expect(symFileInput({ name: "bare.exe", base: 0x400000n, size: 0x1000n, symbols: [] }, "x86", new RegionMemory([]))).toBeUndefined();
+  });
+
+  it("x64 with STACK CFI from the image's unwind tables: INIT and delta records that read back as written", () => {
+    const v = parseVector(readFileSync("vectors/x64/synthetic/set-fpreg-capture_w1.json", "utf8"));
+    const m = v.modules[0]!;
+    const input = symFileInput(m, v.machine, v.memory)!;
+    input.stackCfi = x64ModuleCfi(m, v.memory);
+    const sym = parseBreakpadSym(formatBreakpadSym(input));
+    expect(sym.stackCfi).toEqual(input.stackCfi);
+    expect(sym.stackCfi.length).toBeGreaterThan(2);
+    // w1: push rbp, rbx, rdi; sub rsp,0x100; lea rbp,[rsp+0x80]: in its body the CFA is RBP-based.
+    const lines = formatBreakpadSym(input).split("\n");
+    expect(lines.some((l) => /^STACK CFI [0-9a-f]+ \.cfa: \$rbp \d+ \+ \.ra: \.cfa 8 - \^ \$rbx: \.cfa 24 - \^ \$rbp: \.cfa 16 - \^ \$rsi: /.test(l))).toBe(true);
+    expect(lines.filter((l) => l.startsWith("STACK CFI INIT")).every((l) => / \.cfa: \$rsp 8 \+ \.ra: \.cfa 8 - \^$/.test(l))).toBe(true);
   });
 });

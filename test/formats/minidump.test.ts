@@ -601,47 +601,82 @@ describe("bad input is an InputError naming the offset", () => {
     expect(fails(base.bytes.slice(0, 32))).toMatchObject({ code: "bad-value", offset: 8 });
   });
 
-  it("directory outside the file, huge stream counts", () => {
+  /** A damaged dump that still walks: its snapshot and the notes that say what was passed over. */
+  const lenient = (bytes: Uint8Array) => {
+    const dump = readMinidump(bytesSource(bytes), "bad.dmp");
+    const snapshot = minidumpSnapshot(dump);
+    return { dump, snapshot, notes: dump.notes };
+  };
+  /** Whether a note names the field at `offset`. */
+  const names = (notes: readonly string[], offset: number, text?: RegExp): boolean =>
+    notes.some((n) => n.startsWith(`offset 0x${offset.toString(16)}: `) && (text === undefined || text.test(n)));
+
+  it("directory outside the file; stream counts bigger than the file: the entries that fit are read", () => {
     expect(fails(patch32(base.bytes, 12, base.bytes.length + 1))).toMatchObject({ code: "bad-value", offset: 12 });
-    expect(fails(patch32(base.bytes, 8, 0x80000000))).toMatchObject({ code: "bad-value", offset: 8 });
-    expect(fails(patch32(base.bytes, 8, 0xffffffff))).toMatchObject({ code: "bad-value", offset: 8 });
+    // A count past the file: the entries that fit, the real ones first, are read.
+    const { snapshot, notes } = lenient(patch32(base.bytes, 8, 0xffffffff));
+    expect(snapshot.threads).toHaveLength(1);
+    expect(names(notes, 8, /NumberOfStreams 4294967295 .*: the first \d+ entries are read/)).toBe(true);
   });
 
-  it("stream locations outside the file", () => {
+  it("stream locations outside the file: the part the file holds is read, or the stream is empty", () => {
     const t = stream(3);
-    expect(fails(patch32(base.bytes, t.entry + 8, 0xfffffff0))).toMatchObject({ code: "bad-value", offset: t.entry + 8 });
-    expect(fails(patch32(base.bytes, t.entry + 4, base.bytes.length))).toMatchObject({ code: "truncated", offset: t.entry + 4 });
+    // The ThreadList's RVA past the end: no thread is left to walk, an error naming the Rva field.
+    expect(fails(patch32(base.bytes, t.entry + 8, 0xfffffff0))).toMatchObject({ code: "truncated", offset: t.entry + 8 });
+    // A DataSize running past the end: what the file holds is read, the DataSize field noted.
+    const { snapshot, notes } = lenient(patch32(base.bytes, t.entry + 4, base.bytes.length));
+    expect(snapshot.threads).toHaveLength(1);
+    expect(names(notes, t.entry + 4, /ThreadList stream: .* run past the end of the file/)).toBe(true);
+    // Too small for the count: no thread, the DataSize field named.
     expect(fails(patch32(base.bytes, t.entry + 4, 2))).toMatchObject({ code: "truncated", offset: t.entry + 4 });
   });
 
-  it("counts bigger than their stream", () => {
-    expect(fails(patch32(base.bytes, stream(3).rva, 0x80000000))).toMatchObject({ code: "bad-value", offset: stream(3).rva });
-    expect(fails(patch32(base.bytes, stream(3).rva, 2))).toMatchObject({ code: "bad-value", offset: stream(3).rva });
-    expect(fails(patch32(base.bytes, stream(4).rva, 0xffffffff))).toMatchObject({ code: "bad-value", offset: stream(4).rva });
-    expect(fails(patch32(base.bytes, stream(5).rva, 1000))).toMatchObject({ code: "bad-value", offset: stream(5).rva });
+  it("counts bigger than their stream: the entries that fit are read", () => {
+    const threads = lenient(patch32(base.bytes, stream(3).rva, 0x80000000));
+    expect(threads.snapshot.threads).toHaveLength(1);
+    expect(names(threads.notes, stream(3).rva, /ThreadList count 2147483648 .*: the first 1 entry is read/)).toBe(true);
+    expect(lenient(patch32(base.bytes, stream(3).rva, 2)).snapshot.threads).toHaveLength(1);
+    const modules = lenient(patch32(base.bytes, stream(4).rva, 0xffffffff));
+    expect(modules.dump.modules.map((m) => m.name)).toEqual(["a.exe"]);
+    expect(names(modules.notes, stream(4).rva, /ModuleList count/)).toBe(true);
+    const memory = lenient(patch32(base.bytes, stream(5).rva, 1000));
+    expect(memory.dump.memory).toHaveLength(2);
+    expect(names(memory.notes, stream(5).rva, /MemoryList count 1000/)).toBe(true);
   });
 
-  it("RVAs outside the file inside streams", () => {
+  it("RVAs outside the file inside streams: contexts leave nothing to walk, everything else is passed over with a note", () => {
     const thread = base.threadEntries[0]!;
+    // The only thread's context: nothing to walk.
     expect(fails(patch32(base.bytes, thread + 44, 0x7fffffff))).toMatchObject({ code: "bad-value", offset: thread + 44 });
     expect(fails(patch32(base.bytes, thread + 40, 0x7fffffff))).toMatchObject({ code: "truncated", offset: thread + 40 });
-    expect(fails(patch32(base.bytes, thread + 36, 0x7fffffff))).toMatchObject({ code: "bad-value", offset: thread + 36 });
-    expect(fails(patch32(base.bytes, thread + 32, 0x7fffffff))).toMatchObject({ code: "truncated", offset: thread + 32 });
+    // The stack's own bytes: the MemoryList still holds them.
+    const stackRva = lenient(patch32(base.bytes, thread + 36, 0x7fffffff));
+    expect(names(stackRva.notes, thread + 36, /thread 0 \(id 1\) Stack: /)).toBe(true);
+    expect(stackRva.snapshot.memory.read(s1.esp, 4)).toBeDefined();
+    expect(names(lenient(patch32(base.bytes, thread + 32, 0x7fffffff)).notes, thread + 32)).toBe(true);
     const module = base.moduleEntries[0]!;
-    expect(fails(patch32(base.bytes, module + 20, 0x7fffffff))).toMatchObject({ code: "bad-value", offset: module + 20 });
-    expect(fails(patch32(base.bytes, module + 80, 0x7fffffff))).toMatchObject({ code: "bad-value", offset: module + 80 });
+    const name = lenient(patch32(base.bytes, module + 20, 0x7fffffff));
+    expect(name.dump.modules[0]).toMatchObject({ path: "", name: "", debugId: "5A9832E5287241C1838ED98914E9B7FF1" });
+    expect(names(name.notes, module + 20, /module 0 name passed over/)).toBe(true);
+    const cv = lenient(patch32(base.bytes, module + 80, 0x7fffffff));
+    expect(cv.dump.modules[0]!.debugId).toBeUndefined();
+    expect(names(cv.notes, module + 80, /CodeView record at RVA 0x7fffffff lies outside the file/)).toBe(true);
     const memory = base.memoryDescriptors[1]!;
-    expect(fails(patch32(base.bytes, memory + 12, 0x7fffffff))).toMatchObject({ code: "bad-value", offset: memory + 12 });
-    expect(fails(patch32(base.bytes, memory + 8, 0x7fffffff))).toMatchObject({ code: "truncated", offset: memory + 8 });
-    expect(fails(patch64(base.bytes, memory, 0xffff_ffff_ffff_fff8n))).toMatchObject({ code: "bad-value", offset: memory });
+    const rva = lenient(patch32(base.bytes, memory + 12, 0x7fffffff));
+    expect(rva.snapshot.memory.read(0x00401000n, 1)).toBeUndefined();
+    expect(names(rva.notes, memory + 12, /MemoryList: the range 0x401000\.\.0x401010 .* runs past the end of the file .*; 0 of its bytes are read/)).toBe(true);
+    expect(names(lenient(patch32(base.bytes, memory + 8, 0x7fffffff)).notes, memory + 8)).toBe(true);
+    expect(names(lenient(patch64(base.bytes, memory, 0xffff_ffff_ffff_fff8n)).notes, memory, /64-bit address space/)).toBe(true);
   });
 
-  it("bad MINIDUMP_STRINGs", () => {
+  it("bad MINIDUMP_STRINGs: the module keeps no name", () => {
     const module = base.moduleEntries[0]!;
     const nameRva = new DataView(base.bytes.buffer).getUint32(module + 20, true);
-    expect(fails(patch32(base.bytes, nameRva, 3))).toMatchObject({ code: "bad-value", offset: nameRva });
-    expect(fails(patch32(base.bytes, nameRva, 0x7ffffffe))).toMatchObject({ code: "bad-value", offset: nameRva });
-    expect(fails(patch32(base.bytes, nameRva, base.bytes.length))).toMatchObject({ code: "truncated", offset: nameRva });
+    for (const [length, code] of [[3, /is odd/], [0x7ffffffe, /exceeds/], [base.bytes.length, /run past the end/]] as const) {
+      const { dump, notes } = lenient(patch32(base.bytes, nameRva, length));
+      expect(dump.modules[0]!.name).toBe("");
+      expect(names(notes, nameRva, code)).toBe(true);
+    }
   });
 
   it("a rejected CodeView record is a note, not an error", () => {
@@ -655,27 +690,36 @@ describe("bad input is an InputError naming the offset", () => {
     expect(readMinidump(bytesSource(notNul)).modules[0]!.debugFile).toBeUndefined();
   });
 
-  it("overlapping memory ranges", () => {
+  it("overlapping memory ranges: the range that starts lower supplies the shared bytes", () => {
+    const fill = (n: number, v: number) => new Uint8Array(n).fill(v);
     const { bytes, memoryDescriptors } = writeMinidump({
       machine: "x86",
       threads: [{ id: 1, registers: { eip: 0x401000n, esp: 0n, ebp: 0n } }],
       memory: [
-        { base: 0x1000n, bytes: new Uint8Array(0x20) },
-        { base: 0x3000n, bytes: new Uint8Array(0x20) },
-        { base: 0x1010n, bytes: new Uint8Array(0x20) },
+        { base: 0x1000n, bytes: fill(0x20, 0xaa) },
+        { base: 0x3000n, bytes: fill(0x20, 0xcc) },
+        { base: 0x1010n, bytes: fill(0x20, 0xbb) },
       ],
     });
-    expect(fails(bytes)).toMatchObject({ code: "overlap", offset: memoryDescriptors[2] });
+    const { dump, snapshot, notes } = lenient(bytes);
+    expect(dump.memory.map((r) => [r.start, r.size])).toEqual([[0x1000n, 0x20n], [0x1020n, 0x10n], [0x3000n, 0x20n]]);
+    expect(snapshot.memory.read(0x1018n, 1)).toEqual(new Uint8Array([0xaa]));
+    expect(snapshot.memory.read(0x1028n, 1)).toEqual(new Uint8Array([0xbb]));
+    expect(snapshot.memory.read(0x101en, 4)).toEqual(new Uint8Array([0xaa, 0xaa, 0xbb, 0xbb]));
+    expect(names(notes, memoryDescriptors[2]!, /MemoryList range 0x1010\.\.0x1030 overlaps the MemoryList range 0x1000\.\.0x1020/)).toBe(true);
+    // The same range twice in a Memory64List (two copies of the bytes): the first is read.
     const dup = writeMinidump({
       machine: "x86",
       threads: [{ id: 1, registers: { eip: 0x401000n, esp: 0n, ebp: 0n } }],
       memory: [{ base: 0x1000n, bytes: new Uint8Array(0x20) }, { base: 0x1000n, bytes: new Uint8Array(0x20) }],
       memoryList: "Memory64List",
     });
-    expect(fails(dup.bytes)).toMatchObject({ code: "overlap", offset: dup.memoryDescriptors[1] });
+    const twice = lenient(dup.bytes);
+    expect(twice.dump.memory).toHaveLength(1);
+    expect(names(twice.notes, dup.memoryDescriptors[1]!, /overlaps/)).toBe(true);
   });
 
-  it("Memory64List: huge count, BaseRva and sizes outside the file", () => {
+  it("Memory64List: a count past the stream, BaseRva and sizes outside the file", () => {
     const { bytes, streams, memoryDescriptors } = writeMinidump({
       machine: "x64",
       threads: [{ id: 1, registers: { rip: 0x1000n, rsp: 0n, rbp: 0n } }],
@@ -683,21 +727,28 @@ describe("bad input is an InputError naming the offset", () => {
       memoryList: "Memory64List",
     });
     const list = streams.get(9)!.rva;
-    expect(fails(patch64(bytes, list, 1n << 62n))).toMatchObject({ code: "bad-value", offset: list });
-    expect(fails(patch64(bytes, list + 8, 1n << 40n))).toMatchObject({ code: "bad-value", offset: list + 8 });
-    expect(fails(patch64(bytes, memoryDescriptors[0]! + 8, 1n << 40n))).toMatchObject({ code: "truncated", offset: memoryDescriptors[0]! + 8 });
+    const count = lenient(patch64(bytes, list, 1n << 62n));
+    expect(count.dump.memory).toHaveLength(1);
+    expect(names(count.notes, list, /Memory64List count 4611686018427387904 .*: the first 1 ranges are read/)).toBe(true);
+    const baseRva = lenient(patch64(bytes, list + 8, 1n << 40n));
+    expect(baseRva.dump.memory).toEqual([]);
+    expect(names(baseRva.notes, list + 8, /BaseRva/)).toBe(true);
+    const size = lenient(patch64(bytes, memoryDescriptors[0]! + 8, 1n << 40n));
+    expect(size.dump.memory[0]!.size).toBeLessThan(1n << 40n);
+    expect(size.dump.memory[0]!.declared).toBe(1n << 40n);
+    expect(names(size.notes, memoryDescriptors[0]! + 8, /runs past the end of the file/)).toBe(true);
   });
 
-  it("a second stream of a known type", () => {
+  it("a second stream of a known type is passed over, the first is read", () => {
     const { bytes, streams } = writeMinidump({
       machine: "x86",
       threads: [{ id: 1, registers: { eip: 0x401000n, esp: 0n, ebp: 0n } }],
       extraStreams: [{ type: 3, data: new Uint8Array(4) }],
     });
-    const e = fails(bytes);
-    expect(e.code).toBe("bad-value");
-    expect(e.offset).toBe(32 + 12 * 3);
+    const { snapshot, notes } = lenient(bytes);
+    expect(snapshot.threads).toHaveLength(1);
     expect(streams.get(3)!.entry).toBe(32 + 12 * 1);
+    expect(names(notes, 32 + 12 * 3, /a second ThreadList stream \(directory entry 3\) is passed over/)).toBe(true);
   });
 
   it("an unmodelled machine is unsupported at snapshot time, but still parses", () => {
@@ -757,5 +808,26 @@ describe("bad input is an InputError naming the offset", () => {
       for (let k = 0; k < 4; k++) b[Math.floor(random() * 0x1539)] = Math.floor(random() * 256);
       exercise(b);
     }
+  });
+});
+
+describe("what the walk needs from a dump besides its threads' contexts", () => {
+  const CORPUS = "../shared/fixtures/breakpad-corpus";
+  const snap = (name: string) => minidumpSnapshot(readMinidump(bytesSource(readFileSync(`${CORPUS}/${name}.dmp`))));
+
+  it("the operating system from SystemInfo's PlatformId", () => {
+    expect(snap("linux_null_read_av").os).toBe("linux");
+    expect(snap("tiny-exe-fastfail").os).toBe("windows");
+    expect(snap("minidump_crashpad_annotation").os).toBe("ios"); // an iOS simulator process on macOS
+  });
+
+  it("each thread's own stack region, the only memory its walk reads the stack through", () => {
+    const s = snap("tiny-exe-fastfail");
+    expect(s.threads.map((t) => t.stackRanges)).toEqual([
+      [{ start: 0xd2de4ff720n, end: 0xd2de4ff720n + 0x8e0n }],
+      [{ start: 0xd2de5ff958n, end: 0xd2de5ff958n + 0x6a8n }],
+      [{ start: 0xd2de6ff668n, end: 0xd2de6ff668n + 0x998n }],
+      [{ start: 0xd2de7ffb18n, end: 0xd2de7ffb18n + 0x4e8n }],
+    ]);
   });
 });

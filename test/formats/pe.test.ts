@@ -97,6 +97,8 @@ describe("parsePe on the committed clang-14 / lld-14 images", () => {
       expect(pe.entryRva).toBe(x.entry);
       expect(pe.sizeOfImage).toBe(is64 ? 0x5000 : 0x4000);
       expect(pe.sizeOfHeaders).toBe(0x400);
+      // lld's default /stack: 1 MiB.
+      expect(pe.sizeOfStackReserve).toBe(0x10_0000n);
       expect(pe.sectionAlignment).toBe(0x1000);
       expect(pe.fileAlignment).toBe(0x200);
       expect(pe.timeDateStamp).toBe(x.stamp);
@@ -162,6 +164,18 @@ describe("parsePe on the committed clang-14 / lld-14 images", () => {
       expect(fns.some((f) => f.beginRva === pe.entryRva)).toBe(true);
     });
   }
+
+  it("SizeOfStackReserve is what /stack linked: a u32 in PE32 (offset 72), a u64 in PE32+", () => {
+    expect(parsePe(load("x86-fpo", "deep-recursion")).sizeOfStackReserve).toBe(16_777_216n);
+    expect(parsePe(load("x86-fp", "deep-recursion")).sizeOfStackReserve).toBe(16_777_216n);
+    const x64 = load("x64", "deep-recursion");
+    expect(parsePe(x64).sizeOfStackReserve).toBe(2_097_152n);
+    // The high half of the PE32+ field counts.
+    const lfanew = new DataView(x64.buffer, x64.byteOffset).getUint32(0x3c, true);
+    const wide = x64.slice();
+    u32(wide, lfanew + 24 + 72 + 4, 1);
+    expect(parsePe(wide).sizeOfStackReserve).toBe(0x1_0020_0000n);
+  });
 
   it("mapped() puts the headers at RVA 0 and each section at its RVA, zero-filling past VirtualSize", () => {
     const file = load("x86-fpo", "recursion-callbacks");

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { InputError } from "../../src/errors.js";
+import { bytesToHex } from "../../src/formats/json-input.js";
 import { formatVector, parseVector } from "../../src/formats/vector.js";
 import { handVectors } from "../support/hand-vectors.js";
 
@@ -90,6 +91,15 @@ describe("formatVector", () => {
     expect(text).toContain(`"modules": [],`);
     expect(text).toContain(`"truth": []`);
     expect(parseVector(text).threads).toEqual(v.threads);
+  });
+
+  it("writes memory as lower-case hex, two digits a byte, and reads it back (any bytes, megabytes at once)", () => {
+    expect(bytesToHex(Uint8Array.of(0x00, 0x0f, 0xa0, 0xff, 0x7e))).toBe("000fa0ff7e");
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 64 }), (bytes) => bytesToHex(bytes) === [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("")));
+    const big = new Uint8Array(5 << 20);
+    for (let i = 0; i < big.length; i++) big[i] = (i * 131) >>> 3;
+    const text = formatVector(parseVector(JSON.stringify({ ...good, memory: [{ base: "0x10000000", hex: bytesToHex(big) }] })));
+    expect(Buffer.from(parseVector(text).memory.read(0x1000_0000n, big.length)!).equals(big)).toBe(true);
   });
 });
 

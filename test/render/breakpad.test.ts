@@ -15,11 +15,11 @@ import {
   renderBreakpad,
   renderBreakpadMachineReadable,
 } from "../../src/render/breakpad.js";
-import type { Frame, Trust } from "../../src/walk/frame.js";
+import type { Frame, RuleKind, Trust } from "../../src/walk/frame.js";
 import { x64Dump } from "./x64-dump.js";
 
-function frame(index: number, trust: Trust, registers: Record<string, bigint>, rule = ""): Frame {
-  return { index, addrPC: registers["eip"] ?? registers["rip"] ?? 0n, addrReturn: 0n, addrFrame: 0n, addrStack: 0n, addrBStore: 0n, params: [], far: false, virtual: false, trust, rule, registers };
+function frame(index: number, trust: Trust, registers: Record<string, bigint>, rule = "", ruleKind?: RuleKind): Frame {
+  return { index, addrPC: registers["eip"] ?? registers["rip"] ?? 0n, addrReturn: 0n, addrFrame: 0n, addrStack: 0n, addrBStore: 0n, params: [], far: false, virtual: false, trust, ruleKind, rule, registers };
 }
 
 const X86_CONTEXT = {
@@ -82,16 +82,20 @@ describe("which registers a frame prints", () => {
 
 describe("Found by", () => {
   it.each([
-    ["context", "", "given as instruction pointer in context"],
-    ["frame-data", "frame-data rva=0x4290 locals=4", "call frame info"],
-    ["fpo", "fpo rva=0x1030 locals=8 regs=1 params=4", "call frame info"],
-    ["unwind-info", "uwop chain", "call frame info"],
-    ["frame-pointer", "ebp-chain ebp=0x0012fe88", "previous frame's frame pointer"],
-    ["scan", "scan from esp=0x12fe84: ra@[0x12fe8c]=0x404200", "stack scanning"],
-    ["scan", "frame-data rva=0x10 locals=0; eip 0x5 is not a return address: scanned to [0x12ff00]=0x401234", "call frame info with scanning"],
-    ["scan", "fpo rva=0x10 locals=0 regs=0 params=0; eip 0x401000 returns from a call to 0x402000, not to this function: [0x12ff00]=0x401234 does", "call frame info with scanning"],
-  ] as const)("%s (%s) → %s", (trust, rule, text) => {
-    expect(breakpadTrust(frame(1, trust, {}, rule))).toBe(text);
+    ["context", undefined, "given as instruction pointer in context"],
+    ["frame-data", undefined, "call frame info"],
+    ["fpo", undefined, "call frame info"],
+    ["unwind-info", undefined, "call frame info"],
+    ["cfi", undefined, "call frame info"],
+    ["frame-pointer", undefined, "previous frame's frame pointer"],
+    ["scan", undefined, "stack scanning"],
+    ["scan", "unwind-info", "stack scanning"],
+    ["scan", "frame-data", "call frame info with scanning"],
+    ["scan", "fpo", "call frame info with scanning"],
+    ["scan", "leaf", "simulating a return from leaf function"],
+  ] as const)("trust %s, rule kind %s → %s", (trust, kind, text) => {
+    // From the fields, whatever the rule's text says.
+    expect(breakpadTrust(frame(1, trust, {}, "scan from esp=0x12fe84: frame-data not to this function", kind))).toBe(text);
   });
 });
 
@@ -116,6 +120,75 @@ describe("crash reason", () => {
     ["0x12345678 / 0x00000000", 0x12345678, [], 0x401000n],
   ] as const)("%s", (reason, code, params, address) => {
     expect(crashReason(dumpWith(code, [...params]))).toEqual({ reason, address });
+  });
+
+  it.each([
+    ["FAST_FAIL_FATAL_APP_EXIT", 7n],
+    ["FAST_FAIL_STACK_COOKIE_CHECK_FAILURE", 2n],
+    ["FAST_FAIL_INVALID_FLS_DATA", 70n],
+    ["FAST_FAIL_GUARD_ICALL_CHECK_FAILURE", 0x1_0000_000an],
+    // Code 0 (a legacy /GS overrun) and codes winnt.h does not name keep the exception's name.
+    ["EXCEPTION_STACK_BUFFER_OVERRUN", 0n],
+    ["EXCEPTION_STACK_BUFFER_OVERRUN", 15n],
+  ] as const)("__fastfail: %s", (reason, code) => {
+    expect(crashReason(dumpWith(0xc0000409, [code]))?.reason).toBe(reason);
+    expect(crashReason(dumpWith(0xc0000409, []))?.reason).toBe("EXCEPTION_STACK_BUFFER_OVERRUN");
+  });
+
+  function withFlags(platformId: number, code: number, flags: number, arch = 9): Minidump {
+    const d = dumpWith(code, [], platformId, arch, 0x1234n);
+    return { ...d, exception: { ...d.exception!, flags } } as Minidump;
+  }
+
+  it.each([
+    // Linux and Android: the signal, with its si_code where Breakpad names one; SIGSEGV has no space after the slash.
+    [0x8201, 11, 0, "SIGSEGV /0x00000000"],
+    [0x8201, 11, 1, "SIGSEGV /SEGV_MAPERR"],
+    [0x8201, 11, 2, "SIGSEGV /SEGV_ACCERR"],
+    [0x8203, 11, 9, "SIGSEGV /SEGV_MTESERR"],
+    [0x8201, 8, 0, "SIGFPE / 0x00000000"],
+    [0x8201, 8, 1, "SIGFPE / FPE_INTDIV"],
+    [0x8201, 4, 2, "SIGILL / ILL_ILLOPN"],
+    [0x8201, 7, 2, "SIGBUS / BUS_ADRERR"],
+    [0x8201, 7, 9, "SIGBUS / 0x00000009"],
+    [0x8201, 6, 0, "SIGABRT"],
+    [0x8201, 5, 0, "SIGTRAP"],
+    [0x8201, 16, 0, "SIGSTKFLT"],
+    [0x8201, 30, 0, "SIGPWR"],
+    [0x8201, 31, 0, "SIGSYS"],
+    [0x8201, 0xffffffff, 0, "DUMP_REQUESTED"],
+    [0x8201, 64, 3, "0x00000040 / 0x00000003"],
+    // macOS and iOS: the Mach exception and its code, CPU by CPU; Crashpad's simulated exceptions.
+    [0x8101, 1, 1, "EXC_BAD_ACCESS / KERN_INVALID_ADDRESS"],
+    [0x8101, 1, 13, "EXC_BAD_ACCESS / EXC_I386_GPFLT"],
+    [0x8101, 1, 0x101, "EXC_BAD_ACCESS / 0x00000101"],
+    [0x8101, 2, 1, "EXC_BAD_INSTRUCTION / EXC_I386_INVOP"],
+    [0x8101, 3, 1, "EXC_ARITHMETIC / EXC_I386_DIV"],
+    [0x8101, 5, 0x10002, "EXC_SOFTWARE / SIGABRT"],
+    [0x8102, 5, 0xdeadc0de, "EXC_SOFTWARE / UNCAUGHT_NS_EXCEPTION"],
+    [0x8101, 6, 2, "EXC_BREAKPOINT / EXC_I386_BPT"],
+    [0x8101, 12, 7, "EXC_GUARD / 0x00000007"],
+    [0x8102, 0x43506e78, 0, "Uncaught NSException"],
+    [0x8101, 0x43507378, 0, "Simulated Exception"],
+    [0x8101, 77, 0, "0x0000004d / 0x00000000"],
+    // Solaris and Fuchsia.
+    [0x8202, 6, 0, "SIGIOT | SIGABRT"],
+    [0x8202, 11, 0, "SIGSEGV"],
+    [0x8206, 0x108, 4, "FATAL_PAGE_FAULT / 0x00000004"],
+  ] as const)("platform %s, code %s, flags %s: %s", (platformId, code, flags, reason) => {
+    expect(crashReason(withFlags(platformId, code, flags))).toEqual({ reason, address: 0x1234n });
+  });
+
+  it("Mach codes depend on the CPU: ARM's data-abort codes, x86's general protection fault", () => {
+    expect(crashReason(withFlags(0x8102, 1, 0x101, 5))?.reason).toBe("EXC_BAD_ACCESS / EXC_ARM_DA_ALIGN");
+    expect(crashReason(withFlags(0x8102, 6, 1, 0x8003))?.reason).toBe("EXC_BREAKPOINT / EXC_ARM_BREAKPOINT");
+    expect(crashReason(withFlags(0x8101, 1, 13, 12))?.reason).toBe("EXC_BAD_ACCESS / 0x0000000d");
+    expect(crashReason(withFlags(0x8101, 1, 13, 0))?.reason).toBe("EXC_BAD_ACCESS / EXC_I386_GPFLT");
+  });
+
+  it("without SystemInfo: numbers, and the address as it is", () => {
+    const d = { ...dumpWith(0xc0000005, [1n, 0x45n], 2, 0, 0xffff_ffff_0040_1000n), systemInfo: undefined } as unknown as Minidump;
+    expect(crashReason(d)).toEqual({ reason: "0xc0000005 / 0x00000000", address: 0xffff_ffff_0040_1000n });
   });
 
   it("only Windows platforms name codes; 32-bit CPUs mask the address", () => {

@@ -33,6 +33,8 @@ export interface WriterThread {
 export type WriterCodeView =
   | { rsds: { guid: string; age: number; pdb: string } }
   | { nb10: { signature: number; age: number; pdb: string } }
+  /** Breakpad's ELF record (signature 'BpEL') and the build id. */
+  | { elf: { buildId: Uint8Array } }
   | { raw: Uint8Array };
 
 export interface WriterModule {
@@ -44,6 +46,8 @@ export interface WriterModule {
   /** File version a.b.c.d, written as a valid VS_FIXEDFILEINFO. */
   version?: [number, number, number, number];
   codeView?: WriterCodeView;
+  /** A raw IMAGE_DEBUG_MISC record (MiscRecord). */
+  miscRecord?: Uint8Array;
 }
 
 export interface WriterException {
@@ -71,6 +75,10 @@ export interface MinidumpSpec {
   machine: WriterMachine;
   /** SystemInfo.ProcessorArchitecture; default from the machine. `null` writes no SystemInfo stream. */
   processorArchitecture?: number | null;
+  /** SystemInfo.PlatformId (2 Windows NT, 0x8201 Linux, 0x8101 macOS, …); default 2. */
+  platformId?: number;
+  /** SystemInfo's version numbers and CSD string; default 10.0.19045 "Service Pack 9". */
+  osVersion?: { major: number; minor: number; build: number; csd: string };
   threads?: WriterThread[];
   threadList?: "ThreadList" | "ThreadExList";
   modules?: WriterModule[];
@@ -219,6 +227,12 @@ function guidBytes(guid: string): Uint8Array {
 function codeViewBytes(cv: WriterCodeView): Uint8Array {
   const enc = new TextEncoder();
   if ("raw" in cv) return cv.raw;
+  if ("elf" in cv) {
+    const b = new Uint8Array(4 + cv.elf.buildId.length);
+    new DataView(b.buffer).setUint32(0, 0x4270454c, true); // MD_CVINFOELF_SIGNATURE (the bytes "LEpB" on disk)
+    b.set(cv.elf.buildId, 4);
+    return b;
+  }
   if ("rsds" in cv) {
     const name = enc.encode(cv.rsds.pdb);
     const b = new Uint8Array(24 + name.length + 1);
@@ -314,16 +328,17 @@ export function writeMinidump(spec: MinidumpSpec): WrittenMinidump {
     out.u16(at + 4, 0x0d08);
     out.u8(at + 6, 1);
     out.u8(at + 7, 1);
-    out.u32(at + 8, 10);
-    out.u32(at + 12, 0);
-    out.u32(at + 16, 19045);
-    out.u32(at + 20, 2);
+    const os = spec.osVersion ?? { major: 10, minor: 0, build: 19045, csd: "Service Pack 9" };
+    out.u32(at + 8, os.major);
+    out.u32(at + 12, os.minor);
+    out.u32(at + 16, os.build);
+    out.u32(at + 20, spec.platformId ?? 2);
     out.u16(at + 28, 0x100);
     if (arch === 0) {
       out.bytes(at + 32, new TextEncoder().encode("GenuineIntel"));
       out.u32(at + 44, 0x6d8);
     }
-    out.u32(at + 24, out.string("Service Pack 9"));
+    out.u32(at + 24, out.string(os.csd));
     setEntry(STREAM.SystemInfo, at, 56);
   }
 
@@ -379,6 +394,12 @@ export function writeMinidump(spec: MinidumpSpec): WrittenMinidump {
         out.bytes(cvAt, cv);
         out.u32(at + 76, cv.length);
         out.u32(at + 80, cvAt);
+      }
+      if (m.miscRecord !== undefined) {
+        const miscAt = out.alloc(m.miscRecord.length);
+        out.bytes(miscAt, m.miscRecord);
+        out.u32(at + 84, m.miscRecord.length);
+        out.u32(at + 88, miscAt);
       }
     });
     setEntry(STREAM.ModuleList, list, 4 + pad + 108 * modules.length);

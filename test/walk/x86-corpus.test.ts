@@ -15,6 +15,7 @@ import { x86FunctionTableEntry } from "../../src/arch/x86/function-table.js";
 import { stackWalk64Detailed } from "../../src/walk/stackwalk64.js";
 import { walkThread } from "../../src/walk/walk.js";
 import { snapshots } from "../support/corpus.js";
+import { dumpOf, x86FpoDumpHits } from "../../emulator/break-dumps.js";
 
 function rate(folder: string, walker: WalkerName): { exact: number; total: number; firstMiss?: string } {
   let exact = 0;
@@ -97,5 +98,32 @@ describe("the native StackWalk64 facade follows FPO and FrameData", () => {
     const wine = facadeFrames(vector, "wine");
     expect(wine.entries.every((e) => e === 0n)).toBe(true);
     expect(wine.frames).not.toEqual(truth.map((t) => [t.pc, t.sp]));
+  });
+});
+
+describe("the native StackWalk64 facade scans where the EBP chain gives nothing", () => {
+  it("walks dumps of code built without frame pointers and without its symbols, where Wine's chain stops", () => {
+    const hits = x86FpoDumpHits();
+    const exact = { native: 0, wine: 0 };
+    for (const h of hits) {
+      const d = dumpOf(h.vector, { withholdImages: false, symbols: false });
+      const t = d.threads[0]!;
+      for (const compatibility of ["native", "wine"] as const) {
+        const f = newStackFrame64();
+        f.addrPC = { offset: t.registers["eip"]!, segment: 0, mode: AddressMode.Flat };
+        f.addrFrame = { offset: t.registers["ebp"]!, segment: 0, mode: AddressMode.Flat };
+        f.addrStack = { offset: t.registers["esp"]!, segment: 0, mode: AddressMode.Flat };
+        const frames: [bigint, bigint][] = [];
+        const context = { registers: { ...t.registers } };
+        while (frames.length < 200 && stackWalk64Detailed(IMAGE_FILE_MACHINE.I386, d, f, context, { compatibility }).ok) {
+          frames.push([f.addrPC.offset, f.addrStack.offset]);
+          if (f.addrReturn.offset === 0n) break;
+        }
+        if (JSON.stringify(frames, (_k, v) => (typeof v === "bigint" ? v.toString(16) : v)) === JSON.stringify(h.truth.map((x) => [x.pc.toString(16), x.sp.toString(16)]))) exact[compatibility]++;
+      }
+    }
+    console.log(`StackWalk64 facade on the x86 FPO break dumps without symbols: native ${exact.native}/${hits.length} exact, wine ${exact.wine}/${hits.length}`);
+    expect(exact.native).toBeGreaterThanOrEqual(95);
+    expect(exact.wine).toBeLessThan(10);
   });
 });

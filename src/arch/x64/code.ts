@@ -35,21 +35,38 @@ export function callBefore64(images: MemoryReader, ra: bigint): boolean | undefi
   return false;
 }
 
-const answers = new ImageCache(() => new Map<number, boolean>());
+const answers = new ImageCache(() => new Map<number, number>());
 
-function classify(modules: readonly Module[], images: MemoryReader, value: bigint): boolean {
-  if (value < 0x1000n || moduleAt(modules, value - 1n) === undefined) return false;
+/** {@link returnAddressInfo64}: not a return address. */
+export const NOT_A_RETURN_ADDRESS_64 = -1;
+/** {@link returnAddressInfo64}: a return address after an indirect call. */
+export const UNKNOWN_CALL_TARGET_64 = -2;
+/** {@link returnAddressInfo64}: a word in a module whose code the snapshot lacks, so no call site can be checked. */
+export const UNCHECKED_RETURN_ADDRESS_64 = -3;
+
+function classify(modules: readonly Module[], images: MemoryReader, value: bigint): number {
+  if (value < 0x1000n || moduleAt(modules, value - 1n) === undefined) return NOT_A_RETURN_ADDRESS_64;
   const call = callBefore64(images, value);
   // A module whose code is not in the snapshot: lying in it is all that can be checked.
-  return call ?? true;
+  if (call === undefined) return UNCHECKED_RETURN_ADDRESS_64;
+  if (!call) return NOT_A_RETURN_ADDRESS_64;
+  const b = images.read(value - 5n, 5);
+  if (b === undefined || b[0] !== 0xe8) return UNKNOWN_CALL_TARGET_64;
+  const target = value + BigInt((b[1]! | (b[2]! << 8) | (b[3]! << 16) | (b[4]! << 24)) >> 0);
+  return target >= 0n && target <= MAX_EXACT ? Number(target) : UNKNOWN_CALL_TARGET_64;
 }
 
+const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
+
 /**
- * Whether `value` can be a return address: it lies after `value − 1` in a module and the bytes
- * before it are a call (or the module's code is not in the snapshot). `n` is the same value as a
- * number when it is below 2^53, else −1. Answers are kept per images and module list.
+ * What `value` is as a return address: {@link NOT_A_RETURN_ADDRESS_64}; the target of the
+ * direct call (`E8 rel32`) before it, a number ≥ 0; {@link UNKNOWN_CALL_TARGET_64} after an
+ * indirect call; or {@link UNCHECKED_RETURN_ADDRESS_64} in a module whose code the snapshot lacks,
+ * where lying in it is all that can be checked. A return address lies after `value − 1` in a module and the bytes before it are a
+ * call. `n` is the same value as a number when it is below 2^53, else −1. Answers are kept per
+ * images and module list.
  */
-export function isReturnAddress64(modules: readonly Module[], images: MemoryReader, value: bigint, n: number): boolean {
+export function returnAddressInfo64(modules: readonly Module[], images: MemoryReader, value: bigint, n: number): number {
   if (n < 0) return classify(modules, images, value);
   const map = answers.get(modules, images);
   // The same return address again (a recursion): no map lookup.
@@ -65,9 +82,14 @@ export function isReturnAddress64(modules: readonly Module[], images: MemoryRead
   return answer;
 }
 
-let lastMap: Map<number, boolean> | undefined;
+/** Whether `value` can be a return address (see {@link returnAddressInfo64}). */
+export function isReturnAddress64(modules: readonly Module[], images: MemoryReader, value: bigint, n: number): boolean {
+  return returnAddressInfo64(modules, images, value, n) !== NOT_A_RETURN_ADDRESS_64;
+}
+
+let lastMap: Map<number, number> | undefined;
 let lastValue = -1;
-let lastAnswer = false;
+let lastAnswer = 0;
 
 /** The low and high halves of the last word {@link readWord} read (one scratch object: this runs for every stack word). */
 export const word = { low: 0, high: 0 };

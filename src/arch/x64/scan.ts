@@ -1,13 +1,15 @@
 /**
- * Stack scanning on x64 (the x86 scanner's counterpart, minidump.md §5.3): the caller's RIP is
- * the first 64-bit word from RSP up that is a return address (it lies in a module, just after a
- * call instruction), and RSP is the slot above it. Bounded: 161 words for the context frame, 41
- * otherwise. The callee-saved registers are carried over by convention; none is recovered.
+ * Stack scanning on x64: the x64 parameters of the one scanning policy (../scan.ts, minidump.md
+ * §5.3, §5.6), the scan strategy, and Breakpad's simulated return from a leaf function (Windows
+ * dumps, the context frame only: the return address at RSP or RSP + 8, every register carried
+ * over; minidump.md §5.6 step 2).
  */
 import type { MemoryReader } from "../../memory/reader.js";
-import type { Module, Registers } from "../../model/snapshot.js";
-import type { FrameSite, UnwindResult, UnwindRule, UnwindStrategy } from "../../walk/strategy.js";
-import { isReturnAddress64, readWord, readWordBig, wordBig, wordNumber } from "./code.js";
+import type { Registers } from "../../model/snapshot.js";
+import type { FrameSite, UnwindRule, UnwindStrategy } from "../../walk/strategy.js";
+import { moduleAt } from "../../model/snapshot.js";
+import { NOT_RETURN, ScanRule, UNKNOWN_TARGET, callSiteCheck, scanStrategy, type ScanMachine } from "../scan.js";
+import { readWord, readWordBig, returnAddressInfo64, wordBig } from "./code.js";
 import { inherited64 } from "./exec.js";
 
 /** Words scanned above RSP for a caller frame (the window includes its last word). */
@@ -18,51 +20,66 @@ export const X64_SCAN_WORDS_CONTEXT = 160;
 export const RIP_RSP: readonly string[] = ["rip", "rsp"];
 const MAX = BigInt(Number.MAX_SAFE_INTEGER);
 
-const hex = (v: bigint): string => "0x" + v.toString(16);
+/** The 64-bit stack word at `address`, or undefined. */
+function readStackWord(memory: MemoryReader, address: bigint): bigint | undefined {
+  const readable = address + 8n <= MAX ? readWord(memory, Number(address)) : readWordBig(memory, address);
+  return readable ? wordBig() : undefined;
+}
 
 /**
- * The first return address in the `words + 1` stack words from `start` up (stopping at the first
- * unreadable word): the caller's registers (RIP = it, RSP = the slot above, callee-saved ones
- * carried over from `registers`) and its slot, or undefined.
+ * The x64 parameters of the scanning policy, with Breakpad's validation alone (minidump.md §5.3:
+ * `value − 1` in a module), so that a walk without unwind data finds Breakpad's frames.
  */
-export function scanForReturn64(
-  stack: MemoryReader,
-  modules: readonly Module[],
-  images: MemoryReader,
-  registers: Registers,
-  start: bigint,
-  words: number,
-): { registers: Registers; slot: bigint } | undefined {
-  for (let i = 0; i <= words; i++) {
-    const slot = start + BigInt(8 * i);
-    const readable = slot + 8n <= MAX ? readWord(stack, Number(slot)) : readWordBig(stack, slot);
-    if (!readable) break;
-    const value = wordBig();
-    if (value === 0n || !isReturnAddress64(modules, images, value, wordNumber())) continue;
-    const out = inherited64(registers);
-    out["rip"] = value;
-    out["rsp"] = slot + 8n;
-    return { registers: out, slot };
-  }
-  return undefined;
-}
+export const X64_SCAN: ScanMachine = {
+  width: 8,
+  pc: "rip",
+  sp: "rsp",
+  fp: "rbp",
+  words: X64_SCAN_WORDS,
+  contextWords: X64_SCAN_WORDS_CONTEXT,
+  // Breakpad's window and validation alone (a walk without unwind data finds Breakpad's frames).
+  extendedWords: 0,
+  verifyAfterChainEnd: false,
+  readWord: readStackWord,
+  classify: (modules, _images, value) => (value >= 0x1000n && moduleAt(modules, value - 1n) !== undefined ? UNKNOWN_TARGET : NOT_RETURN),
+  inherit: inherited64,
+  // Breakpad (minidump.md §5.6 step 4): when the callee's RBP is valid, a saved RBP just below the
+  // return address that points above it is the caller's; an RBP at or above the caller's RSP is
+  // presumed left unchanged; otherwise the caller's RBP is not known.
+  framePointer(callee: Registers, recovered: readonly string[] | undefined, slot: bigint, memory: MemoryReader) {
+    const rbp = callee["rbp"];
+    if (rbp === undefined || (recovered !== undefined && !recovered.includes("rbp"))) return undefined;
+    if (slot - 8n === rbp) {
+      const saved = readStackWord(memory, rbp);
+      return saved !== undefined && saved > slot ? { value: saved, recovered: true } : undefined;
+    }
+    return rbp >= slot + 8n ? { value: rbp, recovered: true } : undefined;
+  },
+};
 
-function scanRule(words: number, modules: readonly Module[], images: MemoryReader): UnwindRule {
-  return {
-    describe: () => `scan: the first return address in ${words + 1} words from rsp`,
-    exec(registers: Registers, stack: MemoryReader): UnwindResult {
-      const rsp = registers["rsp"];
-      if (rsp === undefined) return { ok: false, stop: { reason: "unsupported", detail: "scan: RSP is not known for this frame" } };
-      const hit = scanForReturn64(stack, modules, images, registers, rsp, words);
-      if (hit === undefined) return { ok: false, stop: { reason: "unsupported", detail: `scan: no return address in the ${words + 1} words from ${hex(rsp)}` } };
-      return { ok: true, registers: hit.registers, recovered: RIP_RSP, rule: `scan from rsp=${hex(rsp)}: ra@[${hex(hit.slot)}]=${hex(hit.registers["rip"]!)}` };
-    },
-  };
-}
+/**
+ * The same with the call-site checks (the bytes before a return address are a call where the
+ * code is in the snapshot), for the repairs of the table-based unwinder.
+ */
+export const X64_CHECKED_SCAN: ScanMachine = {
+  ...X64_SCAN,
+  classify: (modules, images, value) => returnAddressInfo64(modules, images, value, value <= MAX ? Number(value) : -1),
+};
 
 /** Breakpad-style stack scanning for x64, the last resort (trust `scan`). */
-export const x64Scan: UnwindStrategy = {
-  name: "scan",
+export const x64Scan: UnwindStrategy = scanStrategy(X64_SCAN);
+
+/**
+ * Breakpad's simulated return from a leaf function: for the context frame only, the return
+ * address at RSP or RSP + 8 (a one-word scan window), the caller keeping every register and the
+ * callee's validity. Trust `scan`, rule kind `leaf`; its failure defers to the next strategy.
+ */
+export const x64Leaf: UnwindStrategy = {
+  name: "leaf",
   trust: "scan",
-  ruleFor: (site: FrameSite) => scanRule(site.index === 0 ? X64_SCAN_WORDS_CONTEXT : X64_SCAN_WORDS, site.modules, site.images),
+  kind: "leaf",
+  ruleFor(site: FrameSite): UnwindRule | undefined {
+    if (site.index !== 0) return undefined;
+    return new ScanRule("leaf", X64_SCAN, 1, callSiteCheck(site), "leaf", true);
+  },
 };

@@ -25,9 +25,10 @@ import type { WalkStop } from "../../walk/frame.js";
 import { lazyText } from "../../walk/lazy-text.js";
 import { unwindStep, type FrameNumbers, type FrameSite, type UnwindResult, type UnwindRule, type UnwindStep, type UnwindStrategy } from "../../walk/strategy.js";
 import { isReturnAddress64 } from "./code.js";
-import { lastRun, runPlan } from "./exec.js";
+import { inherited64, lastRun, runPlan } from "./exec.js";
 import { buildPlan, leafPlan, type UnwindPlan } from "./plan.js";
-import { RIP_RSP, scanForReturn64, X64_SCAN_WORDS, X64_SCAN_WORDS_CONTEXT } from "./scan.js";
+import { RIP_RSP, X64_CHECKED_SCAN, X64_SCAN_WORDS, X64_SCAN_WORDS_CONTEXT } from "./scan.js";
+import { callSiteCheck, scanForReturn, type CallSiteCheck } from "../scan.js";
 import { findEntryIndex, lookupEntry, primaryBegin, resolveEntry, x64Tables, type X64Tables } from "./tables.js";
 import { REG64, type RuntimeFunctionEntry } from "./unwind-info.js";
 
@@ -51,6 +52,8 @@ class PlanRule implements UnwindRule {
     private readonly images: MemoryReader,
     /** Words a repair scan looks at. */
     private readonly words: number,
+    /** What a repair scan's call-site checks know of the frame. */
+    private readonly check: CallSiteCheck,
   ) {}
 
   describe(): string {
@@ -112,13 +115,16 @@ class PlanRule implements UnwindRule {
 
   /** The last repair when the unwind data does not fit the frame: the first return address from `start` up (trust `scan`), else `stop`. */
   private scan(registers: Registers, memory: MemoryReader, start: bigint, why: string, stop: WalkStop): UnwindResult {
-    const hit = scanForReturn64(memory, this.modules, this.images, registers, start, this.words);
+    const hit = scanForReturn(X64_CHECKED_SCAN, memory, this.check, start, this.words);
     if (hit === undefined) return { ok: false, stop };
+    const out = inherited64(registers);
+    out["rip"] = hit.value;
+    out["rsp"] = hit.slot + 8n;
     const step: UnwindStep & { ok: true } = {
       ok: true,
-      registers: hit.registers,
+      registers: out,
       recovered: RIP_RSP,
-      rule: `${why}; scanned from ${hex(start)} to ra@[${hex(hit.slot)}]=${hex(hit.registers["rip"]!)}`,
+      rule: `${why}; scanned from ${hex(start)} to ra@[${hex(hit.slot)}]=${hex(hit.value)}`,
       trust: "scan",
     };
     if (this.plan.entry !== undefined) step.entry = this.plan.entry;
@@ -217,6 +223,6 @@ export const x64UnwindInfo: UnwindStrategy = {
     const plan = planFor(site);
     if (plan === undefined) return undefined;
     if (typeof plan === "string") return stopRule(plan);
-    return new PlanRule(plan, site.modules, site.images, site.index === 0 ? X64_SCAN_WORDS_CONTEXT : X64_SCAN_WORDS);
+    return new PlanRule(plan, site.modules, site.images, site.index === 0 ? X64_SCAN_WORDS_CONTEXT : X64_SCAN_WORDS, callSiteCheck(site));
   },
 };

@@ -41,20 +41,34 @@ export function callBefore(images: MemoryReader, ra: bigint): string | undefined
   const b4 = bytesBefore(images, ra, 4);
   if (b4 !== undefined && b4[0] === 0xff && b4[1] === 0x54) return "call [sib+disp8]";
   const b6 = bytesBefore(images, ra, 6);
-  if (b6 !== undefined && b6[0] === 0xff) {
+  if (b6 !== undefined && b6[0] === 0xff && !paddingTail(b6, 2)) {
     const m = b6[1]!;
     if (m === 0x15) return "call [disp32]";
     if ((m & 0xf8) === 0x90 && m !== 0x94) return "call [r32+disp32]";
   }
   const b7 = bytesBefore(images, ra, 7);
-  if (b7 !== undefined && b7[0] === 0xff && (b7[1] === 0x94 || (b7[1] === 0x14 && (b7[2]! & 7) === 5))) return "call [sib+disp32]";
+  if (b7 !== undefined && b7[0] === 0xff && !paddingTail(b7, 3) && (b7[1] === 0x94 || (b7[1] === 0x14 && (b7[2]! & 7) === 5))) return "call [sib+disp32]";
   return undefined;
+}
+
+/**
+ * Whether the bytes of `b` from `from` on are alignment padding (all `nop` 0x90 or all `int3`
+ * 0xCC): a 32-bit displacement made of padding is the end of one function and the gap before
+ * the next, not a call whose return address is the next function's first byte.
+ */
+function paddingTail(b: Uint8Array, from: number): boolean {
+  const pad = b[from];
+  if (pad !== 0x90 && pad !== 0xcc) return false;
+  for (let i = from + 1; i < b.length; i++) if (b[i] !== pad) return false;
+  return true;
 }
 
 /** {@link returnAddressInfo}: not a return address. */
 export const NOT_A_RETURN_ADDRESS = -1;
-/** {@link returnAddressInfo}: a return address after an indirect call, or in code the snapshot lacks. */
+/** {@link returnAddressInfo}: a return address after an indirect call. */
 export const UNKNOWN_CALL_TARGET = -2;
+/** {@link returnAddressInfo}: a word in a module whose code the snapshot lacks, so no call site can be checked. */
+export const UNCHECKED_RETURN_ADDRESS = -3;
 
 /** Slots of the direct-mapped front of the return-address answers (a power of two). */
 const FRONT_SLOTS = 1024;
@@ -74,7 +88,8 @@ const returnAddressCache = new ImageCache<ReturnAddressAnswers>(() => ({
 
 /**
  * What `value` is as a return address: {@link NOT_A_RETURN_ADDRESS}; the target of the direct
- * call before it (a number ≥ 0); or {@link UNKNOWN_CALL_TARGET}. A return address lies after
+ * call before it (a number ≥ 0); {@link UNKNOWN_CALL_TARGET} after an indirect call; or
+ * {@link UNCHECKED_RETURN_ADDRESS} when the code is not in the snapshot. A return address lies after
  * `value − 1` in a module, and the bytes before it are a call instruction; when the module's
  * code is not in the snapshot at all, lying in a module is enough (as for Breakpad without
  * symbols). Answers are kept per images and module list: code does not change during a walk.
@@ -117,7 +132,7 @@ function classifyReturnAddress(modules: readonly Module[], images: MemoryReader,
     const target = directCallTarget(images, value);
     return target === undefined ? UNKNOWN_CALL_TARGET : Number(target);
   }
-  return images.read(value - 1n, 1) === undefined ? UNKNOWN_CALL_TARGET : NOT_A_RETURN_ADDRESS;
+  return images.read(value - 1n, 1) === undefined ? UNCHECKED_RETURN_ADDRESS : NOT_A_RETURN_ADDRESS;
 }
 
 /** Whether `value` can be a return address (see {@link returnAddressInfo}). */

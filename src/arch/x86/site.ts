@@ -232,7 +232,7 @@ export function epilogRule(site: FrameSite, found: X86Site, label: string, extra
         const out = inherited(registers);
         out["eip"] = hit.value;
         out["esp"] = (hit.slot + 4n) & U32;
-        return { ok: true, registers: out, recovered: EIP_ESP, rule: `${text}: the jump to ${hex(run.tailCall)} switches stacks; scanned from esp=${hex(esp)} to [${hex(hit.slot)}]=${hex(hit.value)}`, trust: "scan", ...stepFields(extra) };
+        return { ok: true, registers: out, recovered: EIP_ESP, rule: `${text}: the jump to ${hex(run.tailCall)} switches stacks; scanned from esp=${hex(esp)} to [${hex(hit.slot)}]=${hex(hit.value)}`, trust: "scan", kind: "scan", ...stepFields(extra) };
       }
       if (!run.ok && fallback !== undefined) return fallback.exec(registers, stack);
       if (!run.ok) {

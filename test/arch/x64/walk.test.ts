@@ -8,6 +8,8 @@ import { callBefore64 } from "../../../src/arch/x64/code.js";
 import { x64Scan } from "../../../src/arch/x64/scan.js";
 import { RegionMemory } from "../../../src/memory/region-memory.js";
 import { strategiesFor } from "../../../src/walk/registry.js";
+import { callSiteCheck, scanForReturn } from "../../../src/arch/scan.js";
+import { X64_CHECKED_SCAN } from "../../../src/arch/x64/scan.js";
 import type { FrameSite } from "../../../src/walk/strategy.js";
 import { walkThread } from "../../../src/walk/walk.js";
 import { StackBuilder } from "../../support/stack-builder.js";
@@ -16,11 +18,13 @@ import { BASE, CALLER, CLOBBERED, calleeRegisters, ImageBuilder, ra, snapshot64,
 const NOPS = new Array<number>(0x40).fill(0x90);
 
 describe("registry", () => {
-  it("x64 walkers: unwind = [unwind-info, scan], auto = [unwind-info, frame-pointer, scan], frame-pointer = [frame-pointer]", () => {
-    const names = (w: "unwind" | "auto" | "frame-pointer"): string[] => strategiesFor("x64", w).map((s) => `${s.name}/${s.trust}`);
-    expect(names("unwind")).toEqual(["unwind-info/unwind-info", "scan/scan"]);
-    expect(names("auto")).toEqual(["unwind-info/unwind-info", "frame-pointer/frame-pointer", "scan/scan"]);
+  it("x64 walkers: auto = unwind tables (the image's, then STACK CFI), then the leaf simulation and scanning on Windows, the checked RBP chain and scanning elsewhere", () => {
+    const names = (w: "unwind" | "auto" | "frame-pointer" | "scan", os?: "linux"): string[] => strategiesFor("x64", w, os).map((s) => `${s.name}/${s.trust}`);
+    expect(names("unwind")).toEqual(["unwind-info/unwind-info", "cfi/cfi", "scan/scan"]);
+    expect(names("auto")).toEqual(["unwind-info/unwind-info", "cfi/cfi", "leaf/scan", "scan/scan"]);
+    expect(names("auto", "linux")).toEqual(["unwind-info/unwind-info", "cfi/cfi", "checked-frame-pointer/frame-pointer", "scan/scan"]);
     expect(names("frame-pointer")).toEqual(["frame-pointer/frame-pointer"]);
+    expect(names("scan")).toEqual(["leaf/scan", "scan/scan"]);
   });
 });
 
@@ -124,14 +128,33 @@ describe("repairs when the unwind data does not fit the frame", () => {
 });
 
 describe("the x64 scanner", () => {
-  it("returns the first word from RSP that follows a call in a module", () => {
+  it("takes the first word from RSP whose value − 1 lies in a module (Breakpad's validation); the unwinder's repairs also want a call before it", () => {
     const image = new ImageBuilder().build();
     const s = new StackBuilder(STACK_BASE, 8).u64(0).u64(BASE + 0x1003n).u64(0x7fff_0000_0000n).u64(ra(3)).u64(ra(4)).build();
     const snap = snapshot64(image, s, {});
-    const registers = calleeRegisters({ rip: BASE + 0x5000n, rsp: STACK_BASE });
+    const registers = calleeRegisters({ rip: BASE + 0x5000n, rsp: STACK_BASE, rbp: 0n });
     const site: FrameSite = { machine: "x64", index: 0, interrupted: false, registers, lookupPc: registers["rip"]!, modules: snap.modules, images: snap.memory, calleeParams: 0 };
     const r = x64Scan.ruleFor(site)!.exec(registers, snap.memory);
-    expect(r.ok && [r.registers["rip"], r.registers["rsp"], r.recovered]).toEqual([ra(3), STACK_BASE + 32n, ["rip", "rsp"]]);
+    expect(r.ok && [r.registers["rip"], r.registers["rsp"], r.recovered]).toEqual([BASE + 0x1003n, STACK_BASE + 16n, ["rip", "rsp"]]);
+    const checked = scanForReturn(X64_CHECKED_SCAN, snap.memory, callSiteCheck(site), STACK_BASE, 40);
+    expect(checked).toEqual({ slot: STACK_BASE + 24n, value: ra(3) });
+  });
+
+  it("carries RBP over as Breakpad does: the saved RBP below the return address when it points above it, an RBP above the caller's RSP as it is", () => {
+    const image = new ImageBuilder().build();
+    const s = new StackBuilder(STACK_BASE, 8).u64(0).mark("saved").u64(STACK_BASE + 0x100n).u64(ra(1)).fill(40, 0).build();
+    const snap = snapshot64(image, s, {});
+    const run = (rbp: bigint, recovered?: readonly string[]) => {
+      const registers = calleeRegisters({ rip: BASE + 0x5000n, rsp: STACK_BASE, rbp });
+      const site: FrameSite = { machine: "x64", index: 1, interrupted: false, registers, lookupPc: registers["rip"]!, modules: snap.modules, images: snap.memory, calleeParams: 0 };
+      const r = x64Scan.ruleFor(site)!.exec(registers, snap.memory, { pc: -1, sp: -1, bstore: -1, recovered });
+      return r.ok ? [r.registers["rbp"], r.recovered] : r.stop.detail;
+    };
+    expect(run(STACK_BASE + 8n)).toEqual([STACK_BASE + 0x100n, ["rip", "rsp", "rbp"]]);
+    expect(run(STACK_BASE + 0x200n)).toEqual([STACK_BASE + 0x200n, ["rip", "rsp", "rbp"]]);
+    expect(run(STACK_BASE + 0x10n)).toEqual([STACK_BASE + 0x10n, ["rip", "rsp"]]);
+    // Not valid in the callee: never valid in the caller.
+    expect(run(STACK_BASE + 0x200n, ["rip", "rsp"])).toEqual([STACK_BASE + 0x200n, ["rip", "rsp"]]);
   });
 
   it("recognises every call form: e8 rel32, and ff /2 with and without REX in each addressing form", () => {

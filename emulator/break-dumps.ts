@@ -1,0 +1,171 @@
+/**
+ * Minidumps of the emulator's snapshots at function breaks, as `stackwalk emulate --dmp --break
+ * NAME` writes them for every function of a program: the committed sweeps of the real C programs
+ * hold a snapshot before every instruction, and the snapshots whose PC is the first instruction
+ * of a function are exactly the break hits. Each becomes a dump in memory (the product writer,
+ * read back by the product reader), optionally with the module images withheld (stack and
+ * context only, as a real Windows dump holds), and with or without the .sym files the emulator's
+ * symbol store would hold for it. Used by test/walk/dump-walks.test.ts and `npm run bench`.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseBreakpadSym, stackWinToFpoData, stackWinToFrameData } from "../src/formats/breakpad-sym.js";
+import { formatBreakpadSym, symFileInput } from "../src/formats/breakpad-sym-write.js";
+import { bytesSource, minidumpSnapshot, readMinidump } from "../src/formats/minidump.js";
+import { bytesSink, writeMinidump, type MemoryExtent } from "../src/formats/minidump-write.js";
+import { parseSweep, replaySweep } from "../src/formats/sweep.js";
+import { parseVector, type Vector } from "../src/formats/vector.js";
+import { compareWithTruth } from "../src/walk/compare.js";
+import { walkThread, type WalkOptions } from "../src/walk/walk.js";
+import { moduleAt, type ModuleSymbol, type Snapshot, type TruthFrame } from "../src/model/snapshot.js";
+import { readU32 } from "../src/memory/reader.js";
+import type { UnwindResult, UnwindStrategy } from "../src/walk/strategy.js";
+import { NOT_RETURN, scanRuleFor, UNCHECKED } from "../src/arch/scan.js";
+import { X86_SCAN } from "../src/arch/x86/scan.js";
+import { RegionMemory } from "../src/memory/region-memory.js";
+import { x64ModuleCfi } from "../src/arch/x64/cfi-from-unwind.js";
+
+/** A break hit: the snapshot, the function it broke in and its ground truth. */
+export interface BreakHit {
+  program: string;
+  function: string;
+  step: number;
+  vector: Vector;
+  truth: TruthFrame[];
+}
+
+/** The snapshots of a sweep file whose PC is the first instruction of a function of its modules. */
+export function breakHits(file: string): BreakHit[] {
+  const sweep = parseSweep(readFileSync(file, "utf8"), file);
+  const program = file.replace(/^.*\//, "").replace(/\.sweep\.json$/, "");
+  const hits: BreakHit[] = [];
+  for (const v of replaySweep(sweep)) {
+    const thread = v.threads[0]!;
+    const pc = thread.registers["eip"] ?? thread.registers["rip"]!;
+    for (const m of v.modules) {
+      if (pc < m.base || pc - m.base >= m.size) continue;
+      const fn = m.symbols.find((s) => s.size !== undefined && m.base + s.rva === pc);
+      if (fn === undefined) continue;
+      // The replay moves one memory image forward: a hit keeps a copy of it.
+      const memory = new RegionMemory(v.memory.regions.map((r) => ({ base: r.base, bytes: r.bytes.slice() })));
+      hits.push({ program, function: fn.name, step: v.step, vector: { ...v, memory }, truth: thread.truth! });
+    }
+  }
+  return hits;
+}
+
+/** Every break hit of the sweeps in `folder` (one per program). */
+export function folderBreakHits(folder: string, programs: readonly string[]): BreakHit[] {
+  return programs.flatMap((p) => breakHits(join(folder, `${p}.sweep.json`)));
+}
+
+/** The memory ranges of a snapshot outside its modules' images: the stack (and anything else the emulator recorded). */
+function rangesWithoutImages(snapshot: Snapshot): MemoryExtent[] {
+  const regions = (snapshot.memory as unknown as { regions: { base: bigint; bytes: Uint8Array }[] }).regions;
+  return regions
+    .filter((r) => !snapshot.modules.some((m) => r.base >= m.base && r.base < m.base + m.size))
+    .map((r) => ({ start: r.base, size: BigInt(r.bytes.length) }));
+}
+
+/**
+ * The dump of a snapshot as the emulator writes it (an EXCEPTION_BREAKPOINT in its thread, the
+ * modules with CodeView identities), read back: images withheld when asked, and the modules'
+ * .sym files (as the emulator's store holds them, STACK CFI for x64 included) attached when asked.
+ */
+export function dumpOf(snapshot: Snapshot, options: { withholdImages: boolean; symbols: boolean }): Snapshot {
+  const sink = bytesSink();
+  writeMinidump(snapshot, sink, options.withholdImages ? { ranges: rangesWithoutImages(snapshot) } : {});
+  const back = minidumpSnapshot(readMinidump(bytesSource(sink.bytes())));
+  if (options.symbols) {
+    back.modules.forEach((m, i) => {
+      const original = snapshot.modules[i]!;
+      const input = symFileInput(original, snapshot.machine, snapshot.memory);
+      if (input === undefined) return;
+      if (snapshot.machine === "x64") input.stackCfi = x64ModuleCfi(original, snapshot.memory);
+      const sym = parseBreakpadSym(formatBreakpadSym(input));
+      m.unwind = { fpo: stackWinToFpoData(sym.stackWin), frameData: stackWinToFrameData(sym.stackWin), stackCfi: sym.stackCfi, origin: "Breakpad .sym" };
+      m.symbols = [
+        ...sym.functions.map((f): ModuleSymbol => ({ name: f.name, rva: BigInt(f.address), size: BigInt(f.size), kind: "func", paramSize: f.paramSize })),
+        ...sym.publics.map((p): ModuleSymbol => ({ name: p.name, rva: BigInt(p.address), kind: "public", paramSize: p.paramSize })),
+      ].sort((a, b) => (a.rva < b.rva ? -1 : a.rva > b.rva ? 1 : 0));
+    });
+  }
+  return back;
+}
+
+/**
+ * Breakpad's x86 walk without symbols (minidump.md §5.5), for comparison: the EBP chain whenever
+ * [EBP] and [EBP+4] can be read, else a scan from ESP taking the first word whose value − 1 lies
+ * in a module, with Breakpad's window and its guess of the caller's EBP. No call-site checks.
+ */
+export const BREAKPAD_X86: readonly UnwindStrategy[] = [
+  {
+    name: "breakpad-ebp-chain",
+    trust: "frame-pointer",
+    ruleFor: () => ({
+      describe: () => "Breakpad's EBP chain",
+      exec(registers, memory): UnwindResult {
+        const ebp = registers["ebp"] ?? 0n;
+        const eip = readU32(memory, (ebp + 4n) & 0xffff_ffffn);
+        const saved = readU32(memory, ebp);
+        if (eip === undefined || saved === undefined) return { ok: false, stop: { reason: "read-fault", detail: "EBP does not point into the stack" } };
+        return { ok: true, registers: { ...registers, eip, esp: (ebp + 8n) & 0xffff_ffffn, ebp: saved }, rule: "breakpad ebp-chain" };
+      },
+    }),
+  },
+  {
+    name: "breakpad-scan",
+    trust: "scan",
+    ruleFor: (site) =>
+      scanRuleFor({ ...X86_SCAN, extendedWords: 0, verifyAfterChainEnd: false, classify: (modules, _images, v) => (v >= 0x1000n && moduleAt(modules, v - 1n) !== undefined ? UNCHECKED : NOT_RETURN) }, site),
+  },
+];
+
+/** The real C programs (vectors/programs/c). */
+export const C_PROGRAMS = ["recursion-callbacks", "big-frames-varargs", "aligned-callee-saved", "noreturn-longjmp"] as const;
+
+/** The x64 break hits: every function of the x64 C programs, and every capture of the synthetic x64 chains. */
+export function x64DumpHits(root = "."): BreakHit[] {
+  const hits = folderBreakHits(join(root, "vectors/x64/c"), C_PROGRAMS);
+  const dir = join(root, "vectors/x64/synthetic");
+  for (const f of readdirSync(dir).sort()) {
+    const v = parseVector(readFileSync(join(dir, f), "utf8"));
+    hits.push({ program: f, function: "capture", step: 0, vector: v, truth: v.threads[0]!.truth! });
+  }
+  return hits;
+}
+
+/** The x86 break hits: every function of the C programs built without frame pointers. */
+export function x86FpoDumpHits(root = "."): BreakHit[] {
+  return folderBreakHits(join(root, "vectors/x86/c-fpo"), C_PROGRAMS);
+}
+
+/** How walks of break dumps fare against the truth. */
+export interface DumpScore {
+  /** Stacks walked exactly. */
+  stacks: number;
+  /** Frames that match the truth, frame for frame up to a walk's first difference. */
+  frames: number;
+  /** Every truth frame. */
+  totalFrames: number;
+  /** The hits walked exactly. */
+  exact: Set<BreakHit>;
+}
+
+/** Walks the dump of every hit with `options` and scores it against the truth. */
+export function scoreDumps(hits: readonly BreakHit[], dump: { withholdImages: boolean; symbols: boolean }, options: WalkOptions): DumpScore {
+  const out: DumpScore = { stacks: 0, frames: 0, totalFrames: 0, exact: new Set() };
+  for (const h of hits) {
+    const d = dumpOf(h.vector, dump);
+    const walk = walkThread(d, d.threads[0]!, options);
+    let k = 0;
+    while (k < walk.frames.length && k < h.truth.length && walk.frames[k]!.addrPC === h.truth[k]!.pc && walk.frames[k]!.addrStack === h.truth[k]!.sp) k++;
+    out.frames += k;
+    out.totalFrames += h.truth.length;
+    if (compareWithTruth(h.vector.machine, walk, h.truth).exact) {
+      out.stacks++;
+      out.exact.add(h);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,296 @@
+/**
+ * Breakpad STACK CFI (minidump.md §7): the call frame information dump_syms writes from DWARF
+ * CFI or from a PE's UNWIND_INFO, as rules that compute the caller's registers from the callee's.
+ *
+ * A module's records are an INIT range (`STACK CFI INIT <addr> <size> <rules>`) and delta rows
+ * (`STACK CFI <addr> <rules>`). The rules for an address are the INIT range's that covers it, then
+ * every delta row from the range's start up to the address, in address order, each rule replacing
+ * the one of the same name. A rule set is `name: expression` pairs: `.cfa` (the canonical frame
+ * address, the caller's stack pointer), `.ra` (the return address) and registers (`$rbx`, ...),
+ * each a postfix expression over the callee's registers, decimal literals and `.cfa`:
+ * `+ - * / %`, `@` (align down: `a b @` is `a & ~(b − 1)`), `^` (the word at an address) and `=`
+ * (assign to a `$` variable). An expression must leave exactly one value; a name without a
+ * value, an unreadable `^` or division by zero fails it (Breakpad's postfix_evaluator-inl.h and
+ * cfi_frame_info.cc).
+ *
+ * Evaluation (Breakpad's SimpleCFIWalker): `.cfa` first, over the callee's valid registers; then
+ * `.ra` and each register rule with `.cfa` defined. A failed `.cfa` or `.ra` fails the rule; a
+ * failed register rule is dropped. The caller gets every register a rule gave (by its name, or
+ * as the machine's alias: the stack pointer is `.cfa`, the PC `.ra`), and the callee-saved
+ * registers the rules leave alone, when valid in the callee.
+ *
+ * Records are parsed once per module and a lookup address's rule set once per address (working
+ * a rule out reads no memory); a rule is a value ({@link CfiRule}, `kind` "cfi") run by one
+ * function, {@link execCfi}.
+ */
+import type { BreakpadStackCfi } from "../formats/breakpad-sym.js";
+import { countStartingAtOrBelow, innermostContaining } from "../formats/sorted-ranges.js";
+import { readPointer, type MemoryReader } from "../memory/reader.js";
+import { moduleAt, type Module, type Registers } from "../model/snapshot.js";
+import type { FrameNumbers, FrameSite, UnwindResult, UnwindRule } from "../walk/strategy.js";
+
+/** One register of a machine's CFI register map (Breakpad's `cfi_register_map_`). */
+export interface CfiRegister {
+  /** The name rules use, e.g. `$rbx`. */
+  name: string;
+  /** The walker's register name, e.g. `rbx`. */
+  register: string;
+  /** `.cfa` for the stack pointer, `.ra` for the PC. */
+  alias?: ".cfa" | ".ra";
+  /** Callee-saved: the caller has the callee's value when no rule mentions it. */
+  calleeSaves: boolean;
+}
+
+/** What one machine gives the CFI evaluator. */
+export interface CfiMachine {
+  width: 4 | 8;
+  pc: string;
+  sp: string;
+  registers: readonly CfiRegister[];
+  /** Registers the caller must have for the rule to count (besides PC and SP). */
+  essentials: readonly string[];
+}
+
+/** A compiled expression: numbers are literals, strings names, and operators are tagged. */
+type Token = bigint | string | { op: "+" | "-" | "*" | "/" | "%" | "@" | "^" | "=" };
+
+const OPERATORS = new Set(["+", "-", "*", "/", "%", "@", "^", "="]);
+
+/** A compiled expression and its text. */
+export interface CfiExpression {
+  text: string;
+  tokens: readonly Token[];
+}
+
+/** Compiles an expression: tokens split on white space, `=` glued to the next token split off (Breakpad does). */
+export function compileExpression(text: string): CfiExpression {
+  const tokens: Token[] = [];
+  for (const raw of text.split(/\s+/)) {
+    if (raw === "") continue;
+    const words = raw.length > 1 && raw.startsWith("=") ? ["=", raw.slice(1)] : [raw];
+    for (const w of words) {
+      if (OPERATORS.has(w)) tokens.push({ op: w as "+" });
+      // A decimal literal, possibly negative (istringstream >> uint64 with Breakpad's '-' handling).
+      else if (/^-?[0-9]+$/.test(w)) tokens.push(BigInt(w));
+      else tokens.push(w);
+    }
+  }
+  return { text, tokens };
+}
+
+/**
+ * Evaluates an expression over `names` (modulo 2^(8·width)); undefined when it fails. `=`
+ * assigns into `names`.
+ */
+export function evaluateExpression(e: CfiExpression, names: Map<string, bigint>, memory: MemoryReader, width: 4 | 8): bigint | undefined {
+  const mask = width === 4 ? 0xffff_ffffn : 0xffff_ffff_ffff_ffffn;
+  const stack: (bigint | string)[] = [];
+  const value = (t: bigint | string | undefined): bigint | undefined => (t === undefined ? undefined : typeof t === "bigint" ? t & mask : names.get(t));
+  for (const t of e.tokens) {
+    if (typeof t !== "object") {
+      stack.push(t);
+      continue;
+    }
+    if (t.op === "^") {
+      const address = value(stack.pop());
+      if (address === undefined) return undefined;
+      const v = readPointer(memory, address, width);
+      if (v === undefined) return undefined;
+      stack.push(v);
+      continue;
+    }
+    if (t.op === "=") {
+      const v = value(stack.pop());
+      const name = stack.pop();
+      if (v === undefined || typeof name !== "string" || !name.startsWith("$")) return undefined;
+      names.set(name, v);
+      continue;
+    }
+    const b = value(stack.pop());
+    const a = value(stack.pop());
+    if (a === undefined || b === undefined) return undefined;
+    let r: bigint;
+    switch (t.op) {
+      case "+": r = a + b; break;
+      case "-": r = a - b; break;
+      case "*": r = a * b; break;
+      case "/": if (b === 0n) return undefined; r = a / b; break;
+      case "%": if (b === 0n) return undefined; r = a % b; break;
+      default: r = a & (mask ^ ((b - 1n) & mask)); break;
+    }
+    stack.push(r & mask);
+  }
+  return stack.length === 1 ? value(stack[0]) : undefined;
+}
+
+/** The rules in effect at one address. */
+export interface CfiRuleSet {
+  cfa?: CfiExpression;
+  ra?: CfiExpression;
+  /** Register rules by name, in the order they were first set. */
+  registers: Map<string, CfiExpression>;
+}
+
+/**
+ * Applies a rule-set text (`name: expr name: expr …`) to `set`, as Breakpad's CFIRuleParser:
+ * rules before a malformed one are applied; returns false at the first malformed one (an empty
+ * name or expression, an expression without a name).
+ */
+export function applyRules(set: CfiRuleSet, text: string): boolean {
+  let name: string | undefined;
+  let expression: string[] = [];
+  const report = (): boolean => {
+    if (name === undefined || name === "" || expression.length === 0) return false;
+    const e = compileExpression(expression.join(" "));
+    if (name === ".cfa") set.cfa = e;
+    else if (name === ".ra") set.ra = e;
+    else set.registers.set(name, e);
+    return true;
+  };
+  for (const token of text.split(/[ \t\r\n]+/)) {
+    if (token === "") continue;
+    if (token.endsWith(":")) {
+      if (token.length < 2) return false;
+      if ((name !== undefined || expression.length > 0) && !report()) return false;
+      name = token.slice(0, -1);
+      expression = [];
+    } else expression.push(token);
+  }
+  return report();
+}
+
+/** A module's STACK CFI records, ready for lookups. */
+export interface CfiTable {
+  /** INIT ranges sorted by start, none overlapping (the first in the file wins, as Breakpad's range map keeps it). */
+  inits: { address: number; end: number; rules: string }[];
+  /** Delta rows of every range, sorted by address (the last in the file wins an address). */
+  deltas: { address: number; rules: string }[];
+}
+
+const tables = new WeakMap<readonly BreakpadStackCfi[], CfiTable>();
+
+/** The lookup table of a module's STACK CFI records (built once per record list). */
+export function cfiTable(records: readonly BreakpadStackCfi[]): CfiTable {
+  let table = tables.get(records);
+  if (table !== undefined) return table;
+  const order = records.map((r, i) => ({ r, i })).filter(({ r }) => r.size > 0).sort((a, b) => a.r.address - b.r.address || a.i - b.i);
+  const inits: { address: number; end: number; rules: string; i: number }[] = [];
+  for (const { r, i } of order) {
+    const last = inits[inits.length - 1];
+    const end = r.address + r.size;
+    if (last !== undefined && r.address < last.end) {
+      // Overlapping ranges: the one earlier in the file is kept.
+      if (i < last.i) inits[inits.length - 1] = { address: r.address, end, rules: r.init, i };
+      continue;
+    }
+    inits.push({ address: r.address, end, rules: r.init, i });
+  }
+  const byAddress = new Map<number, string>();
+  for (const r of records) for (const d of r.deltas) byAddress.set(d.address, d.rules);
+  const deltas = [...byAddress].map(([address, rules]) => ({ address, rules })).sort((a, b) => a.address - b.address);
+  table = { inits: inits.map(({ address, end, rules }) => ({ address, end, rules })), deltas };
+  tables.set(records, table);
+  return table;
+}
+
+/** The rules in effect at `rva`, undefined when no INIT range covers it or its INIT rules are malformed. */
+export function rulesAt(table: CfiTable, rva: number): { set: CfiRuleSet; start: number } | undefined {
+  // INIT ranges do not overlap: the one starting last at or below the address is the only candidate.
+  const init = innermostContaining(table.inits, rva, startOf, sizeOf, 1);
+  if (init === undefined) return undefined;
+  const set: CfiRuleSet = { registers: new Map() };
+  if (!applyRules(set, init.rules)) return undefined;
+  const deltas = table.deltas;
+  for (let i = countStartingAtOrBelow(deltas, init.address - 1, startOf); i < deltas.length && deltas[i]!.address <= rva; i++) applyRules(set, deltas[i]!.rules);
+  return { set, start: init.address };
+}
+
+const startOf = (r: { address: number }): number => r.address;
+const sizeOf = (r: { address: number; end: number }): number => r.end - r.address;
+
+/** Whether `.ra` reads the word just below the CFA, where a call leaves its return address. */
+function isReturnSlot(ra: CfiExpression, width: number): boolean {
+  const t = ra.tokens;
+  if (t.length !== 4 || t[0] !== ".cfa" || typeof t[3] !== "object" || t[3].op !== "^" || typeof t[2] !== "object") return false;
+  const k = t[1];
+  return (t[2].op === "-" && k === BigInt(width)) || (t[2].op === "+" && k === -BigInt(width));
+}
+
+/** A CFI rule: a value, run by {@link execCfi}. */
+export class CfiRule implements UnwindRule {
+  readonly kind = "cfi";
+  constructor(
+    readonly machine: CfiMachine,
+    readonly rules: CfiRuleSet,
+    /** The rule in words: the module RVA of the INIT range and the rules in effect. */
+    readonly text: string,
+    /**
+     * The caller's PC is a return address (`.ra` is the word below the CFA); otherwise it was
+     * read from elsewhere (a machine or signal frame) and the caller's PC is an interrupted one.
+     */
+    readonly returns: boolean,
+  ) {}
+
+  describe(): string {
+    return this.text;
+  }
+
+  exec(registers: Registers, memory: MemoryReader, numbers?: FrameNumbers): UnwindResult {
+    return execCfi(this, registers, memory, numbers);
+  }
+}
+
+const hex = (v: bigint | number): string => "0x" + v.toString(16);
+
+/** The CFI rule for a site, or undefined when its module has no STACK CFI covering the lookup address. */
+export function cfiRuleFor(machine: CfiMachine, site: FrameSite): CfiRule | undefined {
+  const module: Module | undefined = moduleAt(site.modules, site.lookupPc);
+  const records = module?.unwind?.stackCfi;
+  if (module === undefined || records === undefined || records.length === 0) return undefined;
+  const rva = site.lookupPc - module.base;
+  if (rva > 0xffff_ffffn) return undefined;
+  const found = rulesAt(cfiTable(records), Number(rva));
+  if (found === undefined || found.set.cfa === undefined || found.set.ra === undefined) return undefined;
+  const set = found.set;
+  const parts = [`.cfa: ${set.cfa!.text}`, `.ra: ${set.ra!.text}`, ...[...set.registers].map(([n, e]) => `${n}: ${e.text}`)];
+  return new CfiRule(machine, set, `cfi rva=${hex(found.start)}: ${parts.join(" ")}`, isReturnSlot(set.ra!, machine.width));
+}
+
+/** Runs a CFI rule (the only place it reads memory). */
+export function execCfi(rule: CfiRule, registers: Registers, memory: MemoryReader, numbers?: FrameNumbers): UnwindResult {
+  const m = rule.machine;
+  const valid = numbers?.recovered;
+  const names = new Map<string, bigint>();
+  for (const r of m.registers) {
+    const v = registers[r.register];
+    if (v !== undefined && (valid === undefined || valid.includes(r.register))) names.set(r.name, v);
+  }
+  const failed = (what: string): UnwindResult => ({ ok: false, stop: { reason: "unsupported", detail: `${rule.text}: ${what} cannot be evaluated` } });
+  const cfa = evaluateExpression(rule.rules.cfa!, new Map(names), memory, m.width);
+  if (cfa === undefined) return failed(".cfa");
+  const working = (): Map<string, bigint> => new Map(names).set(".cfa", cfa);
+  const ra = evaluateExpression(rule.rules.ra!, working(), memory, m.width);
+  if (ra === undefined) return failed(".ra");
+  const given = new Map<string, bigint>();
+  for (const [name, e] of rule.rules.registers) {
+    const v = evaluateExpression(e, working(), memory, m.width);
+    if (v !== undefined) given.set(name, v);
+  }
+  const out: Registers = {};
+  const recovered: string[] = [];
+  for (const r of m.registers) {
+    let v = given.get(r.name);
+    if (v === undefined && r.alias !== undefined) v = r.alias === ".cfa" ? cfa : ra;
+    if (v === undefined && r.calleeSaves && names.has(r.name)) v = names.get(r.name);
+    if (v === undefined) continue;
+    out[r.register] = v;
+    recovered.push(r.register);
+  }
+  for (const e of m.essentials) if (out[e] === undefined) return failed(`the caller's ${e}`);
+  const pc = out[m.pc]!;
+  // A return address of 0 is the outermost frame; otherwise the stack pointer must be known too.
+  if (pc !== 0n && out[m.sp] === 0n) return failed(`the caller's ${m.sp}`);
+  const step: UnwindResult = { ok: true, registers: out, recovered, rule: rule.text };
+  if (!rule.returns && pc !== 0n) step.interrupted = true;
+  return step;
+}

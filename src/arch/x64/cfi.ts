@@ -1,0 +1,29 @@
+/**
+ * STACK CFI on x64 (minidump.md §5.6 step 1): Breakpad's amd64 register map. `$rsp` is `.cfa` and
+ * `$rip` is `.ra`; `$rbx`, `$rbp` and `$r12`–`$r15` are callee-saved (`$rsi` and `$rdi` are not,
+ * even on Windows, as Breakpad has it). RIP and RSP must be recovered.
+ */
+import type { FrameSite, UnwindRule, UnwindStrategy } from "../../walk/strategy.js";
+import { cfiRuleFor, type CfiMachine } from "../cfi.js";
+
+const SAVED = new Set(["rbx", "rbp", "r12", "r13", "r14", "r15"]);
+
+/** The x64 parameters of the CFI evaluator. */
+export const X64_CFI: CfiMachine = {
+  width: 8,
+  pc: "rip",
+  sp: "rsp",
+  registers: ["rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip"].map((r) => {
+    const alias = r === "rsp" ? ".cfa" : r === "rip" ? ".ra" : undefined;
+    return alias === undefined ? { name: `$${r}`, register: r, calleeSaves: SAVED.has(r) } : { name: `$${r}`, register: r, alias, calleeSaves: false };
+  }),
+  essentials: ["rip", "rsp"],
+};
+
+/** The module's STACK CFI records (trust `cfi`). */
+export const x64Cfi: UnwindStrategy = {
+  name: "cfi",
+  trust: "cfi",
+  kind: "cfi",
+  ruleFor: (site: FrameSite): UnwindRule | undefined => cfiRuleFor(X64_CFI, site),
+};
