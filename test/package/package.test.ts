@@ -6,12 +6,12 @@
  * report of minidump2.dmp is the expected output of each.
  */
 import { spawnSync, type SpawnSyncReturns } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { build } from "esbuild";
 import { chromium } from "playwright-core";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const ROOT = resolve(".");
 const FIXTURES = resolve("../shared/fixtures/breakpad");
@@ -59,6 +59,8 @@ beforeAll(() => {
   for (const file of [DUMP, TEST_APP_SYM, KERNEL32_SYM]) copyFileSync(file, join(project, file.split("/").at(-1)!));
   for (const name of ["walk.mjs", "walk-store.mjs", "main.ts", "page.js"]) writeFileSync(join(project, name), example(name));
 }, 300_000);
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe("npm pack", () => {
   it("holds the compiled package, its README and LICENSE: no sources, tests or vectors", () => {
