@@ -74,8 +74,6 @@ const KNOWN: readonly string[] = [
     "arch → walk: src/arch/x86/site.ts imports src/walk/lazy-text.ts",
     "arch → walk: src/arch/x86/site.ts imports src/walk/strategy.ts",
     "analysis → render: src/etw/crosscheck.ts imports src/render/location.ts",
-    "model → formats: src/model/snapshot.ts imports src/formats/frame-data.ts",
-    "model → formats: src/model/snapshot.ts imports src/formats/breakpad-sym.ts",
 ];
 
 describe("imports point down the layer order", () => {

@@ -19,7 +19,10 @@
 import { InputError } from "../errors.js";
 import type { InputErrorCode } from "../errors.js";
 import type { FpoData } from "../model/fpo-data.js";
-import type { FrameData } from "./frame-data.js";
+import type { FrameData } from "../model/frame-data.js";
+import type { BreakpadCfiDelta, BreakpadStackCfi } from "../model/stack-cfi.js";
+
+export type { BreakpadCfiDelta, BreakpadStackCfi };
 
 /** The MODULE record: `MODULE <os> <arch> <debug id> <debug file>`. */
 export interface BreakpadModule {
@@ -179,22 +182,6 @@ export interface BreakpadStackWin {
   line: number;
   /** Byte offset of the record's line, for messages. */
   offset: number;
-}
-
-/** A `STACK CFI <address> <rules>` delta row. */
-export interface BreakpadCfiDelta {
-  address: number;
-  rules: string;
-}
-
-/** A `STACK CFI INIT <address> <size> <rules>` range with the delta rows that follow it. */
-export interface BreakpadStackCfi {
-  address: number;
-  size: number;
-  /** The initial rules, e.g. `.cfa: $esp 4 + .ra: .cfa 4 - ^`. */
-  init: string;
-  /** Delta rows in file order. */
-  deltas: BreakpadCfiDelta[];
 }
 
 /** Everything a `.sym` file holds that the walker and the symbolizer use. */

@@ -6,47 +6,13 @@
  */
 import { InputError } from "../errors.js";
 import { ByteCursor } from "../memory/cursor.js";
+import { FRAME_DATA_HAS_EH, FRAME_DATA_HAS_SEH, FRAME_DATA_IS_FUNCTION_START, type FrameData } from "../model/frame-data.js";
 import { innermostContaining } from "./sorted-ranges.js";
+
+export { FRAME_DATA_HAS_EH, FRAME_DATA_HAS_SEH, FRAME_DATA_IS_FUNCTION_START, type FrameData };
 
 /** sizeof(FRAMEDATA) as stored in the PDB stream, without the object form's RelocPtr (§2.1). */
 export const FRAME_DATA_SIZE = 32;
-
-/** Flags bit 0: the function has an SEH frame (clang-14 never sets it, §2.3). */
-export const FRAME_DATA_HAS_SEH = 0x1;
-/** Flags bit 1: the function has C++ EH state. */
-export const FRAME_DATA_HAS_EH = 0x2;
-/** Flags bit 2: the record starts at the first byte of its function. */
-export const FRAME_DATA_IS_FUNCTION_START = 0x4;
-
-/** One FrameData record (cvinfo.h `tagFRAMEDATA`); all sizes are in bytes (§2.1). */
-export interface FrameData {
-  /** RVA of the first byte the record covers. */
-  rvaStart: number;
-  /** Bytes covered from rvaStart. */
-  codeSize: number;
-  /** Bytes of locals. */
-  localSize: number;
-  /** Bytes of stack parameters. */
-  paramsSize: number;
-  /** Maximum stack use; lld always writes 0. */
-  maxStackSize: number;
-  /** Byte offset of the program string in the PDB `/names` buffer. */
-  frameFunc: number;
-  /** Bytes of prolog left from rvaStart. */
-  prologSize: number;
-  /** Bytes of saved registers. */
-  savedRegsSize: number;
-  /** The raw Flags word. */
-  flags: number;
-  /** Flags bit 0. */
-  hasSEH: boolean;
-  /** Flags bit 1. */
-  hasEH: boolean;
-  /** Flags bit 2. */
-  isFunctionStart: boolean;
-  /** The program string, once resolved from `/names`. */
-  program?: string;
-}
 
 /**
  * Decodes a packed array of 32-byte FrameData records in stream order. A length that is not a

@@ -7,8 +7,8 @@
  * defined.
  */
 import { InputError } from "../errors.js";
-import { FRAME_DATA_HAS_EH, FRAME_DATA_HAS_SEH, FRAME_DATA_IS_FUNCTION_START, type FrameData } from "./frame-data.js";
 import type { FpoData } from "../model/fpo-data.js";
+import { FRAME_DATA_HAS_EH, FRAME_DATA_HAS_SEH, FRAME_DATA_IS_FUNCTION_START, type FrameData } from "../model/frame-data.js";
 import type { ModuleUnwind } from "../model/snapshot.js";
 import type { JsonNode } from "./json-input.js";
 

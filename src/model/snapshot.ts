@@ -4,10 +4,10 @@
  */
 import type { MemoryReader } from "../memory/reader.js";
 import type { AddressRange } from "../memory/window-memory.js";
-import type { FrameData } from "../formats/frame-data.js";
-import type { BreakpadStackCfi } from "../formats/breakpad-sym.js";
 import type { FpoData } from "./fpo-data.js";
+import type { FrameData } from "./frame-data.js";
 import type { Machine } from "./machine.js";
+import type { BreakpadStackCfi } from "./stack-cfi.js";
 
 /** A register file: lower-case CONTEXT register names to values. */
 export type Registers = Record<string, bigint>;
