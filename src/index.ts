@@ -73,7 +73,7 @@ export {
 export { renderJson, walkJson, writeJson } from "./render/json.js";
 export { renderText, renderRoles } from "./render/text.js";
 export { renderWindbg, fpoNote } from "./render/windbg.js";
-export { locate, locateAddress, locationText, symbolize, type Location, type SymbolMatch } from "./render/location.js";
+export { locate, locateAddress, locationText, symbolize, type Location, type SymbolMatch } from "./analysis/location.js";
 export { explainWalk, explainSnapshot, formatExplanation, stopInWords, type ExplainOptions } from "./render/explain.js";
 export type * from "./render/explain-model.js";
 export { renderSvg, type SvgOptions } from "./render/svg.js";
@@ -159,6 +159,8 @@ export {
 } from "./formats/breakpad-sym-write.js";
 export * from "./etw/extended-data.js";
 export * from "./etw/stitch.js";
-export * from "./etw/ebp-chain.js";
-export * from "./etw/crosscheck.js";
+export * from "./analysis/ebp-chain.js";
+export * from "./analysis/crosscheck.js";
+export { commonSubsequence } from "./analysis/crosscheck-align.js";
+export { crossCheckJson, crossCheckText } from "./render/crosscheck.js";
 export * from "./etw/etl.js";

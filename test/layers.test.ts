@@ -20,7 +20,7 @@ function layerOf(file: string): Layer {
   const parts = relative("src", file).split(sep);
   const [top] = parts;
   if (parts.length === 1) return top === "index.ts" ? "entry" : "errors";
-  if (top === "etw") return /^(crosscheck|ebp-chain)\b/.test(parts[1]!) ? "analysis" : "formats";
+  if (top === "etw") return "formats";
   if (top === "cli" || top === "node") return "edge";
   if ((ORDER as readonly string[]).includes(top!)) return top as Layer;
   throw new Error(`${file}: a folder the layer order does not name`);
@@ -73,7 +73,6 @@ const KNOWN: readonly string[] = [
     "arch → walk: src/arch/x86/site.ts imports src/walk/frame.ts",
     "arch → walk: src/arch/x86/site.ts imports src/walk/lazy-text.ts",
     "arch → walk: src/arch/x86/site.ts imports src/walk/strategy.ts",
-    "analysis → render: src/etw/crosscheck.ts imports src/render/location.ts",
 ];
 
 describe("imports point down the layer order", () => {

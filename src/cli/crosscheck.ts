@@ -1,10 +1,11 @@
 /**
  * `stackwalk crosscheck <vector|dmp>`: walks a snapshot and aligns the walk with the ETW stacks
  * recorded for it (its own `etw` events and `--etw` files), stitched by MatchId, explaining every
- * difference (src/etw/crosscheck.ts).
+ * difference (src/analysis/crosscheck.ts).
  */
 import { InputError } from "../errors.js";
-import { crossCheck, crossCheckJson, crossCheckText, threadStackItems, type CrossCheckReport } from "../etw/crosscheck.js";
+import { crossCheck, threadStackItems, type CrossCheckReport } from "../analysis/crosscheck.js";
+import { crossCheckJson, crossCheckText } from "../render/crosscheck.js";
 import { stitchStacks, type EtwStackItem } from "../etw/stitch.js";
 import { replaySweep } from "../formats/sweep.js";
 import { machineInfo } from "../model/machine.js";

@@ -18,7 +18,7 @@ import { lookupAddress } from "../walk/lookup-address.js";
 import { walkThread, type WalkOptions } from "../walk/walk.js";
 import { crashReason } from "./breakpad-crash.js";
 import { chunked, collect } from "./chunks.js";
-import { locate, type Location } from "./location.js";
+import { locate, type Location } from "../analysis/location.js";
 
 export { crashReason, WINDOWS_EXCEPTION_NAMES } from "./breakpad-crash.js";
 

@@ -3,7 +3,7 @@
  * plays each STACKFRAME role, where each frame's return address and saved registers live, which
  * walkers find which frames (checked against each target's ground truth), and what ETW recorded.
  */
-import { threadEtw } from "../etw/crosscheck.js";
+import { threadEtw } from "../analysis/crosscheck.js";
 import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
 import type { Snapshot, ThreadSnapshot, TruthFrame } from "../model/snapshot.js";
 import { compareWithTruth } from "../walk/compare.js";
@@ -12,7 +12,7 @@ import { archWalker, type WalkerName } from "../walk/registry.js";
 import { walkThread } from "../walk/walk.js";
 import { explainWalk } from "./explain.js";
 import type { ExplainedRead } from "./explain-model.js";
-import { locateAddress } from "./location.js";
+import { locateAddress } from "../analysis/location.js";
 
 /** One target of a comparison: a snapshot of the chain with its ground truth. */
 export interface CompareTargetInput {

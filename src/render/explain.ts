@@ -13,7 +13,7 @@ import type { Frame, Walk, WalkStop } from "../walk/frame.js";
 import { archWalker, type WalkerName } from "../walk/registry.js";
 import { walkThread } from "../walk/walk.js";
 import type { ExplainedFrame, ExplainedRead, ExplainedWalk, ReadRole, StackArea, StackWord } from "./explain-model.js";
-import { locate, locateAddress, locationText } from "./location.js";
+import { locate, locateAddress, locationText } from "../analysis/location.js";
 
 /** Options of {@link explainWalk}. */
 export interface ExplainOptions {

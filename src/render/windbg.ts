@@ -18,7 +18,7 @@ import { moduleAt, type Module } from "../model/snapshot.js";
 import type { Frame } from "../walk/frame.js";
 import { lookupAddress } from "../walk/lookup-address.js";
 import type { ThreadWalk } from "../walk/walk.js";
-import { locate, locationText } from "./location.js";
+import { locate, locationText } from "../analysis/location.js";
 
 const h32 = (v: bigint): string => (v & 0xffff_ffffn).toString(16).padStart(8, "0");
 const h64 = (v: bigint): string => {

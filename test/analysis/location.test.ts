@@ -1,5 +1,5 @@
 /**
- * The symbolizer (src/render/location.ts) with Breakpad `.sym` symbols (minidump.md §7): FUNC
+ * The symbolizer (src/analysis/location.ts) with Breakpad `.sym` symbols (minidump.md §7): FUNC
  * covering the lookup address with its line record, PUBLIC only where no FUNC covers and above
  * the nearest preceding FUNC, module + offset otherwise, nothing outside every module; caller
  * frames looked up at return address − 1 with offsets from the return address itself.
@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { Module, ModuleSymbol } from "../../src/model/snapshot.js";
 import { breakpadSymbols } from "../../src/formats/symbol-file.js";
 import { parseBreakpadSym } from "../../src/formats/breakpad-sym.js";
-import { locate, locateAddress, symbolize } from "../../src/render/location.js";
+import { locate, locateAddress, symbolize } from "../../src/analysis/location.js";
 import type { Frame } from "../../src/walk/frame.js";
 
 const BASE = 0x400000n;

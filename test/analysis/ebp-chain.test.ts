@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ETW_MAX_ADDRESSES, stackBoundsAround, walkFrameChain } from "../../src/etw/ebp-chain.js";
+import { ETW_MAX_ADDRESSES, stackBoundsAround, walkFrameChain } from "../../src/analysis/ebp-chain.js";
 import { RegionMemory } from "../../src/memory/region-memory.js";
 import { StackBuilder } from "../support/stack-builder.js";
 
