@@ -4,7 +4,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { InputError } from "../errors.js";
-import type { ByteSource } from "../formats/minidump.js";
+import type { ByteSource } from "../memory/byte-source.js";
 
 /** Why a file operation failed, in words ("no such file", ...). */
 export function ioReason(e: unknown): string {

@@ -1,0 +1,64 @@
+/**
+ * Minidump constants (minidump.md §1, §2): the header's signature and version, stream types,
+ * processor architectures and the limits the reader applies before allocating.
+ */
+import { hex } from "../../hex.js";
+
+/** MINIDUMP_HEADER.Signature: "MDMP" read little-endian. */
+export const MINIDUMP_SIGNATURE = 0x504d444d;
+/** The low 16 bits of MINIDUMP_HEADER.Version; the high 16 bits are implementation-specific. */
+export const MINIDUMP_VERSION = 0xa793;
+
+/** Stream types (minidump.md §1.3). */
+export const MINIDUMP_STREAM = {
+  Unused: 0,
+  ThreadList: 3,
+  ModuleList: 4,
+  MemoryList: 5,
+  Exception: 6,
+  SystemInfo: 7,
+  ThreadExList: 8,
+  Memory64List: 9,
+  CommentA: 10,
+  CommentW: 11,
+  HandleData: 12,
+  FunctionTable: 13,
+  UnloadedModuleList: 14,
+  MiscInfo: 15,
+  MemoryInfoList: 16,
+  ThreadInfoList: 17,
+  ThreadNames: 24,
+  BreakpadInfo: 0x47670001,
+  BreakpadAssertionInfo: 0x47670002,
+} as const;
+
+/** SystemInfo.ProcessorArchitecture values (minidump.md §2.6). */
+export const PROCESSOR_ARCHITECTURE = {
+  INTEL: 0,
+  ARM: 5,
+  IA64: 6,
+  AMD64: 9,
+  IA32_ON_WIN64: 10,
+  ARM64: 12,
+  UNKNOWN: 0xffff,
+} as const;
+
+/** VS_FIXEDFILEINFO.dwSignature of a valid version resource (minidump.md §2.3). */
+export const VS_FFI_SIGNATURE = 0xfeef04bd;
+
+/** Limits applied before allocating or accepting a record. */
+export const MINIDUMP_LIMITS = {
+  /** CONTEXT bytes beyond the record (XSAVE data) Breakpad accepts: `kMaxXSaveAreaSize` (minidump.md §3.3). */
+  maxXSaveArea: 16384,
+  /** The longest MINIDUMP_STRING read, in bytes (a path is at most 32767 UTF-16 units). */
+  maxStringBytes: 1 << 20,
+  /** The largest CodeView record interpreted; a bigger one is passed over with a note. */
+  maxCodeViewBytes: 1 << 16,
+} as const;
+
+const STREAM_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(MINIDUMP_STREAM).map(([name, type]) => [type, name]));
+
+/** The name of a stream type ("ThreadList"), or its number in hex. */
+export function streamTypeName(type: number): string {
+  return STREAM_NAMES[type] ?? hex(type);
+}

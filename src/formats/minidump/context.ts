@@ -1,0 +1,101 @@
+/**
+ * CONTEXT records of threads and of the Exception stream (minidump.md §3.3): which CPU's layout
+ * a record has, chosen as Breakpad chooses it, and its registers.
+ */
+import { InputError } from "../../errors.js";
+import { hex } from "../../hex.js";
+import {
+  AMD64_CONTEXT_LAYOUT,
+  AMD64_CONTEXT_SIZE,
+  CONTEXT_AMD64,
+  CONTEXT_i386,
+  CONTEXT_IA64,
+  IA64_CONTEXT_SIZE,
+  contextSize,
+  decodeContext,
+} from "../../model/context.js";
+import type { Machine } from "../../model/machine.js";
+import { fieldOf } from "../../model/record.js";
+import { MINIDUMP_LIMITS, PROCESSOR_ARCHITECTURE } from "./constants.js";
+import type { MinidumpInput } from "./input.js";
+import type { MinidumpContext, MinidumpLocation } from "./types.js";
+
+/** The CPU bits of ContextFlags (CONTEXT_i386, CONTEXT_AMD64, ...). */
+const CONTEXT_CPU_MASK = 0xffffff00;
+
+const AMD64_FLAGS_OFFSET = fieldOf(AMD64_CONTEXT_LAYOUT, "ContextFlags").offset;
+
+/** The machine a SystemInfo ProcessorArchitecture names, for the ones the walker models. */
+export const MACHINE_OF_ARCH: Readonly<Record<number, Machine>> = {
+  [PROCESSOR_ARCHITECTURE.INTEL]: "x86",
+  [PROCESSOR_ARCHITECTURE.IA32_ON_WIN64]: "x86",
+  [PROCESSOR_ARCHITECTURE.AMD64]: "x64",
+  [PROCESSOR_ARCHITECTURE.IA64]: "ia64",
+};
+
+const CPU_BIT_OF_MACHINE: Readonly<Record<Machine, number>> = { x86: CONTEXT_i386, x64: CONTEXT_AMD64, ia64: CONTEXT_IA64 };
+
+/**
+ * Reads the CONTEXT at `loc` (its descriptor's DataSize at `at`). The layout is chosen from the
+ * size and SystemInfo, never from the first u32 alone, as Breakpad does (minidump.md §3.3):
+ * exactly 1232 bytes, or SystemInfo AMD64 and at least 1232, is AMD64 and needs CONTEXT_AMD64 in
+ * the flags at 0x30; otherwise the CPU bits of the flags at offset 0 decide, with SystemInfo
+ * standing in when they are 0. Up to 16384 trailing XSAVE bytes are skipped. An x86 record
+ * shorter than 716 bytes is accepted and 716 bytes are read regardless. IA-64 (0xA70 bytes) is
+ * this project's addition.
+ */
+export function readContext(input: MinidumpInput, loc: MinidumpLocation, at: number, systemArch: number | undefined, what: string): MinidumpContext {
+  input.location(loc, at, what);
+  const size = loc.dataSize;
+  if (size === 0) throw new InputError("bad-value", `${what}: the CONTEXT's DataSize is 0`, { offset: at });
+  const decode = (machine: Machine): MinidumpContext => {
+    const n = contextSize(machine);
+    if (size > n + MINIDUMP_LIMITS.maxXSaveArea) {
+      throw new InputError("bad-value", `${what}: a ${size}-byte ${machine} CONTEXT carries more than ${MINIDUMP_LIMITS.maxXSaveArea} bytes of XSAVE data`, { offset: at });
+    }
+    const c = input.cursor(loc.rva, n, `${what} (${n}-byte ${machine} CONTEXT)`, at);
+    const ctx = decodeContext(machine, c.bytes);
+    return { machine, contextFlags: ctx.contextFlags, registers: ctx.registers, location: loc };
+  };
+
+  if (size === AMD64_CONTEXT_SIZE || (systemArch === PROCESSOR_ARCHITECTURE.AMD64 && size >= AMD64_CONTEXT_SIZE)) {
+    const flags = input.cursor(loc.rva + AMD64_FLAGS_OFFSET, 4, `${what} ContextFlags`, at).u32();
+    // Breakpad checks the stored CPU bits even when SystemInfo says AMD64 (minidump.md §3.3).
+    if ((flags & CONTEXT_CPU_MASK) >>> 0 !== CONTEXT_AMD64) {
+      throw new InputError("bad-value", `${what}: a ${size}-byte context whose ContextFlags ${hex(flags)} lack CONTEXT_AMD64 (${hex(CONTEXT_AMD64)}) is not an AMD64 context`, {
+        offset: loc.rva + AMD64_FLAGS_OFFSET,
+      });
+    }
+    return decode("x64");
+  }
+  const flags = input.cursor(loc.rva, 4, `${what} ContextFlags`, at).u32();
+  let cpu = (flags & CONTEXT_CPU_MASK) >>> 0;
+  if (cpu === 0) {
+    const fromSystem = systemArch === undefined ? undefined : MACHINE_OF_ARCH[systemArch];
+    if (fromSystem === undefined) {
+      throw new InputError("unsupported", `${what}: ContextFlags ${hex(flags)} name no CPU and SystemInfo names no modelled one`, { offset: loc.rva });
+    }
+    cpu = CPU_BIT_OF_MACHINE[fromSystem];
+  }
+  if (cpu === CONTEXT_i386) return decode("x86");
+  if (cpu === CONTEXT_IA64) {
+    if (size < IA64_CONTEXT_SIZE) {
+      throw new InputError("bad-value", `${what}: an IA-64 CONTEXT is ${IA64_CONTEXT_SIZE} bytes, not ${size}`, { offset: at });
+    }
+    return decode("ia64");
+  }
+  if (cpu === CONTEXT_AMD64) {
+    throw new InputError("bad-value", `${what}: ContextFlags at offset 0 say AMD64, but an AMD64 CONTEXT is ${AMD64_CONTEXT_SIZE} bytes, not ${size}`, { offset: at });
+  }
+  throw new InputError("unsupported", `${what}: ContextFlags ${hex(flags)} name a CPU (${hex(cpu)}) the walker does not model`, { offset: loc.rva });
+}
+
+/** Runs `read`, turning an InputError into a recorded rejection. */
+export function attempt<T>(read: () => T): { value: T } | { error: InputError } {
+  try {
+    return { value: read() };
+  } catch (e) {
+    if (e instanceof InputError) return { error: e };
+    throw e;
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * The container reader: bounds-checked access to a minidump's bytes, where every error names an
+ * absolute file offset, and the notes a lenient read leaves (minidump.md §1). Also the pieces
+ * the list streams share: a list's count and entries, a memory descriptor, and the note for
+ * ranges whose bytes the file does not hold.
+ */
+import { InputError } from "../../errors.js";
+import { hex } from "../../hex.js";
+import type { ByteSource } from "../../memory/byte-source.js";
+import { ByteCursor } from "../../memory/cursor.js";
+import { MINIDUMP_LIMITS, streamTypeName } from "./constants.js";
+import type { MemoryOrigin, MinidumpLocation, MinidumpMemoryRange, MinidumpStreamEntry } from "./types.js";
+
+/**
+ * Bounds-checked access to the source; every error names an absolute offset. What the reader
+ * passes over or repairs to keep going (a damaged or cut-off dump) goes to `notes`, each naming
+ * the offset of the field that was wrong.
+ */
+export class MinidumpInput {
+  readonly size: number;
+  readonly notes: string[] = [];
+  constructor(readonly source: ByteSource) {
+    this.size = source.size;
+  }
+
+  /** Records something passed over or repaired, at the offset of the field concerned. */
+  note(offset: number | undefined, text: string): void {
+    this.notes.push(offset === undefined ? text : `offset ${hex(offset)}: ${text}`);
+  }
+
+  /** The part of a location the file holds: all of it, its bytes up to the end of the file, or none when its RVA lies outside. */
+  held(loc: MinidumpLocation): MinidumpLocation {
+    if (loc.rva >= this.size) return { dataSize: 0, rva: loc.rva };
+    return loc.dataSize <= this.size - loc.rva ? loc : { dataSize: this.size - loc.rva, rva: loc.rva };
+  }
+
+  /**
+   * {@link held}, with a note when bytes are lost: `DataSize` is at `at` and `Rva` at `at + 4`.
+   */
+  clip(loc: MinidumpLocation, at: number, what: string): MinidumpLocation {
+    const held = this.held(loc);
+    if (held.dataSize === loc.dataSize) return held;
+    if (held.dataSize === 0) {
+      this.note(at + 4, `${what}: RVA ${hex(loc.rva)} lies outside the file (${hex(this.size)} bytes); none of its ${loc.dataSize} byte(s) are read`);
+    } else {
+      this.note(at, `${what}: ${loc.dataSize} byte(s) at RVA ${hex(loc.rva)} run past the end of the file (${hex(this.size)} bytes); the first ${held.dataSize} are read`);
+    }
+    return held;
+  }
+
+  /** Runs `read`; an InputError becomes a note (`what` passed over) and `undefined`. */
+  lenient<T>(what: string, read: () => T): T | undefined {
+    try {
+      return read();
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;
+      this.note(e.offset, `${what} passed over: ${e.reason}`);
+      return undefined;
+    }
+  }
+
+  /** A cursor over `length` bytes at `offset`; if they are not all in the file, "truncated" at `errorAt`. */
+  cursor(offset: number, length: number, what: string, errorAt = offset): ByteCursor {
+    if (offset > this.size || length > this.size - offset) {
+      throw new InputError("truncated", `${what}: ${length} byte(s) at ${hex(offset)} run past the end of the file (${hex(this.size)} bytes)`, { offset: errorAt });
+    }
+    const bytes = this.source.read(offset, length);
+    if (bytes === undefined || bytes.byteLength !== length) {
+      throw new InputError("truncated", `${what}: cannot read ${length} byte(s) at ${hex(offset)}`, { offset: errorAt });
+    }
+    return new ByteCursor(bytes, offset);
+  }
+
+  /**
+   * Checks a location (`DataSize` at `at`, `Rva` at `at + 4`) against the file: an RVA outside
+   * it is "bad-value" at the Rva field, data running past its end is "truncated" at DataSize.
+   */
+  location(loc: MinidumpLocation, at: number, what: string, needed = loc.dataSize): void {
+    if (loc.rva > this.size) {
+      throw new InputError("bad-value", `${what}: RVA ${hex(loc.rva)} lies outside the file (${hex(this.size)} bytes)`, { offset: at + 4 });
+    }
+    if (needed > this.size - loc.rva) {
+      throw new InputError("truncated", `${what}: ${needed} byte(s) at RVA ${hex(loc.rva)} run past the end of the file (${hex(this.size)} bytes)`, { offset: at });
+    }
+  }
+
+  /** A MINIDUMP_STRING (u32 byte length, UTF-16LE) whose RVA is the u32 at `at`. */
+  string(rva: number, at: number, what: string): string {
+    if (rva > this.size - 4 || this.size < 4) {
+      throw new InputError("bad-value", `${what}: RVA ${hex(rva)} leaves no room for a MINIDUMP_STRING in the file (${hex(this.size)} bytes)`, { offset: at });
+    }
+    const length = this.cursor(rva, 4, `${what} length`).u32();
+    if (length % 2 !== 0) throw new InputError("bad-value", `${what}: MINIDUMP_STRING length ${length} is odd (it counts UTF-16 bytes)`, { offset: rva });
+    if (length > MINIDUMP_LIMITS.maxStringBytes) {
+      throw new InputError("bad-value", `${what}: MINIDUMP_STRING length ${length} exceeds the ${MINIDUMP_LIMITS.maxStringBytes}-byte limit`, { offset: rva });
+    }
+    const body = this.cursor(rva + 4, length, `${what} (${length} bytes of UTF-16)`, rva);
+    return new TextDecoder("utf-16le").decode(body.bytes);
+  }
+}
+
+/**
+ * The `u32 count` of a list stream and where its entries start (minidump.md §2.1: optional 4
+ * padding bytes). `stream` is the directory entry as declared and `held` the part of it the file
+ * holds: a count the stream cannot hold is cut to the entries that fit, with a note.
+ */
+export function listEntries(input: MinidumpInput, stream: MinidumpStreamEntry, held: MinidumpLocation, entrySize: number): { count: number; first: number } {
+  const { rva, dataSize } = stream.location;
+  const name = streamTypeName(stream.streamType);
+  if (held.dataSize < 4) {
+    input.note(stream.offset + 4, `${name} stream holds ${held.dataSize} byte(s), too few for its u32 count: no entries are read`);
+    return { count: 0, first: rva };
+  }
+  const count = input.cursor(rva, 4, `${name} count`).u32();
+  // Breakpad also accepts 4 padding bytes after the count: DataSize == 8 + n·entrySize.
+  const first = dataSize === 8 + count * entrySize ? rva + 8 : rva + 4;
+  const fit = Math.floor((held.dataSize - (first - rva)) / entrySize);
+  if (count <= fit) return { count, first };
+  const why = held.dataSize < dataSize ? `the file holds ${held.dataSize} of its ${dataSize} bytes` : `the stream holds ${dataSize} bytes`;
+  input.note(rva, `${name} count ${count} needs ${4 + count * entrySize} bytes of ${entrySize}-byte entries but ${why}: the first ${fit} entr${fit === 1 ? "y is" : "ies are"} read`);
+  return { count: fit, first };
+}
+
+/**
+ * Reads a MINIDUMP_MEMORY_DESCRIPTOR at the cursor (start u64, DataSize u32, Rva u32). A range
+ * keeps only the bytes the file holds (`declared` then says what the descriptor claimed); one
+ * that would run past the end of the 64-bit address space keeps none. The caller notes losses.
+ */
+export function memoryDescriptor(input: MinidumpInput, c: ByteCursor, from: MemoryOrigin): MinidumpMemoryRange {
+  const at = c.offset;
+  const start = c.u64();
+  const dataSize = c.u32();
+  const rva = c.u32();
+  const held = start + BigInt(dataSize) > 1n << 64n ? 0 : input.held({ dataSize, rva }).dataSize;
+  const range: MinidumpMemoryRange = { start, size: BigInt(held), rva, descriptor: at, from };
+  if (held !== dataSize) range.declared = BigInt(dataSize);
+  return range;
+}
+
+/** Notes the ranges of a list that lost bytes: the first in words, the rest counted. */
+export function noteLostRanges(input: MinidumpInput, what: string, ranges: readonly MinidumpMemoryRange[]): void {
+  const lost = ranges.filter((r) => r.declared !== undefined);
+  const first = lost[0];
+  if (first === undefined) return;
+  const end = first.start + first.declared!;
+  const more = lost.length > 1 ? `; ${lost.length - 1} more range(s) of the list lose bytes the same way` : "";
+  const outOfSpace = first.start + first.declared! > 1n << 64n;
+  const cause = outOfSpace ? "would run past the end of the 64-bit address space" : `runs past the end of the file (${hex(input.size)} bytes)`;
+  // The field at fault: the start, the Rva (MemoryList and thread descriptors) or the DataSize.
+  const field = outOfSpace ? first.descriptor : first.from !== "Memory64List" && first.rva >= input.size ? first.descriptor + 12 : first.descriptor + 8;
+  input.note(field, `${what}: the range ${hex(first.start)}..${hex(end)} (${first.declared} bytes at file offset ${hex(first.rva)}) ${cause}; ${first.size} of its bytes are read${more}`);
+}
+
