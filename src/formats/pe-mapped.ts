@@ -8,10 +8,11 @@
  * "not readable" (undefined) or leaves out the part that is bad, never an exception, because a
  * snapshot's memory is the target's and may hold anything.
  */
+import { hex } from "../hex.js";
 import { InputError } from "../errors.js";
 import { ByteCursor } from "../memory/cursor.js";
 import type { MemoryReader } from "../memory/reader.js";
-import { parseCodeView, type CodeViewInfo } from "./pe.js";
+import { IMAGE_DEBUG_TYPE, IMAGE_DIRECTORY_ENTRY, parseCodeView, type CodeViewInfo } from "./pe.js";
 import { decodeFpoTable, FPO_DATA_SIZE, type FpoData } from "../model/fpo-data.js";
 
 /** What {@link readMappedImage} found. */
@@ -32,11 +33,9 @@ export interface MappedImage {
   problems: string[];
 }
 
-const EXCEPTION_DIRECTORY = 3;
-const DEBUG_DIRECTORY = 6;
 const DEBUG_ENTRY_SIZE = 28;
-const IMAGE_DEBUG_TYPE_CODEVIEW = 2;
-const IMAGE_DEBUG_TYPE_FPO = 3;
+const EXCEPTION_DIRECTORY = IMAGE_DIRECTORY_ENTRY.EXCEPTION;
+const DEBUG_DIRECTORY = IMAGE_DIRECTORY_ENTRY.DEBUG;
 /** More debug entries or FPO records than this is not a real image. */
 const MAX_DEBUG_ENTRIES = 64;
 const MAX_FPO_BYTES = 16 * 1024 * 1024;
@@ -75,12 +74,12 @@ export function readMappedImage(memory: MemoryReader, base: bigint): MappedImage
   if (debugSize === 0) return image;
   const entries = Math.floor(debugSize / DEBUG_ENTRY_SIZE);
   if (entries > MAX_DEBUG_ENTRIES || debugRva + debugSize > sizeOfImage) {
-    image.problems.push(`the debug directory (RVA 0x${debugRva.toString(16)}, ${debugSize} bytes) does not fit the image`);
+    image.problems.push(`the debug directory (RVA ${hex(debugRva)}, ${debugSize} bytes) does not fit the image`);
     return image;
   }
   const dir = memory.read(base + BigInt(debugRva), entries * DEBUG_ENTRY_SIZE);
   if (dir === undefined) {
-    image.problems.push(`the debug directory at RVA 0x${debugRva.toString(16)} is not in memory`);
+    image.problems.push(`the debug directory at RVA ${hex(debugRva)} is not in memory`);
     return image;
   }
   for (let i = 0; i < entries; i++) {
@@ -90,26 +89,26 @@ export function readMappedImage(memory: MemoryReader, base: bigint): MappedImage
     const rva = u32(dir, at + 20);
     if (rva === 0 || size === 0) continue;
     if (rva + size > sizeOfImage) {
-      image.problems.push(`debug entry ${i} (type ${type}) at RVA 0x${rva.toString(16)} runs past the image`);
+      image.problems.push(`debug entry ${i} (type ${type}) at RVA ${hex(rva)} runs past the image`);
       continue;
     }
-    if (type === IMAGE_DEBUG_TYPE_CODEVIEW && size < 4096) {
+    if (type === IMAGE_DEBUG_TYPE.CODEVIEW && size < 4096) {
       const cv = memory.read(base + BigInt(rva), size);
       if (cv === undefined) continue;
       try {
         image.codeView = parseCodeView(new ByteCursor(cv));
       } catch (e) {
         if (!(e instanceof InputError)) throw e;
-        image.problems.push(`the CodeView record at RVA 0x${rva.toString(16)}: ${e.reason}`);
+        image.problems.push(`the CodeView record at RVA ${hex(rva)}: ${e.reason}`);
       }
-    } else if (type === IMAGE_DEBUG_TYPE_FPO) {
+    } else if (type === IMAGE_DEBUG_TYPE.FPO) {
       if (size % FPO_DATA_SIZE !== 0 || size > MAX_FPO_BYTES) {
         image.problems.push(`the FPO debug entry is ${size} bytes, not a whole number of 16-byte FPO_DATA records`);
         continue;
       }
       const bytes = memory.read(base + BigInt(rva), size);
       if (bytes === undefined) {
-        image.problems.push(`the FPO_DATA at RVA 0x${rva.toString(16)} is not in memory`);
+        image.problems.push(`the FPO_DATA at RVA ${hex(rva)} is not in memory`);
         continue;
       }
       image.fpo = decodeFpoTable(bytes).sort((a, b) => a.ulOffStart - b.ulOffStart);
@@ -132,8 +131,8 @@ const MAX_RUNTIME_FUNCTIONS = 1 << 20;
 export function readMappedRuntimeFunctions(memory: MemoryReader, base: bigint, image: MappedImage): Uint32Array | string {
   const dir = image.exceptionDirectory;
   if (dir === undefined) return new Uint32Array(0);
-  const where = `the exception directory (RVA 0x${dir.rva.toString(16)}, ${dir.size} bytes)`;
-  if (dir.rva + dir.size > image.sizeOfImage) return `${where} does not fit the image (SizeOfImage 0x${image.sizeOfImage.toString(16)})`;
+  const where = `the exception directory (RVA ${hex(dir.rva)}, ${dir.size} bytes)`;
+  if (dir.rva + dir.size > image.sizeOfImage) return `${where} does not fit the image (SizeOfImage ${hex(image.sizeOfImage)})`;
   const count = Math.floor(dir.size / RUNTIME_FUNCTION_BYTES);
   if (count > MAX_RUNTIME_FUNCTIONS) return `${where} holds ${count} entries, more than ${MAX_RUNTIME_FUNCTIONS}`;
   const table = new Uint32Array(count * 3);
