@@ -17,6 +17,7 @@
  * The ground truth, when the snapshot has it, says which side is right where the chain cannot.
  * A difference nothing explains is `unexplained`.
  */
+import { hex } from "../hex.js";
 import { machineInfo, maskAddress, type Machine } from "../model/machine.js";
 import { moduleAt, type Snapshot, type ThreadSnapshot, type TruthFrame } from "../model/snapshot.js";
 import { decodeDiskItems, decodeStackTrace, EVENT_HEADER_EXT_TYPE, extTypeName } from "../etw/extended-data.js";
@@ -259,7 +260,7 @@ export function crossCheckStack(snapshot: Snapshot, walk: Walk, stack: EtwStack,
     } else if (userWalk && isKernelAddress(e, pointerSize)) {
       diagnosis = {
         cause: "kernel",
-        text: `${names.hex(e)} (${where}) is a kernel-mode address (at or above ${names.hex(kernelThreshold(pointerSize))})${part?.role === "kernel" ? `, from the kernel part of MatchId 0x${stack.matchId.toString(16)}` : ""}: a user-mode walk has no counterpart for it (etw.md §3.1 step 4)`,
+        text: `${names.hex(e)} (${where}) is a kernel-mode address (at or above ${names.hex(kernelThreshold(pointerSize))})${part?.role === "kernel" ? `, from the kernel part of MatchId ${hex(stack.matchId)}` : ""}: a user-mode walk has no counterpart for it (etw.md §3.1 step 4)`,
       };
     } else if (moduleAt(snapshot.modules, e - 1n) !== undefined) {
       diagnosis = { cause: "logging-path", text: `${names.hex(e)} (${where}) is the logging path's own frame, called after the capture site, so no walked frame matches it (etw.md §3.1 step 1)` };

@@ -11,6 +11,7 @@
  * 3. It records ra, and goes on only when `next > fp` and next is below StackBase.
  * 4. No FPO data or FrameData is consulted.
  */
+import { hexPadded } from "../hex.js";
 import type { MemoryReader } from "../memory/reader.js";
 
 /** The most return addresses a capture records (the StackWalk event's MOF declares up to 192, etw.md §2.1, §4). */
@@ -97,8 +98,6 @@ export interface ChainCapture {
   stop: ChainStop;
 }
 
-const hex = (v: bigint): string => `0x${v.toString(16).padStart(8, "0")}`;
-
 function readU32(memory: MemoryReader, address: bigint): bigint | undefined {
   const b = memory.read(address, 4);
   if (b === undefined || b.length < 4) return undefined;
@@ -108,20 +107,20 @@ function readU32(memory: MemoryReader, address: bigint): bigint | undefined {
 /** Follows the EBP chain from `start` as ETW's x86 capture does (x86-fpo.md §6); at most `maxCount` addresses. */
 export function walkFrameChain(memory: MemoryReader, start: bigint, bounds: StackBounds, maxCount = ETW_MAX_ADDRESSES): ChainCapture {
   const steps: ChainStep[] = [];
-  const range = `${hex(bounds.limit)}..${hex(bounds.base)}`;
+  const range = `${hexPadded(bounds.limit, 8)}..${hexPadded(bounds.base, 8)}`;
   const end = (reason: ChainStopReason, value: bigint, fp: bigint, detail: string): ChainCapture => ({ start, bounds, steps, stop: { reason, value, fp, detail } });
   let fp = start;
   for (;;) {
     if (steps.length >= maxCount) return end("count", BigInt(steps.length), fp, `the array is full: the capture records at most ${maxCount} addresses`);
-    if (fp < bounds.limit || fp >= bounds.base) return end("fp-out-of-bounds", fp, fp, `frame pointer ${hex(fp)} is outside the stack ${range}`);
-    if (bounds.base - fp < 8n) return end("fp-near-base", fp, fp, `frame pointer ${hex(fp)} leaves fewer than 8 bytes below StackBase ${hex(bounds.base)}`);
+    if (fp < bounds.limit || fp >= bounds.base) return end("fp-out-of-bounds", fp, fp, `frame pointer ${hexPadded(fp, 8)} is outside the stack ${range}`);
+    if (bounds.base - fp < 8n) return end("fp-near-base", fp, fp, `frame pointer ${hexPadded(fp, 8)} leaves fewer than 8 bytes below StackBase ${hexPadded(bounds.base, 8)}`);
     const ra = readU32(memory, fp + 4n);
     const next = readU32(memory, fp);
-    if (ra === undefined || next === undefined) return end("read-fault", fp, fp, `[${hex(fp)}] cannot be read`);
-    if (ra > bounds.limit && ra < bounds.base) return end("ra-in-stack", ra, fp, `[${hex(fp + 4n)}] = ${hex(ra)} is a stack address, not a return address`);
+    if (ra === undefined || next === undefined) return end("read-fault", fp, fp, `[${hexPadded(fp, 8)}] cannot be read`);
+    if (ra > bounds.limit && ra < bounds.base) return end("ra-in-stack", ra, fp, `[${hexPadded(fp + 4n, 8)}] = ${hexPadded(ra, 8)} is a stack address, not a return address`);
     steps.push({ fp, ra, next });
-    if (next <= fp) return end("next-not-above", next, fp, `the saved EBP [${hex(fp)}] = ${hex(next)} is not above ${hex(fp)}`);
-    if (next >= bounds.base) return end("next-out-of-bounds", next, fp, `the saved EBP [${hex(fp)}] = ${hex(next)} is at or above StackBase ${hex(bounds.base)}`);
+    if (next <= fp) return end("next-not-above", next, fp, `the saved EBP [${hexPadded(fp, 8)}] = ${hexPadded(next, 8)} is not above ${hexPadded(fp, 8)}`);
+    if (next >= bounds.base) return end("next-out-of-bounds", next, fp, `the saved EBP [${hexPadded(fp, 8)}] = ${hexPadded(next, 8)} is at or above StackBase ${hexPadded(bounds.base, 8)}`);
     fp = next;
   }
 }

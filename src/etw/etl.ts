@@ -7,6 +7,8 @@
  *   of their key in time order (opcodes 34, 35, 36; etw.md §2.2).
  * Addresses are read as `bigint`: kernel addresses do not fit in a double.
  */
+import { hex } from "../hex.js";
+import { guidRegistryText } from "../formats/guid.js";
 import { InputError } from "../errors.js";
 import { ByteCursor } from "../memory/cursor.js";
 import { decodeDiskItems, decodeStackTrace, EVENT_HEADER_EXT_TYPE } from "./extended-data.js";
@@ -232,17 +234,10 @@ export function decompressLz77(input: Uint8Array, outLength: number, baseOffset 
   return out;
 }
 
-const hex = (v: number | bigint): string => `0x${v.toString(16)}`;
 
 function headerTypeName(type: number): string {
   for (const [name, value] of Object.entries(TRACE_HEADER_TYPE)) if (value === type) return name;
   return hex(type);
-}
-
-function guid(b: Uint8Array): string {
-  const h = (i: number): string => b[i]!.toString(16).padStart(2, "0");
-  const r = (idx: number[]): string => idx.map(h).join("");
-  return `${r([3, 2, 1, 0])}-${r([5, 4])}-${r([7, 6])}-${r([8, 9])}-${r([10, 11, 12, 13, 14, 15])}`;
 }
 
 /** A record's place, for error messages and results. */
@@ -414,7 +409,7 @@ export function readEtl(bytes: Uint8Array): EtlFile {
     const tid = v.getUint32(8, true);
     const pid = v.getUint32(0xc, true);
     const timestamp = v.getBigUint64(0x10, true);
-    const provider = guid(body.subarray(0x18, 0x28));
+    const provider = guidRegistryText(body.subarray(0x18, 0x28));
     const eventId = v.getUint16(0x28, true);
     const opcode = body[0x2d]!;
     const items = decodeDiskItems(body.subarray(0x50, record.size), place.at + 0x50);

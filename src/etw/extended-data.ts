@@ -4,6 +4,7 @@
  * DataPtr refers to memory elsewhere; the on-disk ETL form is an 8-byte header with the data
  * inline, padded to 8 bytes, chained by the Linkage bit.
  */
+import { hex, hexPadded } from "../hex.js";
 import { InputError } from "../errors.js";
 import { ByteCursor } from "../memory/cursor.js";
 
@@ -32,7 +33,7 @@ export const EVENT_HEADER_EXT_TYPE = {
 /** The name of an ExtType, or `0x..` for a value no header defines. */
 export function extTypeName(extType: number): string {
   for (const [name, value] of Object.entries(EVENT_HEADER_EXT_TYPE)) if (value === extType) return name;
-  return `0x${extType.toString(16).padStart(4, "0")}`;
+  return hexPadded(extType, 4);
 }
 
 /** One extended data item; unknown types keep their data as raw bytes. */
@@ -73,7 +74,7 @@ export function decodeApiItems(headers: Uint8Array, count: number, memory: Uint8
     if (dataPtr < memoryBase || start + BigInt(dataSize) > BigInt(memory.length)) {
       throw new InputError(
         "bad-value",
-        `item ${i}: DataPtr 0x${dataPtr.toString(16)} + DataSize ${dataSize} is outside the data buffer 0x${memoryBase.toString(16)}..0x${(memoryBase + BigInt(memory.length)).toString(16)}`,
+        `item ${i}: DataPtr ${hex(dataPtr)} + DataSize ${dataSize} is outside the data buffer ${hex(memoryBase)}..${hex(memoryBase + BigInt(memory.length))}`,
         { offset: ptrAt },
       );
     }

@@ -5,6 +5,7 @@
  * one item, and otherwise a nonzero id shared by the two parts. The project rule: join the parts
  * kernel first, then user; keep every unmatched half, flagged, rather than guessing.
  */
+import { hex } from "../hex.js";
 import type { StackTrace } from "./extended-data.js";
 
 /** A stack item and where it came from. */
@@ -72,7 +73,6 @@ interface Pending {
   key: string;
 }
 
-const hex = (v: bigint): string => `0x${v.toString(16)}`;
 
 /**
  * Stitches items, given in the order they were logged. MatchId 0 is a complete stack. An item

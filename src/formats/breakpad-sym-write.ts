@@ -28,6 +28,7 @@
  *
  * No Node APIs; the file goes through {@link breakpadSymLines} or {@link formatBreakpadSym}.
  */
+import { hex } from "../hex.js";
 import { InputError } from "../errors.js";
 import type { MemoryReader } from "../memory/reader.js";
 import { FRAME_FPO, FRAME_NONFPO, type FpoData } from "../model/fpo-data.js";
@@ -85,7 +86,7 @@ function lastField(text: string): string {
 function hexField(value: number | bigint, what: string, max: number = Number.MAX_SAFE_INTEGER): string {
   const n = typeof value === "bigint" ? value : BigInt(value);
   if (n < 0n || n > BigInt(max) || (typeof value === "number" && !Number.isInteger(value))) {
-    throw new RangeError(`.sym writer: ${what} ${value} is not a whole number from 0 to 0x${max.toString(16)}`);
+    throw new RangeError(`.sym writer: ${what} ${value} is not a whole number from 0 to ${hex(max)}`);
   }
   return n.toString(16);
 }
@@ -154,7 +155,7 @@ export function* breakpadSymLines(input: SymFileInput): Generator<string> {
   const fpoSorted = [...fpo].sort((a, b) => a.ulOffStart - b.ulOffStart || b.cbProcSize - a.cbProcSize);
   for (const r of fpoSorted) {
     if (r.cbProcSize === 0) continue;
-    if (r.cbFrame < FRAME_FPO || r.cbFrame > FRAME_NONFPO) throw new RangeError(`.sym writer: FPO_DATA at rva 0x${r.ulOffStart.toString(16)} has cbFrame ${r.cbFrame}, not 0..3`);
+    if (r.cbFrame < FRAME_FPO || r.cbFrame > FRAME_NONFPO) throw new RangeError(`.sym writer: FPO_DATA at rva ${hex(r.ulOffStart)} has cbFrame ${r.cbFrame}, not 0..3`);
     yield `STACK WIN ${r.cbFrame} ${h(r.ulOffStart, "FPO_DATA start")} ${h(r.cbProcSize, "FPO_DATA size")} ${h(r.cbProlog, "prolog size")} 0 ` +
       `${h(r.cdwParams * 4, "parameter size")} ${h(r.cbRegs * 4, "saved register size")} ${h(r.cdwLocals * 4, "locals size")} 0 0 ${r.fUseBP ? 1 : 0}`;
   }

@@ -16,6 +16,7 @@
  * (numbers out of range, a STACK WIN type outside 0..4, a bad decimal field, extra fields, a line
  * record before any FUNC).
  */
+import { hex } from "../hex.js";
 import { InputError } from "../errors.js";
 import type { InputErrorCode } from "../errors.js";
 import type { FpoData } from "../model/fpo-data.js";
@@ -237,7 +238,6 @@ const HEX_DIGITS = /^[0-9A-Fa-f]+$/;
 const DEC_DIGITS = /^[0-9]+$/;
 const U32_MAX = 0xffff_ffff;
 
-const hex = (n: number): string => `0x${n.toString(16)}`;
 
 /** Where a line is, for errors. */
 interface LineSite {

@@ -21,12 +21,14 @@
  * This is the product writer; the test-only writer in test/support/minidump-writer.ts shares no
  * code with it or with the reader.
  */
+import { hex } from "../hex.js";
 import { InputError } from "../errors.js";
 import type { MemoryReader } from "../memory/reader.js";
 import { CONTEXT_AMD64_CONTROL, CONTEXT_AMD64_INTEGER, CONTEXT_AMD64_SEGMENTS, CONTEXT_X86_FULL, contextRegisterNames, contextSize, encodeContext } from "../model/context.js";
 import type { Machine } from "../model/machine.js";
 import type { Module, Registers, Snapshot } from "../model/snapshot.js";
 import { readMappedImage } from "./pe-mapped.js";
+import { peCodeId } from "./pe.js";
 import { MINIDUMP_SIGNATURE, MINIDUMP_STREAM, MINIDUMP_VERSION, PROCESSOR_ARCHITECTURE, VS_FFI_SIGNATURE } from "./minidump.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -247,7 +249,6 @@ export interface CodeViewIdentity {
   debugId: string;
 }
 
-const hexUpper = (n: number, digits: number): string => n.toString(16).toUpperCase().padStart(digits, "0");
 
 /**
  * The CodeView identity of a module: from its `debugFile` and `debugId` when both are set (a
@@ -312,7 +313,7 @@ export function moduleTimeDateStamp(module: Module, memory: MemoryReader): numbe
 
 /** Breakpad's code id of a module (`%08X` TimeDateStamp, `%x` SizeOfImage): its own, or worked out as the dump writer does. */
 export function moduleCodeId(module: Module, memory: MemoryReader): string {
-  return module.codeId ?? hexUpper(moduleTimeDateStamp(module, memory), 8) + module.size.toString(16);
+  return module.codeId ?? peCodeId(moduleTimeDateStamp(module, memory), module.size);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -349,7 +350,7 @@ class Structures {
     this.view.setUint16(at, v, true);
   }
   u32(at: number, v: number): void {
-    if (!Number.isInteger(v) || v < 0 || v > U32_MAX) throw new RangeError(`minidump writer: ${v} does not fit a u32 field at offset 0x${at.toString(16)}`);
+    if (!Number.isInteger(v) || v < 0 || v > U32_MAX) throw new RangeError(`minidump writer: ${v} does not fit a u32 field at offset ${hex(at)}`);
     this.view.setUint32(at, v, true);
   }
   u64(at: number, v: bigint): void {
@@ -396,10 +397,10 @@ function checkedRanges(ranges: readonly MemoryExtent[], machine: Machine): Memor
   const sorted = ranges.filter((r) => r.size > 0n).sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
   for (let i = 0; i < sorted.length; i++) {
     const r = sorted[i]!;
-    if (r.start < 0n || r.start + r.size > limit) throw new RangeError(`minidump writer: memory range 0x${r.start.toString(16)} + 0x${r.size.toString(16)} is outside the ${machine} address space`);
+    if (r.start < 0n || r.start + r.size > limit) throw new RangeError(`minidump writer: memory range ${hex(r.start)} + ${hex(r.size)} is outside the ${machine} address space`);
     const prev = sorted[i - 1];
     if (prev !== undefined && r.start < prev.start + prev.size) {
-      throw new RangeError(`minidump writer: memory ranges at 0x${prev.start.toString(16)} and 0x${r.start.toString(16)} overlap`);
+      throw new RangeError(`minidump writer: memory ranges at ${hex(prev.start)} and ${hex(r.start)} overlap`);
     }
   }
   return sorted;
@@ -517,7 +518,7 @@ export function writeMinidump(snapshot: Snapshot, sink: ByteSink, options: Minid
   const withoutCodeView: string[] = [];
   modules.forEach((m, i) => {
     const at = moduleList + 4 + i * MODULE_SIZE;
-    if (m.size > BigInt(U32_MAX)) throw new RangeError(`minidump writer: module ${m.name} is 0x${m.size.toString(16)} bytes; SizeOfImage is a u32`);
+    if (m.size > BigInt(U32_MAX)) throw new RangeError(`minidump writer: module ${m.name} is ${hex(m.size)} bytes; SizeOfImage is a u32`);
     s.u64(at, m.base);
     s.u32(at + 8, Number(m.size));
     s.u32(at + 16, moduleTimeDateStamp(m, memory));
@@ -688,13 +689,13 @@ export function writeMinidump(snapshot: Snapshot, sink: ByteSink, options: Minid
   const zeros = new Uint8Array(16);
   for (const p of placed) {
     if (p.file > written) put(zeros.subarray(0, p.file - written));
-    if (p.file !== written) throw new Error(`minidump writer: internal layout error at file offset 0x${written.toString(16)}`);
+    if (p.file !== written) throw new Error(`minidump writer: internal layout error at file offset ${hex(written)}`);
     for (let off = 0n; off < p.size; ) {
       const n = p.size - off < BigInt(chunkSize) ? Number(p.size - off) : chunkSize;
       const address = p.start + off;
       const bytes = memory.read(address, n);
       if (bytes === undefined || bytes.byteLength !== n) {
-        throw new RangeError(`minidump writer: the snapshot's memory cannot read ${n} byte(s) at 0x${address.toString(16)}, inside a range it holds`);
+        throw new RangeError(`minidump writer: the snapshot's memory cannot read ${n} byte(s) at ${hex(address)}, inside a range it holds`);
       }
       put(bytes);
       off += BigInt(n);

@@ -6,6 +6,7 @@
  * the module and that records of one kind nest or are disjoint (§2.2), so lookups are well
  * defined.
  */
+import { hex, hexPadded } from "../hex.js";
 import { InputError } from "../errors.js";
 import type { FpoData } from "../model/fpo-data.js";
 import { FRAME_DATA_HAS_EH, FRAME_DATA_HAS_SEH, FRAME_DATA_IS_FUNCTION_START, type FrameData } from "../model/frame-data.js";
@@ -15,7 +16,7 @@ import type { JsonNode } from "./json-input.js";
 const FPO_KEYS = ["ulOffStart", "cbProcSize", "cdwLocals", "cdwParams", "cbProlog", "cbRegs", "fHasSEH", "fUseBP", "cbFrame"];
 const FRAME_DATA_KEYS = ["rvaStart", "codeSize", "localSize", "paramsSize", "maxStackSize", "prologSize", "savedRegsSize", "flags", "program"];
 
-const hex32 = (n: number): string => JSON.stringify("0x" + n.toString(16).padStart(8, "0"));
+const hex32 = (n: number): string => JSON.stringify(hexPadded(n, 8));
 
 /** Start and end of a record, with the JSON path for errors. */
 interface Span {
@@ -30,14 +31,14 @@ function checkSpans(spans: Span[], moduleSize: bigint, what: string): void {
   const open: Span[] = [];
   for (const s of sorted) {
     if (BigInt(s.end) > moduleSize) {
-      throw new InputError("bad-value", `${what} record 0x${s.start.toString(16)}..0x${s.end.toString(16)} runs past the end of the module (size 0x${moduleSize.toString(16)})`, { path: s.path });
+      throw new InputError("bad-value", `${what} record ${hex(s.start)}..${hex(s.end)} runs past the end of the module (size ${hex(moduleSize)})`, { path: s.path });
     }
     while (open.length > 0 && open[open.length - 1]!.end <= s.start) open.pop();
     const outer = open[open.length - 1];
     if (outer !== undefined && s.end > outer.end) {
       throw new InputError(
         "overlap",
-        `${what} record 0x${s.start.toString(16)}..0x${s.end.toString(16)} partly overlaps 0x${outer.start.toString(16)}..0x${outer.end.toString(16)} (${outer.path}): records must nest or be disjoint`,
+        `${what} record ${hex(s.start)}..${hex(s.end)} partly overlaps ${hex(outer.start)}..${hex(outer.end)} (${outer.path}): records must nest or be disjoint`,
         { path: s.path },
       );
     }

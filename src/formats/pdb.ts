@@ -11,6 +11,8 @@
  * size is bounded by the file size, and no block may belong to two streams, so hostile input can
  * neither hang the reader nor make it allocate more than about the file size again.
  */
+import { hex } from "../hex.js";
+import { guidText } from "./guid.js";
 import { InputError } from "../errors.js";
 import { countStartingAtOrBelow } from "./sorted-ranges.js";
 import { ByteCursor } from "../memory/cursor.js";
@@ -185,9 +187,6 @@ interface RawSymbol {
 
 const utf8 = new TextDecoder("utf-8");
 
-function hex(n: number): string {
-  return `0x${n.toString(16)}`;
-}
 
 /** Maps an offset inside a block-scattered byte run to the file offset of that byte. */
 function mapToFile(blocks: readonly number[], blockSize: number, pos: number, fallback: number): number {
@@ -340,13 +339,6 @@ function readMsf(bytes: Uint8Array): Msf {
   return { bytes, blockSize, streams };
 }
 
-/** Formats a GUID as `%08X%04X%04X` + 8 × `%02X`: Data1-3 little-endian, then Data4 byte by byte. */
-function formatGuid(g: Uint8Array): string {
-  const v = new DataView(g.buffer, g.byteOffset, 16);
-  const h = (n: number, w: number): string => n.toString(16).toUpperCase().padStart(w, "0");
-  return h(v.getUint32(0, true), 8) + h(v.getUint16(4, true), 4) + h(v.getUint16(6, true), 4) + Array.from(g.subarray(8), (b) => h(b, 2)).join("");
-}
-
 /** Stream 1 (§4.3): the header, and the stream index of `/names` from the named-stream map. */
 function readInfoStream(bytes: Uint8Array, streamCount: number): { header: Omit<PdbInfo, "debugId">; names?: number } {
   const c = new ByteCursor(bytes);
@@ -354,7 +346,7 @@ function readInfoStream(bytes: Uint8Array, streamCount: number): { header: Omit<
   const version = c.u32("Version");
   const signature = c.u32("Signature");
   const age = c.u32("Age");
-  const guid = formatGuid(c.take(16, "GUID"));
+  const guid = guidText(c.take(16, "GUID"));
   const header = { version, signature, age, guid };
 
   const strBufLen = c.u32("named-stream map string buffer length");

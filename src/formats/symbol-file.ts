@@ -11,6 +11,7 @@
  * snapshot is kept per module, module list and memory, so a walk after an attachment uses the
  * new records, whether or not the snapshot was walked before.
  */
+import { hex } from "../hex.js";
 import { InputError } from "../errors.js";
 import { OverlayMemory } from "../memory/overlay-memory.js";
 import type { MemoryReader } from "../memory/reader.js";
@@ -20,7 +21,7 @@ import type { Module, ModuleSymbol, ModuleUnwind, SourceLine } from "../model/sn
 import { parseBreakpadSym, STACK_WIN_TYPE, stackWinToFpoData, stackWinToFrameData, type BreakpadFunc, type BreakpadStackWin, type BreakpadSymbols } from "./breakpad-sym.js";
 import { MSF_MAGIC, parsePdb, type Pdb } from "./pdb.js";
 import { readMappedImage } from "./pe-mapped.js";
-import { parsePe, type PeImage } from "./pe.js";
+import { parsePe, peCodeId, type PeImage } from "./pe.js";
 
 /** A Breakpad `.sym` file and the module it describes. */
 export interface BreakpadSymbolFile {
@@ -124,7 +125,7 @@ export function parseSymbolFile(bytes: Uint8Array, options: ParseSymbolFileOptio
 
 /** A PE image's code id: TimeDateStamp as `%08X`, then SizeOfImage as `%x` (Breakpad's form). */
 export function imageCodeId(image: PeImage): string {
-  return image.timeDateStamp.toString(16).toUpperCase().padStart(8, "0") + image.sizeOfImage.toString(16);
+  return peCodeId(image.timeDateStamp, image.sizeOfImage);
 }
 
 /** What symbol files attach to: a snapshot (or a sweep), whose module list and memory are replaced. */
@@ -185,7 +186,7 @@ export function symbolFileMismatch(module: Module, memory: MemoryReader, file: S
   const what = file.name ?? `the ${file.kind === "breakpad" ? ".sym file" : file.kind === "pdb" ? "PDB" : "image"}`;
   if (file.kind === "image") {
     const image = file.image;
-    if (BigInt(image.sizeOfImage) !== module.size) return `${what} has SizeOfImage 0x${image.sizeOfImage.toString(16)}, the module 0x${module.size.toString(16)}`;
+    if (BigInt(image.sizeOfImage) !== module.size) return `${what} has SizeOfImage ${hex(image.sizeOfImage)}, the module ${hex(module.size)}`;
     if (id.codeId !== undefined) {
       if (id.codeId.toUpperCase() !== file.codeId.toUpperCase()) {
         const stamp = file.codeId.slice(0, 8);

@@ -3,6 +3,7 @@
  * one thread's registers, target memory, modules with symbols, and optional ground truth.
  * Loading validates every field and names the JSON path of the first bad one.
  */
+import { hex } from "../hex.js";
 import { InputError } from "../errors.js";
 import { RegionMemory, type MemoryRegion } from "../memory/region-memory.js";
 import { formatAddress, isMachine, machineInfo, MACHINES, type Machine } from "../model/machine.js";
@@ -57,9 +58,9 @@ export function parseRegion(node: JsonNode, bits: number, budget: ZeroBudget = {
   if (forms.filter((f) => f !== undefined).length !== 1) {
     throw new InputError("missing-field", 'a memory region needs exactly one of "hex", "base64" or "zeros"', { path: node.path });
   }
-  const [hex, b64, zeros] = forms;
+  const [hexText, b64, zeros] = forms;
   let bytes: Uint8Array;
-  if (hex !== undefined) bytes = hex.hexBytes();
+  if (hexText !== undefined) bytes = hexText.hexBytes();
   else if (b64 !== undefined) bytes = b64.base64Bytes();
   else {
     const size = zeros!.hex(bits);
@@ -70,7 +71,7 @@ export function parseRegion(node: JsonNode, bits: number, budget: ZeroBudget = {
     bytes = new Uint8Array(Number(size));
   }
   if (base + BigInt(bytes.length) > 1n << BigInt(bits)) {
-    throw new InputError("bad-value", `region of ${bytes.length} bytes at 0x${base.toString(16)} runs past the end of the ${bits}-bit address space`, { path: node.path });
+    throw new InputError("bad-value", `region of ${bytes.length} bytes at ${hex(base)} runs past the end of the ${bits}-bit address space`, { path: node.path });
   }
   return { base, bytes, origin: node.path };
 }
@@ -86,7 +87,7 @@ export function parseModule(node: JsonNode, bits: number): Module {
     const sym: ModuleSymbol = { name: s.get("name").string(), rva: s.get("rva").hex(bits) };
     const sz = s.opt("size");
     if (sz !== undefined) sym.size = sz.hex(bits);
-    if (sym.rva >= size) throw new InputError("bad-value", `symbol rva 0x${sym.rva.toString(16)} is outside the module (size 0x${size.toString(16)})`, { path: s.path });
+    if (sym.rva >= size) throw new InputError("bad-value", `symbol rva ${hex(sym.rva)} is outside the module (size ${hex(size)})`, { path: s.path });
     return sym;
   });
   symbols.sort((a, b) => (a.rva < b.rva ? -1 : a.rva > b.rva ? 1 : 0));
@@ -100,12 +101,12 @@ export function parseModule(node: JsonNode, bits: number): Module {
 export function parseEtw(node: JsonNode): EtwEvent[] {
   return node.array().map((e) => {
     e.onlyKeys(["hex", "description"]);
-    const hex = e.get("hex");
-    const items = hex.hexBytes();
+    const text = e.get("hex");
+    const items = text.hexBytes();
     try {
       decodeDiskItems(items);
     } catch (err) {
-      if (err instanceof InputError) throw new InputError(err.code, `ETW items: ${err.reason}`, { path: hex.path, ...(err.offset !== undefined ? { offset: err.offset } : {}) });
+      if (err instanceof InputError) throw new InputError(err.code, `ETW items: ${err.reason}`, { path: text.path, ...(err.offset !== undefined ? { offset: err.offset } : {}) });
       throw err;
     }
     const event: EtwEvent = { items };

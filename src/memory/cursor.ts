@@ -2,6 +2,7 @@
  * A bounds-checked little-endian cursor over bytes, for parsing files. Every failed read throws
  * an {@link InputError} naming the byte offset (relative to the whole input, not the view).
  */
+import { hex } from "../hex.js";
 import { InputError } from "../errors.js";
 
 /** Reads little-endian values from a byte view; errors carry the absolute byte offset. */
@@ -37,7 +38,7 @@ export class ByteCursor {
     if (at < 0 || size < 0 || at + size > this.bytes.byteLength) {
       throw new InputError(
         "truncated",
-        `${what}: needs ${size} byte(s) but the input ends at offset 0x${(this.base + this.bytes.byteLength).toString(16)}`,
+        `${what}: needs ${size} byte(s) but the input ends at offset ${hex(this.base + this.bytes.byteLength)}`,
         { offset: this.base + at },
       );
     }

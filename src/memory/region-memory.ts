@@ -3,6 +3,7 @@
  * searches. A read may span adjacent regions (one region ends exactly where the next begins);
  * a read touching any unmapped byte returns `undefined`.
  */
+import { hex } from "../hex.js";
 import { InputError } from "../errors.js";
 import type { MemoryReader } from "./reader.js";
 
@@ -40,7 +41,7 @@ export class RegionMemory implements MemoryReader {
         if (cur.origin !== undefined) where.path = cur.origin;
         throw new InputError(
           "overlap",
-          `memory region at 0x${cur.base.toString(16)} overlaps the region 0x${prev.base.toString(16)}..0x${prevEnd.toString(16)}` +
+          `memory region at ${hex(cur.base)} overlaps the region ${hex(prev.base)}..${hex(prevEnd)}` +
             (prev.origin !== undefined ? ` (${prev.origin})` : ""),
           where,
         );

@@ -2,6 +2,7 @@
  * A cross-check report (src/analysis/crosscheck.ts) as text and as plain JSON values: the truth
  * line, then per ETW stack its aligned rows, its differences with their diagnoses, and counts.
  */
+import { hex } from "../hex.js";
 import { machineInfo } from "../model/machine.js";
 import type { AlignedRow, CrossCheckReport } from "../analysis/crosscheck.js";
 import { addressText, plural } from "../analysis/crosscheck-diagnose.js";
@@ -9,7 +10,7 @@ import { addressText, plural } from "../analysis/crosscheck-diagnose.js";
 /** Renders a report as text: the truth line, then per stack its rows, differences and counts. */
 export function crossCheckText(report: CrossCheckReport, title: string): string {
   const lines: string[] = [];
-  const hex = (v: bigint | undefined): string => (v === undefined ? "-" : addressText(report.machine, v));
+  const address = (v: bigint | undefined): string => (v === undefined ? "-" : addressText(report.machine, v));
   const width = machineInfo(report.machine).pointerSize * 2 + 2;
   lines.push(title);
   if (report.truth !== undefined) lines.push(`  walk vs truth: ${report.truth.exact ? `exact (${report.truth.walkedFrames} frames)` : report.truth.difference!.text}`);
@@ -18,13 +19,13 @@ export function crossCheckText(report: CrossCheckReport, title: string): string 
     const st = c.stack;
     const parts = st.parts.map((p) => `${p.role} ${p.source}${p.description !== undefined ? ` "${p.description}"` : ""}`).join(" + ");
     lines.push("");
-    lines.push(`ETW stack ${s + 1} of ${report.stacks.length}: MatchId 0x${st.matchId.toString(16)}, ${plural(st.addresses.length, "address", "addresses")}, ${st.status} (${parts})`);
+    lines.push(`ETW stack ${s + 1} of ${report.stacks.length}: MatchId ${hex(st.matchId)}, ${plural(st.addresses.length, "address", "addresses")}, ${st.status} (${parts})`);
     for (const note of c.notes) lines.push(`  note: ${note}`);
     if (c.rows.length > 0) {
       lines.push(`  ${"etw".padEnd(4)} ${"address".padEnd(width)}  ${"walk".padEnd(4)} ${"AddrPC".padEnd(width)}  ${"status".padEnd(12)}  location`);
       for (const r of c.rows) {
         const status = r.diagnosis?.cause === "capture-site" ? "capture site" : r.diagnosis?.cause === "unexplained" ? `${r.kind}!` : r.kind;
-        lines.push(`  ${String(r.etwIndex ?? "-").padEnd(4)} ${hex(r.etw).padEnd(width)}  ${String(r.walkIndex ?? "-").padEnd(4)} ${hex(r.walk).padEnd(width)}  ${status.padEnd(12)}  ${r.location}`);
+        lines.push(`  ${String(r.etwIndex ?? "-").padEnd(4)} ${address(r.etw).padEnd(width)}  ${String(r.walkIndex ?? "-").padEnd(4)} ${address(r.walk).padEnd(width)}  ${status.padEnd(12)}  ${r.location}`);
       }
     }
     if (c.prefix > 0) {
@@ -69,7 +70,7 @@ function reasonOf(r: AlignedRow): string {
 
 /** A report as plain JSON values (addresses as hex strings). */
 export function crossCheckJson(report: CrossCheckReport): unknown {
-  const hex = (v: bigint): string => addressText(report.machine, v);
+  const address = (v: bigint): string => addressText(report.machine, v);
   return {
     machine: report.machine,
     agrees: report.agrees,
@@ -80,7 +81,7 @@ export function crossCheckJson(report: CrossCheckReport): unknown {
       matchId: c.stack.matchId.toString(),
       status: c.stack.status,
       parts: c.stack.parts,
-      addresses: c.stack.addresses.map(hex),
+      addresses: c.stack.addresses.map(address),
       comparable: c.comparable,
       method: c.method,
       model: c.model ?? null,
@@ -95,9 +96,9 @@ export function crossCheckJson(report: CrossCheckReport): unknown {
       rows: c.rows.map((r) => ({
         kind: r.kind,
         etwIndex: r.etwIndex ?? null,
-        etw: r.etw === undefined ? null : hex(r.etw),
+        etw: r.etw === undefined ? null : address(r.etw),
         walkIndex: r.walkIndex ?? null,
-        walk: r.walk === undefined ? null : hex(r.walk),
+        walk: r.walk === undefined ? null : address(r.walk),
         location: r.location,
         cause: r.diagnosis?.cause ?? null,
         diagnosis: r.diagnosis?.text ?? null,

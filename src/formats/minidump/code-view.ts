@@ -3,7 +3,8 @@
  * §8): the CodeView record (RSDS, NB10 or Breakpad's `BpEL` for ELF modules) and the older
  * IMAGE_DEBUG_MISC record, read and rejected as Breakpad reads and rejects them.
  */
-import { hex, hexUpper } from "../../hex.js";
+import { hex } from "../../hex.js";
+import { guidText } from "../guid.js";
 import { parseCodeView, type CodeViewInfo } from "../pe.js";
 import { MINIDUMP_LIMITS } from "./constants.js";
 import type { MinidumpInput } from "./input.js";
@@ -72,9 +73,7 @@ function readMiscRecord(input: MinidumpInput, loc: MinidumpLocation, what: strin
 export function elfDebugId(buildId: Uint8Array): string {
   const g = new Uint8Array(16);
   g.set(buildId.subarray(0, 16));
-  const dv = new DataView(g.buffer);
-  const data4 = Array.from(g.subarray(8), (b) => hexUpper(b, 2)).join("");
-  return hexUpper(dv.getUint32(0, true), 8) + hexUpper(dv.getUint16(4, true), 4) + hexUpper(dv.getUint16(6, true), 4) + data4 + "0";
+  return guidText(g) + "0";
 }
 
 /**

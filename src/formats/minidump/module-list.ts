@@ -2,8 +2,8 @@
  * The ModuleList stream (type 4, minidump.md §2.3): every loaded image's base, size, path,
  * version resource and debug identity (code-view.ts).
  */
-import { hex, hexUpper } from "../../hex.js";
-import type { CodeViewInfo } from "../pe.js";
+import { hex } from "../../hex.js";
+import { peCodeId, type CodeViewInfo } from "../pe.js";
 import { moduleIdentity, elfDebugId } from "./code-view.js";
 import { MINIDUMP_STREAM, VS_FFI_SIGNATURE } from "./constants.js";
 import { listEntries, type MinidumpInput } from "./input.js";
@@ -124,7 +124,7 @@ function readModules(input: MinidumpInput, s: MinidumpStreamEntry, held: Minidum
       versionInfo,
       cvRecord,
       miscRecord,
-      codeId: hexUpper(timeDateStamp, 8) + size.toString(16),
+      codeId: peCodeId(timeDateStamp, size),
       offset,
     };
     if (versionInfo.signature === VS_FFI_SIGNATURE && (versionInfo.structVersion & 0x10000) !== 0) {
