@@ -10,8 +10,10 @@ import { MINIDUMP_LIMITS } from "./constants.js";
 import type { MinidumpInput } from "./input.js";
 import type { MinidumpLocation } from "./types.js";
 
-const CV_RSDS = 0x53445352;
-const CV_NB10 = 0x3031424e;
+/** CodeView signature "RSDS" (PDB 7.0, GUID). */
+export const CV_RSDS = 0x53445352;
+/** CodeView signature "NB10" (PDB 2.0, 32-bit signature). */
+export const CV_NB10 = 0x3031424e;
 /** Breakpad's CodeView record for ELF modules (MD_CVINFOELF_SIGNATURE, 'BpEL': the bytes "LEpB" on disk), the signature followed by the build id. */
 const CV_ELF = 0x4270454c;
 /** IMAGE_DEBUG_MISC: DataType, Length, Unicode and 3 reserved bytes before the data. */

@@ -8,6 +8,10 @@ import { hex } from "../../hex.js";
 export const MINIDUMP_SIGNATURE = 0x504d444d;
 /** The low 16 bits of MINIDUMP_HEADER.Version; the high 16 bits are implementation-specific. */
 export const MINIDUMP_VERSION = 0xa793;
+/** sizeof(MINIDUMP_HEADER). */
+export const HEADER_SIZE = 32;
+/** sizeof(MINIDUMP_DIRECTORY). */
+export const DIRECTORY_ENTRY_SIZE = 12;
 
 /** Stream types (minidump.md §1.3). */
 export const MINIDUMP_STREAM = {

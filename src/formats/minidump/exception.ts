@@ -27,8 +27,10 @@ export interface MinidumpException {
   contextError?: InputError;
 }
 
-const EXCEPTION_STREAM_SIZE = 168;
-const EXCEPTION_MAXIMUM_PARAMETERS = 15;
+/** sizeof(MINIDUMP_EXCEPTION_STREAM). */
+export const EXCEPTION_STREAM_SIZE = 168;
+/** ExceptionInformation entries a MINIDUMP_EXCEPTION holds. */
+export const EXCEPTION_MAXIMUM_PARAMETERS = 15;
 
 function readException(input: MinidumpInput, s: MinidumpStreamEntry, systemArch: number | undefined): MinidumpException {
   if (s.location.dataSize < EXCEPTION_STREAM_SIZE) {

@@ -9,8 +9,10 @@ import { listEntries, memoryDescriptor, noteLostRanges, type MinidumpInput } fro
 import type { MinidumpStream } from "./stream.js";
 import type { MinidumpLocation, MinidumpMemoryRange, MinidumpStreamEntry } from "./types.js";
 
-const MEMORY_DESCRIPTOR_SIZE = 16;
-const MEMORY64_DESCRIPTOR_SIZE = 16;
+/** sizeof(MINIDUMP_MEMORY_DESCRIPTOR). */
+export const MEMORY_DESCRIPTOR_SIZE = 16;
+/** sizeof(MINIDUMP_MEMORY_DESCRIPTOR64). */
+export const MEMORY64_DESCRIPTOR_SIZE = 16;
 
 function readMemoryList(input: MinidumpInput, s: MinidumpStreamEntry, held: MinidumpLocation): MinidumpMemoryRange[] {
   const { count, first } = listEntries(input, s, held, MEMORY_DESCRIPTOR_SIZE);

@@ -20,7 +20,8 @@ export interface MinidumpMiscInfo {
   processKernelTime: number;
 }
 
-const MISC_INFO_MIN_SIZE = 24;
+/** sizeof(MINIDUMP_MISC_INFO), version 1. */
+export const MISC_INFO_MIN_SIZE = 24;
 /** MINIDUMP_MISC_INFO versions by SizeOfInfo. */
 const MISC_INFO_VERSIONS: Readonly<Record<number, number>> = { 24: 1, 44: 2, 232: 3, 832: 4, 1364: 5 };
 

@@ -60,7 +60,8 @@ export interface MinidumpModule {
   offset: number;
 }
 
-const MODULE_SIZE = 108;
+/** sizeof(MINIDUMP_MODULE) on disk. */
+export const MODULE_SIZE = 108;
 
 /** The part of a path after its last `\` or `/`. */
 function fileNamePart(path: string): string {

@@ -13,7 +13,7 @@ import { InputError } from "../../errors.js";
 import { hex } from "../../hex.js";
 import type { ByteSource } from "../../memory/byte-source.js";
 import { breakpadInfoStream, assertionStream } from "./breakpad-info.js";
-import { MINIDUMP_SIGNATURE, MINIDUMP_STREAM, MINIDUMP_VERSION, streamTypeName } from "./constants.js";
+import { DIRECTORY_ENTRY_SIZE, HEADER_SIZE, MINIDUMP_SIGNATURE, MINIDUMP_STREAM, MINIDUMP_VERSION, streamTypeName } from "./constants.js";
 import { exceptionStream } from "./exception.js";
 import { functionTableStream } from "./function-table.js";
 import { MinidumpInput } from "./input.js";
@@ -46,8 +46,6 @@ export const MINIDUMP_STREAMS: readonly MinidumpStream<unknown>[] = [
 ];
 
 const MINIDUMP_SIGNATURE_SWAPPED = 0x4d444d50;
-const HEADER_SIZE = 32;
-const DIRECTORY_ENTRY_SIZE = 12;
 
 function readHeader(input: MinidumpInput): MinidumpHeader {
   const c = input.cursor(0, Math.min(HEADER_SIZE, input.size), "MINIDUMP_HEADER");

@@ -36,7 +36,8 @@ export interface MinidumpSystemInfo {
   machine?: Machine;
 }
 
-const SYSTEM_INFO_SIZE = 56;
+/** sizeof(MINIDUMP_SYSTEM_INFO). */
+export const SYSTEM_INFO_SIZE = 56;
 
 function readSystemInfo(input: MinidumpInput, s: MinidumpStreamEntry): MinidumpSystemInfo {
   if (s.location.dataSize < SYSTEM_INFO_SIZE) {

@@ -30,7 +30,8 @@ export interface MinidumpThread {
   offset: number;
 }
 
-const THREAD_SIZE = 48;
+/** sizeof(MINIDUMP_THREAD). */
+export const THREAD_SIZE = 48;
 const THREAD_EX_SIZE = 64;
 
 function readThreads(input: MinidumpInput, s: MinidumpStreamEntry, held: MinidumpLocation, ex: boolean, systemArch: number | undefined): MinidumpThread[] {
