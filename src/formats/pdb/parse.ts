@@ -1,0 +1,171 @@
+/**
+ * parsePdb (x86-fpo.md §4.7): the container, the info and DBI streams, then the unwind records
+ * (FPO_DATA, FrameData with their program strings from `/names`), OMAP, section headers and the
+ * function symbols, resolved to RVAs when they are asked for.
+ */
+import { InputError } from "../../errors.js";
+import { decodeFpoTable } from "../../model/fpo-data.js";
+import type { FrameData } from "../../model/frame-data.js";
+import { decodeFrameData, FRAME_DATA_SIZE } from "../frame-data.js";
+import { countStartingAtOrBelow } from "../sorted-ranges.js";
+import { inStream, readMsf, withStream } from "./msf.js";
+import { NO_STREAM, PUBLIC_CODE_OR_FUNCTION, SECTION_EXECUTABLE, STREAM_DBI, STREAM_PDB_INFO, readDbiStream, readInfoStream, readNamesBuffer, readOmap, readSections, readSymbols, type RawSymbol } from "./streams.js";
+import type { OmapEntry, Pdb, PdbInfo, PdbSymbol, SectionAddress } from "./types.js";
+
+/** Optional debug header slots (§4.4). */
+const SLOT_FPO = 0;
+const SLOT_OMAP_TO_SRC = 3;
+const SLOT_OMAP_FROM_SRC = 4;
+const SLOT_SECTION_HDR = 5;
+const SLOT_NEW_FPO = 9;
+const SLOT_SECTION_HDR_ORIG = 10;
+
+const utf8 = new TextDecoder("utf-8");
+
+const omapStart = (e: OmapEntry): number => e.rva;
+
+/** Maps an RVA through an OMAP table: undefined before the first entry or for eliminated code (rvaTo 0). */
+export function omapTranslate(table: readonly OmapEntry[], rva: number): number | undefined {
+  const lo = countStartingAtOrBelow(table, rva, omapStart);
+  if (lo === 0) return undefined;
+  const e = table[lo - 1]!;
+  return e.rvaTo === 0 ? undefined : (e.rvaTo + (rva - e.rva)) >>> 0;
+}
+
+/**
+ * Parses a PDB (MSF 7.00) following §4.7: superblock and directory, the info stream and its
+ * `/names` entry, the DBI header with the FPO (slot 0) and NewFPO (slot 9) streams, OMAP,
+ * section headers and the symbol records. Throws InputError naming the file offset on bad input.
+ */
+export function parsePdb(bytes: Uint8Array): Pdb {
+  const msf = readMsf(bytes);
+  const streamCount = msf.streams.length;
+  if (streamCount <= STREAM_DBI) {
+    throw new InputError("truncated", `the directory lists ${streamCount} streams; a PDB has at least 4`, {
+      offset: msf.streams[0]?.sizeEntryOffset ?? 44,
+    });
+  }
+  const infoStream = withStream(msf, STREAM_PDB_INFO, "PDB info stream", (b) => readInfoStream(b, streamCount));
+  const dbi = withStream(msf, STREAM_DBI, "DBI stream", (b) => readDbiStream(b, streamCount));
+  const slot = (i: number): number | undefined => {
+    const s = dbi.slots[i];
+    return s === undefined || s === NO_STREAM ? undefined : s;
+  };
+
+  const fpoStream = slot(SLOT_FPO);
+  const fpo =
+    fpoStream === undefined
+      ? []
+      : withStream(msf, fpoStream, "FPO stream", (b) => decodeFpoTable(b)).sort((a, b) => a.ulOffStart - b.ulOffStart);
+
+  const newFpoStream = slot(SLOT_NEW_FPO);
+  let frameData: FrameData[] = [];
+  if (newFpoStream !== undefined) {
+    frameData = withStream(msf, newFpoStream, "NewFPO stream", (b) => decodeFrameData(b));
+    if (infoStream.names !== undefined) {
+      const names = withStream(msf, infoStream.names, "/names", readNamesBuffer);
+      const cache = new Map<number, string>();
+      inStream(msf, newFpoStream, "NewFPO stream", () => {
+        frameData.forEach((r, i) => {
+          let program = cache.get(r.frameFunc);
+          if (program === undefined) {
+            if (r.frameFunc >= names.byteLength) {
+              throw new InputError("bad-value", `FrameFunc ${r.frameFunc} is outside the ${names.byteLength}-byte /names buffer`, {
+                offset: i * FRAME_DATA_SIZE + 20,
+              });
+            }
+            const nul = names.subarray(r.frameFunc).indexOf(0);
+            if (nul < 0) {
+              throw new InputError("truncated", `the /names string at ${r.frameFunc} is not NUL-terminated`, { offset: i * FRAME_DATA_SIZE + 20 });
+            }
+            program = utf8.decode(names.subarray(r.frameFunc, r.frameFunc + nul));
+            cache.set(r.frameFunc, program);
+          }
+          r.program = program;
+        });
+      });
+    }
+    // Stable: records sharing a start keep the linker's order (§2.2, §4.7 step 3).
+    frameData.sort((a, b) => a.rvaStart - b.rvaStart);
+  }
+
+  const optional = <T>(i: number, label: string, fn: (b: Uint8Array) => T): T | undefined => {
+    const s = slot(i);
+    return s === undefined ? undefined : withStream(msf, s, label, fn);
+  };
+  const omapToSrc = optional(SLOT_OMAP_TO_SRC, "OmapToSrc stream", readOmap);
+  const omapFromSrc = optional(SLOT_OMAP_FROM_SRC, "OmapFromSrc stream", readOmap);
+  const sections = optional(SLOT_SECTION_HDR, "section header stream", readSections);
+  const originalSections = optional(SLOT_SECTION_HDR_ORIG, "original section header stream", readSections);
+
+  const raw: RawSymbol[] = [];
+  if (dbi.symRecordStream !== NO_STREAM) {
+    withStream(msf, dbi.symRecordStream, "symbol record stream", (b) =>
+      readSymbols(b, 0, b.byteLength, raw),
+    );
+  }
+  const seen = new Set<number>();
+  for (const m of dbi.modules) {
+    if (seen.has(m.stream)) continue;
+    seen.add(m.stream);
+    withStream(msf, m.stream, `module symbol stream`, (b) => {
+      if (m.symByteSize > b.byteLength) {
+        throw new InputError("truncated", `SymByteSize ${m.symByteSize} exceeds the ${b.byteLength}-byte module stream`, {
+          offset: b.byteLength,
+        });
+      }
+      // The symbols start after the 4-byte CodeView signature (CV_SIGNATURE_C13 = 4).
+      if (m.symByteSize >= 4) readSymbols(b, 4, m.symByteSize, raw);
+    });
+  }
+
+  const info: PdbInfo = {
+    ...infoStream.header,
+    // The DBI age, not the info stream's: the latter counts PDB writes, the former matches the image.
+    debugId: `${infoStream.header.guid}${dbi.age.toString(16)}`,
+  };
+  const pdb: Pdb = {
+    info,
+    dbiAge: dbi.age,
+    machine: dbi.machine,
+    blockSize: msf.blockSize,
+    streamCount,
+    fpo,
+    frameData,
+    symbols: (given) => resolveSymbols(raw, pdb, given),
+  };
+  if (omapFromSrc !== undefined) pdb.omapFromSrc = omapFromSrc;
+  if (omapToSrc !== undefined) pdb.omapToSrc = omapToSrc;
+  if (sections !== undefined) pdb.sections = sections;
+  if (originalSections !== undefined) pdb.originalSections = originalSections;
+  return pdb;
+}
+
+/** Converts raw symbols to RVAs, drops data publics, sorts, and merges public/procedure pairs. */
+function resolveSymbols(raw: readonly RawSymbol[], pdb: Pdb, given: readonly SectionAddress[] | undefined): PdbSymbol[] {
+  // Symbols use the pre-transform layout in an OMAP'd PDB: convert with the original headers, then map.
+  const table: readonly SectionAddress[] | undefined =
+    (pdb.omapFromSrc !== undefined ? pdb.originalSections : undefined) ?? pdb.sections ?? given;
+  if (table === undefined) {
+    throw new TypeError("the PDB has no section header stream: pass the image's section table to symbols()");
+  }
+  const out: PdbSymbol[] = [];
+  for (const s of raw) {
+    const section = s.segment >= 1 ? table[s.segment - 1] : undefined;
+    if (section === undefined) continue;
+    if (s.kind === "public" && (s.flags & PUBLIC_CODE_OR_FUNCTION) === 0) {
+      const ch = section.characteristics;
+      if (ch !== undefined && (ch & SECTION_EXECUTABLE) === 0) continue;
+    }
+    let rva: number | undefined = (section.virtualAddress + s.offset) >>> 0;
+    if (pdb.omapFromSrc !== undefined) rva = omapTranslate(pdb.omapFromSrc, rva);
+    if (rva === undefined) continue;
+    const sym: PdbSymbol = { name: s.name, rva, kind: s.kind };
+    if (s.size !== undefined) sym.size = s.size;
+    out.push(sym);
+  }
+  out.sort((a, b) => a.rva - b.rva || (a.kind === b.kind ? 0 : a.kind === "procedure" ? -1 : 1) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const procedureAt = new Set(out.filter((s) => s.kind === "procedure").map((s) => s.rva));
+  return out.filter((s) => s.kind === "procedure" || !procedureAt.has(s.rva));
+}
+
