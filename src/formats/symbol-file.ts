@@ -16,9 +16,10 @@ import { InputError } from "../errors.js";
 import { OverlayMemory } from "../memory/overlay-memory.js";
 import type { MemoryReader } from "../memory/reader.js";
 import type { MemoryRegion } from "../memory/region-memory.js";
-import type { FpoData } from "../model/fpo-data.js";
-import type { Module, ModuleSymbol, ModuleUnwind, SourceLine } from "../model/snapshot.js";
-import { parseBreakpadSym, STACK_WIN_TYPE, stackWinToFpoData, stackWinToFrameData, type BreakpadFunc, type BreakpadStackWin, type BreakpadSymbols } from "./breakpad-sym.js";
+import type { Module, ModuleSymbol, ModuleUnwind } from "../model/snapshot.js";
+import { breakpadFpoData, breakpadFrameData, parseBreakpadSym, type BreakpadSymbols } from "./breakpad-sym.js";
+import { breakpadSymbols } from "./breakpad-sym/module-symbols.js";
+import { lazyProperty } from "./lazy-property.js";
 import { MSF_MAGIC, parsePdb, type Pdb } from "./pdb.js";
 import { readMappedImage } from "./pe-mapped.js";
 import { parsePe, peCodeId, type PeImage } from "./pe.js";
@@ -280,9 +281,15 @@ function attachOne(module: Module, file: SymbolFile, options: AttachOptions): { 
     return { module: next, detail: `unwind records from ${origin}`, warnings: [] };
   }
   const sym = file.symbols;
-  const { fpo, unconverted } = convertibleFpo(sym.stackWin);
-  const next: Module = { ...module, unwind: { fpo, frameData: stackWinToFrameData(sym.stackWin), stackCfi: sym.stackCfi, origin: `Breakpad ${origin}` } };
-  if (!keepNames && (sym.functions.length > 0 || sym.publics.length > 0)) next.symbols = breakpadSymbols(sym);
+  const { fpo, unconverted } = breakpadFpoData(sym);
+  // FrameData records are made when a walk first asks for the module's records.
+  const unwind: ModuleUnwind = { fpo, frameData: [], stackCfi: sym.stackCfi, origin: `Breakpad ${origin}` };
+  lazyProperty(unwind, "frameData", () => breakpadFrameData(sym));
+  const next: Module = { ...module, unwind };
+  if (!keepNames) {
+    const names = breakpadSymbols(sym);
+    if (names.length > 0) next.symbols = names;
+  }
   const warnings: string[] = [];
   if (sym.malformedCount > 0 || unconverted > 0) {
     const first = sym.firstMalformed === undefined ? "" : ` (first: ${sym.firstMalformed.reason})`;
@@ -290,86 +297,4 @@ function attachOne(module: Module, file: SymbolFile, options: AttachOptions): { 
     warnings.push(`${origin}: corrupt symbols: ${sym.malformedCount} malformed line(s) and ${unconverted} unusable STACK WIN record(s) left out${first}${stopped}`);
   }
   return { module: next, detail: `unwind records from ${origin}`, warnings };
-}
-
-/**
- * The FPO_DATA of the type 0-3 STACK WIN records; like Breakpad's loader, records that do not
- * convert (sizes FPO_DATA cannot hold) are left out and counted. Every FrameData record converts.
- */
-function convertibleFpo(records: readonly BreakpadStackWin[]): { fpo: FpoData[]; unconverted: number } {
-  try {
-    return { fpo: stackWinToFpoData(records), unconverted: 0 };
-  } catch (e) {
-    if (!(e instanceof InputError)) throw e;
-  }
-  let unconverted = 0;
-  const usable = records.filter((r) => {
-    if (r.type === STACK_WIN_TYPE.FRAME_DATA) return false;
-    try {
-      stackWinToFpoData([r]);
-      return true;
-    } catch (e) {
-      if (!(e instanceof InputError)) throw e;
-      unconverted++;
-      return false;
-    }
-  });
-  return { fpo: stackWinToFpoData(usable), unconverted };
-}
-
-const byRva = (a: { rva: bigint }, b: { rva: bigint }): number => (a.rva < b.rva ? -1 : a.rva > b.rva ? 1 : 0);
-
-/** Where a FUNC symbol's line records come from, until they are first read. */
-interface LineSource {
-  func: BreakpadFunc;
-  files: Map<number, string>;
-  lines?: SourceLine[];
-}
-
-const LINE_SOURCE = Symbol("line source");
-
-/** `lines` of a FUNC symbol: made from its record on first read (one accessor pair for all symbols). */
-const linesProperty: PropertyDescriptor = {
-  enumerable: true,
-  configurable: true,
-  get(this: { [LINE_SOURCE]: LineSource }): SourceLine[] {
-    const source = this[LINE_SOURCE];
-    source.lines ??= source.func.lines
-      .map((l): SourceLine => {
-        const file = source.files.get(l.file);
-        const line: SourceLine = { rva: BigInt(l.address), size: BigInt(l.size), line: l.line };
-        if (file !== undefined) line.file = file;
-        return line;
-      })
-      .sort(byRva);
-    return source.lines;
-  },
-  set(this: { [LINE_SOURCE]: LineSource }, value: SourceLine[]): void {
-    this[LINE_SOURCE].lines = value;
-  },
-};
-
-/**
- * A `.sym` file's FUNC and PUBLIC records as module symbols, sorted by rva (FUNCs before PUBLICs
- * at one address, file order otherwise), each marked with its kind and parameter size; FUNCs
- * carry their line records with FILE numbers resolved to names (minidump.md §7). A FUNC's line
- * records are converted when they are first read: a walk looks up a handful of functions.
- */
-export function breakpadSymbols(sym: BreakpadSymbols): ModuleSymbol[] {
-  const files = sym.files;
-  const funcs = sym.functions.map((func): ModuleSymbol => {
-    const symbol: ModuleSymbol = { name: func.name, rva: BigInt(func.address), size: BigInt(func.size), kind: "func", paramSize: func.paramSize };
-    Object.defineProperty(symbol, LINE_SOURCE, { value: { func, files } satisfies LineSource });
-    return Object.defineProperty(symbol, "lines", linesProperty);
-  });
-  const publics = sym.publics.map((p): ModuleSymbol => ({ name: p.name, rva: BigInt(p.address), kind: "public", paramSize: p.paramSize }));
-  // Both lists are sorted by address (the parser's order): merge them, FUNCs first at one address.
-  const out: ModuleSymbol[] = [];
-  let f = 0;
-  let p = 0;
-  while (f < funcs.length || p < publics.length) {
-    if (p >= publics.length || (f < funcs.length && sym.functions[f]!.address <= sym.publics[p]!.address)) out.push(funcs[f++]!);
-    else out.push(publics[p++]!);
-  }
-  return out;
 }

@@ -6,8 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Module, ModuleSymbol } from "../../src/model/snapshot.js";
-import { breakpadSymbols } from "../../src/formats/symbol-file.js";
-import { parseBreakpadSym } from "../../src/formats/breakpad-sym.js";
+import { breakpadSymbols, parseBreakpadSym } from "../../src/formats/breakpad-sym.js";
 import { locate, locateAddress, symbolize } from "../../src/analysis/location.js";
 import type { Frame } from "../../src/walk/frame.js";
 

@@ -4,6 +4,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { InputError } from "../../src/errors.js";
 import {
+  breakpadFpoData,
+  breakpadFrameData,
+  breakpadSymbols,
   BreakpadSymParser,
   parseBreakpadSym,
   stackWinToFpoData,
@@ -195,6 +198,28 @@ describe("Breakpad .sym files from google/breakpad's minidump2 test data", () =>
     expect(pushInChunks(bytes, 4093)).toEqual(testApp);
     expect(parseBreakpadSym(new TextDecoder().decode(bytes))).toEqual(testApp);
   });
+});
+
+describe("records read from the parse's tables, as symbol attachment reads them", () => {
+  // A copy of the parsed symbols (`{ ...sym }`) has the same records as plain arrays and none of
+  // the parse's tables: the conversions then read the records themselves, as for symbols made
+  // another way. Both routes must give the same unwind records and module symbols.
+  for (const [name, path] of [["test_app.sym", TEST_APP], ["kernel32.sym", KERNEL32]] as const) {
+    it(`${name}: FrameData, FPO_DATA and module symbols with their line records`, () => {
+      const sym = parseBreakpadSym(fixture(path));
+      const copy: BreakpadSymbols = { ...sym };
+      expect(breakpadFrameData(sym)).toEqual(breakpadFrameData(copy));
+      expect(breakpadFrameData(sym)).toEqual(stackWinToFrameData(sym.stackWin));
+      expect(breakpadFpoData(sym)).toEqual(breakpadFpoData(copy));
+      const fromTables = breakpadSymbols(sym);
+      const fromRecords = breakpadSymbols(copy);
+      expect(fromTables).toEqual(fromRecords);
+      expect(fromTables.map((s) => s.lines)).toEqual(fromRecords.map((s) => s.lines));
+      // Records with one program share its string.
+      const programs = breakpadFrameData(sym).map((f) => f.program).filter((p) => p !== undefined);
+      expect(new Set(programs).size).toBeLessThan(programs.length);
+    });
+  }
 });
 
 describe("parseBreakpadSym on hand-written files", () => {

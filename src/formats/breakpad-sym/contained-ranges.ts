@@ -1,0 +1,81 @@
+/**
+ * Breakpad's `ContainedRangeMap` without equal ranges (x86-fpo.md §5.1), which decides which
+ * STACK WIN records of one type a symbol file keeps: ranges nest or are disjoint.
+ */
+
+/**
+ * Breakpad's `ContainedRangeMap::StoreRange` without equal ranges (x86-fpo.md §5.1): ranges nest
+ * or are disjoint. A range that is empty, partly overlaps a stored range, or repeats a stored
+ * range exactly is refused.
+ *
+ * Each stored range is a node: an inclusive range [base, high] and the disjoint ranges stored
+ * inside it, sorted by high. Nodes are numbers indexing arrays of numbers, and a level is an array
+ * of node numbers, made only for a node that gets children (most get none).
+ */
+export class ContainedRanges {
+  private readonly base: number[] = [];
+  private readonly high: number[] = [];
+  /** The levels inside nodes that have children, by node. */
+  private readonly children = new Map<number, number[]>();
+  private readonly root: number[] = [];
+
+  /** Stores [base, base + size) and reports whether it was stored (one function: it runs for every STACK WIN record). */
+  store(base: number, size: number): boolean {
+    if (size <= 0) return false;
+    const high = base + size - 1;
+    const bases = this.base;
+    const highs = this.high;
+    const children = this.children;
+    const node = bases.length;
+    let level = this.root;
+    for (;;) {
+      // Records usually come sorted: past every stored range, a new last range at this level;
+      // inside the last one, a level down (the searches below would find the same).
+      const last = level[level.length - 1];
+      if (last === undefined || base > highs[last]!) {
+        level.push(node);
+        bases.push(base);
+        highs.push(high);
+        return true;
+      }
+      let inside = base >= bases[last]! && high <= highs[last]! ? last : -1;
+      if (inside < 0) {
+        // The first node whose high is ≥ base, and the first whose high is ≥ high (std::map::lower_bound on the high key).
+        let lo = 0;
+        let hi = level.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >>> 1;
+          if (highs[level[mid]!]! < base) lo = mid + 1;
+          else hi = mid;
+        }
+        const ib = lo;
+        hi = level.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >>> 1;
+          if (highs[level[mid]!]! < high) lo = mid + 1;
+          else hi = mid;
+        }
+        const ih = lo;
+        const atBase = level[ib];
+        if (ib === ih && atBase !== undefined && base >= bases[atBase]!) inside = atBase;
+        else {
+          const atHigh = level[ih];
+          const containsHigh = atHigh !== undefined && high >= bases[atHigh]!;
+          // Ranges the new one reaches into must lie wholly inside it.
+          if ((atBase !== undefined && base > bases[atBase]!) || (containsHigh && high < highs[atHigh]!)) return false;
+          const stop = containsHigh ? ih + 1 : ih;
+          if (stop > ib) children.set(node, level.slice(ib, stop));
+          level.splice(ib, stop - ib, node);
+          bases.push(base);
+          highs.push(high);
+          return true;
+        }
+      }
+      // Inside an existing range: an identical range is refused, a smaller one goes a level down.
+      if (bases[inside] === base && highs[inside] === high) return false;
+      let inner = children.get(inside);
+      if (inner === undefined) children.set(inside, (inner = []));
+      level = inner;
+    }
+  }
+}

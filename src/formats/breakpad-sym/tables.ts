@@ -1,0 +1,562 @@
+/**
+ * Where a parsed `.sym` file's records are kept: rows of numbers in typed arrays, and text as
+ * byte ranges of the file, decoded when a record is read. A large symbol file holds hundreds of
+ * thousands of records of which a walk reads a handful, so no object is made for a record until
+ * it is asked for, and no string until its text is. The records keep the file's bytes (each
+ * region the parser read), which is about the size of the text the strings would have taken.
+ *
+ * A text reference is a pair of numbers: the file offsets [start, end) of UTF-8 bytes, or, for a
+ * line that only the strict reader could read, a negative start naming a string it read.
+ */
+import { BYTES_AS_TEXT } from "./scan.js";
+import type { BreakpadFunc, BreakpadLine, BreakpadPublic, BreakpadStackWin } from "./types.js";
+
+/** Marks a number too wide for the typed array, kept in a map instead. */
+const WIDE = -0x80000000;
+
+/**
+ * Rows of `width` whole numbers, one after the other in a typed array, grown as rows are added.
+ * The numbers live outside the JavaScript heap, so that a parse leaves nothing behind for the
+ * garbage collector to copy, and a small number (below 2^30) is read without making a number object; the
+ * rare wider one (a .sym file's numbers may reach 2^53) is kept in a map.
+ */
+export class Rows {
+  private data: Int32Array;
+  /** Numbers in use. */
+  private used = 0;
+  private readonly wide = new Map<number, number>();
+
+  constructor(readonly width: number) {
+    this.data = new Int32Array(64 * width);
+  }
+
+  /** The number of rows. */
+  get length(): number {
+    return this.used / this.width;
+  }
+
+  /** Adds the row `values` (its first `width` numbers). */
+  push(values: readonly number[]): void {
+    const at = this.used;
+    if (at + this.width > this.data.length) {
+      const grown = new Int32Array(this.data.length * 2);
+      grown.set(this.data);
+      this.data = grown;
+    }
+    const data = this.data;
+    for (let i = 0; i < this.width; i++) {
+      const value = values[i]!;
+      if (value > WIDE && value <= 0x7fffffff) data[at + i] = value;
+      else {
+        data[at + i] = WIDE;
+        this.wide.set(at + i, value);
+      }
+    }
+    this.used += this.width;
+  }
+
+  /** Sets the last number of the last row. */
+  setLast(value: number): void {
+    const at = this.used - 1;
+    if (value > WIDE && value <= 0x7fffffff) this.data[at] = value;
+    else {
+      this.data[at] = WIDE;
+      this.wide.set(at, value);
+    }
+  }
+
+  /** The number at `column` of row `row`. */
+  get(row: number, column: number): number {
+    const at = row * this.width + column;
+    const value = this.data[at]!;
+    return value === WIDE ? this.wide.get(at)! : value;
+  }
+}
+
+const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** The bytes of a `.sym` file as the parser read them (regions of whole lines), and the strings the strict reader read. */
+export class SymText {
+  private readonly regions: Uint8Array[] = [];
+  /** File offset of each region's first byte, ascending. */
+  private readonly starts: number[] = [];
+  private readonly strings: string[] = [];
+
+  /** File offset of the last region's first byte. */
+  get lastRegionStart(): number {
+    return this.starts[this.starts.length - 1] ?? 0;
+  }
+
+  /** Keeps the bytes of the lines at file offset `start`. */
+  addRegion(start: number, bytes: Uint8Array): void {
+    if (bytes.length === 0) return;
+    this.regions.push(bytes);
+    this.starts.push(start);
+  }
+
+  /** Keeps `text` and returns its reference (a negative start). */
+  addString(text: string): number {
+    this.strings.push(text);
+    return -this.strings.length;
+  }
+
+  /** The index of the region holding file offset `at`. */
+  private regionIndex(at: number): number {
+    let lo = 0;
+    let hi = this.starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (this.starts[mid]! <= at) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  /** The region holding file offset `at`, and the offset of its first byte. */
+  region(at: number): { bytes: Uint8Array; base: number } {
+    const i = this.regionIndex(at);
+    return { bytes: this.regions[i]!, base: this.starts[i]! };
+  }
+
+  /** Bytes [start, end) as text, one character per byte. */
+  bytesAsText(start: number, end: number): string {
+    const i = this.regionIndex(start);
+    const base = this.starts[i]!;
+    return BYTES_AS_TEXT.decode(this.regions[i]!.subarray(start - base, end - base));
+  }
+
+  /** The text a reference names. */
+  text(start: number, end: number): string {
+    if (start < 0) return this.strings[-start - 1]!;
+    const i = this.regionIndex(start);
+    const base = this.starts[i]!;
+    return utf8.decode(this.regions[i]!.subarray(start - base, end - base));
+  }
+}
+
+/** Each byte's value as a hex digit, or −1. */
+export const HEX_VALUE = new Int8Array(256).fill(-1);
+for (let i = 0; i < 10; i++) HEX_VALUE[0x30 + i] = i;
+for (let i = 0; i < 6; i++) {
+  HEX_VALUE[0x41 + i] = 10 + i;
+  HEX_VALUE[0x61 + i] = 10 + i;
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+const SPACE = 0x20;
+
+/** FUNC rows: address, size, parameter size, name (start, end), `m`, index of the first line run. */
+export const FUNC = { width: 7, address: 0, size: 1, paramSize: 2, name: 3, multiple: 5, firstRun: 6 } as const;
+/** PUBLIC rows: address, parameter size, name (start, end), `m`. */
+export const PUBLIC = { width: 5, address: 0, paramSize: 1, name: 2, multiple: 4 } as const;
+/** FILE rows: number, name (start, end). */
+export const FILE = { width: 3, number: 0, name: 1 } as const;
+/**
+ * STACK WIN rows: type, rva, code_size, has_program, where the line starts in the text (its six
+ * sizes are read from there when the record is), the program's number, allocates_base_pointer,
+ * the line number and the byte offset of the line.
+ */
+export const WIN = { width: 9, type: 0, rva: 1, codeSize: 2, hasProgram: 3, lineStart: 4, program: 5, allocatesBasePointer: 6, line: 7, offset: 8 } as const;
+
+
+/** The fields of a STACK WIN record that FrameData takes (x86-fpo.md §5.1). */
+export interface StackWinSizes {
+  rva: number;
+  codeSize: number;
+  prologSize: number;
+  paramsSize: number;
+  savedRegsSize: number;
+  localsSize: number;
+  maxStackSize: number;
+  program?: string | undefined;
+}
+
+/** Indices of the rows of `rows` sorted by the number at `key`, file order kept among equal ones. */
+function sortedOrder(rows: Rows, key: number): Uint32Array {
+  const keys = Array.from({ length: rows.length }, (_, i) => rows.get(i, key));
+  const order = Array.from({ length: rows.length }, (_, i) => i);
+  order.sort((a, b) => keys[a]! - keys[b]! || a - b);
+  return Uint32Array.from(order);
+}
+
+/** The records of one `.sym` file, as the parser stored them. */
+export class SymTables {
+  readonly text = new SymText();
+  private readonly funcs = new Rows(FUNC.width);
+  /** Runs of checked line-record lines: file offsets [start, end). */
+  private readonly runs = new Rows(2);
+  private readonly publics = new Rows(PUBLIC.width);
+  private readonly files = new Rows(FILE.width);
+  private readonly wins = new Rows(WIN.width);
+  /** FUNC rows in address order, when the file does not list them so (undefined: file order). */
+  private funcOrder: Uint32Array | undefined;
+  private publicOrder: Uint32Array | undefined;
+  /** FILE rows by number, the first of each number only, when the file does not list them so (undefined: file order). */
+  private fileIndex: Uint32Array | undefined;
+  /** Whether the records came in order so far: FUNC and PUBLIC by address, FILE by strictly increasing number. */
+  private funcsInOrder = true;
+  private publicsInOrder = true;
+  private filesInOrder = true;
+  /** The last FUNC's address and first line run, the last PUBLIC's address, the last FILE number, where the last line run ends. */
+  private lastFunc = -Infinity;
+  private lastFuncFirstRun = 0;
+  private lastPublic = -Infinity;
+  private lastFile = -Infinity;
+  private lastRunEnd = -1;
+  /** The STACK WIN programs, by number, and the numbers by the programs' bytes (see {@link programOf}). */
+  private readonly programs: string[] = [];
+  private readonly programIds = new Map<string, number>();
+  /** The row being added. */
+  private readonly row: number[] = new Array<number>(WIN.width).fill(0);
+  private readonly sizeFields: number[] = [0, 0, 0, 0, 0, 0];
+  private readonly sizes: StackWinSizes = { rva: 0, codeSize: 0, prologSize: 0, paramsSize: 0, savedRegsSize: 0, localsSize: 0, maxStackSize: 0, program: undefined };
+
+  /** A FUNC record, its name at text [nameStart, nameEnd); its line records follow with {@link addLineRun}. */
+  addFunc(address: number, size: number, paramSize: number, nameStart: number, nameEnd: number, multiple: boolean): void {
+    if (address < this.lastFunc) this.funcsInOrder = false;
+    this.lastFunc = address;
+    this.lastFuncFirstRun = this.runs.length;
+    const row = this.row;
+    row[0] = address;
+    row[1] = size;
+    row[2] = paramSize;
+    row[3] = nameStart;
+    row[4] = nameEnd;
+    row[5] = multiple ? 1 : 0;
+    row[6] = this.lastFuncFirstRun;
+    this.funcs.push(row);
+  }
+
+  /** A PUBLIC record. */
+  addPublic(address: number, paramSize: number, nameStart: number, nameEnd: number, multiple: boolean): void {
+    if (address < this.lastPublic) this.publicsInOrder = false;
+    this.lastPublic = address;
+    const row = this.row;
+    row[0] = address;
+    row[1] = paramSize;
+    row[2] = nameStart;
+    row[3] = nameEnd;
+    row[4] = multiple ? 1 : 0;
+    this.publics.push(row);
+  }
+
+  /** A FILE record (a repeated number keeps its first name, as Breakpad does). */
+  addFile(number: number, nameStart: number, nameEnd: number): void {
+    if (number <= this.lastFile) this.filesInOrder = false;
+    this.lastFile = number;
+    const row = this.row;
+    row[0] = number;
+    row[1] = nameStart;
+    row[2] = nameEnd;
+    this.files.push(row);
+  }
+
+  /** A kept STACK WIN record: the numbers the parse reads, where its line starts in the text, its program's number ({@link programOf}) or the allocates_base_pointer flag, its line and offset. */
+  addStackWin(
+    type: number,
+    rva: number,
+    codeSize: number,
+    hasProgram: boolean,
+    lineStart: number,
+    program: number,
+    allocatesBasePointer: boolean,
+    line: number,
+    offset: number,
+  ): void {
+    const row = this.row;
+    row[WIN.type] = type;
+    row[WIN.rva] = rva;
+    row[WIN.codeSize] = codeSize;
+    row[WIN.hasProgram] = hasProgram ? 1 : 0;
+    row[WIN.lineStart] = lineStart;
+    row[WIN.program] = program;
+    row[WIN.allocatesBasePointer] = allocatesBasePointer ? 1 : 0;
+    row[WIN.line] = line;
+    row[WIN.offset] = offset;
+    this.wins.push(row);
+  }
+
+  /** Checked line-record lines at file offsets [start, end), of the FUNC added last. */
+  addLineRun(start: number, end: number): void {
+    const runs = this.runs;
+    // A run stays inside one region of bytes: lines that follow on in the next region start another.
+    if (runs.length > this.lastFuncFirstRun && this.lastRunEnd === start && start !== this.text.lastRegionStart) runs.setLast(end);
+    else {
+      const row = this.row;
+      row[0] = start;
+      row[1] = end;
+      runs.push(row);
+    }
+    this.lastRunEnd = end;
+  }
+
+  /** Sorts what needs sorting once every record is in (nothing, for a file that lists its records in order). */
+  finish(): void {
+    if (!this.funcsInOrder) this.funcOrder = sortedOrder(this.funcs, FUNC.address);
+    if (!this.publicsInOrder) this.publicOrder = sortedOrder(this.publics, PUBLIC.address);
+    if (this.filesInOrder) return;
+    const first: number[] = [];
+    const files = this.files;
+    for (const i of sortedOrder(files, FILE.number)) {
+      const prev = first[first.length - 1];
+      if (prev === undefined || files.get(prev, FILE.number) !== files.get(i, FILE.number)) first.push(i);
+    }
+    this.fileIndex = Uint32Array.from(first);
+  }
+
+  get funcCount(): number {
+    return this.funcs.length;
+  }
+
+  get publicCount(): number {
+    return this.publics.length;
+  }
+
+  get fileCount(): number {
+    return this.fileIndex === undefined ? this.files.length : this.fileIndex.length;
+  }
+
+  get stackWinCount(): number {
+    return this.wins.length;
+  }
+
+  /** The FUNC row at place `k` in address order. */
+  funcRow(k: number): number {
+    return this.funcOrder === undefined ? k : this.funcOrder[k]!;
+  }
+
+  /** The PUBLIC row at place `k` in address order. */
+  publicRow(k: number): number {
+    return this.publicOrder === undefined ? k : this.publicOrder[k]!;
+  }
+
+  funcAddress(row: number): number {
+    return this.funcs.get(row, FUNC.address);
+  }
+
+  funcSize(row: number): number {
+    return this.funcs.get(row, FUNC.size);
+  }
+
+  funcParamSize(row: number): number {
+    return this.funcs.get(row, FUNC.paramSize);
+  }
+
+  funcName(row: number): string {
+    return this.text.text(this.funcs.get(row, FUNC.name), this.funcs.get(row, FUNC.name + 1));
+  }
+
+  publicAddress(row: number): number {
+    return this.publics.get(row, PUBLIC.address);
+  }
+
+  /** A PUBLIC record as an object. */
+  publicRecord(row: number): BreakpadPublic {
+    const p = this.publics;
+    return { address: p.get(row, PUBLIC.address), paramSize: p.get(row, PUBLIC.paramSize), name: this.text.text(p.get(row, PUBLIC.name), p.get(row, PUBLIC.name + 1)), multiple: p.get(row, PUBLIC.multiple) === 1 };
+  }
+
+  /** A FUNC record as an object, its line records read when first asked for. */
+  funcRecord(row: number): BreakpadFunc {
+    const f = this.funcs;
+    return new FuncRecord(f.get(row, FUNC.address), f.get(row, FUNC.size), f.get(row, FUNC.paramSize), this.funcName(row), f.get(row, FUNC.multiple) === 1, this, row);
+  }
+
+  /** The line records of FUNC row `row` as (address, size, line, file) quadruples, in file order. */
+  lines(row: number): Uint32Array {
+    const first = this.funcs.get(row, FUNC.firstRun);
+    const last = row + 1 < this.funcs.length ? this.funcs.get(row + 1, FUNC.firstRun) : this.runs.length;
+    const values: number[] = [];
+    for (let r = first; r < last; r++) {
+      const start = this.runs.get(r, 0);
+      const { bytes, base } = this.text.region(start);
+      decodeLineRun(bytes, start - base, this.runs.get(r, 1) - base, values);
+    }
+    return Uint32Array.from(values);
+  }
+
+  /** The FILE row at place `k` in number order. */
+  private fileRow(k: number): number {
+    return this.fileIndex === undefined ? k : this.fileIndex[k]!;
+  }
+
+  /** The name FILE number `n` has, if a FILE record gives it one. */
+  fileName(n: number): string | undefined {
+    const files = this.files;
+    let lo = 0;
+    let hi = this.fileCount - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const row = this.fileRow(mid);
+      const number = files.get(row, FILE.number);
+      if (number < n) lo = mid + 1;
+      else if (number > n) hi = mid - 1;
+      else return this.text.text(files.get(row, FILE.name), files.get(row, FILE.name + 1));
+    }
+    return undefined;
+  }
+
+  /** FILE number → name, in the order of the FILE records. */
+  fileMap(): Map<number, string> {
+    const map = new Map<number, string>();
+    const files = this.files;
+    const rows = Array.from({ length: this.fileCount }, (_, k) => this.fileRow(k)).sort((a, b) => a - b);
+    for (const row of rows) map.set(files.get(row, FILE.number), this.text.text(files.get(row, FILE.name), files.get(row, FILE.name + 1)));
+    return map;
+  }
+
+  stackWinType(i: number): number {
+    return this.wins.get(i, WIN.type);
+  }
+
+  stackWinRva(i: number): number {
+    return this.wins.get(i, WIN.rva);
+  }
+
+  stackWinCodeSize(i: number): number {
+    return this.wins.get(i, WIN.codeSize);
+  }
+
+  /**
+   * The sizes and program of the `i`th kept STACK WIN record, in one object used again by the next
+   * call: for converting every record of a module without making an object for each first.
+   */
+  stackWinSizes(i: number): StackWinSizes {
+    const w = this.wins;
+    const v = this.sizes;
+    const n = this.readSizes(i);
+    v.rva = w.get(i, WIN.rva);
+    v.codeSize = w.get(i, WIN.codeSize);
+    v.prologSize = n[0]!;
+    v.paramsSize = n[2]!;
+    v.savedRegsSize = n[3]!;
+    v.localsSize = n[4]!;
+    v.maxStackSize = n[5]!;
+    v.program = w.get(i, WIN.hasProgram) === 1 ? this.program(i) : undefined;
+    return v;
+  }
+
+  /** The `i`th kept STACK WIN record as an object; records with the same program share its string. */
+  stackWinRecord(i: number): BreakpadStackWin {
+    const w = this.wins;
+    const n = this.readSizes(i);
+    const record: BreakpadStackWin = {
+      type: w.get(i, WIN.type),
+      rva: w.get(i, WIN.rva),
+      codeSize: w.get(i, WIN.codeSize),
+      prologSize: n[0]!,
+      epilogSize: n[1]!,
+      paramsSize: n[2]!,
+      savedRegsSize: n[3]!,
+      localsSize: n[4]!,
+      maxStackSize: n[5]!,
+      hasProgram: w.get(i, WIN.hasProgram) === 1,
+      line: w.get(i, WIN.line),
+      offset: w.get(i, WIN.offset),
+    };
+    if (record.hasProgram) record.program = this.program(i);
+    else record.allocatesBasePointer = w.get(i, WIN.allocatesBasePointer) === 1;
+    return record;
+  }
+
+  /** The program of the `i`th kept STACK WIN record. */
+  private program(i: number): string {
+    return this.programs[this.wins.get(i, WIN.program)]!;
+  }
+
+  /**
+   * The number of the program at file offsets [start, end), whose bytes `key` holds one
+   * character per byte. A module's STACK WIN records share a few programs: each is read once.
+   */
+  programOf(key: string, start: number, end: number): number {
+    let id = this.programIds.get(key);
+    if (id === undefined) {
+      id = this.programs.length;
+      this.programs.push(this.text.text(start, end));
+      // The key is made again from the bytes, so that the map keeps no larger text alive.
+      this.programIds.set(this.text.bytesAsText(start, end), id);
+    }
+    return id;
+  }
+
+  /** The number of a program the strict reader read. */
+  programOfText(program: string): number {
+    this.programs.push(program);
+    return this.programs.length - 1;
+  }
+
+  /**
+   * The six sizes of the `i`th kept STACK WIN record (prolog, epilog, params, saved registers,
+   * locals, max stack), read from its line, which the parse checked: the words STACK and WIN, then
+   * hex fields separated by spaces, the sizes the fourth to the ninth.
+   */
+  private readSizes(i: number): readonly number[] {
+    const { bytes, base } = this.text.region(this.wins.get(i, WIN.lineStart));
+    const out = this.sizeFields;
+    let p = this.wins.get(i, WIN.lineStart) - base;
+    for (let word = 0; word < 2; word++) {
+      while (bytes[p] !== SPACE) p++;
+      while (bytes[p] === SPACE) p++;
+    }
+    for (let field = 0; field < 9; field++) {
+      let value = 0;
+      for (let c = bytes[p]!; c !== SPACE; c = bytes[++p]!) value = value * 16 + HEX_VALUE[c]!;
+      while (bytes[p] === SPACE) p++;
+      if (field >= 3) out[field - 3] = value;
+    }
+    return out;
+  }
+}
+
+/**
+ * A FUNC record whose line records stay in the file's bytes, already checked, until `lines` is
+ * read: a large .sym holds far more line records than anything else, and most are never looked at.
+ */
+class FuncRecord implements BreakpadFunc {
+  // Private fields are not own enumerable properties: copies and comparisons of a FUNC see its
+  // fields and `lines` only.
+  readonly #tables: SymTables;
+  readonly #row: number;
+
+  constructor(
+    readonly address: number,
+    readonly size: number,
+    readonly paramSize: number,
+    readonly name: string,
+    readonly multiple: boolean,
+    tables: SymTables,
+    row: number,
+  ) {
+    this.#tables = tables;
+    this.#row = row;
+  }
+
+  get lines(): BreakpadLine[] {
+    const t = this.#tables.lines(this.#row);
+    const out: BreakpadLine[] = [];
+    for (let i = 0; i < t.length; i += 4) out.push({ address: t[i]!, size: t[i + 1]!, line: t[i + 2]!, file: t[i + 3]! });
+    return out;
+  }
+}
+
+/** Reads checked line-record lines, bytes [from, to) of `bytes`, as address, size, line and file numbers onto `out`. */
+function decodeLineRun(bytes: Uint8Array, from: number, to: number, out: number[]): void {
+  let i = from;
+  while (i < to) {
+    for (let field = 0; field < 4; field++) {
+      while (bytes[i] === SPACE) i++;
+      const base = field < 2 ? 16 : 10;
+      let value = 0;
+      for (;;) {
+        const d = i < to ? HEX_VALUE[bytes[i]!]! : -1;
+        if (d < 0) break;
+        value = value * base + d;
+        i++;
+      }
+      out.push(value);
+    }
+    while (i < to && bytes[i] !== LF && bytes[i] !== CR) i++;
+    while (i < to && (bytes[i] === LF || bytes[i] === CR)) i++;
+  }
+}
