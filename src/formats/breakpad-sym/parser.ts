@@ -12,8 +12,8 @@ import type { BreakpadStackCfi } from "../../model/stack-cfi.js";
 import { lazyProperty } from "../lazy-property.js";
 import { ContainedRanges } from "./contained-ranges.js";
 import { clip, fail, Fields, HEX_DIGITS, type LineSite } from "./fields.js";
-import { ALLOCATES_BASE_POINTER, BYTES_AS_TEXT, CFI_DELTA_RECORD, CFI_INIT_RECORD, FILE_RECORD, FUNC_RECORD, INLINE_ORIGIN_RECORD, INLINE_RECORD, LINE_RECORD, PUBLIC_RECORD, REST_OF_LINE, STACK_WIN_RECORD } from "./scan.js";
-import { HEX_VALUE, SymTables } from "./tables.js";
+import { ALLOCATES_BASE_POINTER, bytesAsText, CFI_DELTA_RECORD, CFI_INIT_RECORD, FILE_RECORD, FUNC_RECORD, INLINE_ORIGIN_RECORD, INLINE_RECORD, LINE_RECORD, PUBLIC_RECORD, REST_OF_LINE, STACK_WIN_RECORD } from "./scan.js";
+import { HEX_VALUE, STACK_WIN_NUMBERS, SymTables } from "./tables.js";
 import { MAX_MALFORMED_LINES, STACK_WIN_TYPE, type BreakpadCodeId, type BreakpadModule, type BreakpadSymbols, type BreakpadSymOptions } from "./types.js";
 
 const LF = 0x0a;
@@ -66,6 +66,8 @@ export class BreakpadSymParser {
   private finished = false;
 
   private readonly tables = new SymTables();
+  /** The numbers of the STACK WIN record being read. */
+  private readonly win: number[] = new Array<number>(STACK_WIN_NUMBERS).fill(0);
   private moduleRecord: BreakpadModule | undefined;
   private readonly info: string[] = [];
   private codeId: BreakpadCodeId | undefined;
@@ -204,7 +206,7 @@ export class BreakpadSymParser {
       if (c >= windowEnd) {
         windowStart = c;
         windowEnd = windowStart + WINDOW >= n ? n : lastLineEnd(region, windowStart, windowStart + WINDOW);
-        text = BYTES_AS_TEXT.decode(region.subarray(windowStart, windowEnd));
+        text = bytesAsText(region.subarray(windowStart, windowEnd));
       }
       const end = this.moduleRecord === undefined || this.truncated ? -1 : this.parseRecord(text, c - windowStart, this.regionStart + windowStart);
       if (end >= 0) {
@@ -306,11 +308,10 @@ export class BreakpadSymParser {
     STACK_WIN_RECORD.lastIndex = c;
     let m = STACK_WIN_RECORD.exec(text);
     if (m !== null) {
-      const type = parseInt(m[1]!, 16);
-      const rva = parseInt(m[2]!, 16);
-      const codeSize = parseInt(m[3]!, 16);
-      const hasProgram = parseInt(m[4]!, 16) !== 0;
-      if (type > STACK_WIN_TYPE.FRAME_DATA || !Number.isSafeInteger(rva + codeSize)) return -1;
+      const win = this.win;
+      for (let i = 0; i < STACK_WIN_NUMBERS; i++) win[i] = parseInt(m[i + 1]!, 16);
+      if (win[0]! > STACK_WIN_TYPE.FRAME_DATA || !Number.isSafeInteger(win[1]! + win[2]!)) return -1;
+      const hasProgram = win[9] !== 0;
       const restStart = STACK_WIN_RECORD.lastIndex;
       let end: number;
       let allocatesBasePointer = false;
@@ -328,7 +329,7 @@ export class BreakpadSymParser {
       }
       const restEnd = end - (text.charCodeAt(end - 1) === LF && text.charCodeAt(end - 2) === CR ? 2 : 1);
       const program = hasProgram ? this.tables.programOf(text.slice(restStart, restEnd), at + restStart, at + restEnd) : -1;
-      this.storeStackWin(type, rva, codeSize, hasProgram, at + c, program, allocatesBasePointer, this.lineCount, at + c);
+      this.storeStackWin(win, program, allocatesBasePointer, this.lineCount, at + c);
       return end;
     }
     const symText = this.tables.text;
@@ -351,18 +352,8 @@ export class BreakpadSymParser {
   }
 
   /** Keeps a STACK WIN record when its type's contained-range map stores its range, else counts it dropped. */
-  private storeStackWin(
-    type: number,
-    rva: number,
-    codeSize: number,
-    hasProgram: boolean,
-    lineStart: number,
-    program: number,
-    allocatesBasePointer: boolean,
-    line: number,
-    offset: number,
-  ): void {
-    if (this.stackWinRanges[type]!.store(rva, codeSize)) this.tables.addStackWin(type, rva, codeSize, hasProgram, lineStart, program, allocatesBasePointer, line, offset);
+  private storeStackWin(numbers: readonly number[], program: number, allocatesBasePointer: boolean, line: number, offset: number): void {
+    if (this.stackWinRanges[numbers[0]!]!.store(numbers[1]!, numbers[2]!)) this.tables.addStackWin(numbers, program, allocatesBasePointer, line, offset);
     else this.droppedStackWin++;
   }
 
@@ -406,7 +397,7 @@ export class BreakpadSymParser {
         this.parseFile(new Fields(text, kind.length, "FILE", site));
         return;
       case "STACK":
-        this.parseStack(new Fields(text, kind.length, "STACK", site), site, span.start);
+        this.parseStack(new Fields(text, kind.length, "STACK", site), site);
         return;
       case "INFO":
         this.parseInfo(new Fields(text, kind.length, "INFO", site), site);
@@ -493,22 +484,22 @@ export class BreakpadSymParser {
     this.inFunc = false;
   }
 
-  private parseStack(f: Fields, site: LineSite, lineStart: number): void {
+  private parseStack(f: Fields, site: LineSite): void {
     const platform = f.atEnd() ? "" : f.next("kind");
-    if (platform === "WIN") this.parseStackWin(f.sub("STACK WIN"), site, lineStart);
+    if (platform === "WIN") this.parseStackWin(f.sub("STACK WIN"), site);
     else if (platform === "CFI") this.parseStackCfi(f.sub("STACK CFI"), site);
     else this.unknownCount++;
   }
 
-  /** STACK WIN read strictly; the line starts at file offset `lineStart`, where its sizes are read again when the record is. */
-  private parseStackWin(f: Fields, site: LineSite, lineStart: number): void {
+  private parseStackWin(f: Fields, site: LineSite): void {
     const type = f.hex("type");
     if (type > STACK_WIN_TYPE.FRAME_DATA) fail("bad-value", site, `STACK WIN type ${hex(type)} is not 0..4`);
     const rva = f.hex("rva");
     const codeSize = f.hex("code_size");
     if (!Number.isSafeInteger(rva + codeSize)) fail("bad-value", site, `STACK WIN rva + code_size is larger than 2^53 - 1`);
-    for (const what of ["prolog size", "epilog size", "parameter size", "saved register size", "locals size", "max stack size"]) f.hex(what, U32_MAX);
-    const hasProgram = f.hex("has_program flag", U32_MAX) !== 0;
+    const numbers = [type, rva, codeSize];
+    for (const what of ["prolog size", "epilog size", "parameter size", "saved register size", "locals size", "max stack size", "has_program flag"]) numbers.push(f.hex(what, U32_MAX));
+    const hasProgram = numbers[9] !== 0;
     let program = -1;
     let allocatesBasePointer = false;
     if (hasProgram) program = this.tables.programOfText(f.rest("program string"));
@@ -516,7 +507,7 @@ export class BreakpadSymParser {
       allocatesBasePointer = f.hex("allocates_base_pointer flag", U32_MAX) !== 0;
       f.end();
     }
-    this.storeStackWin(type, rva, codeSize, hasProgram, lineStart, program, allocatesBasePointer, site.line, site.offset);
+    this.storeStackWin(numbers, program, allocatesBasePointer, site.line, site.offset);
   }
 
   private parseStackCfi(f: Fields, site: LineSite): void {

@@ -25,12 +25,11 @@ export const FUNC_RECORD = new RegExp(`FUNC +(?:(m) +)?${HEX13} +${HEX13} +${HEX
 /** `PUBLIC [m] <address> <param size> <name>`. */
 export const PUBLIC_RECORD = new RegExp(`PUBLIC +(?:(m) +)?${HEX13} +${HEX13} +${REST}${EOL}`, "y");
 /**
- * `STACK WIN` with type, rva, code_size and seven 32-bit fields, up to the program or the
- * allocates_base_pointer flag that make the rest of the line (lastIndex is left where it
- * starts). Type, rva, code_size and has_program are captured; the six sizes between are read
- * from the text when the record is.
+ * `STACK WIN` with type, rva, code_size and seven 32-bit fields (the last has_program), up to the
+ * program or the allocates_base_pointer flag that make the rest of the line (lastIndex is left
+ * where it starts).
  */
-export const STACK_WIN_RECORD = new RegExp(`STACK +WIN +${HEX13} +${HEX13} +${HEX13}${" +[0-9A-Fa-f]{1,8}".repeat(6)} +${HEX8} +(?=[^ \\r\\n])`, "y");
+export const STACK_WIN_RECORD = new RegExp(`STACK +WIN +${HEX13} +${HEX13} +${HEX13}${(" +" + HEX8).repeat(7)} +(?=[^ \\r\\n])`, "y");
 /** The rest of a line and its line end. */
 export const REST_OF_LINE = new RegExp(`[^\\r\\n]*${EOL}`, "y");
 /** `STACK CFI INIT <address> <size> <rules>`. */
@@ -44,5 +43,16 @@ export const INLINE_ORIGIN_RECORD = new RegExp(`INLINE_ORIGIN(?: [^\\r\\n]*)?${E
 /** The rest of a STACK WIN line without a program: the allocates_base_pointer flag, then nothing but spaces, then the line end. */
 export const ALLOCATES_BASE_POINTER = new RegExp(`${HEX8} *${EOL}`, "y");
 
-/** Reads bytes one character per byte: offsets in the text are offsets in the bytes. */
-export const BYTES_AS_TEXT = new TextDecoder("latin1");
+const LATIN1 = new TextDecoder("latin1");
+const ASCII = new TextDecoder("utf-8", { ignoreBOM: true });
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * Bytes as text, one character per byte (windows-1252), so that offsets in the text are offsets
+ * in the bytes. Text that is all ASCII (nearly every .sym file) is read by the faster UTF-8
+ * decoder, which gives the same characters for it.
+ */
+export function bytesAsText(bytes: Uint8Array): string {
+  const text = ASCII.decode(bytes);
+  return NON_ASCII.test(text) ? LATIN1.decode(bytes) : text;
+}

@@ -8,7 +8,7 @@
  * A text reference is a pair of numbers: the file offsets [start, end) of UTF-8 bytes, or, for a
  * line that only the strict reader could read, a negative start naming a string it read.
  */
-import { BYTES_AS_TEXT } from "./scan.js";
+import { bytesAsText } from "./scan.js";
 import type { BreakpadFunc, BreakpadLine, BreakpadPublic, BreakpadStackWin } from "./types.js";
 
 /** Marks a number too wide for the typed array, kept in a map instead. */
@@ -122,7 +122,7 @@ export class SymText {
   bytesAsText(start: number, end: number): string {
     const i = this.regionIndex(start);
     const base = this.starts[i]!;
-    return BYTES_AS_TEXT.decode(this.regions[i]!.subarray(start - base, end - base));
+    return bytesAsText(this.regions[i]!.subarray(start - base, end - base));
   }
 
   /** The text a reference names. */
@@ -153,11 +153,14 @@ export const PUBLIC = { width: 5, address: 0, paramSize: 1, name: 2, multiple: 4
 /** FILE rows: number, name (start, end). */
 export const FILE = { width: 3, number: 0, name: 1 } as const;
 /**
- * STACK WIN rows: type, rva, code_size, has_program, where the line starts in the text (its six
- * sizes are read from there when the record is), the program's number, allocates_base_pointer,
- * the line number and the byte offset of the line.
+ * STACK WIN rows: the record's ten numbers (type, rva, code_size, prolog, epilog, params,
+ * saved_regs, locals, max_stack, has_program), the program's number, allocates_base_pointer, the
+ * line number and the byte offset of the line.
  */
-export const WIN = { width: 9, type: 0, rva: 1, codeSize: 2, hasProgram: 3, lineStart: 4, program: 5, allocatesBasePointer: 6, line: 7, offset: 8 } as const;
+export const WIN = { width: 14, type: 0, rva: 1, codeSize: 2, prolog: 3, epilog: 4, params: 5, savedRegs: 6, locals: 7, maxStack: 8, hasProgram: 9, program: 10, allocatesBasePointer: 11, line: 12, offset: 13 } as const;
+
+/** The STACK WIN numbers a record gives, in its order: type to has_program. */
+export const STACK_WIN_NUMBERS = 10;
 
 
 /** The fields of a STACK WIN record that FrameData takes (x86-fpo.md §5.1). */
@@ -209,7 +212,6 @@ export class SymTables {
   private readonly programIds = new Map<string, number>();
   /** The row being added. */
   private readonly row: number[] = new Array<number>(WIN.width).fill(0);
-  private readonly sizeFields: number[] = [0, 0, 0, 0, 0, 0];
   private readonly sizes: StackWinSizes = { rva: 0, codeSize: 0, prologSize: 0, paramsSize: 0, savedRegsSize: 0, localsSize: 0, maxStackSize: 0, program: undefined };
 
   /** A FUNC record, its name at text [nameStart, nameEnd); its line records follow with {@link addLineRun}. */
@@ -252,24 +254,10 @@ export class SymTables {
     this.files.push(row);
   }
 
-  /** A kept STACK WIN record: the numbers the parse reads, where its line starts in the text, its program's number ({@link programOf}) or the allocates_base_pointer flag, its line and offset. */
-  addStackWin(
-    type: number,
-    rva: number,
-    codeSize: number,
-    hasProgram: boolean,
-    lineStart: number,
-    program: number,
-    allocatesBasePointer: boolean,
-    line: number,
-    offset: number,
-  ): void {
+  /** A kept STACK WIN record: its ten numbers (see {@link STACK_WIN_NUMBERS}), its program's number ({@link programOf}) or the allocates_base_pointer flag, its line and offset. */
+  addStackWin(numbers: readonly number[], program: number, allocatesBasePointer: boolean, line: number, offset: number): void {
     const row = this.row;
-    row[WIN.type] = type;
-    row[WIN.rva] = rva;
-    row[WIN.codeSize] = codeSize;
-    row[WIN.hasProgram] = hasProgram ? 1 : 0;
-    row[WIN.lineStart] = lineStart;
+    for (let i = 0; i < STACK_WIN_NUMBERS; i++) row[i] = numbers[i]!;
     row[WIN.program] = program;
     row[WIN.allocatesBasePointer] = allocatesBasePointer ? 1 : 0;
     row[WIN.line] = line;
@@ -425,33 +413,31 @@ export class SymTables {
   stackWinSizes(i: number): StackWinSizes {
     const w = this.wins;
     const v = this.sizes;
-    const n = this.readSizes(i);
     v.rva = w.get(i, WIN.rva);
     v.codeSize = w.get(i, WIN.codeSize);
-    v.prologSize = n[0]!;
-    v.paramsSize = n[2]!;
-    v.savedRegsSize = n[3]!;
-    v.localsSize = n[4]!;
-    v.maxStackSize = n[5]!;
-    v.program = w.get(i, WIN.hasProgram) === 1 ? this.program(i) : undefined;
+    v.prologSize = w.get(i, WIN.prolog);
+    v.paramsSize = w.get(i, WIN.params);
+    v.savedRegsSize = w.get(i, WIN.savedRegs);
+    v.localsSize = w.get(i, WIN.locals);
+    v.maxStackSize = w.get(i, WIN.maxStack);
+    v.program = w.get(i, WIN.hasProgram) !== 0 ? this.program(i) : undefined;
     return v;
   }
 
   /** The `i`th kept STACK WIN record as an object; records with the same program share its string. */
   stackWinRecord(i: number): BreakpadStackWin {
     const w = this.wins;
-    const n = this.readSizes(i);
     const record: BreakpadStackWin = {
       type: w.get(i, WIN.type),
       rva: w.get(i, WIN.rva),
       codeSize: w.get(i, WIN.codeSize),
-      prologSize: n[0]!,
-      epilogSize: n[1]!,
-      paramsSize: n[2]!,
-      savedRegsSize: n[3]!,
-      localsSize: n[4]!,
-      maxStackSize: n[5]!,
-      hasProgram: w.get(i, WIN.hasProgram) === 1,
+      prologSize: w.get(i, WIN.prolog),
+      epilogSize: w.get(i, WIN.epilog),
+      paramsSize: w.get(i, WIN.params),
+      savedRegsSize: w.get(i, WIN.savedRegs),
+      localsSize: w.get(i, WIN.locals),
+      maxStackSize: w.get(i, WIN.maxStack),
+      hasProgram: w.get(i, WIN.hasProgram) !== 0,
       line: w.get(i, WIN.line),
       offset: w.get(i, WIN.offset),
     };
@@ -486,27 +472,6 @@ export class SymTables {
     return this.programs.length - 1;
   }
 
-  /**
-   * The six sizes of the `i`th kept STACK WIN record (prolog, epilog, params, saved registers,
-   * locals, max stack), read from its line, which the parse checked: the words STACK and WIN, then
-   * hex fields separated by spaces, the sizes the fourth to the ninth.
-   */
-  private readSizes(i: number): readonly number[] {
-    const { bytes, base } = this.text.region(this.wins.get(i, WIN.lineStart));
-    const out = this.sizeFields;
-    let p = this.wins.get(i, WIN.lineStart) - base;
-    for (let word = 0; word < 2; word++) {
-      while (bytes[p] !== SPACE) p++;
-      while (bytes[p] === SPACE) p++;
-    }
-    for (let field = 0; field < 9; field++) {
-      let value = 0;
-      for (let c = bytes[p]!; c !== SPACE; c = bytes[++p]!) value = value * 16 + HEX_VALUE[c]!;
-      while (bytes[p] === SPACE) p++;
-      if (field >= 3) out[field - 3] = value;
-    }
-    return out;
-  }
 }
 
 /**
