@@ -15,8 +15,8 @@
 export class ContainedRanges {
   private readonly base: number[] = [];
   private readonly high: number[] = [];
-  /** The levels inside nodes that have children, by node. */
-  private readonly children = new Map<number, number[]>();
+  /** The level inside each node that has children, by node (most have none). */
+  private readonly children: (number[] | undefined)[] = [];
   private readonly root: number[] = [];
 
   /** Stores [base, base + size) and reports whether it was stored (one function: it runs for every STACK WIN record). */
@@ -64,7 +64,7 @@ export class ContainedRanges {
           // Ranges the new one reaches into must lie wholly inside it.
           if ((atBase !== undefined && base > bases[atBase]!) || (containsHigh && high < highs[atHigh]!)) return false;
           const stop = containsHigh ? ih + 1 : ih;
-          if (stop > ib) children.set(node, level.slice(ib, stop));
+          if (stop > ib) children[node] = level.slice(ib, stop);
           level.splice(ib, stop - ib, node);
           bases.push(base);
           highs.push(high);
@@ -73,8 +73,8 @@ export class ContainedRanges {
       }
       // Inside an existing range: an identical range is refused, a smaller one goes a level down.
       if (bases[inside] === base && highs[inside] === high) return false;
-      let inner = children.get(inside);
-      if (inner === undefined) children.set(inside, (inner = []));
+      let inner = children[inside];
+      if (inner === undefined) children[inside] = inner = [];
       level = inner;
     }
   }

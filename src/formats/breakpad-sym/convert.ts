@@ -95,7 +95,7 @@ function frameDataOf(r: StackWinSizes): FrameData {
  * that do not convert (sizes FPO_DATA cannot hold) are left out and counted.
  */
 export function breakpadFpoData(sym: BreakpadSymbols): { fpo: FpoData[]; unconverted: number } {
-  const records = stackWinOfType(sym, (type) => type <= STACK_WIN_TYPE.STANDARD);
+  const records = fpoRecords(sym);
   try {
     return { fpo: stackWinToFpoData(records), unconverted: 0 };
   } catch (e) {
@@ -119,17 +119,15 @@ export function breakpadFpoData(sym: BreakpadSymbols): { fpo: FpoData[]; unconve
 export function breakpadFrameData(sym: BreakpadSymbols): FrameData[] {
   const tables = symTables(sym);
   if (tables === undefined) return stackWinToFrameData(sym.stackWin);
-  const rows: number[] = [];
-  for (let i = 0; i < tables.stackWinCount; i++) if (tables.stackWinType(i) === STACK_WIN_TYPE.FRAME_DATA) rows.push(i);
-  rows.sort((a, b) => tables.stackWinRva(a) - tables.stackWinRva(b) || tables.stackWinCodeSize(b) - tables.stackWinCodeSize(a) || a - b);
-  return rows.map((i) => frameDataOf(tables.stackWinSizes(i)));
+  return tables
+    .frameDataRows()
+    .map((i) => frameDataOf(tables.stackWinSizes(i)))
+    .sort((a, b) => a.rvaStart - b.rvaStart || b.codeSize - a.codeSize);
 }
 
-/** The STACK WIN records of `sym` of the types `wanted` passes, in file order. */
-function stackWinOfType(sym: BreakpadSymbols, wanted: (type: number) => boolean): BreakpadStackWin[] {
+/** The STACK WIN records of `sym` of types 0-3 (FPO_DATA's frame kinds), in file order. */
+function fpoRecords(sym: BreakpadSymbols): BreakpadStackWin[] {
   const tables = symTables(sym);
-  if (tables === undefined) return sym.stackWin.filter((r) => wanted(r.type));
-  const out: BreakpadStackWin[] = [];
-  for (let i = 0; i < tables.stackWinCount; i++) if (wanted(tables.stackWinType(i))) out.push(tables.stackWinRecord(i));
-  return out;
+  if (tables === undefined) return sym.stackWin.filter((r) => r.type <= STACK_WIN_TYPE.STANDARD);
+  return tables.fpoRows().map((i) => tables.stackWinRecord(i));
 }

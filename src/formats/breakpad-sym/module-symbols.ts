@@ -95,14 +95,16 @@ export function breakpadSymbols(sym: BreakpadSymbols): ModuleSymbol[] {
   let funcs: ModuleSymbol[];
   let publics: ModuleSymbol[];
   if (tables !== undefined) {
-    funcs = Array.from({ length: tables.funcCount }, (_, k) => {
+    funcs = [];
+    for (let k = 0; k < tables.funcCount; k++) {
       const row = tables.funcRow(k);
-      return funcSymbol(tables.funcName(row), tables.funcAddress(row), tables.funcSize(row), tables.funcParamSize(row), new TableLines(tables, row));
-    });
-    publics = Array.from({ length: tables.publicCount }, (_, k) => {
-      const p = tables.publicRecord(tables.publicRow(k));
-      return publicSymbol(p.name, p.address, p.paramSize);
-    });
+      funcs.push(funcSymbol(tables.funcName(row), tables.funcAddress(row), tables.funcSize(row), tables.funcParamSize(row), new TableLines(tables, row)));
+    }
+    publics = [];
+    for (let k = 0; k < tables.publicCount; k++) {
+      const row = tables.publicRow(k);
+      publics.push(publicSymbol(tables.publicName(row), tables.publicAddress(row), tables.publicParamSize(row)));
+    }
   } else {
     const files = sym.files;
     funcs = sym.functions.map((f) => funcSymbol(f.name, f.address, f.size, f.paramSize, new RecordLines(f, files)));

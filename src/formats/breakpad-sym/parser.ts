@@ -12,14 +12,14 @@ import type { BreakpadStackCfi } from "../../model/stack-cfi.js";
 import { lazyProperty } from "../lazy-property.js";
 import { ContainedRanges } from "./contained-ranges.js";
 import { clip, fail, Fields, HEX_DIGITS, type LineSite } from "./fields.js";
-import { ALLOCATES_BASE_POINTER, bytesAsText, CFI_DELTA_RECORD, CFI_INIT_RECORD, FILE_RECORD, FUNC_RECORD, INLINE_ORIGIN_RECORD, INLINE_RECORD, LINE_RECORD, PUBLIC_RECORD, REST_OF_LINE, STACK_WIN_RECORD } from "./scan.js";
-import { HEX_VALUE, STACK_WIN_NUMBERS, SymTables } from "./tables.js";
+import { ALLOCATES_BASE_POINTER, bytesAsText, CFI_DELTA_RECORD, CFI_INIT_RECORD, FILE_RECORD, FUNC_RECORD, INLINE_ORIGIN_RECORD, INLINE_RECORD, LINE_RECORD, PUBLIC_RECORD, STACK_WIN_RECORD } from "./scan.js";
+import { HEX_VALUE, SymTables } from "./tables.js";
 import { MAX_MALFORMED_LINES, STACK_WIN_TYPE, type BreakpadCodeId, type BreakpadModule, type BreakpadSymbols, type BreakpadSymOptions } from "./types.js";
 
 const LF = 0x0a;
 const CR = 0x0d;
 const U32_MAX = 0xffff_ffff;
-/** The most bytes matched as one piece of text (a short-lived string, below V8's large-object size). */
+/** The most bytes matched as one piece of text. */
 const WINDOW = 1 << 16;
 
 /** The end of the last line of `bytes` that ends in [start, limit], or `limit` when no line ends there (a longer line is cut and read strictly). */
@@ -66,8 +66,6 @@ export class BreakpadSymParser {
   private finished = false;
 
   private readonly tables = new SymTables();
-  /** The numbers of the STACK WIN record being read. */
-  private readonly win: number[] = new Array<number>(STACK_WIN_NUMBERS).fill(0);
   private moduleRecord: BreakpadModule | undefined;
   private readonly info: string[] = [];
   private codeId: BreakpadCodeId | undefined;
@@ -187,7 +185,7 @@ export class BreakpadSymParser {
    * the file). The tables keep them: the records read from them point into them. The common
    * records are matched on windows of the bytes read one character per byte (scan.ts), each at
    * most {@link WINDOW} bytes and ending at a line end, so that the text made for matching is
-   * short-lived.
+   * short-lived (text kept by the engine's heap costs more memory than the bytes).
    */
   private parseRegion(bytes: Uint8Array): void {
     // A plain view: the byte buffers Node reads files into have a slower indexOf of their own.
@@ -254,15 +252,11 @@ export class BreakpadSymParser {
     switch (first) {
       case 0x46 /* F */: {
         FILE_RECORD.lastIndex = c;
-        if (FILE_RECORD.test(text)) {
-          // FILE, spaces, the number, spaces, then the name to the line end.
+        m = FILE_RECORD.exec(text);
+        if (m !== null) {
           const end = FILE_RECORD.lastIndex;
-          let p = c + 4;
-          while (text.charCodeAt(p) === 0x20) p++;
-          let number = 0;
-          for (let d = text.charCodeAt(p) - 0x30; d >= 0 && d <= 9; d = text.charCodeAt(++p) - 0x30) number = number * 10 + d;
-          while (text.charCodeAt(p) === 0x20) p++;
-          t.addFile(number, at + p, at + end - (text.charCodeAt(end - 1) === LF && text.charCodeAt(end - 2) === CR ? 2 : 1));
+          const restEnd = end - (text.charCodeAt(end - 1) === LF && text.charCodeAt(end - 2) === CR ? 2 : 1);
+          t.addFile(Number(m[1]!), at + restEnd - m[2]!.length, at + restEnd);
           return end;
         }
         FUNC_RECORD.lastIndex = c;
@@ -308,29 +302,30 @@ export class BreakpadSymParser {
     STACK_WIN_RECORD.lastIndex = c;
     let m = STACK_WIN_RECORD.exec(text);
     if (m !== null) {
-      const win = this.win;
-      for (let i = 0; i < STACK_WIN_NUMBERS; i++) win[i] = parseInt(m[i + 1]!, 16);
-      if (win[0]! > STACK_WIN_TYPE.FRAME_DATA || !Number.isSafeInteger(win[1]! + win[2]!)) return -1;
-      const hasProgram = win[9] !== 0;
-      const restStart = STACK_WIN_RECORD.lastIndex;
-      let end: number;
+      const type = parseInt(m[1]!, 16);
+      const rva = parseInt(m[2]!, 16);
+      const codeSize = parseInt(m[3]!, 16);
+      const hasProgram = parseInt(m[10]!, 16);
+      if (type > STACK_WIN_TYPE.FRAME_DATA || !Number.isSafeInteger(rva + codeSize)) return -1;
+      const rest = m[11]!;
+      let program = -1;
       let allocatesBasePointer = false;
-      if (hasProgram) {
-        REST_OF_LINE.lastIndex = restStart;
-        if (!REST_OF_LINE.test(text)) return -1;
-        end = REST_OF_LINE.lastIndex;
+      if (hasProgram !== 0) {
+        const end = STACK_WIN_RECORD.lastIndex;
+        const restEnd = at + end - (text.charCodeAt(end - 1) === LF && text.charCodeAt(end - 2) === CR ? 2 : 1);
+        program = this.tables.programOf(rest, restEnd - rest.length, restEnd);
       } else {
         // The rest of the line is the allocates_base_pointer flag, then nothing but spaces.
-        ALLOCATES_BASE_POINTER.lastIndex = restStart;
-        const flag = ALLOCATES_BASE_POINTER.exec(text);
+        const flag = ALLOCATES_BASE_POINTER.exec(rest);
         if (flag === null) return -1;
         allocatesBasePointer = parseInt(flag[1]!, 16) !== 0;
-        end = ALLOCATES_BASE_POINTER.lastIndex;
       }
-      const restEnd = end - (text.charCodeAt(end - 1) === LF && text.charCodeAt(end - 2) === CR ? 2 : 1);
-      const program = hasProgram ? this.tables.programOf(text.slice(restStart, restEnd), at + restStart, at + restEnd) : -1;
-      this.storeStackWin(win, program, allocatesBasePointer, this.lineCount, at + c);
-      return end;
+      if (this.stackWinRanges[type]!.store(rva, codeSize)) {
+        // The six sizes (prolog to max stack) are read only for a record that is kept.
+        const t = this.tables;
+        t.addStackWin(type, rva, codeSize, parseInt(m[4]!, 16), parseInt(m[5]!, 16), parseInt(m[6]!, 16), parseInt(m[7]!, 16), parseInt(m[8]!, 16), parseInt(m[9]!, 16), hasProgram, program, allocatesBasePointer, this.lineCount, at + c);
+      } else this.droppedStackWin++;
+      return STACK_WIN_RECORD.lastIndex;
     }
     const symText = this.tables.text;
     CFI_INIT_RECORD.lastIndex = c;
@@ -349,12 +344,6 @@ export class BreakpadSymParser {
     const restEnd = end - (text.charCodeAt(end - 1) === LF && text.charCodeAt(end - 2) === CR ? 2 : 1);
     range.deltas.push({ address: parseInt(m[1]!, 16), rules: symText.text(at + restEnd - m[2]!.length, at + restEnd) });
     return end;
-  }
-
-  /** Keeps a STACK WIN record when its type's contained-range map stores its range, else counts it dropped. */
-  private storeStackWin(numbers: readonly number[], program: number, allocatesBasePointer: boolean, line: number, offset: number): void {
-    if (this.stackWinRanges[numbers[0]!]!.store(numbers[1]!, numbers[2]!)) this.tables.addStackWin(numbers, program, allocatesBasePointer, line, offset);
-    else this.droppedStackWin++;
   }
 
   /** Reads the line at region indices [c, ce) strictly; with `skipMalformed`, a malformed record after MODULE is counted and left out. */
@@ -497,17 +486,23 @@ export class BreakpadSymParser {
     const rva = f.hex("rva");
     const codeSize = f.hex("code_size");
     if (!Number.isSafeInteger(rva + codeSize)) fail("bad-value", site, `STACK WIN rva + code_size is larger than 2^53 - 1`);
-    const numbers = [type, rva, codeSize];
-    for (const what of ["prolog size", "epilog size", "parameter size", "saved register size", "locals size", "max stack size", "has_program flag"]) numbers.push(f.hex(what, U32_MAX));
-    const hasProgram = numbers[9] !== 0;
+    const prolog = f.hex("prolog size", U32_MAX);
+    const epilog = f.hex("epilog size", U32_MAX);
+    const params = f.hex("parameter size", U32_MAX);
+    const savedRegs = f.hex("saved register size", U32_MAX);
+    const locals = f.hex("locals size", U32_MAX);
+    const maxStack = f.hex("max stack size", U32_MAX);
+    const hasProgram = f.hex("has_program flag", U32_MAX);
     let program = -1;
     let allocatesBasePointer = false;
-    if (hasProgram) program = this.tables.programOfText(f.rest("program string"));
+    if (hasProgram !== 0) program = this.tables.programOfText(f.rest("program string"));
     else {
       allocatesBasePointer = f.hex("allocates_base_pointer flag", U32_MAX) !== 0;
       f.end();
     }
-    this.storeStackWin(numbers, program, allocatesBasePointer, site.line, site.offset);
+    if (this.stackWinRanges[type]!.store(rva, codeSize)) {
+      this.tables.addStackWin(type, rva, codeSize, prolog, epilog, params, savedRegs, locals, maxStack, hasProgram, program, allocatesBasePointer, site.line, site.offset);
+    } else this.droppedStackWin++;
   }
 
   private parseStackCfi(f: Fields, site: LineSite): void {

@@ -25,13 +25,10 @@ export const FUNC_RECORD = new RegExp(`FUNC +(?:(m) +)?${HEX13} +${HEX13} +${HEX
 /** `PUBLIC [m] <address> <param size> <name>`. */
 export const PUBLIC_RECORD = new RegExp(`PUBLIC +(?:(m) +)?${HEX13} +${HEX13} +${REST}${EOL}`, "y");
 /**
- * `STACK WIN` with type, rva, code_size and seven 32-bit fields (the last has_program), up to the
- * program or the allocates_base_pointer flag that make the rest of the line (lastIndex is left
- * where it starts).
+ * `STACK WIN` with type, rva, code_size and seven 32-bit fields (the last has_program), then the
+ * rest of the line: the program, or the allocates_base_pointer flag ({@link ALLOCATES_BASE_POINTER}).
  */
-export const STACK_WIN_RECORD = new RegExp(`STACK +WIN +${HEX13} +${HEX13} +${HEX13}${(" +" + HEX8).repeat(7)} +(?=[^ \\r\\n])`, "y");
-/** The rest of a line and its line end. */
-export const REST_OF_LINE = new RegExp(`[^\\r\\n]*${EOL}`, "y");
+export const STACK_WIN_RECORD = new RegExp(`STACK +WIN +${HEX13} +${HEX13} +${HEX13}${(" +" + HEX8).repeat(7)} +${REST}${EOL}`, "y");
 /** `STACK CFI INIT <address> <size> <rules>`. */
 export const CFI_INIT_RECORD = new RegExp(`STACK +CFI +INIT +${HEX13} +${HEX13} +${REST}${EOL}`, "y");
 /** `STACK CFI <address> <rules>`. */
@@ -40,19 +37,26 @@ export const CFI_DELTA_RECORD = new RegExp(`STACK +CFI +${HEX13} +${REST}${EOL}`
 export const INLINE_RECORD = new RegExp(`INLINE(?: [^\\r\\n]*)?${EOL}`, "y");
 /** INLINE_ORIGIN records, skipped. */
 export const INLINE_ORIGIN_RECORD = new RegExp(`INLINE_ORIGIN(?: [^\\r\\n]*)?${EOL}`, "y");
-/** The rest of a STACK WIN line without a program: the allocates_base_pointer flag, then nothing but spaces, then the line end. */
-export const ALLOCATES_BASE_POINTER = new RegExp(`${HEX8} *${EOL}`, "y");
+/** The rest of a STACK WIN line without a program: the allocates_base_pointer flag, then nothing but spaces. */
+export const ALLOCATES_BASE_POINTER = new RegExp(`^${HEX8} *$`);
 
 const LATIN1 = new TextDecoder("latin1");
-const ASCII = new TextDecoder("utf-8", { ignoreBOM: true });
-const NON_ASCII = /[^\x00-\x7f]/;
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
- * Bytes as text, one character per byte (windows-1252), so that offsets in the text are offsets
- * in the bytes. Text that is all ASCII (nearly every .sym file) is read by the faster UTF-8
- * decoder, which gives the same characters for it.
+ * `bytes` as text when they are all ASCII (nearly every .sym file is), else undefined. The UTF-8
+ * decoder reads them fastest; UTF-8 that decodes to one character per byte is ASCII.
  */
+export function asciiText(bytes: Uint8Array): string | undefined {
+  try {
+    const text = UTF8.decode(bytes);
+    return text.length === bytes.length ? text : undefined;
+  } catch {
+    return undefined; // not UTF-8, so not ASCII
+  }
+}
+
+/** Bytes as text, one character per byte (windows-1252), so that offsets in the text are offsets in the bytes. */
 export function bytesAsText(bytes: Uint8Array): string {
-  const text = ASCII.decode(bytes);
-  return NON_ASCII.test(text) ? LATIN1.decode(bytes) : text;
+  return asciiText(bytes) ?? LATIN1.decode(bytes);
 }

@@ -1,5 +1,5 @@
 /**
- * Where a parsed `.sym` file's records are kept: rows of numbers in typed arrays, and text as
+ * Where a parsed `.sym` file's records are kept: rows of numbers in arrays, and text as
  * byte ranges of the file, decoded when a record is read. A large symbol file holds hundreds of
  * thousands of records of which a walk reads a handful, so no object is made for a record until
  * it is asked for, and no string until its text is. The records keep the file's bytes (each
@@ -9,22 +9,29 @@
  * line that only the strict reader could read, a negative start naming a string it read.
  */
 import { bytesAsText } from "./scan.js";
-import type { BreakpadFunc, BreakpadLine, BreakpadPublic, BreakpadStackWin } from "./types.js";
+import { STACK_WIN_TYPE, type BreakpadFunc, type BreakpadLine, type BreakpadPublic, type BreakpadStackWin } from "./types.js";
 
-/** Marks a number too wide for the typed array, kept in a map instead. */
+/** Marks a number outside the typed array's range, kept in a map instead. */
 const WIDE = -0x80000000;
+const INT32_MAX = 0x7fffffff;
+
+/** Numbers a {@link Rows} takes in an array before copying them to its typed array at once. */
+const BATCH = 4096;
 
 /**
- * Rows of `width` whole numbers, one after the other in a typed array, grown as rows are added.
- * The numbers live outside the JavaScript heap, so that a parse leaves nothing behind for the
- * garbage collector to copy, and a small number (below 2^30) is read without making a number object; the
- * rare wider one (a .sym file's numbers may reach 2^53) is kept in a map.
+ * Rows of `width` whole numbers, one after the other in a typed array grown as rows are added:
+ * no object per record, and the numbers live outside the JavaScript heap. The rare number too
+ * wide for 32 bits (a .sym file's numbers may reach 2^53) is kept in a map. A row is added by
+ * pushing its numbers, in column order, onto {@link pending} and calling {@link added}: a
+ * plain array takes them fastest, and is emptied into the typed array a batch at a time.
  */
 export class Rows {
   private data: Int32Array;
-  /** Numbers in use. */
-  private used = 0;
+  /** Numbers in the typed array. */
+  private stored = 0;
   private readonly wide = new Map<number, number>();
+  /** Numbers of the rows added last, not yet in the typed array. */
+  readonly pending: number[] = [];
 
   constructor(readonly width: number) {
     this.data = new Int32Array(64 * width);
@@ -32,44 +39,51 @@ export class Rows {
 
   /** The number of rows. */
   get length(): number {
-    return this.used / this.width;
+    return (this.stored + this.pending.length) / this.width;
   }
 
-  /** Adds the row `values` (its first `width` numbers). */
-  push(values: readonly number[]): void {
-    const at = this.used;
-    if (at + this.width > this.data.length) {
-      const grown = new Int32Array(this.data.length * 2);
+  /** Takes the row pushed onto {@link pending}. */
+  added(): void {
+    if (this.pending.length >= BATCH) this.store();
+  }
+
+  /** Copies the pending numbers to the typed array (once every row is in, and a batch at a time before). */
+  store(): void {
+    const pending = this.pending;
+    const at = this.stored;
+    let size = this.data.length;
+    while (at + pending.length > size) size *= 2;
+    if (size > this.data.length) {
+      const grown = new Int32Array(size);
       grown.set(this.data);
       this.data = grown;
     }
-    const data = this.data;
-    for (let i = 0; i < this.width; i++) {
-      const value = values[i]!;
-      if (value > WIDE && value <= 0x7fffffff) data[at + i] = value;
-      else {
-        data[at + i] = WIDE;
-        this.wide.set(at + i, value);
-      }
-    }
-    this.used += this.width;
+    if (Math.max.apply(null, pending) <= INT32_MAX && Math.min.apply(null, pending) > WIDE) this.data.set(pending, at);
+    else for (let i = 0; i < pending.length; i++) this.put(at + i, pending[i]!);
+    this.stored = at + pending.length;
+    pending.length = 0;
   }
 
   /** Sets the last number of the last row. */
   setLast(value: number): void {
-    const at = this.used - 1;
-    if (value > WIDE && value <= 0x7fffffff) this.data[at] = value;
-    else {
-      this.data[at] = WIDE;
-      this.wide.set(at, value);
-    }
+    if (this.pending.length > 0) this.pending[this.pending.length - 1] = value;
+    else this.put(this.stored - 1, value);
   }
 
   /** The number at `column` of row `row`. */
   get(row: number, column: number): number {
     const at = row * this.width + column;
+    if (at >= this.stored) return this.pending[at - this.stored]!;
     const value = this.data[at]!;
     return value === WIDE ? this.wide.get(at)! : value;
+  }
+
+  private put(at: number, value: number): void {
+    if (value > WIDE && value <= INT32_MAX) this.data[at] = value;
+    else {
+      this.data[at] = WIDE;
+      this.wide.set(at, value);
+    }
   }
 }
 
@@ -159,10 +173,6 @@ export const FILE = { width: 3, number: 0, name: 1 } as const;
  */
 export const WIN = { width: 14, type: 0, rva: 1, codeSize: 2, prolog: 3, epilog: 4, params: 5, savedRegs: 6, locals: 7, maxStack: 8, hasProgram: 9, program: 10, allocatesBasePointer: 11, line: 12, offset: 13 } as const;
 
-/** The STACK WIN numbers a record gives, in its order: type to has_program. */
-export const STACK_WIN_NUMBERS = 10;
-
-
 /** The fields of a STACK WIN record that FrameData takes (x86-fpo.md §5.1). */
 export interface StackWinSizes {
   rva: number;
@@ -175,11 +185,11 @@ export interface StackWinSizes {
   program?: string | undefined;
 }
 
-/** Indices of the rows of `rows` sorted by the number at `key`, file order kept among equal ones. */
+/** Indices of the rows of `rows` sorted by the number at `key`, file order kept among equal ones (the sort is stable). */
 function sortedOrder(rows: Rows, key: number): Uint32Array {
   const keys = Array.from({ length: rows.length }, (_, i) => rows.get(i, key));
   const order = Array.from({ length: rows.length }, (_, i) => i);
-  order.sort((a, b) => keys[a]! - keys[b]! || a - b);
+  order.sort((a, b) => keys[a]! - keys[b]!);
   return Uint32Array.from(order);
 }
 
@@ -207,11 +217,12 @@ export class SymTables {
   private lastPublic = -Infinity;
   private lastFile = -Infinity;
   private lastRunEnd = -1;
+  /** The kept STACK WIN rows of types 0-3 (FPO_DATA) and of type 4 (FrameData), in file order. */
+  private readonly fpo: number[] = [];
+  private readonly frameData: number[] = [];
   /** The STACK WIN programs, by number, and the numbers by the programs' bytes (see {@link programOf}). */
   private readonly programs: string[] = [];
   private readonly programIds = new Map<string, number>();
-  /** The row being added. */
-  private readonly row: number[] = new Array<number>(WIN.width).fill(0);
   private readonly sizes: StackWinSizes = { rva: 0, codeSize: 0, prologSize: 0, paramsSize: 0, savedRegsSize: 0, localsSize: 0, maxStackSize: 0, program: undefined };
 
   /** A FUNC record, its name at text [nameStart, nameEnd); its line records follow with {@link addLineRun}. */
@@ -219,50 +230,54 @@ export class SymTables {
     if (address < this.lastFunc) this.funcsInOrder = false;
     this.lastFunc = address;
     this.lastFuncFirstRun = this.runs.length;
-    const row = this.row;
-    row[0] = address;
-    row[1] = size;
-    row[2] = paramSize;
-    row[3] = nameStart;
-    row[4] = nameEnd;
-    row[5] = multiple ? 1 : 0;
-    row[6] = this.lastFuncFirstRun;
-    this.funcs.push(row);
+    const { pending } = this.funcs;
+    pending.push(address, size, paramSize, nameStart, nameEnd, multiple ? 1 : 0, this.lastFuncFirstRun);
+    this.funcs.added();
   }
 
   /** A PUBLIC record. */
   addPublic(address: number, paramSize: number, nameStart: number, nameEnd: number, multiple: boolean): void {
     if (address < this.lastPublic) this.publicsInOrder = false;
     this.lastPublic = address;
-    const row = this.row;
-    row[0] = address;
-    row[1] = paramSize;
-    row[2] = nameStart;
-    row[3] = nameEnd;
-    row[4] = multiple ? 1 : 0;
-    this.publics.push(row);
+    const { pending } = this.publics;
+    pending.push(address, paramSize, nameStart, nameEnd, multiple ? 1 : 0);
+    this.publics.added();
   }
 
   /** A FILE record (a repeated number keeps its first name, as Breakpad does). */
   addFile(number: number, nameStart: number, nameEnd: number): void {
     if (number <= this.lastFile) this.filesInOrder = false;
     this.lastFile = number;
-    const row = this.row;
-    row[0] = number;
-    row[1] = nameStart;
-    row[2] = nameEnd;
-    this.files.push(row);
+    const { pending } = this.files;
+    pending.push(number, nameStart, nameEnd);
+    this.files.added();
   }
 
-  /** A kept STACK WIN record: its ten numbers (see {@link STACK_WIN_NUMBERS}), its program's number ({@link programOf}) or the allocates_base_pointer flag, its line and offset. */
-  addStackWin(numbers: readonly number[], program: number, allocatesBasePointer: boolean, line: number, offset: number): void {
-    const row = this.row;
-    for (let i = 0; i < STACK_WIN_NUMBERS; i++) row[i] = numbers[i]!;
-    row[WIN.program] = program;
-    row[WIN.allocatesBasePointer] = allocatesBasePointer ? 1 : 0;
-    row[WIN.line] = line;
-    row[WIN.offset] = offset;
-    this.wins.push(row);
+  /**
+   * A kept STACK WIN record: its numbers in the record's order (type, rva, code_size, the six
+   * sizes, has_program), its program's number ({@link programOf}) or the allocates_base_pointer
+   * flag, its line and the byte offset of the line.
+   */
+  addStackWin(
+    type: number,
+    rva: number,
+    codeSize: number,
+    prolog: number,
+    epilog: number,
+    params: number,
+    savedRegs: number,
+    locals: number,
+    maxStack: number,
+    hasProgram: number,
+    program: number,
+    allocatesBasePointer: boolean,
+    line: number,
+    offset: number,
+  ): void {
+    (type === STACK_WIN_TYPE.FRAME_DATA ? this.frameData : this.fpo).push(this.wins.length);
+    const { pending } = this.wins;
+    pending.push(type, rva, codeSize, prolog, epilog, params, savedRegs, locals, maxStack, hasProgram, program, allocatesBasePointer ? 1 : 0, line, offset);
+    this.wins.added();
   }
 
   /** Checked line-record lines at file offsets [start, end), of the FUNC added last. */
@@ -271,16 +286,15 @@ export class SymTables {
     // A run stays inside one region of bytes: lines that follow on in the next region start another.
     if (runs.length > this.lastFuncFirstRun && this.lastRunEnd === start && start !== this.text.lastRegionStart) runs.setLast(end);
     else {
-      const row = this.row;
-      row[0] = start;
-      row[1] = end;
-      runs.push(row);
+      runs.pending.push(start, end);
+      runs.added();
     }
     this.lastRunEnd = end;
   }
 
   /** Sorts what needs sorting once every record is in (nothing, for a file that lists its records in order). */
   finish(): void {
+    for (const rows of [this.funcs, this.runs, this.publics, this.files, this.wins]) rows.store();
     if (!this.funcsInOrder) this.funcOrder = sortedOrder(this.funcs, FUNC.address);
     if (!this.publicsInOrder) this.publicOrder = sortedOrder(this.publics, PUBLIC.address);
     if (this.filesInOrder) return;
@@ -339,10 +353,18 @@ export class SymTables {
     return this.publics.get(row, PUBLIC.address);
   }
 
+  publicParamSize(row: number): number {
+    return this.publics.get(row, PUBLIC.paramSize);
+  }
+
+  publicName(row: number): string {
+    return this.text.text(this.publics.get(row, PUBLIC.name), this.publics.get(row, PUBLIC.name + 1));
+  }
+
   /** A PUBLIC record as an object. */
   publicRecord(row: number): BreakpadPublic {
     const p = this.publics;
-    return { address: p.get(row, PUBLIC.address), paramSize: p.get(row, PUBLIC.paramSize), name: this.text.text(p.get(row, PUBLIC.name), p.get(row, PUBLIC.name + 1)), multiple: p.get(row, PUBLIC.multiple) === 1 };
+    return { address: p.get(row, PUBLIC.address), paramSize: p.get(row, PUBLIC.paramSize), name: this.publicName(row), multiple: p.get(row, PUBLIC.multiple) === 1 };
   }
 
   /** A FUNC record as an object, its line records read when first asked for. */
@@ -363,6 +385,7 @@ export class SymTables {
     }
     return Uint32Array.from(values);
   }
+
 
   /** The FILE row at place `k` in number order. */
   private fileRow(k: number): number {
@@ -394,16 +417,14 @@ export class SymTables {
     return map;
   }
 
-  stackWinType(i: number): number {
-    return this.wins.get(i, WIN.type);
+  /** The kept STACK WIN records of types 0-3 (FPO_DATA's frame kinds), in file order. */
+  fpoRows(): readonly number[] {
+    return this.fpo;
   }
 
-  stackWinRva(i: number): number {
-    return this.wins.get(i, WIN.rva);
-  }
-
-  stackWinCodeSize(i: number): number {
-    return this.wins.get(i, WIN.codeSize);
+  /** The kept type-4 (FrameData) STACK WIN records, in file order. */
+  frameDataRows(): readonly number[] {
+    return this.frameData;
   }
 
   /**
@@ -412,16 +433,16 @@ export class SymTables {
    */
   stackWinSizes(i: number): StackWinSizes {
     const w = this.wins;
-    const v = this.sizes;
-    v.rva = w.get(i, WIN.rva);
-    v.codeSize = w.get(i, WIN.codeSize);
-    v.prologSize = w.get(i, WIN.prolog);
-    v.paramsSize = w.get(i, WIN.params);
-    v.savedRegsSize = w.get(i, WIN.savedRegs);
-    v.localsSize = w.get(i, WIN.locals);
-    v.maxStackSize = w.get(i, WIN.maxStack);
-    v.program = w.get(i, WIN.hasProgram) !== 0 ? this.program(i) : undefined;
-    return v;
+    const s = this.sizes;
+    s.rva = w.get(i, WIN.rva);
+    s.codeSize = w.get(i, WIN.codeSize);
+    s.prologSize = w.get(i, WIN.prolog);
+    s.paramsSize = w.get(i, WIN.params);
+    s.savedRegsSize = w.get(i, WIN.savedRegs);
+    s.localsSize = w.get(i, WIN.locals);
+    s.maxStackSize = w.get(i, WIN.maxStack);
+    s.program = w.get(i, WIN.hasProgram) !== 0 ? this.programs[w.get(i, WIN.program)] : undefined;
+    return s;
   }
 
   /** The `i`th kept STACK WIN record as an object; records with the same program share its string. */
