@@ -220,6 +220,28 @@ describe("records read from the parse's tables, as symbol attachment reads them"
       expect(new Set(programs).size).toBeLessThan(programs.length);
     });
   }
+
+  it("numbers wider than 32 bits, in files of thousands of records, read back as the file gives them", () => {
+    const lines = ["MODULE windows x86 5A9832E5287241C1838ED98914E9B7FF1 wide.pdb", "FILE 123456789012 /src/wide.c", "FILE 7 /src/narrow.c"];
+    for (let i = 0; i < 3000; i++) {
+      lines.push(`FUNC ${(0x1f0000000000 + i * 16).toString(16)} ffffffff 80000000 f${i}`, `${(0xfffffff0 - i).toString(16)} 10 ${4000000000 - i} 7`);
+    }
+    lines.push("PUBLIC 1fffffffffff 80000001 p");
+    for (let i = 0; i < 3000; i++) lines.push(`STACK WIN 4 ${(0x1f0000000000 + i * 16).toString(16)} 10 ffffffff 0 80000000 fffffffc 7fffffff ffffffff 1 $T0 .raSearch = $eip $T0 ^ =`);
+    const sym = parseBreakpadSym(new TextEncoder().encode(lines.join("\n")));
+    expect(sym.files.get(123456789012)).toBe("/src/wide.c");
+    const last = sym.functions[2999]!;
+    expect(last).toMatchObject({ address: 0x1f0000000000 + 2999 * 16, size: 0xffffffff, paramSize: 0x80000000, name: "f2999" });
+    expect(last.lines).toEqual([{ address: 0xfffffff0 - 2999, size: 0x10, line: 4000000000 - 2999, file: 7 }]);
+    expect(sym.publics).toEqual([{ address: 0x1fffffffffff, paramSize: 0x80000001, name: "p", multiple: false }]);
+    expect(sym.stackWin).toHaveLength(3000);
+    expect(sym.stackWin[1234]).toMatchObject({ rva: 0x1f0000000000 + 1234 * 16, codeSize: 0x10, prologSize: 0xffffffff, paramsSize: 0x80000000, savedRegsSize: 0xfffffffc, localsSize: 0x7fffffff, maxStackSize: 0xffffffff });
+    expect(breakpadFrameData(sym)).toEqual(stackWinToFrameData(sym.stackWin));
+    expect(breakpadFrameData(sym)[2999]).toMatchObject({ rvaStart: 0x1f0000000000 + 2999 * 16, paramsSize: 0x80000000, program: "$T0 .raSearch = $eip $T0 ^ =" });
+    const names = breakpadSymbols(sym);
+    expect(names[3000]).toMatchObject({ name: "p", rva: 0x1fffffffffffn, kind: "public", paramSize: 0x80000001 });
+    expect(names[5]!.lines).toEqual([{ rva: BigInt(0xfffffff0 - 5), size: 0x10n, line: 4000000000 - 5, file: "/src/narrow.c" }]);
+  });
 });
 
 describe("parseBreakpadSym on hand-written files", () => {

@@ -220,6 +220,7 @@ export class SymTables {
   /** The kept STACK WIN rows of types 0-3 (FPO_DATA) and of type 4 (FrameData), in file order. */
   private readonly fpo: number[] = [];
   private readonly frameData: number[] = [];
+  private winCount = 0;
   /** The STACK WIN programs, by number, and the numbers by the programs' bytes (see {@link programOf}). */
   private readonly programs: string[] = [];
   private readonly programIds = new Map<string, number>();
@@ -274,7 +275,9 @@ export class SymTables {
     line: number,
     offset: number,
   ): void {
-    (type === STACK_WIN_TYPE.FRAME_DATA ? this.frameData : this.fpo).push(this.wins.length);
+    const row = this.winCount++;
+    if (type === STACK_WIN_TYPE.FRAME_DATA) this.frameData.push(row);
+    else this.fpo.push(row);
     const { pending } = this.wins;
     pending.push(type, rva, codeSize, prolog, epilog, params, savedRegs, locals, maxStack, hasProgram, program, allocatesBasePointer ? 1 : 0, line, offset);
     this.wins.added();
