@@ -9,6 +9,7 @@
  * Symbols from other sources (a PDB, a vector) are looked up by start: the last one at or below
  * the address, within its size when it has one.
  */
+import { countStartingAtOrBelow } from "../formats/sorted-ranges.js";
 import { hex } from "../hex.js";
 import { moduleAt, symbolAt, type Module, type ModuleSymbol, type SourceLine } from "../model/snapshot.js";
 import type { Frame } from "../walk/frame.js";
@@ -66,17 +67,7 @@ function breakpadIndex(symbols: readonly ModuleSymbol[]): BreakpadIndex | undefi
 
 /** The index of the last element whose `rva` is at or below `rva` in a list sorted by rva; -1 when none. */
 function lastAtOrBelow<T extends { rva: bigint }>(sorted: readonly T[], rva: bigint): number {
-  let lo = 0;
-  let hi = sorted.length - 1;
-  let found = -1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]!.rva <= rva) {
-      found = mid;
-      lo = mid + 1;
-    } else hi = mid - 1;
-  }
-  return found;
+  return countStartingAtOrBelow(sorted, rva, (s) => s.rva) - 1;
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 
 /** The number of records whose start is ≤ `value` (the index just past the last such record). */
-export function countStartingAtOrBelow<T>(sorted: readonly T[], value: number, startOf: (r: T) => number): number {
+export function countStartingAtOrBelow<T, K extends number | bigint>(sorted: readonly T[], value: K, startOf: (r: T) => K): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
