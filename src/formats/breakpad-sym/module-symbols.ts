@@ -10,48 +10,27 @@ import type { BreakpadFunc, BreakpadSymbols } from "./types.js";
 
 const byRva = (a: { rva: bigint }, b: { rva: bigint }): number => (a.rva < b.rva ? -1 : a.rva > b.rva ? 1 : 0);
 
-/** Where a FUNC symbol's line records come from, until they are first read. */
-abstract class LineSource {
+/**
+ * Where a FUNC symbol's line records come from, until they are first read: a FUNC row of a
+ * parse's tables, or a FUNC record of symbols made another way with their FILE names.
+ */
+interface LineSource {
+  tables: SymTables | undefined;
+  row: number;
+  func: BreakpadFunc | undefined;
+  files: Map<number, string> | undefined;
   lines: SourceLine[] | undefined;
-
-  /** The line records, FILE numbers resolved to names, sorted by rva. */
-  read(): SourceLine[] {
-    this.lines ??= this.records().sort(byRva);
-    return this.lines;
-  }
-
-  protected abstract records(): SourceLine[];
 }
 
-/** A FUNC row of a parse's tables. */
-class TableLines extends LineSource {
-  constructor(
-    private readonly tables: SymTables,
-    private readonly row: number,
-  ) {
-    super();
-  }
-
-  protected records(): SourceLine[] {
-    const t = this.tables.lines(this.row);
-    const out: SourceLine[] = [];
-    for (let i = 0; i < t.length; i += 4) out.push(sourceLine(t[i]!, t[i + 1]!, t[i + 2]!, this.tables.fileName(t[i + 3]!)));
-    return out;
-  }
-}
-
-/** A FUNC record of symbols made another way, with their FILE names. */
-class RecordLines extends LineSource {
-  constructor(
-    private readonly func: BreakpadFunc,
-    private readonly files: Map<number, string>,
-  ) {
-    super();
-  }
-
-  protected records(): SourceLine[] {
-    return this.func.lines.map((l) => sourceLine(l.address, l.size, l.line, this.files.get(l.file)));
-  }
+/** The line records of `source`, FILE numbers resolved to names, sorted by rva. */
+function readLines(source: LineSource): SourceLine[] {
+  const { tables, func, files } = source;
+  let out: SourceLine[] = [];
+  if (tables !== undefined) {
+    const t = tables.lines(source.row);
+    for (let i = 0; i < t.length; i += 4) out.push(sourceLine(t[i]!, t[i + 1]!, t[i + 2]!, tables.fileName(t[i + 3]!)));
+  } else out = func!.lines.map((l) => sourceLine(l.address, l.size, l.line, files!.get(l.file)));
+  return out.sort(byRva);
 }
 
 function sourceLine(address: number, size: number, line: number, file: string | undefined): SourceLine {
@@ -67,7 +46,8 @@ const linesProperty: PropertyDescriptor = {
   enumerable: true,
   configurable: true,
   get(this: { [LINE_SOURCE]: LineSource }): SourceLine[] {
-    return this[LINE_SOURCE].read();
+    const source = this[LINE_SOURCE];
+    return (source.lines ??= readLines(source));
   },
   set(this: { [LINE_SOURCE]: LineSource }, value: SourceLine[]): void {
     this[LINE_SOURCE].lines = value;
@@ -95,19 +75,11 @@ export function breakpadSymbols(sym: BreakpadSymbols): ModuleSymbol[] {
   let funcs: ModuleSymbol[];
   let publics: ModuleSymbol[];
   if (tables !== undefined) {
-    funcs = [];
-    for (let k = 0; k < tables.funcCount; k++) {
-      const row = tables.funcRow(k);
-      funcs.push(funcSymbol(tables.funcName(row), tables.funcAddress(row), tables.funcSize(row), tables.funcParamSize(row), new TableLines(tables, row)));
-    }
-    publics = [];
-    for (let k = 0; k < tables.publicCount; k++) {
-      const row = tables.publicRow(k);
-      publics.push(publicSymbol(tables.publicName(row), tables.publicAddress(row), tables.publicParamSize(row)));
-    }
+    funcs = tables.mapFuncs((name, address, size, paramSize, row) => funcSymbol(name, address, size, paramSize, { tables, row, func: undefined, files: undefined, lines: undefined }));
+    publics = tables.mapPublics(publicSymbol);
   } else {
     const files = sym.files;
-    funcs = sym.functions.map((f) => funcSymbol(f.name, f.address, f.size, f.paramSize, new RecordLines(f, files)));
+    funcs = sym.functions.map((f) => funcSymbol(f.name, f.address, f.size, f.paramSize, { tables: undefined, row: 0, func: f, files, lines: undefined }));
     publics = sym.publics.map((p) => publicSymbol(p.name, p.address, p.paramSize));
   }
   // Both lists are sorted by address (the parser's order): merge them, FUNCs first at one address.

@@ -336,32 +336,36 @@ export class SymTables {
     return this.publicOrder === undefined ? k : this.publicOrder[k]!;
   }
 
-  funcAddress(row: number): number {
-    return this.funcs.get(row, FUNC.address);
-  }
-
-  funcSize(row: number): number {
-    return this.funcs.get(row, FUNC.size);
-  }
-
-  funcParamSize(row: number): number {
-    return this.funcs.get(row, FUNC.paramSize);
-  }
-
   funcName(row: number): string {
     return this.text.text(this.funcs.get(row, FUNC.name), this.funcs.get(row, FUNC.name + 1));
   }
 
-  publicAddress(row: number): number {
-    return this.publics.get(row, PUBLIC.address);
-  }
-
-  publicParamSize(row: number): number {
-    return this.publics.get(row, PUBLIC.paramSize);
-  }
-
   publicName(row: number): string {
     return this.text.text(this.publics.get(row, PUBLIC.name), this.publics.get(row, PUBLIC.name + 1));
+  }
+
+  /** `make` of each FUNC in address order (its name, address, size, parameter size and row): one pass over the table. */
+  mapFuncs<T>(make: (name: string, address: number, size: number, paramSize: number, row: number) => T): T[] {
+    const f = this.funcs;
+    const order = this.funcOrder;
+    const out: T[] = [];
+    for (let k = 0; k < f.length; k++) {
+      const row = order === undefined ? k : order[k]!;
+      out.push(make(this.funcName(row), f.get(row, FUNC.address), f.get(row, FUNC.size), f.get(row, FUNC.paramSize), row));
+    }
+    return out;
+  }
+
+  /** `make` of each PUBLIC in address order (its name, address and parameter size): one pass over the table. */
+  mapPublics<T>(make: (name: string, address: number, paramSize: number) => T): T[] {
+    const p = this.publics;
+    const order = this.publicOrder;
+    const out: T[] = [];
+    for (let k = 0; k < p.length; k++) {
+      const row = order === undefined ? k : order[k]!;
+      out.push(make(this.publicName(row), p.get(row, PUBLIC.address), p.get(row, PUBLIC.paramSize)));
+    }
+    return out;
   }
 
   /** A PUBLIC record as an object. */
@@ -388,7 +392,6 @@ export class SymTables {
     }
     return Uint32Array.from(values);
   }
-
 
   /** The FILE row at place `k` in number order. */
   private fileRow(k: number): number {
