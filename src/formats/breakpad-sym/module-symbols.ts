@@ -1,7 +1,7 @@
 /**
  * A `.sym` file's FUNC and PUBLIC records as a module's symbols (minidump.md §7), for the
- * symbolizer: names are read from the file's bytes now, a FUNC's line records when its `lines`
- * are first read (a walk looks up a handful of functions).
+ * symbolizer: a symbol's name and a FUNC's line records are read from the file's bytes when they
+ * are first read (a walk names a handful of symbols).
  */
 import type { ModuleSymbol, SourceLine } from "../../model/snapshot.js";
 import { symTables } from "./parser.js";
@@ -11,19 +11,20 @@ import type { BreakpadFunc, BreakpadSymbols } from "./types.js";
 const byRva = (a: { rva: bigint }, b: { rva: bigint }): number => (a.rva < b.rva ? -1 : a.rva > b.rva ? 1 : 0);
 
 /**
- * Where a FUNC symbol's line records come from, until they are first read: a FUNC row of a
- * parse's tables, or a FUNC record of symbols made another way with their FILE names.
+ * Where a symbol's name and a FUNC's line records come from, until they are first read: a row of
+ * a parse's tables, or a FUNC record of symbols made another way, with their FILE names.
  */
-interface LineSource {
+interface SymbolSource {
   tables: SymTables | undefined;
   row: number;
   func: BreakpadFunc | undefined;
   files: Map<number, string> | undefined;
+  name: string | undefined;
   lines: SourceLine[] | undefined;
 }
 
 /** The line records of `source`, FILE numbers resolved to names, sorted by rva. */
-function readLines(source: LineSource): SourceLine[] {
+function readLines(source: SymbolSource): SourceLine[] {
   const { tables, func, files } = source;
   let out: SourceLine[] = [];
   if (tables !== undefined) {
@@ -39,29 +40,60 @@ function sourceLine(address: number, size: number, line: number, file: string | 
   return out;
 }
 
-const LINE_SOURCE = Symbol("line source");
+const SOURCE = Symbol("symbol source");
+type WithSource = { [SOURCE]: SymbolSource };
 
 /** `lines` of a FUNC symbol: made from its record on first read (one accessor pair for all symbols). */
 const linesProperty: PropertyDescriptor = {
   enumerable: true,
   configurable: true,
-  get(this: { [LINE_SOURCE]: LineSource }): SourceLine[] {
-    const source = this[LINE_SOURCE];
+  get(this: WithSource): SourceLine[] {
+    const source = this[SOURCE];
     return (source.lines ??= readLines(source));
   },
-  set(this: { [LINE_SOURCE]: LineSource }, value: SourceLine[]): void {
-    this[LINE_SOURCE].lines = value;
+  set(this: WithSource, value: SourceLine[]): void {
+    this[SOURCE].lines = value;
   },
 };
 
-function funcSymbol(name: string, address: number, size: number, paramSize: number, lines: LineSource): ModuleSymbol {
-  const symbol: ModuleSymbol = { name, rva: BigInt(address), size: BigInt(size), kind: "func", paramSize };
-  Object.defineProperty(symbol, LINE_SOURCE, { value: lines });
-  return Object.defineProperty(symbol, "lines", linesProperty);
+/** `name` of a symbol from a parse's tables, read from the file's bytes on first read: a walk names a handful of symbols. */
+function nameProperty(read: (tables: SymTables, row: number) => string): PropertyDescriptor {
+  return {
+    enumerable: true,
+    configurable: true,
+    get(this: WithSource): string {
+      const source = this[SOURCE];
+      return (source.name ??= read(source.tables!, source.row));
+    },
+    set(this: WithSource, value: string): void {
+      this[SOURCE].name = value;
+    },
+  };
+}
+const funcNameProperty = nameProperty((tables, row) => tables.funcName(row));
+const publicNameProperty = nameProperty((tables, row) => tables.publicName(row));
+
+function withSource<T extends object>(symbol: T, source: SymbolSource): T {
+  return Object.defineProperty(symbol, SOURCE, { value: source });
 }
 
-function publicSymbol(name: string, address: number, paramSize: number): ModuleSymbol {
-  return { name, rva: BigInt(address), kind: "public", paramSize };
+/** A FUNC symbol of a parse's tables: its name and line records are read when first asked for. */
+function tableFunc(tables: SymTables, row: number, address: number, size: number, paramSize: number): ModuleSymbol {
+  const symbol = withSource({ rva: BigInt(address), size: BigInt(size), kind: "func" as const, paramSize }, { tables, row, func: undefined, files: undefined, name: undefined, lines: undefined });
+  Object.defineProperty(symbol, "name", funcNameProperty);
+  return Object.defineProperty(symbol, "lines", linesProperty) as ModuleSymbol;
+}
+
+/** A PUBLIC symbol of a parse's tables: its name is read when first asked for. */
+function tablePublic(tables: SymTables, row: number, address: number, paramSize: number): ModuleSymbol {
+  const symbol = withSource({ rva: BigInt(address), kind: "public" as const, paramSize }, { tables, row, func: undefined, files: undefined, name: undefined, lines: undefined });
+  return Object.defineProperty(symbol, "name", publicNameProperty) as ModuleSymbol;
+}
+
+/** A FUNC symbol of a record: its line records are read when first asked for. */
+function recordFunc(func: BreakpadFunc, files: Map<number, string>): ModuleSymbol {
+  const symbol = withSource({ name: func.name, rva: BigInt(func.address), size: BigInt(func.size), kind: "func" as const, paramSize: func.paramSize }, { tables: undefined, row: 0, func, files, name: undefined, lines: undefined });
+  return Object.defineProperty(symbol, "lines", linesProperty);
 }
 
 /**
@@ -75,12 +107,12 @@ export function breakpadSymbols(sym: BreakpadSymbols): ModuleSymbol[] {
   let funcs: ModuleSymbol[];
   let publics: ModuleSymbol[];
   if (tables !== undefined) {
-    funcs = tables.mapFuncs((name, address, size, paramSize, row) => funcSymbol(name, address, size, paramSize, { tables, row, func: undefined, files: undefined, lines: undefined }));
-    publics = tables.mapPublics(publicSymbol);
+    funcs = tables.mapFuncs((row, address, size, paramSize) => tableFunc(tables, row, address, size, paramSize));
+    publics = tables.mapPublics((row, address, paramSize) => tablePublic(tables, row, address, paramSize));
   } else {
     const files = sym.files;
-    funcs = sym.functions.map((f) => funcSymbol(f.name, f.address, f.size, f.paramSize, { tables: undefined, row: 0, func: f, files, lines: undefined }));
-    publics = sym.publics.map((p) => publicSymbol(p.name, p.address, p.paramSize));
+    funcs = sym.functions.map((f) => recordFunc(f, files));
+    publics = sym.publics.map((p): ModuleSymbol => ({ name: p.name, rva: BigInt(p.address), kind: "public", paramSize: p.paramSize }));
   }
   // Both lists are sorted by address (the parser's order): merge them, FUNCs first at one address.
   const out: ModuleSymbol[] = [];

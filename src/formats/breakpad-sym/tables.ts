@@ -22,8 +22,9 @@ const BATCH = 4096;
  * Rows of `width` whole numbers, one after the other in a typed array grown as rows are added:
  * no object per record, and the numbers live outside the JavaScript heap. The rare number too
  * wide for 32 bits (a .sym file's numbers may reach 2^53) is kept in a map. A row is added by
- * pushing its numbers, in column order, onto {@link pending} and calling {@link added}: a
- * plain array takes them fastest, and is emptied into the typed array a batch at a time.
+ * pushing its numbers, in column order, onto {@link pending}, and calling {@link store} once
+ * {@link BATCH} numbers are pending: a plain array takes them fastest, and is emptied into the
+ * typed array a batch at a time.
  */
 export class Rows {
   private data: Int32Array;
@@ -40,11 +41,6 @@ export class Rows {
   /** The number of rows. */
   get length(): number {
     return (this.stored + this.pending.length) / this.width;
-  }
-
-  /** Takes the row pushed onto {@link pending}. */
-  added(): void {
-    if (this.pending.length >= BATCH) this.store();
   }
 
   /** Copies the pending numbers to the typed array (once every row is in, and a batch at a time before). */
@@ -72,7 +68,24 @@ export class Rows {
 
   /** The number at `column` of row `row`. */
   get(row: number, column: number): number {
-    const at = row * this.width + column;
+    return this.at(row * this.width + column);
+  }
+
+  /** The numbers of row `row`, into `into`. */
+  row(row: number, into: number[]): number[] {
+    const first = row * this.width;
+    for (let c = 0; c < this.width; c++) into[c] = this.at(first + c);
+    return into;
+  }
+
+  /** The numbers at `column` of every row. */
+  column(column: number): number[] {
+    const out: number[] = [];
+    for (let at = column; at < this.stored + this.pending.length; at += this.width) out.push(this.at(at));
+    return out;
+  }
+
+  private at(at: number): number {
     if (at >= this.stored) return this.pending[at - this.stored]!;
     const value = this.data[at]!;
     return value === WIDE ? this.wide.get(at)! : value;
@@ -187,7 +200,7 @@ export interface StackWinSizes {
 
 /** Indices of the rows of `rows` sorted by the number at `key`, file order kept among equal ones (the sort is stable). */
 function sortedOrder(rows: Rows, key: number): Uint32Array {
-  const keys = Array.from({ length: rows.length }, (_, i) => rows.get(i, key));
+  const keys = rows.column(key);
   const order = Array.from({ length: rows.length }, (_, i) => i);
   order.sort((a, b) => keys[a]! - keys[b]!);
   return Uint32Array.from(order);
@@ -224,6 +237,8 @@ export class SymTables {
   /** The STACK WIN programs, by number, and the numbers by the programs' bytes (see {@link programOf}). */
   private readonly programs: string[] = [];
   private readonly programIds = new Map<string, number>();
+  /** A STACK WIN row read, and its sizes, used again by the next call of {@link stackWinSizes}. */
+  private readonly winRow: number[] = [];
   private readonly sizes: StackWinSizes = { rva: 0, codeSize: 0, prologSize: 0, paramsSize: 0, savedRegsSize: 0, localsSize: 0, maxStackSize: 0, program: undefined };
 
   /** A FUNC record, its name at text [nameStart, nameEnd); its line records follow with {@link addLineRun}. */
@@ -233,7 +248,7 @@ export class SymTables {
     this.lastFuncFirstRun = this.runs.length;
     const { pending } = this.funcs;
     pending.push(address, size, paramSize, nameStart, nameEnd, multiple ? 1 : 0, this.lastFuncFirstRun);
-    this.funcs.added();
+    if (pending.length >= BATCH) this.funcs.store();
   }
 
   /** A PUBLIC record. */
@@ -242,7 +257,7 @@ export class SymTables {
     this.lastPublic = address;
     const { pending } = this.publics;
     pending.push(address, paramSize, nameStart, nameEnd, multiple ? 1 : 0);
-    this.publics.added();
+    if (pending.length >= BATCH) this.publics.store();
   }
 
   /** A FILE record (a repeated number keeps its first name, as Breakpad does). */
@@ -251,7 +266,7 @@ export class SymTables {
     this.lastFile = number;
     const { pending } = this.files;
     pending.push(number, nameStart, nameEnd);
-    this.files.added();
+    if (pending.length >= BATCH) this.files.store();
   }
 
   /**
@@ -280,7 +295,7 @@ export class SymTables {
     else this.fpo.push(row);
     const { pending } = this.wins;
     pending.push(type, rva, codeSize, prolog, epilog, params, savedRegs, locals, maxStack, hasProgram, program, allocatesBasePointer ? 1 : 0, line, offset);
-    this.wins.added();
+    if (pending.length >= BATCH) this.wins.store();
   }
 
   /** Checked line-record lines at file offsets [start, end), of the FUNC added last. */
@@ -290,7 +305,7 @@ export class SymTables {
     if (runs.length > this.lastFuncFirstRun && this.lastRunEnd === start && start !== this.text.lastRegionStart) runs.setLast(end);
     else {
       runs.pending.push(start, end);
-      runs.added();
+      if (runs.pending.length >= BATCH) runs.store();
     }
     this.lastRunEnd = end;
   }
@@ -344,26 +359,26 @@ export class SymTables {
     return this.text.text(this.publics.get(row, PUBLIC.name), this.publics.get(row, PUBLIC.name + 1));
   }
 
-  /** `make` of each FUNC in address order (its name, address, size, parameter size and row): one pass over the table. */
-  mapFuncs<T>(make: (name: string, address: number, size: number, paramSize: number, row: number) => T): T[] {
+  /** `make` of each FUNC in address order (its row, address, size and parameter size): one pass over the table. */
+  mapFuncs<T>(make: (row: number, address: number, size: number, paramSize: number) => T): T[] {
     const f = this.funcs;
     const order = this.funcOrder;
     const out: T[] = [];
     for (let k = 0; k < f.length; k++) {
       const row = order === undefined ? k : order[k]!;
-      out.push(make(this.funcName(row), f.get(row, FUNC.address), f.get(row, FUNC.size), f.get(row, FUNC.paramSize), row));
+      out.push(make(row, f.get(row, FUNC.address), f.get(row, FUNC.size), f.get(row, FUNC.paramSize)));
     }
     return out;
   }
 
-  /** `make` of each PUBLIC in address order (its name, address and parameter size): one pass over the table. */
-  mapPublics<T>(make: (name: string, address: number, paramSize: number) => T): T[] {
+  /** `make` of each PUBLIC in address order (its row, address and parameter size): one pass over the table. */
+  mapPublics<T>(make: (row: number, address: number, paramSize: number) => T): T[] {
     const p = this.publics;
     const order = this.publicOrder;
     const out: T[] = [];
     for (let k = 0; k < p.length; k++) {
       const row = order === undefined ? k : order[k]!;
-      out.push(make(this.publicName(row), p.get(row, PUBLIC.address), p.get(row, PUBLIC.paramSize)));
+      out.push(make(row, p.get(row, PUBLIC.address), p.get(row, PUBLIC.paramSize)));
     }
     return out;
   }
@@ -438,44 +453,39 @@ export class SymTables {
    * call: for converting every record of a module without making an object for each first.
    */
   stackWinSizes(i: number): StackWinSizes {
-    const w = this.wins;
+    const r = this.wins.row(i, this.winRow);
     const s = this.sizes;
-    s.rva = w.get(i, WIN.rva);
-    s.codeSize = w.get(i, WIN.codeSize);
-    s.prologSize = w.get(i, WIN.prolog);
-    s.paramsSize = w.get(i, WIN.params);
-    s.savedRegsSize = w.get(i, WIN.savedRegs);
-    s.localsSize = w.get(i, WIN.locals);
-    s.maxStackSize = w.get(i, WIN.maxStack);
-    s.program = w.get(i, WIN.hasProgram) !== 0 ? this.programs[w.get(i, WIN.program)] : undefined;
+    s.rva = r[WIN.rva]!;
+    s.codeSize = r[WIN.codeSize]!;
+    s.prologSize = r[WIN.prolog]!;
+    s.paramsSize = r[WIN.params]!;
+    s.savedRegsSize = r[WIN.savedRegs]!;
+    s.localsSize = r[WIN.locals]!;
+    s.maxStackSize = r[WIN.maxStack]!;
+    s.program = r[WIN.hasProgram] !== 0 ? this.programs[r[WIN.program]!] : undefined;
     return s;
   }
 
   /** The `i`th kept STACK WIN record as an object; records with the same program share its string. */
   stackWinRecord(i: number): BreakpadStackWin {
-    const w = this.wins;
+    const r = this.wins.row(i, []);
     const record: BreakpadStackWin = {
-      type: w.get(i, WIN.type),
-      rva: w.get(i, WIN.rva),
-      codeSize: w.get(i, WIN.codeSize),
-      prologSize: w.get(i, WIN.prolog),
-      epilogSize: w.get(i, WIN.epilog),
-      paramsSize: w.get(i, WIN.params),
-      savedRegsSize: w.get(i, WIN.savedRegs),
-      localsSize: w.get(i, WIN.locals),
-      maxStackSize: w.get(i, WIN.maxStack),
-      hasProgram: w.get(i, WIN.hasProgram) !== 0,
-      line: w.get(i, WIN.line),
-      offset: w.get(i, WIN.offset),
+      type: r[WIN.type]!,
+      rva: r[WIN.rva]!,
+      codeSize: r[WIN.codeSize]!,
+      prologSize: r[WIN.prolog]!,
+      epilogSize: r[WIN.epilog]!,
+      paramsSize: r[WIN.params]!,
+      savedRegsSize: r[WIN.savedRegs]!,
+      localsSize: r[WIN.locals]!,
+      maxStackSize: r[WIN.maxStack]!,
+      hasProgram: r[WIN.hasProgram] !== 0,
+      line: r[WIN.line]!,
+      offset: r[WIN.offset]!,
     };
-    if (record.hasProgram) record.program = this.program(i);
-    else record.allocatesBasePointer = w.get(i, WIN.allocatesBasePointer) === 1;
+    if (record.hasProgram) record.program = this.programs[r[WIN.program]!]!;
+    else record.allocatesBasePointer = r[WIN.allocatesBasePointer] === 1;
     return record;
-  }
-
-  /** The program of the `i`th kept STACK WIN record. */
-  private program(i: number): string {
-    return this.programs[this.wins.get(i, WIN.program)]!;
   }
 
   /**
