@@ -8,7 +8,9 @@ import { replaySweep } from "../formats/sweep.js";
 import type { Minidump } from "../formats/minidump.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { walkSnapshot, DEFAULT_MAX_FRAMES } from "../walk/walk.js";
-import { attachSymbols, EXIT, loadInput, maxFramesOption, parseOptions, threadOption, UsageError, walkerOption, type Io } from "./common.js";
+import { attachSymbols, EXIT, fetchSymbols, loadInput, maxFramesOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io, type SymbolSpec } from "./common.js";
+import type { SymbolNote } from "../node/symbol-store.js";
+import { InputError } from "../errors.js";
 import { attachImageDirectories } from "../node/images.js";
 
 /** Usage text of `walk`. */
@@ -44,7 +46,7 @@ the rule with the values it used, and where the PC is (module!function+offset).
 const FORMATS = ["text", "json", "windbg", "breakpad", "breakpad-m"] as const;
 
 /** Runs `walk`. */
-export function walkCommand(argv: string[], io: Io): number {
+export async function walkCommand(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseOptions(argv, {
     walker: { type: "string" },
     thread: { type: "string" },
@@ -53,7 +55,7 @@ export function walkCommand(argv: string[], io: Io): number {
     roles: { type: "boolean" },
     registers: { type: "boolean" },
     step: { type: "string" },
-    symbols: { type: "string", multiple: true },
+    ...SYMBOL_OPTIONS,
     images: { type: "string", multiple: true },
     help: { type: "boolean", short: "h" },
   });
@@ -64,21 +66,22 @@ export function walkCommand(argv: string[], io: Io): number {
   if (positionals.length !== 1) throw new UsageError(`walk takes exactly one input file (got ${positionals.length})`);
   const format = values.format ?? "text";
   if (!(FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(", ")}, not "${format}"`);
-  const thread = threadOption(values.thread, true) ?? "all";
+  const threadChoice = threadOption(values.thread, true, true) ?? "all";
   const maxFrames = maxFramesOption(values["max-frames"]) ?? DEFAULT_MAX_FRAMES;
   const walker = walkerOption(values.walker);
   const file = positionals[0]!;
-  const symbols = values.symbols ?? [];
-  const { snapshot, dump } = chooseSnapshot(file, values.step, symbols, values.images ?? [], io, format);
+  const symbols = symbolSpec(values);
+  const { snapshot, dump, symbolNotes } = await loadSnapshot(file, { step: values.step, symbols, images: values.images ?? [], format }, io);
+  const thread = resolveThread(snapshot, threadChoice, file);
   if (format === "breakpad" || format === "breakpad-m") {
     if (snapshot.machine === "ia64") throw new UsageError(`--format ${format}: Breakpad's processor has no IA-64 stack walker; ${file} is an IA-64 dump`);
-    const report = breakpadReport(dump!, snapshot, { walk: { walker, maxFrames }, thread, symbolPathGiven: symbols.length > 0 });
+    const report = breakpadReport(dump!, snapshot, { walk: { walker, maxFrames }, thread, symbolPathGiven: symbols.given });
     (format === "breakpad" ? writeBreakpad : writeBreakpadMachineReadable)(report, io.out);
     return EXIT.ok;
   }
   const walks = walkSnapshot(snapshot, { walker, maxFrames, thread });
   if (format === "json") {
-    writeJson(snapshot.machine, snapshot.modules, walks, io.out, dump?.notes);
+    writeJson(snapshot.machine, snapshot.modules, walks, io.out, { ...(dump === undefined ? {} : { dump }), os: snapshot.os, symbols: symbolNotes });
     return EXIT.ok;
   }
   let text = "";
@@ -92,11 +95,32 @@ export function walkCommand(argv: string[], io: Io): number {
   return EXIT.ok;
 }
 
+/** What {@link loadSnapshot} needs besides the file. */
+export interface LoadOptions {
+  /** For a sweep: the instruction count of the snapshot to walk. */
+  step?: string | undefined;
+  symbols: SymbolSpec;
+  images: readonly string[];
+  /** The output format (the Breakpad formats need a minidump). */
+  format?: string;
+}
+
+/** `--thread crashed`: the crashed thread's id (an input error when none crashed); a thread id or "all" as given. */
+export function resolveThread(snapshot: Snapshot, choice: number | "all" | "crashed", file: string): number | "all" {
+  if (choice !== "crashed") return choice;
+  const crashed = snapshot.threads.find((t) => t.crashed);
+  if (crashed === undefined) throw new InputError("bad-value", `no thread crashed (threads: ${snapshot.threads.map((t) => t.id).join(", ")}), so --thread crashed chooses none`, { file });
+  return crashed.id;
+}
+
 /**
  * The snapshot to walk: a vector or minidump itself, or one snapshot of a sweep chosen with
- * `--step`; with the minidump it came from, if any. The Breakpad formats need a minidump.
+ * `--step`; with the minidump it came from, if any, and what the symbol search found (symbol
+ * directories, then symbol servers for what they lacked; its notes are printed on stderr).
  */
-export function chooseSnapshot(file: string, step: string | undefined, symbols: readonly string[], images: readonly string[], io: Io, format = "text"): { snapshot: Snapshot; dump?: Minidump } {
+export async function loadSnapshot(file: string, options: LoadOptions, io: Io): Promise<{ snapshot: Snapshot; dump?: Minidump; symbolNotes: SymbolNote[] }> {
+  const { step, symbols, images } = options;
+  const format = options.format ?? "text";
   const input = loadInput(file);
   if (input.kind !== "dump" && (format === "breakpad" || format === "breakpad-m")) {
     throw new UsageError(`--format ${format} reproduces Breakpad's report of a minidump; ${file} is a ${input.kind === "vector" ? "vector" : "sweep"}, not a .dmp`);
@@ -105,16 +129,17 @@ export function chooseSnapshot(file: string, step: string | undefined, symbols: 
     if (input.kind !== "dump") throw new UsageError(`--images applies to minidumps; ${file} is a ${input.kind}, which carries its images in its memory`);
     for (const n of attachImageDirectories(input.snapshot, images)) if (n.file !== undefined || !n.detail.startsWith("no ")) io.err(`images: ${n.module}: ${n.detail}\n`);
   }
-  attachSymbols(input, file, symbols, io);
+  const local = attachSymbols(input, file, symbols, io);
+  const symbolNotes = await fetchSymbols(input.kind === "dump" ? input.snapshot : input.kind === "vector" ? input.vector : undefined, symbols, local, io);
   if (input.kind === "dump") {
     // What the reader passed over or repaired in a damaged dump (each names the offset).
     for (const note of input.dump.notes) io.err(`note: ${file}: ${note}\n`);
     if (step !== undefined) throw new UsageError(`--step applies to sweeps; ${file} is a minidump`);
-    return { snapshot: input.snapshot, dump: input.dump };
+    return { snapshot: input.snapshot, dump: input.dump, symbolNotes };
   }
   if (input.kind === "vector") {
     if (step !== undefined) throw new UsageError(`--step applies to sweeps; ${file} is a single vector`);
-    return { snapshot: input.vector };
+    return { snapshot: input.vector, symbolNotes };
   }
   const steps = input.sweep.steps;
   if (step === undefined) {
@@ -122,6 +147,6 @@ export function chooseSnapshot(file: string, step: string | undefined, symbols: 
   }
   if (!/^\d+$/.test(step)) throw new UsageError(`--step takes an instruction count, not "${step}"`);
   const wanted = Number(step);
-  for (const v of replaySweep(input.sweep)) if (v.step === wanted) return { snapshot: v };
+  for (const v of replaySweep(input.sweep)) if (v.step === wanted) return { snapshot: v, symbolNotes };
   throw new UsageError(`${file} has no snapshot at step ${wanted}`);
 }

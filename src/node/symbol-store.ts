@@ -44,6 +44,10 @@ export interface SymbolNote {
   corrupt?: boolean;
   /** The module's debug file or id cannot name a file in a symbol store, so none was looked for. */
   unusable?: boolean;
+  /** The URL the file was downloaded from (now or into the cache it was read from). */
+  url?: string;
+  /** What each symbol server answered, when none had the file. */
+  misses?: string[];
 }
 
 function isFile(path: string): boolean {

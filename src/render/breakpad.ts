@@ -17,6 +17,7 @@ import type { Frame, Walk } from "../walk/frame.js";
 import { lookupAddress } from "../walk/lookup-address.js";
 import { walkThread, type WalkOptions } from "../walk/walk.js";
 import { crashReason } from "./breakpad-crash.js";
+import { dumpSystemInfo } from "./system-info.js";
 import { chunked, collect } from "./chunks.js";
 import { locate, type Location } from "./location.js";
 
@@ -66,34 +67,6 @@ export interface BreakpadOptions {
   /** A symbol path was given (`--symbols`): modules on a stack without symbols get a warning. */
   symbolPathGiven?: boolean;
 }
-
-// Breakpad's MD_OS_* platform ids and their names (minidump_processor.cc GetOSInfo).
-const OS_NAMES: Readonly<Record<number, string>> = {
-  1: "Windows",
-  2: "Windows NT",
-  0x8101: "Mac OS X",
-  0x8102: "iOS",
-  0x8201: "Linux",
-  0x8202: "Solaris",
-  0x8203: "Android",
-  0x8204: "PS3",
-  0x8205: "NaCl",
-  0x8206: "Fuchsia",
-};
-
-// ProcessorArchitecture → Breakpad's CPU name (GetCPUInfo); others print as 0x%04x.
-const CPU_NAMES: Readonly<Record<number, string>> = {
-  0: "x86",
-  9: "amd64",
-  3: "ppc",
-  0x8002: "ppc64",
-  0x8001: "sparc",
-  5: "arm",
-  12: "arm64",
-  0x8003: "arm64",
-  1: "mips",
-  0x8004: "mips64",
-};
 
 const hex8 = (n: number): string => `0x${(n >>> 0).toString(16).padStart(8, "0")}`;
 const hex = (v: bigint): string => v.toString(16);
@@ -196,19 +169,7 @@ function hasSymbols(m: Module): boolean {
  * Breakpad's processor walks it. The snapshot must come from `dump` (minidumpSnapshot) with symbols attached.
  */
 export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: BreakpadOptions = {}): BreakpadReport {
-  const sys = dump.systemInfo;
-  const os = sys === undefined ? "" : OS_NAMES[sys.platformId] ?? hex8(sys.platformId);
-  const osVersion = sys === undefined ? "" : `${sys.majorVersion >>> 0}.${sys.minorVersion >>> 0}.${sys.buildNumber >>> 0}${sys.csdVersion !== undefined ? ` ${sys.csdVersion}` : ""}`;
-  let cpu = "";
-  let cpuInfo = "";
-  if (sys !== undefined) {
-    const arch = sys.processorArchitecture;
-    cpu = CPU_NAMES[arch] ?? `0x${arch.toString(16).padStart(4, "0")}`;
-    if (arch === 0 || arch === 9) {
-      const vendor = sys.cpu.kind === "x86" && arch === 0 ? `${sys.cpu.vendorId} ` : "";
-      cpuInfo = `${vendor}family ${sys.processorLevel} model ${sys.processorRevision >> 8} stepping ${sys.processorRevision & 0xff}`;
-    }
-  }
+  const { os, osVersion, cpu, cpuInfo, cpuCount } = dumpSystemInfo(dump);
   const crash = crashReason(dump);
   const misc = dump.miscInfo;
   const created = misc !== undefined && (misc.flags1 & 0x2) !== 0 ? misc.processCreateTime >>> 0 : 0;
@@ -218,7 +179,7 @@ export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: Brea
     osVersion,
     cpu,
     cpuInfo,
-    cpuCount: sys?.numberOfProcessors ?? 0,
+    cpuCount,
     crashed: crash !== undefined,
     crashReason: crash?.reason ?? "",
     crashAddress: crash?.address ?? 0n,
