@@ -245,7 +245,7 @@ export function assertionText(a: MinidumpAssertion): string {
 }
 
 /** The human frame text after the index: `module!function [file : line + 0xoff]` and the shorter forms (§6.1). */
-function frameText(loc: Location, pc: bigint): string {
+export function frameText(loc: Location, pc: bigint): string {
   if (loc.module === undefined) return `0x${hex(pc)}`;
   const name = codeFile(loc.module);
   if (loc.function === undefined) return `${name} + 0x${hex(loc.moduleOffset!)}`;
@@ -257,7 +257,7 @@ function frameText(loc: Location, pc: bigint): string {
  * The location of each frame, worked out once per PC and kind of frame: the frames of a deep
  * recursion share a handful of return addresses.
  */
-function locations(modules: readonly Module[]): (frame: Frame) => Location {
+export function locations(modules: readonly Module[]): (frame: Frame) => Location {
   const context = new Map<bigint, Location>();
   const callers = new Map<bigint, Location>();
   return (frame) => {
@@ -292,13 +292,21 @@ function sortedModules(report: BreakpadReport): Module[] {
   return once.sort((a, b) => (a.base < b.base ? -1 : a.base > b.base ? 1 : 0));
 }
 
+/** What `minidump_stackwalk`'s options add to or take from the human report. */
+export interface BreakpadPrintOptions {
+  /** `-c`: print the requesting (crashed) thread only. */
+  requestingThreadOnly?: boolean;
+  /** Text printed after a frame's "Found by:" line (`-s`: the stack contents; breakpad-stack.ts). */
+  afterFrame?: (thread: BreakpadThread, frameIndex: number) => string;
+}
+
 /** `minidump_stackwalk <dump> [symbol-path]` output (minidump.md §6.1). */
-export function renderBreakpad(report: BreakpadReport): string {
-  return collect((write) => writeBreakpad(report, write));
+export function renderBreakpad(report: BreakpadReport, options: BreakpadPrintOptions = {}): string {
+  return collect((write) => writeBreakpad(report, write, options));
 }
 
 /** {@link renderBreakpad}'s text, handed to `write` piece by piece as it is made (a 100,000-frame report is never held whole). */
-export function writeBreakpad(report: BreakpadReport, write: (text: string) => void): void {
+export function writeBreakpad(report: BreakpadReport, write: (text: string) => void, options: BreakpadPrintOptions = {}): void {
   const out = chunked(write);
   out.push(`Operating system: ${report.os}\n`);
   out.push(`                  ${report.osVersion}\n`);
@@ -322,6 +330,7 @@ export function writeBreakpad(report: BreakpadReport, write: (text: string) => v
   const locationOf = locations(report.modules);
   const texts = new Map<Location, string>();
   for (const t of printOrder(report)) {
+    if (options.requestingThreadOnly === true && t.index !== report.requestingThread) continue;
     out.push("\n");
     const label = t.index !== report.requestingThread ? "" : report.crashed ? " (crashed)" : " (requested dump, did not crash)";
     out.push(`Thread ${t.index}${label}\n`);
@@ -334,6 +343,7 @@ export function writeBreakpad(report: BreakpadReport, write: (text: string) => v
         texts.set(loc, text);
       }
       out.push(`${String(f.index).padStart(2)}  ${text}\n ${formatRegisterLines(breakpadRegisters(report.cpu, f), digits)}\n    Found by: ${breakpadTrust(f)}\n`);
+      if (options.afterFrame !== undefined) out.push(options.afterFrame(t, f.index));
     }
   }
   out.push("\n");
