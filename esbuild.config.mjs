@@ -36,7 +36,8 @@ const groups = {
 };
 
 await build({
-  entryPoints: { stackwalk: `${cli}stackwalk.js`, ...Object.fromEntries(Object.keys(GROUPS).map((g) => [g, `group:${g}`])) },
+  // walk-worker.cjs: a worker thread of a walk over many dumps (src/cli/batch-worker.ts).
+  entryPoints: { stackwalk: `${cli}stackwalk.js`, "walk-worker": `${cli}batch-worker.js`, ...Object.fromEntries(Object.keys(GROUPS).map((g) => [g, `group:${g}`])) },
   bundle: true,
   minify: true,
   sourcemap: true,

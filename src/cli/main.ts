@@ -56,6 +56,7 @@ Exit status: 0 success, 1 a check found a difference, 2 bad input or usage, 3 an
 const stdio: Io = {
   out: (text) => stdout().write(text),
   err: (text) => process.stderr.write(text),
+  errIsTty: process.stderr.isTTY === true,
 };
 
 let stdoutReady = false;
