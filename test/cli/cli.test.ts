@@ -78,7 +78,7 @@ describe("stackwalk walk", () => {
 
   it.each([
     [["walk", "missing.json"], /missing\.json: cannot read: no such file/],
-    [["walk", X86, "--format", "xml"], /--format must be one of text, json, windbg/],
+    [["walk", X86, "--format", "xml"], /--format must be one of text, json, jsonl, summary, windbg/],
     [["walk", X86, "--walker", "magic"], /--walker must be one of/],
     [["walk", X86, "--walker", "unwind"], /walker 'unwind' is not available for x86/],
     [["walk", X86, "--max-frames", "0"], /--max-frames takes a whole number/],
@@ -88,7 +88,7 @@ describe("stackwalk walk", () => {
     [["walk", X86, "--walker", "--thread", "0"], /^stackwalk walk: --walker needs a value$/],
     [["walk", X86, "--roles=yes"], /^stackwalk walk: --roles takes no value$/],
     [["walk", X86, "-x"], /^stackwalk walk: unknown option "-x"$/],
-    [["walk"], /walk takes exactly one input file/],
+    [["walk"], /walk takes an input file \(or several, or a folder\)/],
     [["walk", "package.json"], /package\.json: \$\.format: missing required field "format"/],
     [["walk", "src/cli/stackwalk.ts"], /stackwalk\.ts: offset 0x0: not a stackwalk-vector\/1 or stackwalk-sweep\/1 JSON file/],
     [["frobnicate"], /unknown command "frobnicate"/],
