@@ -10,18 +10,13 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { run } from "../../src/cli/main.js";
+import { cliWith } from "../support/cli.js";
 import { assertWalkDocument, parseWalkJson } from "../support/walk-schema.js";
 
 const CORPUS = "../shared/fixtures/breakpad-corpus";
 const MINIDUMP2 = "../shared/fixtures/breakpad/minidump2.dmp";
 
-async function cli(argv: string[], tty = false): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const code = await run(argv, { out: (t) => (out += t), err: (t) => (err += t), errIsTty: tty });
-  return { code, out, err };
-}
+const cli = cliWith;
 
 let dir: string;
 let inputs: string[];

@@ -9,20 +9,13 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { run } from "../../src/cli/main.js";
+import { cli } from "../support/cli.js";
 
 const CORPUS = "../shared/fixtures/breakpad-corpus";
 const FIXTURES = "../shared/fixtures/breakpad";
 const DUMP = join(FIXTURES, "minidump2.dmp");
 const SYMBOLS = join(FIXTURES, "symbols");
 const EXPECTED = readFileSync(join(FIXTURES, "minidump2.stackwalk.out"), "utf8");
-
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const code = await run(argv, { out: (t) => (out += t), err: (t) => (err += t) });
-  return { code, out, err };
-}
 
 /** A report cut into its header, its "Thread …" blocks and its module list. */
 function blocks(report: string): { head: string; threads: string[]; modules: string } {

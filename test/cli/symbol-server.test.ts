@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { symbolSpec } from "../../src/cli/common.js";
 import { emulateCommand } from "../../src/cli/emulate.js";
-import { run } from "../../src/cli/main.js";
+import { cli } from "../support/cli.js";
 import { parseSymbolPath } from "../../src/node/symbol-path.js";
 import { parsePdb } from "../../src/formats/pdb.js";
 import { parseVector } from "../../src/formats/vector.js";
@@ -23,13 +23,6 @@ import { parseWalkJson } from "../support/walk-schema.js";
 const FIXTURES = "../shared/fixtures/breakpad";
 const DUMP = join(FIXTURES, "minidump2.dmp");
 const EXPECTED = readFileSync(join(FIXTURES, "minidump2.stackwalk.out"), "utf8");
-
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const code = await run(argv, { out: (t) => (out += t), err: (t) => (err += t) });
-  return { code, out, err };
-}
 
 /** A server on 127.0.0.1: `handle` answers; every request path is recorded. */
 async function serve(handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ url: string; requests: string[]; server: Server; sockets: Set<Socket> }> {

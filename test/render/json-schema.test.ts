@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { run } from "../../src/cli/main.js";
+import { cli } from "../support/cli.js";
 import { parseVector } from "../../src/formats/vector.js";
 import { renderJson, walkJson, writeJson } from "../../src/render/json.js";
 import { walkSnapshot } from "../../src/walk/walk.js";
@@ -15,13 +15,6 @@ import { assertWalkDocument, parseWalkJson } from "../support/walk-schema.js";
 
 const FIXTURES = "../shared/fixtures/breakpad";
 const CORPUS = "../shared/fixtures/breakpad-corpus";
-
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const code = await run(argv, { out: (t) => (out += t), err: (t) => (err += t) });
-  return { code, out, err };
-}
 
 /** The lines of a Breakpad `-m` report that start with `kind|`, split on `|`. */
 function machineLines(text: string, kind: string): string[][] {
