@@ -145,7 +145,10 @@ export function attachSymbolPath(target: SymbolTarget, path: SymbolPath, besideD
   const notes = attachSymbolDirectories(target, dirs, besideDir);
   for (const note of notes) {
     const server = note.file === undefined ? undefined : path.servers.find((s) => note.file!.startsWith(s.cache + "/") || note.file!.startsWith(s.cache + "\\"));
-    if (server !== undefined) note.url = `${server.url}/${note.file!.slice(server.cache.length + 1).replaceAll("\\", "/")}`;
+    if (server !== undefined) {
+      note.url = `${server.url}/${note.file!.slice(server.cache.length + 1).replaceAll("\\", "/")}`;
+      note.detail += ` (cached from ${note.url})`;
+    }
   }
   return notes;
 }

@@ -98,7 +98,7 @@ describe("symbol servers", () => {
     const second = await cli("walk", DUMP, "--symbols", `srv*${cache}*${store.url}`, "--format", "json");
     expect(second.code).toBe(0);
     expect(symRequests(store).length).toBe(asked);
-    expect(second.err).toContain(`symbols: test_app.exe: unwind records from ${sym}`);
+    expect(second.err).toContain(`symbols: test_app.exe: unwind records from ${sym} (cached from ${store.url}/test_app.pdb/5A9832E5287241C1838ED98914E9B7FF1/test_app.sym)`);
     const doc = parseWalkJson(second.out);
     expect(doc.modules[0].symbol_url).toBe(`${store.url}/test_app.pdb/5A9832E5287241C1838ED98914E9B7FF1/test_app.sym`);
     expect(doc.threads[0].frames.map((f: { function: string }) => f.function)).toEqual(["`anonymous namespace'::CrashFunction", "main", "__tmainCRTStartup", "BaseProcessStart"]);
