@@ -134,6 +134,34 @@ describe("symbol servers", () => {
     expect(readdirSync(cache).sort()).toEqual(["kernel32.pdb", "test_app.pdb"]);
   });
 
+  it("downloads several files at once: a server that takes 300 ms per answer serves its 24 requests in a fraction of 24 × 300 ms", async () => {
+    const handler = storeHandler(join(FIXTURES, "symbols"));
+    let open = 0;
+    let most = 0;
+    const slow = await serve((req, res) => {
+      open++;
+      most = Math.max(most, open);
+      setTimeout(() => {
+        open--;
+        handler(req, res);
+      }, 300);
+    });
+    try {
+      const started = performance.now();
+      const r = await cli("walk", DUMP, "--symbols", `srv*${join(scratch, "cache-slow")}*${slow.url}`, "--format", "breakpad");
+      const ms = performance.now() - started;
+      expect(r.out).toBe(EXPECTED);
+      // 13 modules: 2 found at the first try, 11 asked for the .sym and the PDB.
+      expect(slow.requests).toHaveLength(2 + 11 * 2);
+      expect(most).toBeGreaterThan(1);
+      expect(most).toBeLessThanOrEqual(6);
+      expect(ms).toBeLessThan(24 * 300 * 0.6);
+    } finally {
+      for (const socket of slow.sockets) socket.destroy();
+      slow.server.close();
+    }
+  });
+
   it("a server that refuses connections and a directory that does not exist are warnings naming them", async () => {
     const refused = await serve(() => undefined);
     const url = refused.url;
