@@ -1,4 +1,5 @@
-/** `stackwalk walk <input>`: walks every thread (or one) and prints the frames. */
+/** `stackwalk walk <input>...`: walks every thread (or one) and prints the frames; several inputs go to batch.ts. */
+import { statSync } from "node:fs";
 import { machineInfo } from "../model/machine.js";
 import { writeJson } from "../render/json.js";
 import { renderRoles, renderText } from "../render/text.js";
@@ -11,7 +12,6 @@ import { walkSnapshot, DEFAULT_MAX_FRAMES } from "../walk/walk.js";
 import { attachSymbols, EXIT, fetchSymbols, reportSymbols, loadInput, maxFramesOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io, type SymbolSpec } from "./common.js";
 import type { SymbolNote } from "../node/symbol-store.js";
 import { InputError } from "../errors.js";
-import { statSync } from "node:fs";
 import { expandDumps, jobsOption, walkBatch, type BatchOptions } from "./batch.js";
 import { attachImageDirectories } from "../node/images.js";
 
@@ -130,6 +130,7 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
   return EXIT.ok;
 }
 
+/** Whether `path` names a directory (a folder of dumps). */
 function isDirectory(path: string): boolean {
   try {
     return statSync(path).isDirectory();
