@@ -1,7 +1,7 @@
 // The `stackwalk` bin, bundled from tsc's output (npm run build runs this after tsc): a command
 // line that loads a hundred small modules spends more time finding and compiling them than
 // walking a dump, so the dispatcher (dist/bin/stackwalk.cjs) is one file, walk, the command run
-// most, one more (walk.cjs, the least code to compile), the other commands that read snapshots
+// most, one more (walk.cjs, the least code to compile; with minidump-stackwalk, which is walk in Breakpad's dress), the other commands that read snapshots
 // another (commands.cjs), and emulate and compare, which need the emulator and its optional
 // native packages, a fourth (emulator-commands.cjs). The dispatcher loads a command's file only
 // when the command runs. The bundles are CommonJS, which Node loads synchronously and
@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 
 const cli = fileURLToPath(new URL("dist/src/cli/", import.meta.url));
 const GROUPS = {
-  walk: ["walk"],
+  walk: ["walk", "minidump-stackwalk"],
   commands: ["check", "roles", "crosscheck", "etw", "explain", "render", "view"],
   "emulator-commands": ["emulate", "compare"],
 };
@@ -21,7 +21,7 @@ const GROUPS = {
 const groups = {
   name: "command-groups",
   setup(b) {
-    b.onResolve({ filter: /^\.\/[a-z]+\.js$/, namespace: "file" }, (args) => {
+    b.onResolve({ filter: /^\.\/[a-z-]+\.js$/, namespace: "file" }, (args) => {
       if (args.importer !== `${cli}main.js`) return undefined;
       const command = args.path.slice(2, -3);
       const group = Object.keys(GROUPS).find((g) => GROUPS[g].includes(command));
@@ -36,7 +36,8 @@ const groups = {
 };
 
 await build({
-  entryPoints: { stackwalk: `${cli}stackwalk.js`, ...Object.fromEntries(Object.keys(GROUPS).map((g) => [g, `group:${g}`])) },
+  // walk-worker.cjs: a worker thread of a walk over many dumps (src/cli/batch-worker.ts).
+  entryPoints: { stackwalk: `${cli}stackwalk.js`, "walk-worker": `${cli}batch-worker.js`, ...Object.fromEntries(Object.keys(GROUPS).map((g) => [g, `group:${g}`])) },
   bundle: true,
   minify: true,
   sourcemap: true,

@@ -55,10 +55,15 @@ export interface ChildRun {
   stderr: string;
 }
 
-/** Runs `node [node options] <args>` with the peak-RSS hook; times the whole process. */
+/**
+ * Runs `node [node options] <args>` with the peak-RSS hook; times the whole process. The child
+ * starts as a small shell that execs node: Linux carries a process's peak RSS across exec, so a
+ * node forked straight from this (large) bench process would report the bench's peak as its own.
+ */
 export function runChild(nodeOptions: string[], args: string[]): ChildRun {
   const started = performance.now();
-  const r = spawnSync(process.execPath, ["--import", RSS_HOOK, ...nodeOptions, ...args], { cwd: ROOT, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
+  const argv = [process.execPath, "--import", RSS_HOOK, ...nodeOptions, ...args];
+  const r = spawnSync("/bin/sh", ["-c", 'exec "$@"', "sh", ...argv], { cwd: ROOT, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
   const ms = performance.now() - started;
   const marker = /@@maxrss (\d+)/.exec(r.stderr ?? "");
   if (r.error !== undefined) throw r.error;

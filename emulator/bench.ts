@@ -198,4 +198,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   (await import("./bench-dump.js")).printDumpBench();
   await (await import("./bench-deep.js")).printDeepBench();
   await (await import("./bench-package.js")).printPackageBench();
+  process.stdout.write((await import("./bench-batch.js")).formatBatchBench((await import("./bench-batch.js")).benchBatch()));
 }

@@ -70,7 +70,9 @@ export {
   type AttachOptions,
   type Attachment,
 } from "./formats/symbol-file.js";
-export { renderJson, walkJson, writeJson } from "./render/json.js";
+export { renderJson, walkJson, writeJson, frameJson, type JsonContext, type ModuleSymbolSource } from "./render/json.js";
+export { dumpSystemInfo, type DumpSystemInfo } from "./render/system-info.js";
+export { breakpadStackContents, writeBreakpadBrief } from "./render/breakpad-stack.js";
 export { renderText, renderRoles } from "./render/text.js";
 export { renderWindbg, fpoNote } from "./render/windbg.js";
 export { locate, locateAddress, locationText, symbolize, type Location, type SymbolMatch } from "./analysis/location.js";
@@ -94,6 +96,7 @@ export {
   type BreakpadReport,
   type BreakpadThread,
   type BreakpadOptions,
+  type BreakpadPrintOptions,
 } from "./render/breakpad.js";
 export {
   readMinidump,

@@ -21,7 +21,7 @@ function layerOf(file: string): Layer {
   const [top] = parts;
   if (parts.length === 1) return top === "index.ts" ? "entry" : "errors";
   if (top === "etw") return "formats";
-  if (top === "cli" || top === "node") return "edge";
+  if (top === "cli" || top === "node" || top === "testing") return "edge";
   if ((ORDER as readonly string[]).includes(top!)) return top as Layer;
   throw new Error(`${file}: a folder the layer order does not name`);
 }

@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { RegionMemory } from "../memory/region-memory.js";
 import { WALKER_NAMES, type WalkerName } from "../walk/registry.js";
 import { loadInput, type Input } from "../node/input.js";
-import { attachSymbolDirectories, besideInput, readInputFile } from "../node/symbol-store.js";
+import { besideInput, readInputFile, type SymbolNote } from "../node/symbol-store.js";
+import { attachSymbolPath, downloadSymbols, missingDirectories, parseSymbolPath, type SymbolPath } from "../node/symbol-path.js";
+import type { SymbolTarget } from "../formats/symbol-file.js";
 import { UsageError, type Io } from "./io.js";
 
 export { EXIT, UsageError, parseOptions, type Io } from "./io.js";
@@ -24,30 +26,116 @@ export function maxFramesOption(value: string | undefined): number | undefined {
   return Number(value);
 }
 
-/** Parses `--thread`: a thread id, or (when `allowAll`) "all"; undefined when not given. */
-export function threadOption(value: string | undefined, allowAll: boolean): number | "all" | undefined {
+/**
+ * Parses `--thread`: a thread id, or (when `allowAll`) "all", or (when `allowCrashed`) "crashed";
+ * undefined when not given.
+ */
+export function threadOption(value: string | undefined, allowAll: boolean): number | "all" | undefined;
+export function threadOption(value: string | undefined, allowAll: boolean, allowCrashed: true): number | "all" | "crashed" | undefined;
+export function threadOption(value: string | undefined, allowAll: boolean, allowCrashed = false): number | "all" | "crashed" | undefined {
   if (value === undefined) return undefined;
   if (value === "all" && allowAll) return "all";
-  if (!/^\d+$/.test(value)) throw new UsageError(`--thread takes a thread id${allowAll ? ' or "all"' : ""}, not "${value}"`);
+  if (value === "crashed" && allowCrashed) return "crashed";
+  if (!/^\d+$/.test(value)) throw new UsageError(`--thread takes a thread id${allowAll && allowCrashed ? ', "all" or "crashed"' : allowAll ? ' or "all"' : ""}, not "${value}"`);
   return Number(value);
 }
 
+/** The options that say where symbols are, shared by the commands that walk dumps. */
+export const SYMBOL_OPTIONS = {
+  symbols: { type: "string", multiple: true },
+  "symbols-url": { type: "string", multiple: true },
+  "symbols-cache": { type: "string" },
+  "symbol-download-timeout-secs": { type: "string" },
+} as const;
+
+/** Where to look for symbols: the parsed path, and whether the user gave one (which turns on the per-module notes). */
+export interface SymbolSpec {
+  path: SymbolPath;
+  given: boolean;
+  /** A download that receives nothing for this long is given up. */
+  timeoutMs: number;
+}
+
+/** The parsed values of {@link SYMBOL_OPTIONS}. */
+export interface SymbolValues {
+  symbols?: string[] | undefined;
+  "symbols-url"?: string[] | undefined;
+  "symbols-cache"?: string | undefined;
+  "symbol-download-timeout-secs"?: string | undefined;
+}
+
 /**
- * Fills in x86 unwind records for an input's modules from `--symbols` directories and the
- * input's own directory (src/node/symbol-store.ts). With `--symbols` given, what was found for
- * each module is reported on stderr.
+ * The symbol path of `--symbols` (directories, symbol stores, `srv*CACHE*URL`, `cache*DIR`, `;`
+ * lists), then `_NT_SYMBOL_PATH` when it is set, then the `--symbols-url` servers (their cache
+ * `--symbols-cache`, else the default cache).
  */
-export function attachSymbols(input: Input, file: string, dirs: readonly string[], io: Io): void {
+export function symbolSpec(values: SymbolValues, env: NodeJS.ProcessEnv = process.env): SymbolSpec {
+  const cache = values["symbols-cache"];
+  const fromEnv = env["_NT_SYMBOL_PATH"];
+  const entries = [...(values.symbols ?? []), ...(fromEnv !== undefined && fromEnv.trim() !== "" ? [fromEnv] : [])];
+  for (const url of values["symbols-url"] ?? []) {
+    if (!/^https?:\/\//i.test(url)) throw new UsageError(`--symbols-url takes an http:// or https:// URL, not "${url}"`);
+    entries.push(cache !== undefined ? `srv*${cache}*${url}` : url);
+  }
+  const seconds = values["symbol-download-timeout-secs"];
+  if (seconds !== undefined && !(/^\d+(\.\d+)?$/.test(seconds) && Number(seconds) > 0)) throw new UsageError(`--symbol-download-timeout-secs takes a number of seconds > 0, not "${seconds}"`);
+  const path = parseSymbolPath(entries, cache !== undefined ? { defaultCache: cache } : {});
+  return { path, given: entries.length > 0, timeoutMs: seconds === undefined ? 30_000 : Number(seconds) * 1000 };
+}
+
+/** A spec of plain directories (what `check` and `crosscheck` take). */
+function asSpec(symbols: readonly string[] | SymbolSpec): SymbolSpec {
+  return Array.isArray(symbols) ? symbolSpec({ symbols: [...(symbols as readonly string[])] }, {}) : (symbols as SymbolSpec);
+}
+
+/**
+ * Fills in unwind records and names for an input's modules from the symbol path's directories
+ * (server caches included) and the input's own directory (src/node/symbol-store.ts). Returns a
+ * note per module looked at; {@link reportSymbols} prints them.
+ */
+export function attachSymbols(input: Input, file: string, symbols: readonly string[] | SymbolSpec, io: Io): SymbolNote[] {
+  const spec = asSpec(symbols);
   let notes;
   if (input.kind === "sweep") {
     const target = { modules: input.sweep.modules, memory: new RegionMemory(input.sweep.memory.map((r) => ({ base: r.base, bytes: r.bytes }))) };
-    notes = attachSymbolDirectories(target, dirs, besideInput(file));
+    notes = attachSymbolPath(target, spec.path, besideInput(file));
     input.sweep.modules = target.modules;
-  } else notes = attachSymbolDirectories(input.kind === "vector" ? input.vector : input.snapshot, dirs, besideInput(file));
-  if (dirs.length === 0) return;
+  } else notes = attachSymbolPath(input.kind === "vector" ? input.vector : input.snapshot, spec.path, besideInput(file));
+  if (Array.isArray(symbols)) reportSymbols(spec, notes, [], io);
+  return notes;
+}
+
+/**
+ * Asks the symbol servers for what the directories did not have (src/node/symbol-path.ts), then
+ * prints every note of the search ({@link reportSymbols}); returns the notes, one per module.
+ */
+export async function fetchSymbols(target: SymbolTarget | undefined, spec: SymbolSpec, notes: readonly SymbolNote[], io: Io): Promise<SymbolNote[]> {
+  let all = [...notes];
+  const warnings: string[] = [];
+  if (target !== undefined && spec.path.servers.length > 0) {
+    const got = await downloadSymbols(target, spec.path, { timeoutMs: spec.timeoutMs });
+    warnings.push(...got.warnings);
+    const byModule = new Map(got.notes.map((n) => [n.module, n]));
+    all = all.map((n) => byModule.get(n.module) ?? n);
+  }
+  reportSymbols(spec, all, warnings, io);
+  return all;
+}
+
+/**
+ * Prints what the symbol search did, when a symbol path was given: each path element that could
+ * not be used and each missing directory (warnings naming them), each file used or passed over,
+ * what each server answered for a module none had, and one line listing the modules left
+ * without symbols.
+ */
+export function reportSymbols(spec: SymbolSpec, notes: readonly SymbolNote[], warnings: readonly string[], io: Io): void {
+  if (!spec.given) return;
+  for (const w of spec.path.warnings) io.err(`warning: symbols: ${w}\n`);
+  for (const d of missingDirectories(spec.path)) io.err(`warning: symbols: ${d}: no such directory\n`);
+  for (const w of warnings) io.err(`warning: ${w}\n`);
   const missing: string[] = [];
   for (const n of notes) {
-    if (n.file === undefined && n.passedOver === undefined && n.unusable !== true) missing.push(n.module);
+    if (n.file === undefined && n.passedOver === undefined && n.unusable !== true && n.misses === undefined) missing.push(n.module);
     else io.err(`symbols: ${n.module}: ${n.detail}\n`);
   }
   if (missing.length > 0) io.err(`symbols: no symbol file for ${missing.length} module(s): ${missing.join(", ")}\n`);

@@ -4,8 +4,8 @@ import { InputError } from "../errors.js";
 import type { Snapshot } from "../model/snapshot.js";
 import type { ExplainedWalk } from "../render/explain-model.js";
 import { explainSnapshot, formatExplanation } from "../render/explain.js";
-import { EXIT, maxFramesOption, parseOptions, threadOption, UsageError, walkerOption, type Io } from "./common.js";
-import { chooseSnapshot } from "./walk.js";
+import { EXIT, maxFramesOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io, type SymbolValues } from "./common.js";
+import { loadSnapshot } from "./walk.js";
 
 /** Usage text of `explain`. */
 export const EXPLAIN_USAGE = `usage: stackwalk explain <vector.json|sweep.json|dump.dmp> [--walker W] [--thread ID|all]
@@ -28,18 +28,17 @@ export const EXPLAIN_OPTIONS = {
   thread: { type: "string" },
   step: { type: "string" },
   "max-frames": { type: "string" },
-  symbols: { type: "string", multiple: true },
+  ...SYMBOL_OPTIONS,
   images: { type: "string", multiple: true },
   help: { type: "boolean", short: "h" },
 } as const;
 
 /** Parsed values of {@link EXPLAIN_OPTIONS}. */
-export interface ExplainValues {
+export interface ExplainValues extends SymbolValues {
   walker?: string | undefined;
   thread?: string | undefined;
   step?: string | undefined;
   "max-frames"?: string | undefined;
-  symbols?: string[] | undefined;
   images?: string[] | undefined;
 }
 
@@ -48,10 +47,10 @@ export interface ExplainValues {
  * `--images`) and explains the chosen threads, the crashed thread first; `"first"` is the
  * crashed thread, else the first one.
  */
-export function explainInput(file: string, values: ExplainValues, choice: number | "all" | "first", io: Io): { snapshot: Snapshot; walks: ExplainedWalk[] } {
+export async function explainInput(file: string, values: ExplainValues, choice: number | "all" | "first", io: Io): Promise<{ snapshot: Snapshot; walks: ExplainedWalk[] }> {
   const maxFrames = maxFramesOption(values["max-frames"]);
   const walker = walkerOption(values.walker);
-  const { snapshot } = chooseSnapshot(file, values.step, values.symbols ?? [], values.images ?? [], io);
+  const { snapshot } = await loadSnapshot(file, { step: values.step, symbols: symbolSpec(values), images: values.images ?? [] }, io);
   if (snapshot.threads.length === 0) throw new InputError("bad-value", "the input has no threads to walk", { file });
   const thread = choice === "first" ? (snapshot.threads.find((t) => t.crashed) ?? snapshot.threads[0]!).id : choice;
   if (thread !== "all" && !snapshot.threads.some((t) => t.id === thread)) {
@@ -67,14 +66,14 @@ export function explainInput(file: string, values: ExplainValues, choice: number
 }
 
 /** Runs `explain`. */
-export function explainCommand(argv: string[], io: Io): number {
+export async function explainCommand(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseOptions(argv, EXPLAIN_OPTIONS);
   if (values.help) {
     io.out(EXPLAIN_USAGE);
     return EXIT.ok;
   }
   if (positionals.length !== 1) throw new UsageError(`explain takes exactly one input file (got ${positionals.length})`);
-  const { walks } = explainInput(positionals[0]!, values, threadOption(values.thread, true) ?? "all", io);
+  const { walks } = await explainInput(positionals[0]!, values, threadOption(values.thread, true) ?? "all", io);
   io.out(walks.map(formatExplanation).join("\n"));
   return EXIT.ok;
 }

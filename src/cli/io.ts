@@ -27,6 +27,8 @@ export class UsageError extends Error {
 export interface Io {
   out(text: string): void;
   err(text: string): void;
+  /** Standard error is a terminal (a progress bar may be drawn on it). */
+  errIsTty?: boolean;
 }
 
 type Options = NonNullable<ParseArgsConfig["options"]>;

@@ -19,6 +19,7 @@ export const EMULATOR_PACKAGES = ["koffi", "@alexaltea/capstone-js", "@alexaltea
 /** Each command, loaded when it runs; `needs` lists the optional packages it cannot run without. */
 const COMMANDS: Record<string, { load: () => Promise<Command>; needs?: readonly string[] }> = {
   walk: { load: async () => import("./walk.js").then((m) => ({ usage: m.WALK_USAGE, run: m.walkCommand })) },
+  "minidump-stackwalk": { load: async () => import("./minidump-stackwalk.js").then((m) => ({ usage: m.MINIDUMP_STACKWALK_USAGE, run: m.minidumpStackwalkCommand })) },
   check: { load: async () => import("./check.js").then((m) => ({ usage: m.CHECK_USAGE, run: m.checkCommand })) },
   roles: { load: async () => import("./roles.js").then((m) => ({ usage: m.ROLES_USAGE, run: m.rolesCommand })) },
   emulate: { load: async () => import("./emulate.js").then((m) => ({ usage: m.EMULATE_USAGE, run: m.emulateCommand })), needs: EMULATOR_PACKAGES },
@@ -36,7 +37,8 @@ export const USAGE = `usage: stackwalk <command> [options]
 Reconstructs call stacks from memory snapshots the way dbghelp's StackWalk64 does.
 
 commands:
-  walk <vector.json>        walk the stack(s) of a snapshot and print the frames
+  walk <input>...           walk the stack(s) of snapshots (files or folders) and print the frames
+  minidump-stackwalk <dmp>  Breakpad's minidump_stackwalk: its options (-m -s -c -b) and output
   check <vector|dir>...     walk vectors and compare each walk with its ground truth
   roles                     which register plays each STACKFRAME role, per machine
   explain <input>           every frame with the rule that found it and the memory it read
@@ -54,6 +56,7 @@ Exit status: 0 success, 1 a check found a difference, 2 bad input or usage, 3 an
 const stdio: Io = {
   out: (text) => stdout().write(text),
   err: (text) => process.stderr.write(text),
+  errIsTty: process.stderr.isTTY === true,
 };
 
 let stdoutReady = false;

@@ -51,7 +51,7 @@ export function writeOutput(path: string, text: string, io: Io, what: string): v
 }
 
 /** Runs `render`. */
-export function renderCommand(argv: string[], io: Io): number {
+export async function renderCommand(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseOptions(argv, VIEW_OPTIONS);
   if (values.help) {
     io.out(RENDER_USAGE);
@@ -61,7 +61,7 @@ export function renderCommand(argv: string[], io: Io): number {
   const file = positionals[0]!;
   if (values.output === "") throw new UsageError("-o takes a file name");
   const chosen = threadOption(values.thread, false);
-  const { snapshot, walks } = explainInput(file, values, chosen ?? "first", io);
+  const { snapshot, walks } = await explainInput(file, values, chosen ?? "first", io);
   const walk = walks[0]!;
   const svg = renderSvg(walk);
   const others = snapshot.threads.length > 1 && chosen === undefined ? `; the input has ${snapshot.threads.length} threads, choose another with --thread ID` : "";

@@ -23,7 +23,7 @@ picker, the crashed thread first. Open the page in any browser.
 `;
 
 /** Runs `view`. */
-export function viewCommand(argv: string[], io: Io): number {
+export async function viewCommand(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseOptions(argv, VIEW_OPTIONS);
   if (values.help) {
     io.out(VIEW_USAGE);
@@ -32,7 +32,7 @@ export function viewCommand(argv: string[], io: Io): number {
   if (positionals.length !== 1) throw new UsageError(`view takes exactly one input file (got ${positionals.length})`);
   const file = positionals[0]!;
   if (values.output === "") throw new UsageError("-o takes a file name");
-  const { walks } = explainInput(file, values, threadOption(values.thread, true) ?? "all", io);
+  const { walks } = await explainInput(file, values, threadOption(values.thread, true) ?? "all", io);
   const frames = walks.reduce((n, w) => n + w.frames.length, 0);
   const what = `${walks.length} thread${walks.length === 1 ? "" : "s"}, ${frames} frame${frames === 1 ? "" : "s"}`;
   writeOutput(values.output ?? defaultOutput(file, ".html"), renderHtml(walks), io, what);

@@ -1,4 +1,5 @@
-/** `stackwalk walk <input>`: walks every thread (or one) and prints the frames. */
+/** `stackwalk walk <input>...`: walks every thread (or one) and prints the frames; several inputs go to batch.ts. */
+import { statSync } from "node:fs";
 import { machineInfo } from "../model/machine.js";
 import { writeJson } from "../render/json.js";
 import { renderRoles, renderText } from "../render/text.js";
@@ -8,43 +9,59 @@ import { replaySweep } from "../formats/sweep.js";
 import type { Minidump } from "../formats/minidump.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { walkSnapshot, DEFAULT_MAX_FRAMES } from "../walk/walk.js";
-import { attachSymbols, EXIT, loadInput, maxFramesOption, parseOptions, threadOption, UsageError, walkerOption, type Io } from "./common.js";
+import { attachSymbols, EXIT, fetchSymbols, reportSymbols, loadInput, maxFramesOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io, type SymbolSpec } from "./common.js";
+import type { SymbolNote } from "../node/symbol-store.js";
+import { InputError } from "../errors.js";
+import { expandDumps, jobsOption, walkBatch, type BatchOptions } from "./batch.js";
 import { attachImageDirectories } from "../node/images.js";
 
 /** Usage text of `walk`. */
-export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json|dump.dmp> [--walker auto|fpo|unwind|frame-pointer]
-                     [--symbols DIR]... [--images DIR]... [--thread ID|all] [--step N] [--max-frames N]
-                     [--format text|json|windbg|breakpad|breakpad-m]
+export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json|dump.dmp|folder>... [--walker auto|fpo|unwind|frame-pointer]
+                     [--symbols PATH]... [--symbols-url URL]... [--symbols-cache DIR]
+                     [--symbol-download-timeout-secs S] [--images DIR]... [--thread ID|all|crashed]
+                     [--step N] [--max-frames N] [--jobs N]
+                     [--format text|json|jsonl|summary|windbg|breakpad|breakpad-m]
                      [--roles] [--registers]
 
 Walks the stack of each thread of a snapshot and prints one row per frame: the STACKFRAME64
 fields (AddrPC, AddrReturn, AddrFrame, AddrStack), the trust of the frame (how it was found),
-the rule with the values it used, and where the PC is (module!function+offset).
+the rule with the values it used, and where the PC is (module!function+offset [file:line]).
+Several inputs, or a folder (searched for .dmp and .mdmp files), are walked on worker threads
+and written as JSON Lines or a summary table; an input that cannot be walked is one error line
+and the batch goes on (exit status 2 when any failed).
 
   --walker W       auto (default): the most trusted strategy per frame, falling back down the
                    trust order, with stack scanning last; fpo (x86): FrameData programs and
                    FPO_DATA, then the EBP chain, no free scanning; unwind (x64): the unwind
                    tables, then stack scanning; frame-pointer: the EBP/RBP chain only
-  --symbols DIR    where to look for PDBs (DIR/x.pdb, DIR/x.pdb/<id>/x.pdb) and Breakpad
-                   .sym files (DIR/x.pdb/<id>/x.sym) for modules without unwind records;
-                   repeatable; the input's own directory is searched last
+  --symbols PATH   where to look for PDBs (DIR/x.pdb, DIR/x.pdb/<id>/x.pdb) and Breakpad
+                   .sym files (DIR/x.pdb/<id>/x.sym); repeatable; a symbol path as debuggers
+                   take it: DIR, srv*CACHE*URL, srv*URL, cache*DIR, ;-separated lists
+                   (_NT_SYMBOL_PATH is read too); the input's own directory is searched last
+  --symbols-url URL  a symbol server (URL/<debug file>/<debug id>/<file>), repeatable
+  --symbols-cache DIR  where downloads are kept (default ~/.cache/stackwalk-emu/symbols)
+  --symbol-download-timeout-secs S  give a download up after S seconds without data (30)
   --images DIR     for a minidump: module images (DIR/<module file name>, matched by
                    SizeOfImage and TimeDateStamp) whose code and unwind tables the dump lacks;
                    repeatable
-  --thread ID|all  one thread, or all of them (default), the crashed thread first
+  --thread T       a thread id, all of them (default; the crashed thread first), or crashed
   --step N         for a sweep: the snapshot taken at instruction count N
   --max-frames N   frame cap (default ${DEFAULT_MAX_FRAMES})
-  --format F       text (default), json (the documented schema), windbg (kb-style, with
-                   kv's FPO notes on x86), breakpad and breakpad-m (a minidump only: Breakpad's
-                   minidump_stackwalk report, human or -m pipe-delimited)
+  --jobs N         worker threads for several inputs (default: the number of cores)
+  --format F       text (default), json (the documented schema, walk.schema.json), windbg
+                   (kb-style, with kv's FPO notes on x86), breakpad and breakpad-m (a minidump
+                   only: Breakpad's minidump_stackwalk report, human or -m pipe-delimited);
+                   for several inputs: summary (default) or jsonl (one document per line)
   --roles          print the machine's register-role table first
   --registers      print each frame's recovered registers (text format)
 `;
 
-const FORMATS = ["text", "json", "windbg", "breakpad", "breakpad-m"] as const;
+const FORMATS = ["text", "json", "jsonl", "summary", "windbg", "breakpad", "breakpad-m"] as const;
+/** The formats of a batch (several inputs, or a folder). */
+const BATCH_FORMATS = ["jsonl", "summary"] as const;
 
 /** Runs `walk`. */
-export function walkCommand(argv: string[], io: Io): number {
+export async function walkCommand(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseOptions(argv, {
     walker: { type: "string" },
     thread: { type: "string" },
@@ -53,32 +70,53 @@ export function walkCommand(argv: string[], io: Io): number {
     roles: { type: "boolean" },
     registers: { type: "boolean" },
     step: { type: "string" },
-    symbols: { type: "string", multiple: true },
+    ...SYMBOL_OPTIONS,
     images: { type: "string", multiple: true },
+    jobs: { type: "string" },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) {
     io.out(WALK_USAGE);
     return EXIT.ok;
   }
-  if (positionals.length !== 1) throw new UsageError(`walk takes exactly one input file (got ${positionals.length})`);
-  const format = values.format ?? "text";
+  if (positionals.length === 0) throw new UsageError("walk takes an input file (or several, or a folder)");
+  const batch = positionals.length > 1 || values.format === "jsonl" || values.format === "summary" || isDirectory(positionals[0]!);
+  const format = values.format ?? (batch ? "summary" : "text");
   if (!(FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(", ")}, not "${format}"`);
-  const thread = threadOption(values.thread, true) ?? "all";
+  if (batch) {
+    if (!(BATCH_FORMATS as readonly string[]).includes(format)) throw new UsageError(`several inputs (or a folder) are written as --format jsonl or summary, not ${format}`);
+    for (const flag of ["step", "roles", "registers"] as const) if (values[flag] !== undefined) throw new UsageError(`--${flag} applies to one input, not a batch`);
+    const files = expandDumps(positionals);
+    if (files.length === 0) throw new UsageError(`no minidumps (.dmp, .mdmp) under ${positionals.join(", ")}`);
+    const options: BatchOptions = {
+      format: format as BatchOptions["format"],
+      walker: walkerOption(values.walker),
+      maxFrames: maxFramesOption(values["max-frames"]) ?? DEFAULT_MAX_FRAMES,
+      thread: threadOption(values.thread, true, true) ?? "all",
+      symbols: { symbols: values.symbols, "symbols-url": values["symbols-url"], "symbols-cache": values["symbols-cache"], "symbol-download-timeout-secs": values["symbol-download-timeout-secs"] },
+      images: values.images ?? [],
+    };
+    // The symbol path's own problems (a missing directory, a Windows path) are said once.
+    reportSymbols(symbolSpec(options.symbols), [], [], io);
+    return walkBatch(files, options, jobsOption(values.jobs), io);
+  }
+  if (values.jobs !== undefined) throw new UsageError("--jobs applies to several inputs (or a folder)");
+  const threadChoice = threadOption(values.thread, true, true) ?? "all";
   const maxFrames = maxFramesOption(values["max-frames"]) ?? DEFAULT_MAX_FRAMES;
   const walker = walkerOption(values.walker);
   const file = positionals[0]!;
-  const symbols = values.symbols ?? [];
-  const { snapshot, dump } = chooseSnapshot(file, values.step, symbols, values.images ?? [], io, format);
+  const symbols = symbolSpec(values);
+  const { snapshot, dump, symbolNotes } = await loadSnapshot(file, { step: values.step, symbols, images: values.images ?? [], format }, io);
+  const thread = resolveThread(snapshot, threadChoice, file);
   if (format === "breakpad" || format === "breakpad-m") {
     if (snapshot.machine === "ia64") throw new UsageError(`--format ${format}: Breakpad's processor has no IA-64 stack walker; ${file} is an IA-64 dump`);
-    const report = breakpadReport(dump!, snapshot, { walk: { walker, maxFrames }, thread, symbolPathGiven: symbols.length > 0 });
+    const report = breakpadReport(dump!, snapshot, { walk: { walker, maxFrames }, thread, symbolPathGiven: symbols.given });
     (format === "breakpad" ? writeBreakpad : writeBreakpadMachineReadable)(report, io.out);
     return EXIT.ok;
   }
   const walks = walkSnapshot(snapshot, { walker, maxFrames, thread });
   if (format === "json") {
-    writeJson(snapshot.machine, snapshot.modules, walks, io.out, dump?.notes);
+    writeJson(snapshot.machine, snapshot.modules, walks, io.out, { ...(dump === undefined ? {} : { dump }), os: snapshot.os, symbols: symbolNotes });
     return EXIT.ok;
   }
   let text = "";
@@ -92,11 +130,41 @@ export function walkCommand(argv: string[], io: Io): number {
   return EXIT.ok;
 }
 
+/** Whether `path` names a directory (a folder of dumps). */
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** What {@link loadSnapshot} needs besides the file. */
+export interface LoadOptions {
+  /** For a sweep: the instruction count of the snapshot to walk. */
+  step?: string | undefined;
+  symbols: SymbolSpec;
+  images: readonly string[];
+  /** The output format (the Breakpad formats need a minidump). */
+  format?: string;
+}
+
+/** `--thread crashed`: the crashed thread's id (an input error when none crashed); a thread id or "all" as given. */
+export function resolveThread(snapshot: Snapshot, choice: number | "all" | "crashed", file: string): number | "all" {
+  if (choice !== "crashed") return choice;
+  const crashed = snapshot.threads.find((t) => t.crashed);
+  if (crashed === undefined) throw new InputError("bad-value", `no thread crashed (threads: ${snapshot.threads.map((t) => t.id).join(", ")}), so --thread crashed chooses none`, { file });
+  return crashed.id;
+}
+
 /**
  * The snapshot to walk: a vector or minidump itself, or one snapshot of a sweep chosen with
- * `--step`; with the minidump it came from, if any. The Breakpad formats need a minidump.
+ * `--step`; with the minidump it came from, if any, and what the symbol search found (symbol
+ * directories, then symbol servers for what they lacked; its notes are printed on stderr).
  */
-export function chooseSnapshot(file: string, step: string | undefined, symbols: readonly string[], images: readonly string[], io: Io, format = "text"): { snapshot: Snapshot; dump?: Minidump } {
+export async function loadSnapshot(file: string, options: LoadOptions, io: Io): Promise<{ snapshot: Snapshot; dump?: Minidump; symbolNotes: SymbolNote[] }> {
+  const { step, symbols, images } = options;
+  const format = options.format ?? "text";
   const input = loadInput(file);
   if (input.kind !== "dump" && (format === "breakpad" || format === "breakpad-m")) {
     throw new UsageError(`--format ${format} reproduces Breakpad's report of a minidump; ${file} is a ${input.kind === "vector" ? "vector" : "sweep"}, not a .dmp`);
@@ -105,16 +173,17 @@ export function chooseSnapshot(file: string, step: string | undefined, symbols: 
     if (input.kind !== "dump") throw new UsageError(`--images applies to minidumps; ${file} is a ${input.kind}, which carries its images in its memory`);
     for (const n of attachImageDirectories(input.snapshot, images)) if (n.file !== undefined || !n.detail.startsWith("no ")) io.err(`images: ${n.module}: ${n.detail}\n`);
   }
-  attachSymbols(input, file, symbols, io);
+  const local = attachSymbols(input, file, symbols, io);
+  const symbolNotes = await fetchSymbols(input.kind === "dump" ? input.snapshot : input.kind === "vector" ? input.vector : undefined, symbols, local, io);
   if (input.kind === "dump") {
     // What the reader passed over or repaired in a damaged dump (each names the offset).
     for (const note of input.dump.notes) io.err(`note: ${file}: ${note}\n`);
     if (step !== undefined) throw new UsageError(`--step applies to sweeps; ${file} is a minidump`);
-    return { snapshot: input.snapshot, dump: input.dump };
+    return { snapshot: input.snapshot, dump: input.dump, symbolNotes };
   }
   if (input.kind === "vector") {
     if (step !== undefined) throw new UsageError(`--step applies to sweeps; ${file} is a single vector`);
-    return { snapshot: input.vector };
+    return { snapshot: input.vector, symbolNotes };
   }
   const steps = input.sweep.steps;
   if (step === undefined) {
@@ -122,6 +191,6 @@ export function chooseSnapshot(file: string, step: string | undefined, symbols: 
   }
   if (!/^\d+$/.test(step)) throw new UsageError(`--step takes an instruction count, not "${step}"`);
   const wanted = Number(step);
-  for (const v of replaySweep(input.sweep)) if (v.step === wanted) return { snapshot: v };
+  for (const v of replaySweep(input.sweep)) if (v.step === wanted) return { snapshot: v, symbolNotes };
   throw new UsageError(`${file} has no snapshot at step ${wanted}`);
 }

@@ -44,6 +44,39 @@ export interface SymbolNote {
   corrupt?: boolean;
   /** The module's debug file or id cannot name a file in a symbol store, so none was looked for. */
   unusable?: boolean;
+  /** The URL the file was downloaded from (now or into the cache it was read from). */
+  url?: string;
+  /** What each symbol server answered, when none had the file. */
+  misses?: string[];
+}
+
+/** Symbol files parsed in this process, by path, with the size and time that identify the version parsed; the most recent first out last. */
+const parsed = new Map<string, { stamp: string; file: SymbolFile }>();
+/** How many parsed files are kept (a walk of many dumps of one program reads the same few). */
+const PARSED_KEPT = 32;
+
+/**
+ * The parse of the file at `path`, made once per version of the file in this process (attaching
+ * never changes a parsed file, so dumps that share a module share its parse).
+ */
+function parsedOnce(path: string, parse: () => SymbolFile): SymbolFile {
+  let stamp = "";
+  try {
+    const st = statSync(path);
+    stamp = `${st.size}:${st.mtimeMs}:${st.ino}`;
+  } catch {
+    return parse();
+  }
+  const hit = parsed.get(path);
+  if (hit !== undefined && hit.stamp === stamp) {
+    parsed.delete(path);
+    parsed.set(path, hit);
+    return hit.file;
+  }
+  const file = parse();
+  parsed.set(path, { stamp, file });
+  if (parsed.size > PARSED_KEPT) parsed.delete(parsed.keys().next().value!);
+  return file;
 }
 
 function isFile(path: string): boolean {
@@ -101,8 +134,8 @@ export function attachSymbolDirectories(target: SymbolTarget, dirs: readonly str
     const warnings: string[] = [];
     let used: string | undefined;
     for (const root of roots) {
-      const pdb = (name: string): SymbolFile => pdbSymbolFile(readInputFile(name), { name });
-      const sym = (name: string): SymbolFile => breakpadSymbolFile(readInputFile(name), { name, skipMalformed: true });
+      const pdb = (name: string): SymbolFile => parsedOnce(name, () => pdbSymbolFile(readInputFile(name), { name }));
+      const sym = (name: string): SymbolFile => parsedOnce(name, () => breakpadSymbolFile(readInputFile(name), { name, skipMalformed: true }));
       const candidates: [string, (name: string) => SymbolFile][] = [
         [join(root, pdbName), pdb],
         [join(root, pdbName, id.debugId, pdbName), pdb],

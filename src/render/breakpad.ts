@@ -17,6 +17,7 @@ import type { Frame, Walk } from "../walk/frame.js";
 import { lookupAddress } from "../walk/lookup-address.js";
 import { walkThread, type WalkOptions } from "../walk/walk.js";
 import { crashReason } from "./breakpad-crash.js";
+import { dumpSystemInfo } from "./system-info.js";
 import { chunked, collect } from "./chunks.js";
 import { locate, type Location } from "../analysis/location.js";
 
@@ -66,34 +67,6 @@ export interface BreakpadOptions {
   /** A symbol path was given (`--symbols`): modules on a stack without symbols get a warning. */
   symbolPathGiven?: boolean;
 }
-
-// Breakpad's MD_OS_* platform ids and their names (minidump_processor.cc GetOSInfo).
-const OS_NAMES: Readonly<Record<number, string>> = {
-  1: "Windows",
-  2: "Windows NT",
-  0x8101: "Mac OS X",
-  0x8102: "iOS",
-  0x8201: "Linux",
-  0x8202: "Solaris",
-  0x8203: "Android",
-  0x8204: "PS3",
-  0x8205: "NaCl",
-  0x8206: "Fuchsia",
-};
-
-// ProcessorArchitecture → Breakpad's CPU name (GetCPUInfo); others print as 0x%04x.
-const CPU_NAMES: Readonly<Record<number, string>> = {
-  0: "x86",
-  9: "amd64",
-  3: "ppc",
-  0x8002: "ppc64",
-  0x8001: "sparc",
-  5: "arm",
-  12: "arm64",
-  0x8003: "arm64",
-  1: "mips",
-  0x8004: "mips64",
-};
 
 const hex8 = (n: number): string => `0x${(n >>> 0).toString(16).padStart(8, "0")}`;
 const hex = (v: bigint): string => v.toString(16);
@@ -196,19 +169,7 @@ function hasSymbols(m: Module): boolean {
  * Breakpad's processor walks it. The snapshot must come from `dump` (minidumpSnapshot) with symbols attached.
  */
 export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: BreakpadOptions = {}): BreakpadReport {
-  const sys = dump.systemInfo;
-  const os = sys === undefined ? "" : OS_NAMES[sys.platformId] ?? hex8(sys.platformId);
-  const osVersion = sys === undefined ? "" : `${sys.majorVersion >>> 0}.${sys.minorVersion >>> 0}.${sys.buildNumber >>> 0}${sys.csdVersion !== undefined ? ` ${sys.csdVersion}` : ""}`;
-  let cpu = "";
-  let cpuInfo = "";
-  if (sys !== undefined) {
-    const arch = sys.processorArchitecture;
-    cpu = CPU_NAMES[arch] ?? `0x${arch.toString(16).padStart(4, "0")}`;
-    if (arch === 0 || arch === 9) {
-      const vendor = sys.cpu.kind === "x86" && arch === 0 ? `${sys.cpu.vendorId} ` : "";
-      cpuInfo = `${vendor}family ${sys.processorLevel} model ${sys.processorRevision >> 8} stepping ${sys.processorRevision & 0xff}`;
-    }
-  }
+  const { os, osVersion, cpu, cpuInfo, cpuCount } = dumpSystemInfo(dump);
   const crash = crashReason(dump);
   const misc = dump.miscInfo;
   const created = misc !== undefined && (misc.flags1 & 0x2) !== 0 ? misc.processCreateTime >>> 0 : 0;
@@ -218,7 +179,7 @@ export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: Brea
     osVersion,
     cpu,
     cpuInfo,
-    cpuCount: sys?.numberOfProcessors ?? 0,
+    cpuCount,
     crashed: crash !== undefined,
     crashReason: crash?.reason ?? "",
     crashAddress: crash?.address ?? 0n,
@@ -284,7 +245,7 @@ export function assertionText(a: MinidumpAssertion): string {
 }
 
 /** The human frame text after the index: `module!function [file : line + 0xoff]` and the shorter forms (§6.1). */
-function frameText(loc: Location, pc: bigint): string {
+export function frameText(loc: Location, pc: bigint): string {
   if (loc.module === undefined) return `0x${hex(pc)}`;
   const name = codeFile(loc.module);
   if (loc.function === undefined) return `${name} + 0x${hex(loc.moduleOffset!)}`;
@@ -296,7 +257,7 @@ function frameText(loc: Location, pc: bigint): string {
  * The location of each frame, worked out once per PC and kind of frame: the frames of a deep
  * recursion share a handful of return addresses.
  */
-function locations(modules: readonly Module[]): (frame: Frame) => Location {
+export function locations(modules: readonly Module[]): (frame: Frame) => Location {
   const context = new Map<bigint, Location>();
   const callers = new Map<bigint, Location>();
   return (frame) => {
@@ -331,13 +292,21 @@ function sortedModules(report: BreakpadReport): Module[] {
   return once.sort((a, b) => (a.base < b.base ? -1 : a.base > b.base ? 1 : 0));
 }
 
+/** What `minidump_stackwalk`'s options add to or take from the human report. */
+export interface BreakpadPrintOptions {
+  /** `-c`: print the requesting (crashed) thread only. */
+  requestingThreadOnly?: boolean;
+  /** Text printed after a frame's "Found by:" line (`-s`: the stack contents; breakpad-stack.ts). */
+  afterFrame?: (thread: BreakpadThread, frameIndex: number) => string;
+}
+
 /** `minidump_stackwalk <dump> [symbol-path]` output (minidump.md §6.1). */
-export function renderBreakpad(report: BreakpadReport): string {
-  return collect((write) => writeBreakpad(report, write));
+export function renderBreakpad(report: BreakpadReport, options: BreakpadPrintOptions = {}): string {
+  return collect((write) => writeBreakpad(report, write, options));
 }
 
 /** {@link renderBreakpad}'s text, handed to `write` piece by piece as it is made (a 100,000-frame report is never held whole). */
-export function writeBreakpad(report: BreakpadReport, write: (text: string) => void): void {
+export function writeBreakpad(report: BreakpadReport, write: (text: string) => void, options: BreakpadPrintOptions = {}): void {
   const out = chunked(write);
   out.push(`Operating system: ${report.os}\n`);
   out.push(`                  ${report.osVersion}\n`);
@@ -361,6 +330,7 @@ export function writeBreakpad(report: BreakpadReport, write: (text: string) => v
   const locationOf = locations(report.modules);
   const texts = new Map<Location, string>();
   for (const t of printOrder(report)) {
+    if (options.requestingThreadOnly === true && t.index !== report.requestingThread) continue;
     out.push("\n");
     const label = t.index !== report.requestingThread ? "" : report.crashed ? " (crashed)" : " (requested dump, did not crash)";
     out.push(`Thread ${t.index}${label}\n`);
@@ -373,6 +343,7 @@ export function writeBreakpad(report: BreakpadReport, write: (text: string) => v
         texts.set(loc, text);
       }
       out.push(`${String(f.index).padStart(2)}  ${text}\n ${formatRegisterLines(breakpadRegisters(report.cpu, f), digits)}\n    Found by: ${breakpadTrust(f)}\n`);
+      if (options.afterFrame !== undefined) out.push(options.afterFrame(t, f.index));
     }
   }
   out.push("\n");

@@ -46,6 +46,8 @@ export interface ExplainedFrame {
   location: string;
   /** The function name alone, when symbols give one. */
   functionName?: string;
+  /** The source file and line of the PC (a .sym file's line record covering it), when symbols give one. */
+  source?: { file: string; line: number };
   /**
    * How this frame was found from the frame below it, in plain words with addresses and values,
    * one sentence per line (frame 0: where the context came from).

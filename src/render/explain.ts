@@ -92,6 +92,7 @@ export function explainWalk(snapshot: Snapshot, thread: ThreadSnapshot, options:
     const loc = locate(snapshot.modules, frame);
     const e: ExplainedFrame = { index: i, frame, location: locationText(loc, a(frame.addrPC)), how: [], reads: [] };
     if (loc.function !== undefined) e.functionName = loc.function;
+    if (loc.line?.file !== undefined) e.source = { file: loc.line.file, line: loc.line.line };
     return e;
   });
   const readsByFrame = groupReads(recorder.reads);

@@ -2,7 +2,7 @@
 import { formatAddress, machineInfo, MACHINES, type Machine } from "../model/machine.js";
 import type { Module } from "../model/snapshot.js";
 import type { ThreadWalk } from "../walk/walk.js";
-import { locate, locationText } from "../analysis/location.js";
+import { locate, locationText, type Location } from "../analysis/location.js";
 
 /** The register-role table of one or more machines, side by side when several. */
 export function renderRoles(machines: readonly Machine[] = MACHINES): string {
@@ -32,6 +32,11 @@ export function renderRoles(machines: readonly Machine[] = MACHINES): string {
   return lines.join("\n") + "\n";
 }
 
+/** ` [file:line]` for a location with a source line (a .sym file's line record), else nothing. */
+export function sourceText(loc: Location): string {
+  return loc.line?.file === undefined ? "" : ` [${loc.line.file}:${loc.line.line}]`;
+}
+
 /** Renders walks as text; `withRegisters` adds each frame's recovered registers. */
 export function renderText(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[], withRegisters = false): string {
   const a = (v: bigint): string => formatAddress(machine, v);
@@ -41,7 +46,8 @@ export function renderText(machine: Machine, modules: readonly Module[], walks: 
     out.push(`thread ${thread.id}${thread.crashed ? " (crashed)" : ""}: ${walk.frames.length} frame${walk.frames.length === 1 ? "" : "s"}`);
     out.push(["  #", "AddrPC".padEnd(w), "AddrReturn".padEnd(w), "AddrFrame".padEnd(w), "AddrStack".padEnd(w), "trust".padEnd(13), "location"].join("  "));
     for (const f of walk.frames) {
-      const loc = locationText(locate(modules, f), a(f.addrPC));
+      const where = locate(modules, f);
+      const loc = locationText(where, a(f.addrPC)) + sourceText(where);
       out.push([String(f.index).padStart(3), a(f.addrPC), a(f.addrReturn), a(f.addrFrame), a(f.addrStack), f.trust.padEnd(13), loc].join("  "));
       out.push(`     rule: ${f.rule}`);
       out.push(`     params: ${f.params.map(a).join(" ")}`);

@@ -12,6 +12,7 @@ import { run } from "../../src/cli/main.js";
 import { x64Dump } from "../render/x64-dump.js";
 import { writeMinidump } from "../support/minidump-writer.js";
 import { spawnStackwalk } from "../support/spawn-cli.js";
+import { parseWalkJson } from "../support/walk-schema.js";
 
 const FIXTURES = "../shared/fixtures/breakpad";
 const DUMP = `${FIXTURES}/minidump2.dmp`;
@@ -121,7 +122,7 @@ describe("usage", () => {
 
   it("--format text and json of a dump are unchanged", async () => {
     const json = await cli("walk", DUMP, "--symbols", SYMBOLS, "--format", "json");
-    expect(JSON.parse(json.out).threads[0].frames.map((f: { function: string }) => f.function)).toEqual([
+    expect(parseWalkJson(json.out).threads[0].frames.map((f: { function: string }) => f.function)).toEqual([
       "`anonymous namespace'::CrashFunction", "main", "__tmainCRTStartup", "BaseProcessStart",
     ]);
     const text = await cli("walk", DUMP, "--symbols", SYMBOLS);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
 import { spawnStackwalk } from "../support/spawn-cli.js";
+import { parseWalkJson } from "../support/walk-schema.js";
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
@@ -18,15 +19,16 @@ describe("stackwalk walk", () => {
   it("prints JSON that follows the contract", async () => {
     const { code, out } = await cli("walk", X86, "--format", "json");
     expect(code).toBe(0);
-    const doc = JSON.parse(out);
-    expect(Object.keys(doc)).toEqual(["machine", "threads"]);
+    const doc = parseWalkJson(out);
+    expect(Object.keys(doc)).toEqual(["machine", "status", "pid", "crash_info", "system_info", "main_module", "modules", "thread_count", "threads"]);
     expect(doc.machine).toBe("x86");
     const t = doc.threads[0];
-    expect(Object.keys(t)).toEqual(["id", "crashed", "frames", "stop"]);
+    expect(Object.keys(t)).toEqual(["id", "crashed", "frame_count", "frames", "stop"]);
     expect(t.crashed).toBe(true);
     expect(Object.keys(t.frames[0])).toEqual([
       "index", "addrPC", "addrReturn", "addrFrame", "addrStack", "addrBStore", "params", "far", "virtual",
       "funcTableEntry", "trust", "rule", "registers", "module", "moduleOffset", "function", "functionOffset",
+      "file", "line", "frame", "offset", "module_offset", "function_offset", "missing_symbols",
     ]);
     expect(t.frames[0]).toMatchObject({
       index: 0, addrPC: "0x004010cd", addrReturn: "0x00401097", addrFrame: "0x0012fe08", addrStack: "0x0012fe00",
@@ -42,7 +44,7 @@ describe("stackwalk walk", () => {
 
   it("pads x64 addresses to 16 digits", async () => {
     const { out } = await cli("walk", "vectors/x64/rbp-chain-3.json", "--format", "json");
-    expect(JSON.parse(out).threads[0].frames[1].addrPC).toBe("0x000000014000106c");
+    expect(parseWalkJson(out).threads[0].frames[1].addrPC).toBe("0x000000014000106c");
   });
 
   it("prints WinDbg kb-style output with kv FPO notes on x86", async () => {
@@ -68,7 +70,7 @@ describe("stackwalk walk", () => {
 
   it("caps frames with --max-frames and picks a thread", async () => {
     const { out } = await cli("walk", X86, "--format", "json", "--max-frames", "2", "--thread", "0");
-    const t = JSON.parse(out).threads[0];
+    const t = parseWalkJson(out).threads[0];
     expect(t.frames).toHaveLength(2);
     expect(t.stop.reason).toBe("max-frames");
     expect((await cli("walk", X86, "--thread", "7")).code).toBe(2);
@@ -76,7 +78,7 @@ describe("stackwalk walk", () => {
 
   it.each([
     [["walk", "missing.json"], /missing\.json: cannot read: no such file/],
-    [["walk", X86, "--format", "xml"], /--format must be one of text, json, windbg/],
+    [["walk", X86, "--format", "xml"], /--format must be one of text, json, jsonl, summary, windbg/],
     [["walk", X86, "--walker", "magic"], /--walker must be one of/],
     [["walk", X86, "--walker", "unwind"], /walker 'unwind' is not available for x86/],
     [["walk", X86, "--max-frames", "0"], /--max-frames takes a whole number/],
@@ -86,7 +88,7 @@ describe("stackwalk walk", () => {
     [["walk", X86, "--walker", "--thread", "0"], /^stackwalk walk: --walker needs a value$/],
     [["walk", X86, "--roles=yes"], /^stackwalk walk: --roles takes no value$/],
     [["walk", X86, "-x"], /^stackwalk walk: unknown option "-x"$/],
-    [["walk"], /walk takes exactly one input file/],
+    [["walk"], /walk takes an input file \(or several, or a folder\)/],
     [["walk", "package.json"], /package\.json: \$\.format: missing required field "format"/],
     [["walk", "src/cli/stackwalk.ts"], /stackwalk\.ts: offset 0x0: not a stackwalk-vector\/1 or stackwalk-sweep\/1 JSON file/],
     [["frobnicate"], /unknown command "frobnicate"/],

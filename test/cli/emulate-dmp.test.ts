@@ -13,6 +13,7 @@ import { run } from "../../src/cli/main.js";
 import { parseBreakpadSym } from "../../src/formats/breakpad-sym.js";
 import { bytesSource, minidumpSnapshot, readMinidump } from "../../src/formats/minidump.js";
 import { parseVector } from "../../src/formats/vector.js";
+import { parseWalkJson } from "../support/walk-schema.js";
 
 const FPO_PE = "vectors/programs/c/build/x86-fpo/big-frames-varargs.exe";
 const ASM = "vectors/programs/x86/fpo-leaf.asm";
@@ -47,7 +48,7 @@ async function walkAgainstTruth(dump: string, vectorFile: string, symbols: strin
   const r = await cli("walk", dump, "--symbols", symbols, "--format", "json");
   expect(r.code, r.err).toBe(0);
   expect(r.err).toContain(`unwind records from ${symFile}`);
-  const doc = JSON.parse(r.out) as JsonWalk;
+  const doc = parseWalkJson(r.out) as JsonWalk;
   expect(doc.machine).toBe("x86");
   expect(doc.threads).toHaveLength(1);
   const thread = doc.threads[0]!;
@@ -108,7 +109,7 @@ describe("stackwalk emulate --dmp", () => {
     expect(sym.stackCfi.every((c) => c.init === ".cfa: $rsp 8 + .ra: .cfa 8 - ^")).toBe(true);
     const w = await cli("walk", join(dir, dumps.at(-1)!), "--format", "json");
     expect(w.code, w.err).toBe(0);
-    const thread = (JSON.parse(w.out) as JsonWalk).threads[0]!;
+    const thread = (parseWalkJson(w.out) as JsonWalk).threads[0]!;
     const truth = parseVector(readFileSync(join(dir, dumps.at(-1)!.replace(/\.dmp$/, ".json")), "utf8")).threads[0]!.truth!;
     const hex64 = (v: bigint): string => `0x${v.toString(16).padStart(16, "0")}`;
     expect(thread.frames.map((f) => [f.addrPC, f.addrStack])).toEqual(truth.map((t) => [hex64(t.pc), hex64(t.sp)]));
@@ -131,7 +132,7 @@ describe("stackwalk emulate --dmp", () => {
     for (const input of ["leaf.dmp", "leaf.json"]) {
       const w = await cli("walk", join(dir, input), "--symbols", dir, "--format", "json");
       expect(w.code, w.err).toBe(0);
-      walks.push((JSON.parse(w.out) as JsonWalk).threads[0]!);
+      walks.push((parseWalkJson(w.out) as JsonWalk).threads[0]!);
     }
     const rows = (t: JsonWalk["threads"][number]) => t.frames.map((f) => [f.addrPC, f.addrStack, f.trust, f.function]);
     expect(rows(walks[0]!)).toEqual(rows(walks[1]!));
@@ -157,6 +158,6 @@ describe("stackwalk emulate --dmp", () => {
     expect(dumps).toHaveLength(30);
     const w = await cli("walk", join(dir, "fpo-leaf.17.dmp"), "--format", "json");
     expect(w.code).toBe(0);
-    expect((JSON.parse(w.out) as JsonWalk).threads[0]!.frames.length).toBe(3 - 1); // at capture: leaf's caller is skipped by the EBP chain, as in the vector
+    expect((parseWalkJson(w.out) as JsonWalk).threads[0]!.frames.length).toBe(3 - 1); // at capture: leaf's caller is skipped by the EBP chain, as in the vector
   });
 });

@@ -11,6 +11,7 @@ import { run } from "../../src/cli/main.js";
 import { minidumpBytes } from "../../src/formats/minidump-write.js";
 import { parseSweep, replaySweep } from "../../src/formats/sweep.js";
 import { readFileSync } from "node:fs";
+import { parseWalkJson } from "../support/walk-schema.js";
 
 const SWEEP = "vectors/x64/c/recursion-callbacks.sweep.json";
 const IMAGES = "vectors/programs/c/build/x64";
@@ -48,7 +49,7 @@ describe("walk --images", () => {
     const { file, truth } = stackOnlyDump();
     expect(truth.length).toBeGreaterThan(3);
     const frames = (r: { out: string }): [string, string][] =>
-      (JSON.parse(r.out).threads[0].frames as { addrPC: string; addrStack: string }[]).map((f) => [f.addrPC, f.addrStack]);
+      (parseWalkJson(r.out).threads[0].frames as { addrPC: string; addrStack: string }[]).map((f) => [f.addrPC, f.addrStack]);
     const without = await cli("walk", file, "--walker", "unwind", "--format", "json");
     expect(without.code).toBe(0);
     expect(frames(without)).not.toEqual(truth);
@@ -56,7 +57,7 @@ describe("walk --images", () => {
     expect(withImages.code).toBe(0);
     expect(withImages.err).toContain(`image from ${join(IMAGES, "recursion-callbacks.exe")}`);
     expect(frames(withImages)).toEqual(truth);
-    const trusts = (JSON.parse(withImages.out).threads[0].frames as { trust: string }[]).slice(1).map((f) => f.trust);
+    const trusts = (parseWalkJson(withImages.out).threads[0].frames as { trust: string }[]).slice(1).map((f) => f.trust);
     expect(trusts.every((t) => t === "unwind-info")).toBe(true);
   });
 

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
+import { parseWalkJson } from "../support/walk-schema.js";
 
 const DMP = "../shared/fixtures/breakpad/minidump2.dmp";
 
@@ -52,7 +53,7 @@ describe("stackwalk walk on a truncated minidump", () => {
       `note: ${file}: offset 0x1d8: thread 1 (id 4544) Stack: the range 0x97f6e8..0x980000 (2328 bytes at file offset 0x231d) runs past the end of the file (0x2bd1 bytes); 2228 of its bytes are read`,
       `note: ${file}: offset 0x1531: MemoryList: the range 0x97f6e8..0x980000 (2328 bytes at file offset 0x231d) runs past the end of the file (0x2bd1 bytes); 2228 of its bytes are read`,
     ]);
-    const json = JSON.parse((await cli("walk", file, "--format", "json")).out) as { notes: string[]; threads: { frames: unknown[] }[] };
+    const json = parseWalkJson((await cli("walk", file, "--format", "json")).out) as { notes: string[]; threads: { frames: unknown[] }[] };
     expect(json.notes).toEqual(notes.map((n) => n.slice(`note: ${file}: `.length)));
     expect(json.threads[0]!.frames.length).toBeGreaterThan(1);
   });

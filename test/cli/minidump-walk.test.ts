@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
+import { parseWalkJson } from "../support/walk-schema.js";
 
 const DUMP = "../shared/fixtures/breakpad/minidump2.dmp";
 const SYMBOLS = "../shared/fixtures/breakpad/symbols";
@@ -40,7 +41,7 @@ const EXPECTED = [
 async function crashedThread(...extra: string[]): Promise<{ frames: JsonFrame[]; stop: { reason: string }; err: string }> {
   const r = await cli("walk", DUMP, "--format", "json", ...extra);
   expect(r.code).toBe(0);
-  const doc = JSON.parse(r.out) as { machine: string; threads: { id: number; crashed: boolean; frames: JsonFrame[]; stop: { reason: string } }[] };
+  const doc = parseWalkJson(r.out) as { machine: string; threads: { id: number; crashed: boolean; frames: JsonFrame[]; stop: { reason: string } }[] };
   expect(doc.machine).toBe("x86");
   expect(doc.threads.length).toBe(2);
   const t = doc.threads[0]!;

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
 import { parsePdb } from "../../src/formats/pdb.js";
+import { parseWalkJson } from "../support/walk-schema.js";
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
@@ -80,7 +81,7 @@ describe("walk and check --symbols", () => {
     const r = await cli("walk", file, "--walker", "fpo", "--step", "200", "--symbols", dir, "--format", "json");
     expect(r.code).toBe(0);
     expect(r.err).toMatch(/unwind records from .*recursion-callbacks\.sym/);
-    const frames = JSON.parse(r.out).threads[0].frames as { trust: string; rule: string }[];
+    const frames = parseWalkJson(r.out).threads[0].frames as { trust: string; rule: string }[];
     expect(frames.length).toBeGreaterThan(2);
     expect(frames[1]!.trust).toBe("frame-data");
     const check = await cli("check", file, "--walker", "fpo", "--symbols", dir);

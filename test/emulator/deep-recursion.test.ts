@@ -16,6 +16,7 @@ import { DEEP_RECURSION, deepRecursionLimit, realProgramImage, runDeepRecursion,
 import { run } from "../../src/cli/main.js";
 import { parseVector, type Vector } from "../../src/formats/vector.js";
 import type { TruthFrame } from "../../src/model/snapshot.js";
+import { parseWalkJson } from "../support/walk-schema.js";
 
 type Io = { code: number; out: string; err: string };
 
@@ -105,7 +106,7 @@ describe("deep-recursion: a program linked for a large stack, its dump and the w
 
       const json = await cli("walk", c.dump, "--format", "json");
       expect(json.code, json.err).toBe(0);
-      const walked = (JSON.parse(json.out) as { threads: { frames: { addrPC: string; addrStack: string; function: string | null }[]; stop: { reason: string } }[] }).threads[0]!;
+      const walked = (parseWalkJson(json.out) as { threads: { frames: { addrPC: string; addrStack: string; function: string | null }[]; stop: { reason: string } }[] }).threads[0]!;
       expect(walked.frames.map((f) => [f.addrPC, f.addrStack])).toEqual(truth.map((t) => [hex(t.pc, x64), hex(t.sp, x64)]));
       expect(walked.frames.map((f) => f.function)).toEqual(truth.map((t) => t.function));
       expect(walked.stop.reason).toBe("end-of-stack");

@@ -6,6 +6,7 @@ import { run } from "../../src/cli/main.js";
 import { InputError } from "../../src/errors.js";
 import { formatSweep, parseSweep, replaySweep, type Sweep } from "../../src/formats/sweep.js";
 import { readU32 } from "../../src/memory/reader.js";
+import { parseWalkJson } from "../support/walk-schema.js";
 
 /**
  * A three-snapshot sweep of `call f` in a frame-pointer program, laid out by hand: before the
@@ -88,7 +89,7 @@ describe("stackwalk-sweep/1", () => {
     expect(out.trimEnd().split("\n").at(-1)).toBe("2 passed, 1 failed");
     out = "";
     expect(await run(["walk", file, "--step", "13", "--format", "json"], io)).toBe(0);
-    expect(JSON.parse(out).threads[0].frames.map((f: { function: string }) => f.function)).toEqual(["f", "main"]);
+    expect(parseWalkJson(out).threads[0].frames.map((f: { function: string }) => f.function)).toEqual(["f", "main"]);
     out = "";
     expect(await run(["walk", file], io)).toBe(2);
     expect(out).toContain("is a sweep of 3 snapshots (steps 10..13): choose one with --step N");

@@ -68,8 +68,8 @@ describe("npm pack", () => {
     console.log(`npm pack: ${packed.filename}, ${packed.entryCount} files, ${(packed.unpackedSize / 1e6).toFixed(2)} MB unpacked, ${(packed.size / 1e6).toFixed(2)} MB packed`);
     expect(paths.filter((p) => !p.startsWith("dist/")).sort()).toEqual(["LICENSE", "README.md", "package.json"]);
     expect(paths.filter((p) => /\.ts$/.test(p) && !p.endsWith(".d.ts"))).toEqual([]);
-    expect(paths.filter((p) => /vectors|test|fixtures/.test(p))).toEqual([]);
-    for (const entry of ["dist/src/index.js", "dist/src/index.d.ts", "dist/src/node/index.js", "dist/emulator/index.js", "dist/bin/stackwalk.cjs"]) expect(paths).toContain(entry);
+    expect(paths.filter((p) => /vectors|\btest\b|fixtures/.test(p))).toEqual([]);
+    for (const entry of ["dist/src/index.js", "dist/src/index.d.ts", "dist/src/node/index.js", "dist/src/testing/index.js", "dist/src/testing/index.d.ts", "dist/src/render/walk.schema.json", "dist/emulator/index.js", "dist/bin/stackwalk.cjs", "dist/bin/walk-worker.cjs"]) expect(paths).toContain(entry);
   });
 
   it("installs with no other package: the optional emulator packages are left out", () => {
@@ -133,6 +133,34 @@ describe("the installed package", () => {
     }
     const bad = npx("walk", "minidump2.dmp", "--max-frames", "-1");
     expect([bad.status, bad.stderr]).toEqual([2, 'stackwalk walk: --max-frames takes a whole number ≥ 1, not "-1"\n']);
+  });
+});
+
+describe("the installed package's other entries and commands", () => {
+  const npx = (...args: string[]): SpawnSyncReturns<string> => run("npx", ["--no", "--", "stackwalk", ...args], project, npmEnv);
+
+  it("stackwalk-emu/testing walks the dump from bytes and its matcher passes and fails; the schema is stackwalk-emu/walk.schema.json", () => {
+    const script = [
+      'import { readFileSync } from "node:fs";',
+      'import { createRequire } from "node:module";',
+      'import { stackMatchers, walkDump } from "stackwalk-emu/testing";',
+      'const stacks = await walkDump(readFileSync("minidump2.dmp"), { symbols: [readFileSync("test_app.sym"), readFileSync("kernel32.sym")] });',
+      'const ok = stackMatchers.toHaveStack.call({}, stacks, ["CrashFunction", "main", "__tmainCRTStartup", "BaseProcessStart"], { exact: true });',
+      'const bad = stackMatchers.toHaveStack.call({}, stacks, ["main"]);',
+      'const schema = createRequire(import.meta.url)("stackwalk-emu/walk.schema.json");',
+      'console.log(JSON.stringify([ok.pass, bad.pass, bad.message().split("\\n")[0], Object.keys(schema.$defs).includes("frame")]));',
+    ].join("\n");
+    writeFileSync(join(project, "testing.mjs"), script);
+    expect(JSON.parse(ok(run(process.execPath, ["testing.mjs"], project), "testing.mjs"))).toEqual([true, false, "expected thread 3060 (crashed) to have the stack [main]; frame 0 differs:", true]);
+  });
+
+  it("npx stackwalk minidump-stackwalk gives Breakpad's report; walk of a folder on two workers gives a JSON line per dump", () => {
+    expect(ok(npx("minidump-stackwalk", "minidump2.dmp", SYMBOLS), "npx stackwalk minidump-stackwalk")).toBe(EXPECTED);
+    const dumps = join(project, "dumps");
+    mkdirSync(dumps);
+    for (const name of ["a.dmp", "b.dmp", "c.dmp"]) copyFileSync(DUMP, join(dumps, name));
+    const lines = ok(npx("walk", "dumps", "--symbols", SYMBOLS, "--format", "jsonl", "--jobs", "2"), "npx stackwalk walk dumps").trim().split("\n").map((l) => JSON.parse(l) as { file: string; crash_info: { type: string } });
+    expect(lines.map((l) => [l.file, l.crash_info.type])).toEqual(["a", "b", "c"].map((n) => [join("dumps", `${n}.dmp`), "EXCEPTION_ACCESS_VIOLATION_WRITE"]));
   });
 });
 

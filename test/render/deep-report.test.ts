@@ -12,6 +12,7 @@ import type { Snapshot } from "../../src/model/snapshot.js";
 import { breakpadReport, renderBreakpad, renderBreakpadMachineReadable, writeBreakpad, writeBreakpadMachineReadable } from "../../src/render/breakpad.js";
 import { renderJson, walkJson, writeJson } from "../../src/render/json.js";
 import { DEFAULT_MAX_FRAMES, walkSnapshot, walkThread } from "../../src/walk/walk.js";
+import { assertWalkDocument } from "../support/walk-schema.js";
 
 const DEPTH = 150_000;
 
@@ -78,15 +79,22 @@ describe("a 150,000-frame stack", () => {
     const pieces: string[] = [];
     writeJson("x86", [], walks, (text) => pieces.push(text));
     expect(pieces.length).toBeGreaterThan(10);
-    for (const p of pieces) expect(p.length).toBeLessThan((1 << 16) + 1024);
+    for (const p of pieces) expect(p.length).toBeLessThan((1 << 16) + 2048);
     expect(pieces.join("")).toBe(JSON.stringify(walkJson("x86", [], walks), null, 2) + "\n");
+    assertWalkDocument(JSON.parse(pieces.join("")));
     // Several threads, one with no frames, none at all, and notes, one of them the text that
     // stands in for the items while the document is laid out.
     const [one] = walkSnapshot(chain(3), FP);
     const shapes = [[one!, { thread: { id: 9, crashed: false, registers: {} }, walk: { frames: [], stop: { reason: "unsupported" as const, detail: "none" } } }, one!], []];
     for (const ws of shapes) {
       for (const notes of [undefined, ["a note", "\u0000items"]]) {
-        expect(renderJson("x86", [], ws, notes)).toBe(JSON.stringify(walkJson("x86", [], ws, notes), null, 2) + "\n");
+        const text = renderJson("x86", [], ws, notes);
+        expect(text).toBe(JSON.stringify(walkJson("x86", [], ws, notes), null, 2) + "\n");
+        assertWalkDocument(JSON.parse(text));
+        // The JSON Lines form: the same document on one line.
+        let line = "";
+        writeJson("x86", [], ws, (t) => (line += t), notes, { indent: false });
+        expect(line).toBe(JSON.stringify(walkJson("x86", [], ws, notes)) + "\n");
       }
     }
   });

@@ -1,0 +1,226 @@
+/**
+ * `stackwalk walk` over many inputs: files and folders (searched for minidumps), walked on worker
+ * threads (`--jobs N`, default the core count), written as JSON Lines (one walk document per
+ * input, in input order) or as a summary table, with a progress bar on stderr when it is a
+ * terminal. An input that cannot be walked is one error line (and in JSON Lines one error record)
+ * and the batch goes on; the exit status is then 2.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { availableParallelism } from "node:os";
+import { dirname, join } from "node:path";
+import { Worker } from "node:worker_threads";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { InputError } from "../errors.js";
+import { formatAddress, type Machine } from "../model/machine.js";
+import type { Module } from "../model/snapshot.js";
+import { crashReason } from "../render/breakpad.js";
+import { writeJson } from "../render/json.js";
+import { locate, locationText } from "../analysis/location.js";
+import { walkSnapshot, type ThreadWalk } from "../walk/walk.js";
+import type { WalkerName } from "../walk/registry.js";
+import { EXIT, symbolSpec, UsageError, type Io, type SymbolValues } from "./common.js";
+import { loadSnapshot, resolveThread } from "./walk.js";
+
+/** How every input of a batch is walked. */
+export interface BatchOptions {
+  format: "jsonl" | "summary";
+  walker: WalkerName;
+  maxFrames: number;
+  thread: number | "all" | "crashed";
+  symbols: SymbolValues;
+  images: string[];
+}
+
+/** One line of the summary table. */
+export interface SummaryRow {
+  file: string;
+  machine: string;
+  /** The crash reason, when the input is a dump with an Exception stream. */
+  crash: string | null;
+  threads: number;
+  /** Frames of the first walked thread (the crashed one when there is one). */
+  frames: number;
+  /** Where that thread's frame 0 is. */
+  top: string;
+  stop: string;
+}
+
+/** What walking one input gave: its JSON Lines record and its summary row, or why it failed. */
+export type BatchResult = { ok: true; line: string; row: SummaryRow } | { ok: false; error: string };
+
+/** Every minidump under a folder (`.dmp`, `.mdmp`; recursively, sorted), files as given. */
+export function expandDumps(paths: readonly string[]): string[] {
+  const out: string[] = [];
+  const visit = (p: string, top: boolean): void => {
+    let dir = false;
+    try {
+      dir = statSync(p).isDirectory();
+    } catch {
+      if (top) out.push(p);
+      return;
+    }
+    if (!dir) {
+      if (top || /\.m?dmp$/i.test(p)) out.push(p);
+      return;
+    }
+    for (const name of readdirSync(p).sort()) visit(join(p, name), false);
+  };
+  for (const p of paths) visit(p, true);
+  return out;
+}
+
+/** Walks one input: its JSON Lines record (the walk document on one line, `file` first) and summary row. */
+export async function walkOne(file: string, options: BatchOptions): Promise<BatchResult> {
+  try {
+    const quiet: Io = { out: () => undefined, err: () => undefined };
+    const { snapshot, dump, symbolNotes } = await loadSnapshot(file, { symbols: symbolSpec(options.symbols), images: options.images }, quiet);
+    const thread = resolveThread(snapshot, options.thread, file);
+    const walks = walkSnapshot(snapshot, { walker: options.walker, maxFrames: options.maxFrames, thread });
+    let line = "";
+    if (options.format === "jsonl") {
+      writeJson(snapshot.machine, snapshot.modules, walks, (t) => (line += t), { ...(dump === undefined ? {} : { dump }), os: snapshot.os, symbols: symbolNotes, file }, { indent: false });
+    }
+    return { ok: true, line, row: summaryRow(file, snapshot.machine, snapshot.modules, walks, dump === undefined ? null : (crashReason(dump)?.reason ?? null)) };
+  } catch (e) {
+    // The message names the file first; the record and the error line name it once.
+    if (e instanceof InputError || e instanceof UsageError) return { ok: false, error: e.message.startsWith(`${file}: `) ? e.message.slice(file.length + 2) : e.message };
+    return { ok: false, error: `internal error (a bug; STACKWALK_DEBUG=1 prints where): ${e instanceof Error ? e.message : String(e)}${process.env["STACKWALK_DEBUG"] !== undefined && e instanceof Error ? `\n${e.stack}` : ""}` };
+  }
+}
+
+function summaryRow(file: string, machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[], crash: string | null): SummaryRow {
+  const first = walks.find((w) => w.thread.crashed) ?? walks[0];
+  const top = first?.walk.frames[0];
+  return {
+    file,
+    machine,
+    crash,
+    threads: walks.length,
+    frames: first?.walk.frames.length ?? 0,
+    top: top === undefined ? "-" : locationText(locate(modules, top), formatAddress(machine, top.addrPC)),
+    stop: first?.walk.stop.reason ?? "-",
+  };
+}
+
+/** The summary table: a header, one row per input (an error row for one that failed), and the totals. */
+export function formatSummary(results: readonly { file: string; result: BatchResult }[]): string {
+  const rows = results.map(({ file, result }) =>
+    result.ok ? [file, result.row.machine, result.row.crash ?? "-", String(result.row.threads), String(result.row.frames), result.row.stop, result.row.top] : [file, "error", result.error],
+  );
+  const head = ["input", "machine", "crash", "threads", "frames", "stop", "frame 0 of the crashed (or first) thread"];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.filter((r) => r.length === head.length).map((r) => r[i]!.length)));
+  const line = (cells: string[]): string => (cells.length === head.length ? cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ") : `${cells[0]!.padEnd(widths[0]!)}  ${cells[1]}: ${cells[2]}`).trimEnd();
+  const failed = results.filter((r) => !r.result.ok).length;
+  return [line(head), ...rows.map(line), `${results.length} input${results.length === 1 ? "" : "s"}: ${results.length - failed} walked, ${failed} failed`].join("\n") + "\n";
+}
+
+/**
+ * A worker running the worker script beside this module: the bundle's own (walk-worker.cjs),
+ * tsc's output, or, when this runs from its TypeScript source, the source with tsx's loader
+ * registered in the worker first.
+ */
+function startWorker(options: BatchOptions): Worker {
+  const here = import.meta.url;
+  if (here.endsWith(".cjs")) return new Worker(fileURLToPath(new URL("./walk-worker.cjs", here)), { workerData: options });
+  if (!here.endsWith(".ts")) return new Worker(fileURLToPath(new URL("./batch-worker.js", here)), { workerData: options });
+  // tsx's ESM API (its module hooks), found through its package.json: development only.
+  const pkg = createRequire(here).resolve("tsx/package.json");
+  const api = (JSON.parse(readFileSync(pkg, "utf8")) as { exports: Record<string, { import: { default: string } }> }).exports["./esm/api"]!.import.default;
+  const tsx = pathToFileURL(join(dirname(pkg), api)).href;
+  const source = new URL("./batch-worker.ts", here).href;
+  return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(source)}); });`, { eval: true, workerData: options });
+}
+
+/** A progress bar on stderr, redrawn at most every 100 ms, cleared at the end. */
+function progressBar(io: Io, total: number): { update(done: number, failed: number): void; end(): void } {
+  let last = 0;
+  const draw = (done: number, failed: number): void => {
+    const width = 30;
+    const filled = total === 0 ? width : Math.round((done / total) * width);
+    io.err(`\r[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${done}/${total} inputs${failed > 0 ? `, ${failed} failed` : ""}`);
+  };
+  return {
+    update(done, failed) {
+      const now = performance.now();
+      if (done < total && now - last < 100) return;
+      last = now;
+      draw(done, failed);
+    },
+    end() {
+      io.err("\r\u001b[K");
+    },
+  };
+}
+
+/**
+ * Walks `files` with `jobs` workers (in this thread when `jobs` is 1) and writes their records or
+ * the summary to `io.out` in input order. Returns the exit status: 0, or 2 when an input failed.
+ */
+export async function walkBatch(files: readonly string[], options: BatchOptions, jobs: number, io: Io & { errIsTty?: boolean }): Promise<number> {
+  const results: ({ file: string; result: BatchResult } | undefined)[] = new Array(files.length);
+  let written = 0;
+  let done = 0;
+  let failed = 0;
+  const bar = io.errIsTty === true ? progressBar(io, files.length) : undefined;
+  const finish = (i: number, result: BatchResult): void => {
+    results[i] = { file: files[i]!, result };
+    done++;
+    if (!result.ok) {
+      failed++;
+      if (bar !== undefined) io.err("\r\u001b[K");
+      io.err(`stackwalk walk: ${files[i]}: ${result.error}\n`);
+    }
+    // JSON Lines go out in input order as soon as the inputs before them are done.
+    if (options.format === "jsonl") {
+      while (written < files.length && results[written] !== undefined) {
+        const r = results[written]!.result;
+        io.out(r.ok ? r.line : JSON.stringify({ file: files[written], error: r.error }) + "\n");
+        written++;
+      }
+    }
+    bar?.update(done, failed);
+  };
+  const workers = Math.max(1, Math.min(jobs, files.length));
+  if (workers === 1) {
+    for (let i = 0; i < files.length; i++) finish(i, await walkOne(files[i]!, options));
+  } else {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: workers }, () =>
+        new Promise<void>((resolve, reject) => {
+          const worker = startWorker(options);
+          // Two inputs in flight per worker, so that it never waits for the next one.
+          const current: number[] = [];
+          const feed = (): void => {
+            if (next >= files.length) {
+              if (current.length === 0) void worker.terminate().then(() => resolve());
+              return;
+            }
+            current.push(next);
+            worker.postMessage({ file: files[next++] });
+          };
+          worker.on("message", (result: BatchResult) => {
+            finish(current.shift()!, result);
+            feed();
+          });
+          worker.on("online", () => {
+            feed();
+            feed();
+          });
+          worker.on("error", (e) => reject(e));
+        }),
+      ),
+    );
+  }
+  bar?.end();
+  if (options.format === "summary") io.out(formatSummary(results.map((r) => r!)));
+  return failed > 0 ? EXIT.badInput : EXIT.ok;
+}
+
+/** `--jobs`: a whole number ≥ 1; the core count when not given. */
+export function jobsOption(value: string | undefined): number {
+  if (value === undefined) return availableParallelism();
+  if (!/^[1-9]\d*$/.test(value)) throw new UsageError(`--jobs takes a whole number ≥ 1, not "${value}"`);
+  return Number(value);
+}

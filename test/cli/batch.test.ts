@@ -1,0 +1,103 @@
+/**
+ * `stackwalk walk` over many inputs: a folder of Breakpad's corpus dumps with a cut-off dump and
+ * a file that is no dump among them, walked on worker threads and on one thread. JSON Lines come
+ * in input order, one valid walk document (or one error record) per input, each the document
+ * `walk X --format json` prints for that input alone; the summary has a row per input and the
+ * totals; a bad input is one error line and the exit status 2; a progress bar is drawn only on
+ * a terminal.
+ */
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { cliWith } from "../support/cli.js";
+import { assertWalkDocument, parseWalkJson } from "../support/walk-schema.js";
+
+const CORPUS = "../shared/fixtures/breakpad-corpus";
+const MINIDUMP2 = "../shared/fixtures/breakpad/minidump2.dmp";
+
+const cli = cliWith;
+
+let dir: string;
+let inputs: string[];
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "sw-batch-"));
+  for (const f of readdirSync(CORPUS).filter((f) => f.endsWith(".dmp"))) copyFileSync(join(CORPUS, f), join(dir, f));
+  // Cut inside the thread list: the reader names the offset it could not read.
+  writeFileSync(join(dir, "cut.dmp"), readFileSync(MINIDUMP2).subarray(0, 3000));
+  writeFileSync(join(dir, "not-a-dump.dmp"), "garbage\n");
+  writeFileSync(join(dir, "readme.txt"), "not a dump, and not named like one\n");
+  inputs = readdirSync(dir).filter((f) => f.endsWith(".dmp")).sort().map((f) => join(dir, f));
+});
+
+describe("walk over a folder", () => {
+  it("--format jsonl on two workers: one record per dump in input order, each valid and equal to the single walk's document; bad dumps are error records", async () => {
+    const r = await cli(["walk", dir, "--format", "jsonl", "--jobs", "2"]);
+    expect(r.code).toBe(2);
+    const lines = r.out.split("\n").filter((l) => l !== "");
+    expect(lines).toHaveLength(21);
+    const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(records.map((x) => x["file"])).toEqual(inputs);
+    for (const x of records) assertWalkDocument(x);
+    const errors = records.filter((x) => "error" in x);
+    expect(errors.map((x) => x["file"])).toEqual([join(dir, "cut.dmp"), join(dir, "not-a-dump.dmp")]);
+    expect(errors[0]!["error"]).toMatch(/^offset 0x[0-9a-f]+: /);
+    expect(r.err.trim().split("\n")).toEqual([
+      `stackwalk walk: ${join(dir, "cut.dmp")}: ${errors[0]!["error"] as string}`,
+      `stackwalk walk: ${join(dir, "not-a-dump.dmp")}: ${errors[1]!["error"] as string}`,
+    ]);
+    for (const name of ["tiny-exe-fastfail.dmp", "minidump_crashpad_annotation.dmp", "linux_null_read_av.dmp"]) {
+      const single = parseWalkJson((await cli(["walk", join(dir, name), "--format", "json"])).out);
+      expect(records.find((x) => x["file"] === join(dir, name))).toEqual({ file: join(dir, name), ...single });
+    }
+  });
+
+  it("gives the same records on one thread, and with several files named instead of the folder", async () => {
+    const workers = await cli(["walk", dir, "--format", "jsonl", "--jobs", "2"]);
+    const one = await cli(["walk", dir, "--format", "jsonl", "--jobs", "1"]);
+    expect(one.out).toBe(workers.out);
+    const named = await cli(["walk", ...inputs, "--format", "jsonl"]);
+    expect(named.out).toBe(workers.out);
+  });
+
+  it("the summary (the default for several inputs): a row per input, an error row for a bad one, the totals", async () => {
+    const r = await cli(["walk", dir, MINIDUMP2, "--symbols", "../shared/fixtures/breakpad/symbols", "--thread", "crashed"]);
+    expect(r.code).toBe(2);
+    const rows = r.out.trimEnd().split("\n");
+    expect(rows[0]).toMatch(/^input +machine +crash +threads +frames +stop +frame 0 of the crashed \(or first\) thread$/);
+    expect(rows).toHaveLength(1 + 22 + 1);
+    expect(rows.at(-1)).toBe("22 inputs: 20 walked, 2 failed");
+    expect(rows.find((l) => l.startsWith(MINIDUMP2))).toMatch(/ x86 +EXCEPTION_ACCESS_VIOLATION_WRITE +1 +4 +end-of-stack +test_app\.exe!`anonymous namespace'::CrashFunction\+0xe$/);
+    expect(rows.find((l) => l.startsWith(join(dir, "tiny-exe-fastfail.dmp")))).toMatch(/ x64 +FAST_FAIL_FATAL_APP_EXIT +1 +/);
+    expect(rows.find((l) => l.startsWith(join(dir, "not-a-dump.dmp")))).toMatch(/ error: offset 0x0: not a stackwalk-vector/);
+  });
+
+  it("exits 0 when every input walks", async () => {
+    const r = await cli(["walk", join(dir, "tiny-exe-fastfail.dmp"), join(dir, "linux_null_read_av.dmp"), "--format", "jsonl"]);
+    expect([r.code, r.err]).toEqual([0, ""]);
+    expect(r.out.split("\n").filter((l) => l !== "")).toHaveLength(2);
+  });
+
+  it("draws a progress bar on stderr only when it is a terminal", async () => {
+    const tty = await cli(["walk", dir, "--format", "jsonl", "--jobs", "1"], true);
+    expect(tty.err).toContain("\r[##############################] 21/21 inputs, 2 failed");
+    expect(tty.err.endsWith("\r\u001b[K")).toBe(true);
+    const pipe = await cli(["walk", dir, "--format", "jsonl", "--jobs", "1"]);
+    expect(pipe.err).not.toContain("\r");
+  });
+
+  it("refuses what a batch cannot do, in one line", async () => {
+    for (const [argv, message] of [
+      [["walk", dir, "--format", "text"], "several inputs (or a folder) are written as --format jsonl or summary, not text"],
+      [["walk", dir, "--jobs", "0"], '--jobs takes a whole number ≥ 1, not "0"'],
+      [["walk", join(dir, "tiny-exe-fastfail.dmp"), "--jobs", "2"], "--jobs applies to several inputs (or a folder)"],
+      [["walk", dir, "--registers"], "--registers applies to one input, not a batch"],
+      [["walk", mkdtempSync(join(tmpdir(), "sw-empty-"))], "no minidumps (.dmp, .mdmp) under"],
+    ] as const) {
+      const r = await cli([...argv]);
+      expect(r.code, argv.join(" ")).toBe(2);
+      expect(r.err).toContain(message);
+    }
+  });
+});
