@@ -1,5 +1,5 @@
 /**
- * Where a parsed `.sym` file's records are kept: rows of numbers in arrays, and text as
+ * Where a parsed `.sym` file's records are kept: rows of numbers in typed arrays, and text as
  * byte ranges of the file, decoded when a record is read. A large symbol file holds hundreds of
  * thousands of records of which a walk reads a handful, so no object is made for a record until
  * it is asked for, and no string until its text is. The records keep the file's bytes (each
@@ -310,7 +310,7 @@ export class SymTables {
     this.lastRunEnd = end;
   }
 
-  /** Sorts what needs sorting once every record is in (nothing, for a file that lists its records in order). */
+  /** Once every record is in: stores the pending rows and sorts what needs sorting (nothing, for a file that lists its records in order). */
   finish(): void {
     for (const rows of [this.funcs, this.runs, this.publics, this.files, this.wins]) rows.store();
     if (!this.funcsInOrder) this.funcOrder = sortedOrder(this.funcs, FUNC.address);
