@@ -127,8 +127,8 @@ export class BreakpadSymParser {
     tables.finish();
     const out = { module, info: this.info } as BreakpadSymbols;
     lazyProperty(out, "files", () => tables.fileMap());
-    lazyProperty(out, "functions", () => Array.from({ length: tables.funcCount }, (_, k) => tables.funcRecord(tables.funcRow(k))));
-    lazyProperty(out, "publics", () => Array.from({ length: tables.publicCount }, (_, k) => tables.publicRecord(tables.publicRow(k))));
+    lazyProperty(out, "functions", () => tables.mapFuncs((row) => tables.funcRecord(row)));
+    lazyProperty(out, "publics", () => tables.mapPublics((row) => tables.publicRecord(row)));
     lazyProperty(out, "stackWin", () => Array.from({ length: tables.stackWinCount }, (_, i) => tables.stackWinRecord(i)));
     Object.assign(out, {
       droppedStackWin: this.droppedStackWin,

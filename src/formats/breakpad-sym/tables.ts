@@ -325,30 +325,12 @@ export class SymTables {
     this.fileIndex = Uint32Array.from(first);
   }
 
-  get funcCount(): number {
-    return this.funcs.length;
-  }
-
-  get publicCount(): number {
-    return this.publics.length;
-  }
-
   get fileCount(): number {
     return this.fileIndex === undefined ? this.files.length : this.fileIndex.length;
   }
 
   get stackWinCount(): number {
     return this.wins.length;
-  }
-
-  /** The FUNC row at place `k` in address order. */
-  funcRow(k: number): number {
-    return this.funcOrder === undefined ? k : this.funcOrder[k]!;
-  }
-
-  /** The PUBLIC row at place `k` in address order. */
-  publicRow(k: number): number {
-    return this.publicOrder === undefined ? k : this.publicOrder[k]!;
   }
 
   funcName(row: number): string {
