@@ -19,7 +19,7 @@ import { compareWithTruth } from "../src/walk/compare.js";
 import { walkThread, type WalkOptions } from "../src/walk/walk.js";
 import { moduleAt, type ModuleSymbol, type Snapshot, type TruthFrame } from "../src/model/snapshot.js";
 import { readU32 } from "../src/memory/reader.js";
-import type { UnwindResult, UnwindStrategy } from "../src/walk/strategy.js";
+import { lookupAddress, type ArchStrategy, type UnwindResult } from "../src/index.js";
 import { NOT_RETURN, scanRuleFor, UNCHECKED } from "../src/arch/scan.js";
 import { X86_SCAN } from "../src/arch/x86/scan.js";
 import { RegionMemory } from "../src/memory/region-memory.js";
@@ -98,18 +98,18 @@ export function dumpOf(snapshot: Snapshot, options: { withholdImages: boolean; s
  * [EBP] and [EBP+4] can be read, else a scan from ESP taking the first word whose value − 1 lies
  * in a module, with Breakpad's window and its guess of the caller's EBP. No call-site checks.
  */
-export const BREAKPAD_X86: readonly UnwindStrategy[] = [
+export const BREAKPAD_X86: readonly ArchStrategy[] = [
   {
     name: "breakpad-ebp-chain",
     trust: "frame-pointer",
     ruleFor: () => ({
-      describe: () => "Breakpad's EBP chain",
+      kind: "custom",
       exec(registers, memory): UnwindResult {
         const ebp = registers["ebp"] ?? 0n;
         const eip = readU32(memory, (ebp + 4n) & 0xffff_ffffn);
         const saved = readU32(memory, ebp);
         if (eip === undefined || saved === undefined) return { ok: false, stop: { reason: "read-fault", detail: "EBP does not point into the stack" } };
-        return { ok: true, registers: { ...registers, eip, esp: (ebp + 8n) & 0xffff_ffffn, ebp: saved }, rule: "breakpad ebp-chain" };
+        return { ok: true, registers: { ...registers, eip, esp: (ebp + 8n) & 0xffff_ffffn, ebp: saved }, rule: { kind: "custom", text: "breakpad ebp-chain" } };
       },
     }),
   },
@@ -117,7 +117,7 @@ export const BREAKPAD_X86: readonly UnwindStrategy[] = [
     name: "breakpad-scan",
     trust: "scan",
     ruleFor: (site) =>
-      scanRuleFor({ ...X86_SCAN, extendedWords: 0, verifyAfterChainEnd: false, classify: (modules, _images, v) => (v >= 0x1000n && moduleAt(modules, v - 1n) !== undefined ? UNCHECKED : NOT_RETURN) }, site),
+      scanRuleFor({ ...X86_SCAN, extendedWords: 0, verifyAfterChainEnd: false, classify: (_cache, modules, _images, v) => (v >= 0x1000n && moduleAt(modules, lookupAddress(v, true)) !== undefined ? UNCHECKED : NOT_RETURN) }, site),
   },
 ];
 

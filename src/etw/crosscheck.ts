@@ -26,6 +26,7 @@ import { locateAddress, locationText } from "../render/location.js";
 import { compareWithTruth, type TruthComparison } from "../walk/compare.js";
 import type { Frame, Walk } from "../walk/frame.js";
 import { lookupAddress } from "../walk/lookup-address.js";
+import { ruleText } from "../unwind/rule-text.js";
 import { ETW_MAX_ADDRESSES, stackBoundsAround, walkFrameChain, type ChainCapture, type ChainStep } from "./ebp-chain.js";
 import { decodeDiskItems, decodeStackTrace, EVENT_HEADER_EXT_TYPE, extTypeName } from "./extended-data.js";
 import { isKernelAddress, kernelThreshold, stitchStacks, type EtwStack, type EtwStackItem } from "./stitch.js";
@@ -605,7 +606,7 @@ class Diagnoser {
     const f = this.frames[k]!;
     const t = this.truthIndex(f.addrPC, f.addrStack);
     if (t === undefined || t >= 0 || k === 0) return undefined;
-    return { cause: "walk-wrong", text: `${this.describe(k)} is not in the ground truth: the walk invented it (found by ${f.trust}: ${f.rule}); ETW is right not to have it` };
+    return { cause: "walk-wrong", text: `${this.describe(k)} is not in the ground truth: the walk invented it (found by ${f.trust}: ${ruleText(f.rule)}); ETW is right not to have it` };
   }
 
   /** A walked frame ETW skipped: the chain went from frame `from` to frame `to` through fp (the EBP `holder` had). */

@@ -98,7 +98,7 @@ const CPU_NAMES: Readonly<Record<number, string>> = {
 const hex8 = (n: number): string => `0x${(n >>> 0).toString(16).padStart(8, "0")}`;
 const hex = (v: bigint): string => v.toString(16);
 
-/** Breakpad's "Found by:" text for a frame (minidump.md §5.4), from its trust and rule kind. */
+/** Breakpad's "Found by:" text for a frame (minidump.md §5.4), from its trust and its rule's kind. */
 export function breakpadTrust(frame: Frame): string {
   switch (frame.trust) {
     case "context":
@@ -107,9 +107,9 @@ export function breakpadTrust(frame: Frame): string {
       return "previous frame's frame pointer";
     case "scan":
       // The leaf simulation; a STACK WIN (FrameData / FPO_DATA) rule whose result was repaired
-      // by scanning is Breakpad's CFI_SCAN; any other scan is plain scanning.
-      if (frame.ruleKind === "leaf") return "simulating a return from leaf function";
-      return frame.ruleKind === "frame-data" || frame.ruleKind === "fpo" ? "call frame info with scanning" : "stack scanning";
+      // by scanning (the call-site check) is Breakpad's CFI_SCAN; any other scan is plain scanning.
+      if (frame.rule.kind === "leaf") return "simulating a return from leaf function";
+      return frame.rule.kind === "site-check" ? "call frame info with scanning" : "stack scanning";
     default:
       // STACK CFI, and STACK WIN records (FrameData, FPO_DATA), are call frame info in Breakpad;
       // unwind tables are the nearest thing to its STACK CFI.

@@ -7,6 +7,7 @@ import { threadEtw } from "../etw/crosscheck.js";
 import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
 import type { Snapshot, ThreadSnapshot, TruthFrame } from "../model/snapshot.js";
 import { compareWithTruth } from "../walk/compare.js";
+import { ruleText } from "../unwind/rule-text.js";
 import type { Walk } from "../walk/frame.js";
 import { archWalker, type WalkerName } from "../walk/registry.js";
 import { walkThread } from "../walk/walk.js";
@@ -106,7 +107,7 @@ function targetBlock(t: CompareTargetInput): string[] {
     const saved = reads.filter((r) => r.role === "saved-frame-pointer" || r.role === "saved-register").map((r) => `${r.register}@${place(machine, r)}`);
     rows.push([
       String(i), tf.function ?? functionAt(t.snapshot, tf.pc) ?? "?", a(tf.pc), a(tf.sp), ...(machine === "ia64" ? [tf.bsp !== undefined ? a(tf.bsp) : "-"] : []),
-      i === 0 ? "(the context)" : ra !== undefined ? place(machine, ra) : e !== undefined ? `(${e.frame.trust}: ${e.frame.rule})` : "(not found)",
+      i === 0 ? "(the context)" : ra !== undefined ? place(machine, ra) : e !== undefined ? `(${e.frame.trust}: ${ruleText(e.frame.rule)})` : "(not found)",
       saved.length > 0 ? saved.join(", ") : "-",
     ]);
   });

@@ -5,7 +5,11 @@
  * each stack read and which frame's unwind made it (WalkOptions.onUnwind); reads inside module
  * images (code bytes, unwind tables) are the rules' own business and are left out.
  */
+import { hex } from "../hex.js";
+import type { FpoData } from "../model/fpo-data.js";
 import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
+import type { FrameDataRule, Rule, UnwindOpStep } from "../unwind/rule.js";
+import { pspText, ruleText, saveLocationText } from "../unwind/rule-text.js";
 import { readPointer, type MemoryReader } from "../memory/reader.js";
 import { moduleAt, type Registers, type Snapshot, type ThreadSnapshot } from "../model/snapshot.js";
 import { compareWithTruth } from "../walk/compare.js";
@@ -166,6 +170,13 @@ function groupReads(reads: readonly RawRead[]): Map<number, RawRead[]> {
   return out;
 }
 
+/** How far up a rule moved the return-address slot by a short scan (FPO_DATA, FrameData), 0 when it did not. */
+function movedBy(rule: Rule): number {
+  if (rule.kind === "fpo" && rule.form === "body") return rule.moved;
+  if (rule.kind === "frame-data" && rule.ra.at === "esp") return rule.ra.moved;
+  return 0;
+}
+
 /** Names each read by what it became in the caller frame. */
 function classifyReads(machine: Machine, wordSize: number, reads: readonly RawRead[], callee: Frame, caller: Frame, snapshot: Snapshot): ExplainedRead[] {
   const arch = archWalker(machine);
@@ -176,7 +187,7 @@ function classifyReads(machine: Machine, wordSize: number, reads: readonly RawRe
   if (raIndex < 0) {
     for (let i = reads.length - 1; i >= 0; i--) if (reads[i]!.value === caller.addrPC && reads[i]!.size === wordSize) { raIndex = i; break; }
   }
-  const searched = /scan|found \d+ bytes above|not a return address/.test(caller.rule) || caller.trust === "scan";
+  const searched = caller.trust === "scan" || movedBy(caller.rule) > 0;
   const bstoreRange = machine === "ia64" ? backingStoreRange(snapshot, callee, caller) : undefined;
   const base = callee.unwindRegisters ?? callee.registers;
   // Registers already matched to a slot: two saved registers that hold the same value get one slot each.
@@ -250,7 +261,7 @@ function howLines(machine: Machine, callee: ExplainedFrame, e: ExplainedFrame, w
   const arch = archWalker(machine);
   const fn = callee.functionName ?? callee.location;
   const lines = [...strategyLines(machine, e.frame, fn)];
-  lines.push(`Rule: ${e.frame.rule}`);
+  lines.push(`Rule: ${ruleText(e.frame.rule)}`);
   const scanned = e.reads.filter((r) => r.role === "scanned");
   for (const r of e.reads) {
     if (r.role === "scanned") continue;
@@ -297,72 +308,101 @@ function bspNote(callee: Frame, caller: Frame, a: (v: bigint) => string): string
   return `BSP ← BSP − sol(${sol}) = ${a(caller.addrBStore)}: the caller's ${sol} input and local register${sol === 1 ? "" : "s"} lie just below on the backing store${across}`;
 }
 
-const UWOP_TEXT: [RegExp, (m: RegExpMatchArray) => string][] = [
-  [/^push (\w+)$/, (m) => `UWOP_PUSH_NONVOL ${m[1]}: ${m[1]!.toUpperCase()} ← [RSP], RSP += 8`],
-  [/^alloc 0x([0-9a-f]+)$/, (m) => `${parseInt(m[1]!, 16) <= 128 ? "UWOP_ALLOC_SMALL" : "UWOP_ALLOC_LARGE"} 0x${m[1]}: RSP += 0x${m[1]}`],
-  [/^lea (\w+),\[rsp\+0x([0-9a-f]+)\]$/, (m) => `UWOP_SET_FPREG: RSP ← ${m[1]!.toUpperCase()} − 0x${m[2]} (the frame register marks the frame; the allocations below are undone from it)`],
-  [/^save (xmm\d+)@0x([0-9a-f]+)$/, (m) => `UWOP_SAVE_XMM128 ${m[1]}: ${m[1]!.toUpperCase()} ← [frame base + 0x${m[2]}]`],
-  [/^save (\w+)@0x([0-9a-f]+)$/, (m) => `UWOP_SAVE_NONVOL ${m[1]}: ${m[1]!.toUpperCase()} ← [frame base + 0x${m[2]}] (relative to the establisher frame, not the live RSP)`],
-  [/^machframe(\+errcode)?$/, (m) => `UWOP_PUSH_MACHFRAME${m[1] !== undefined ? " (with an error code)" : ""}: RIP and RSP come from the machine frame the CPU pushed for an interrupt or exception`],
-];
+/** An unwind operation undone, in words. */
+function unwindOpLine(o: UnwindOpStep): string {
+  switch (o.op) {
+    case "push":
+      return `UWOP_PUSH_NONVOL ${o.register}: ${o.register.toUpperCase()} ← [RSP], RSP += 8`;
+    case "alloc":
+      return `${o.size <= 128 ? "UWOP_ALLOC_SMALL" : "UWOP_ALLOC_LARGE"} ${hex(o.size)}: RSP += ${hex(o.size)}`;
+    case "set-frame":
+      return `UWOP_SET_FPREG: RSP ← ${o.register.toUpperCase()} − ${hex(o.offset)} (the frame register marks the frame; the allocations below are undone from it)`;
+    case "save-xmm":
+      return `UWOP_SAVE_XMM128 xmm${o.register}: XMM${o.register} ← [frame base + ${hex(o.offset)}]`;
+    case "save":
+      return `UWOP_SAVE_NONVOL ${o.register}: ${o.register.toUpperCase()} ← [frame base + ${hex(o.offset)}] (relative to the establisher frame, not the live RSP)`;
+    case "machframe":
+      return `UWOP_PUSH_MACHFRAME${o.errorCode ? " (with an error code)" : ""}: RIP and RSP come from the machine frame the CPU pushed for an interrupt or exception`;
+  }
+}
+
+/** The FPO_DATA record a frame's rule followed (its own, or its epilogue's), if any. */
+function fpoRecordOf(rule: Rule): FpoData | undefined {
+  if (rule.kind === "fpo") return rule.record;
+  if (rule.kind === "x86-epilog" && "fpo" in rule.source) return rule.source.fpo;
+  return undefined;
+}
+
+/** Where a FrameData rule found the return address, as a register offset, when it says. */
+function frameDataReturn(rule: FrameDataRule): string | undefined {
+  const ra = rule.ra;
+  if (ra.at === "esp") return `ESP+${ra.offset}`;
+  if (ra.at === "ebp+4") return "EBP+4";
+  if (ra.base === "esp" && ra.offset !== undefined && ra.offset > 0) return `ESP+${ra.offset}`;
+  if (ra.base === "ebp" && ra.offset === 4) return "EBP+4";
+  return undefined;
+}
+
+/** Where an IA-64 value is, in words. */
+function ia64Where(s: string): string {
+  return /^r\d+$/.test(s) ? `in stacked register ${s} (read from its backing-store slot)` : s.startsWith("[") ? `in memory at ${s}` : s === "b0" ? "still in b0" : `in ${s}`;
+}
 
 /** What the strategy that found `frame` does, in words, with the values its rule names. */
 function strategyLines(machine: Machine, frame: Frame, fn: string): string[] {
   const rule = frame.rule;
-  const fp = machine === "x86" ? "EBP" : "RBP";
-  const w = machine === "x86" ? 4 : 8;
+  const info = machineInfo(machine);
   switch (frame.trust) {
-    case "frame-pointer":
-      return [`The frame-pointer chain: ${fn} began with push ${fp.toLowerCase()}; mov ${fp.toLowerCase()}, ${machine === "x86" ? "esp" : "rsp"}, so the caller's ${fp} is at [${fp}] and the return address just above it, at [${fp}+${w}].`];
+    case "frame-pointer": {
+      const fp = (info.fp ?? "").toUpperCase();
+      const w = info.pointerSize;
+      return [`The frame-pointer chain: ${fn} began with push ${fp.toLowerCase()}; mov ${fp.toLowerCase()}, ${info.sp}, so the caller's ${fp} is at [${fp}] and the return address just above it, at [${fp}+${w}].`];
+    }
     case "fpo": {
-      const m = /fpo rva=(0x[0-9a-f]+) locals=(\d+) regs=(\d+) params=(\d+)( useBP)?/.exec(rule);
-      const ra = /ra@esp\+(\d+)/.exec(rule);
-      if (m === null) return [`FPO_DATA for ${fn}.`];
-      const parts = [`FPO_DATA for ${fn} (rva ${m[1]}): ${m[2]} bytes of locals, ${m[3]} saved register${m[3] === "1" ? "" : "s"}, ${m[4]} bytes of parameters`];
-      if (/FRAME_NONFPO/.test(rule)) return [`${parts[0]}; FRAME_NONFPO: an ordinary EBP frame, so the return address is at [EBP+4].`];
-      if (/prolog \[/.test(rule)) parts.push(`the PC is in its prolog, so only what the prolog has pushed so far lies above ESP`);
-      if (ra !== null) parts.push(`→ return address at ESP+${ra[1]}`);
-      if (m[5] !== undefined) parts.push(`(fUseBP: the function uses EBP as a general register after saving the caller's EBP among its saved registers)`);
+      const r = fpoRecordOf(rule);
+      if (r === undefined) return [`FPO_DATA for ${fn}.`];
+      const first = `FPO_DATA for ${fn} (rva ${hex(r.ulOffStart)}): ${r.cdwLocals * 4} bytes of locals, ${r.cbRegs} saved register${r.cbRegs === 1 ? "" : "s"}, ${r.cdwParams * 4} bytes of parameters`;
+      if (rule.kind === "fpo" && rule.form === "non-fpo") return [`${first}; FRAME_NONFPO: an ordinary EBP frame, so the return address is at [EBP+4].`];
+      const parts = [first];
+      if (rule.kind === "fpo" && rule.form === "prolog") parts.push(`the PC is in its prolog, so only what the prolog has pushed so far lies above ESP`);
+      if (rule.kind === "fpo") parts.push(`→ return address at ESP+${rule.form === "prolog" ? rule.pushed : rule.raOffset}`);
+      if (r.fUseBP) parts.push(`(fUseBP: the function uses EBP as a general register after saving the caller's EBP among its saved registers)`);
       else parts.push(`(no frame pointer: EBP still holds whatever its caller left there)`);
       return [parts.join(" ") + "."];
     }
     case "frame-data": {
-      const m = /frame-data rva=(0x[0-9a-f]+) locals=(\d+) saved=(\d+) params=(\d+)/.exec(rule);
-      if (m === null) return [`FrameData for ${fn}.`];
-      const ra = /ra@(esp\+\d+|ebp\+4)/.exec(rule);
-      return [`FrameData for ${fn} (rva ${m[1]}, a PDB or Breakpad STACK WIN record): ${m[2]} bytes of locals, ${m[3]} bytes of saved registers, ${m[4]} bytes of parameters; its program string computes the caller's registers${ra !== null ? `, with the return address at ${ra[1]!.toUpperCase()}` : ""}.`];
+      if (rule.kind !== "frame-data") return [`FrameData for ${fn}.`];
+      const d = rule.record;
+      const ra = frameDataReturn(rule);
+      return [`FrameData for ${fn} (rva ${hex(d.rvaStart)}, a PDB or Breakpad STACK WIN record): ${d.localSize} bytes of locals, ${d.savedRegsSize} bytes of saved registers, ${d.paramsSize} bytes of parameters; its program string computes the caller's registers${ra !== undefined ? `, with the return address at ${ra}` : ""}.`];
     }
     case "unwind-info": {
-      const lines = [`UNWIND_INFO for ${fn} (its RUNTIME_FUNCTION in .pdata): the prolog's operations are undone, the last one first${/epilog/.test(rule) ? "; the PC is in an epilogue, so the rest of the epilogue is run instead" : ""}:`];
-      // The rule lists the operations in prolog order.
-      const ops = /ops=\[([^\]]*)\]/.exec(rule);
-      if (ops !== null && ops[1] !== "") {
-        for (const op of ops[1]!.split("; ").reverse()) {
-          const hit = UWOP_TEXT.find(([re]) => re.test(op));
-          lines.push(hit !== undefined ? hit[1](op.match(hit[0])!) : op);
-        }
-      }
-      if (!/machframe/.test(rule)) lines.push("then the return: RIP ← [RSP], RSP += 8");
+      if (rule.kind !== "unwind-info") return [];
+      const lines = [`UNWIND_INFO for ${fn} (its RUNTIME_FUNCTION in .pdata): the prolog's operations are undone, the last one first${rule.epilog !== undefined ? "; the PC is in an epilogue, so the rest of the epilogue is run instead" : ""}:`];
+      // The rule lists the operations in prolog order; they are undone from the last.
+      const ops = rule.epilog === undefined ? (rule.parts[0]?.ops ?? []) : [];
+      for (const op of [...ops].reverse()) lines.push(unwindOpLine(op));
+      if (!rule.parts.some((p) => p.ops.some((o) => o.op === "machframe"))) lines.push("then the return: RIP ← [RSP], RSP += 8");
       return lines;
     }
     case "ia64-unwind": {
       const lines = [`IA-64 unwind descriptors for ${fn}: its prologue region says when and where rp (the return link, b0) and ar.pfs (the caller's frame marker) were saved and how large the memory-stack frame is; the caller's IP is rp, and the caller's stacked registers lie just below on the backing store.`];
-      const saves = /rp=(\S+) pfs=(\S+) psp=([^;\s]+)/.exec(rule);
-      if (saves !== null) {
-        const where = (s: string): string => (/^r\d+$/.test(s) ? `in stacked register ${s} (read from its backing-store slot)` : /^\[/.test(s) ? `in memory at ${s}` : s === "b0" ? "still in b0" : `in ${s}`);
-        lines.push(`At this IP, rp is ${where(saves[1]!)}, ar.pfs ${where(saves[2]!)}, and the previous SP (psp) is ${saves[3]}.`);
+      if (rule.kind === "ia64") {
+        const rp = rule.rp.kind === "br" ? `b${rule.rp.reg}` : saveLocationText(rule.rp);
+        const pfs = rule.pfs.kind === "live" ? "ar.pfs" : saveLocationText(rule.pfs);
+        lines.push(`At this IP, rp is ${ia64Where(rp)}, ar.pfs ${ia64Where(pfs)}, and the previous SP (psp) is ${pspText(rule.psp).slice("psp=".length)}.`);
       }
       return lines;
     }
     case "cfi": {
-      const rules = /^cfi rva=(0x[0-9a-f]+): (.*)$/.exec(rule);
+      if (rule.kind !== "cfi") return [];
       return [
-        `STACK CFI for ${fn} (a symbol file's call frame information${rules !== null ? `, the range at rva ${rules[1]}` : ""}): .cfa, the caller's stack pointer, and .ra, the return address, are computed from this frame's registers, and each saved register from .cfa.`,
-        ...(rules !== null ? [`Rules in effect here: ${rules[2]}`] : []),
+        `STACK CFI for ${fn} (a symbol file's call frame information, the range at rva ${hex(rule.rva)}): .cfa, the caller's stack pointer, and .ra, the return address, are computed from this frame's registers, and each saved register from .cfa.`,
+        `Rules in effect here: ${rule.rules.map(([name, expression]) => `${name}: ${expression}`).join(" ")}`,
       ];
     }
     case "scan":
-      if (frame.ruleKind === "leaf") {
+      if (rule.kind === "leaf") {
         return [`Found by simulating a return from a leaf function: the return address is at RSP or one word above, and every register is carried over unchanged (Breakpad's rule for a Windows context frame).`];
       }
       return [`Found by scanning the stack: the first word above that points just after a call instruction in a module is taken as the return address (the least trusted way).`];
@@ -430,7 +470,7 @@ function weakerText(machine: Machine, walk: Walk, index: WeakerIndex | undefined
   const next = weak.frames[j + 1];
   const calleeFn = frames[i - 1]!.functionName ?? frames[i - 1]!.location;
   // The callee was unwound from a record that says it keeps no frame pointer.
-  const omitted = (f.trust === "fpo" || f.trust === "frame-data" || f.trust === "unwind-info" || f.trust === "cfi") && !/FRAME_NONFPO|ebp-chain|rbp-chain/.test(f.rule);
+  const omitted = (f.trust === "fpo" || f.trust === "frame-data" || f.trust === "unwind-info" || f.trust === "cfi") && !(f.rule.kind === "fpo" && f.rule.form === "non-fpo");
   const why = omitted
     ? `${calleeFn} does not set up ${fp} as a frame pointer (${machine === "x86" ? "frame-pointer omission" : "x64 code needs none"}), so ${fp} there still belonged to an outer frame`
     : `${fp} at ${fromLoc} was not this frame's frame pointer`;

@@ -8,6 +8,7 @@
  * with no network; without script every explanation is shown at once.
  */
 import { formatAddress, machineInfo } from "../model/machine.js";
+import { ruleText } from "../unwind/rule-text.js";
 import type { ExplainedFrame, ExplainedWalk } from "./explain-model.js";
 import { escapeXml, frameColours, renderSvg } from "./svg.js";
 
@@ -45,7 +46,7 @@ function frameItem(e: ExplainedWalk, w: number, f: ExplainedFrame): string {
   );
   out.push(`<p class="regs">${esc(registersLine(e, f))}</p>`);
   out.push(`<div class="detail">`);
-  out.push(`<p class="rule">rule: <code>${esc(f.frame.rule)}</code></p>`);
+  out.push(`<p class="rule">rule: <code>${esc(ruleText(f.frame.rule))}</code></p>`);
   if (f.how.length > 0) out.push(`<ul class="how">${f.how.map((l) => `<li>${esc(l)}</li>`).join("")}</ul>`);
   if (f.reads.length > 0) {
     out.push(`<table class="reads"><caption>memory this unwind read, in order</caption><thead><tr><th>address</th><th>as</th><th>value</th><th>what it was</th><th>stack</th></tr></thead><tbody>`);

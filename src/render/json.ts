@@ -1,6 +1,7 @@
 /** `walk --format json`: the schema fixed in DESIGN.md "Contract". */
 import { formatAddress, type Machine } from "../model/machine.js";
 import type { Module } from "../model/snapshot.js";
+import { ruleText } from "../unwind/rule-text.js";
 import type { Frame } from "../walk/frame.js";
 import type { ThreadWalk } from "../walk/walk.js";
 import { chunked, collect } from "./chunks.js";
@@ -29,7 +30,7 @@ export function frameJson(machine: Machine, modules: readonly Module[], frame: F
         ? null
         : { kind: frame.funcTableEntry.kind, beginRva: offset(frame.funcTableEntry.beginRva), endRva: offset(frame.funcTableEntry.endRva) },
     trust: frame.trust,
-    rule: frame.rule,
+    rule: ruleText(frame.rule),
     registers,
     module: loc.module?.name ?? null,
     moduleOffset: loc.moduleOffset === undefined ? null : offset(loc.moduleOffset),

@@ -18,6 +18,7 @@
  * HTML view can highlight a frame and its reads with CSS classes `current` and `read`.
  */
 import { machineInfo, type Machine } from "../model/machine.js";
+import { ruleText } from "../unwind/rule-text.js";
 import type { ExplainedWalk, ReadRole, StackArea, StackWord } from "./explain-model.js";
 
 /** The most rows (words and folded runs) a column of the diagram draws. */
@@ -531,7 +532,7 @@ export function renderSvg(e: ExplainedWalk, options: SvgOptions = {}): string {
     list.push(`<g class="legend-frame" data-frame="${f.index}">`);
     list.push(`<rect x="${listX}" y="${ly + 2}" width="12" height="12" fill="${c.band}" stroke="${c.line}"/>`);
     list.push(text(listX + 18, ly + 12, clip(label, listChars - 3), f.truth === "differs" || f.truth === "extra" ? `fill="#b91c1c"` : `fill="#111827"`));
-    list.push(`<title>${escapeXml(`frame ${f.index}: ${f.location}; ${f.frame.trust}: ${f.frame.rule}${truth}`)}</title>`);
+    list.push(`<title>${escapeXml(`frame ${f.index}: ${f.location}; ${f.frame.trust}: ${ruleText(f.frame.rule)}${truth}`)}</title>`);
     list.push(`</g>`);
   });
   if (e.frames.length === 0) list.push(text(listX, columnsTop + 12, "(no frames)", `fill="#b91c1c"`));

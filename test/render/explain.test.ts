@@ -71,6 +71,18 @@ describe("explain", () => {
     expect(f1.weaker).toMatch(/The frame-pointer chain never reaches this frame/);
   });
 
+  it("names the frame register's operation and every operation of the prolog, read from the rule's fields", () => {
+    const v = load("vectors/x64/synthetic/epilog-lea-capture.json");
+    const e = explainWalk(v, v.threads[0]!);
+    expect(e.frames[2]!.how.slice(1, 6)).toEqual([
+      "UWOP_SET_FPREG: RSP ← RBP − 0x0 (the frame register marks the frame; the allocations below are undone from it)",
+      "UWOP_ALLOC_LARGE 0x90: RSP += 0x90",
+      "UWOP_PUSH_NONVOL rdi: RDI ← [RSP], RSP += 8",
+      "UWOP_PUSH_NONVOL rsi: RSI ← [RSP], RSP += 8",
+      "UWOP_PUSH_NONVOL rbp: RBP ← [RSP], RSP += 8",
+    ]);
+  });
+
   it("on IA-64, reads rp from the backing store and moves BSP down by the caller's sol across a NaT collection slot", () => {
     const v = load("vectors/ia64/synthetic/nat-crossing.json");
     const e = explainWalk(v, v.threads[0]!);

@@ -49,7 +49,7 @@ function frames(machine: Machine, specs: FrameSpec[]): ExplainedFrame[] {
       far: false,
       virtual: false,
       trust: s.trust,
-      rule: s.rule,
+      rule: { kind: "custom", text: s.rule },
       registers,
     };
     const e: ExplainedFrame = { index, frame, location: s.location, how: s.how, reads: s.reads ?? [] };

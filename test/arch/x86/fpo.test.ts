@@ -5,6 +5,7 @@
  * walker "fpo". Expected values come from the construction: "the return address was put in
  * slot X, so the caller's ESP is X+4".
  */
+import { ruleText } from "../../../src/unwind/rule-text.js";
 import { describe, expect, it } from "vitest";
 import { FRAME_NONFPO, FRAME_TRAP, FRAME_TSS, type FpoData } from "../../../src/model/fpo-data.js";
 import type { Module, Registers } from "../../../src/model/snapshot.js";
@@ -46,7 +47,7 @@ function expectFoundBy(walk: Walk, records: readonly FpoData[]): void {
     const caller = walk.frames[k + 1];
     if (caller === undefined) return;
     expect(caller.trust, `frame ${k + 1} trust`).toBe("fpo");
-    expect(caller.rule, `frame ${k + 1} rule`).toContain(`fpo rva=${hexOf(r.ulOffStart)}`);
+    expect(ruleText(caller.rule), `frame ${k + 1} rule`).toContain(`fpo rva=${hexOf(r.ulOffStart)}`);
   });
 }
 
@@ -112,8 +113,8 @@ describe("x86 FPO_DATA walk: the body rule (x86-fpo.md §1.4 step 3)", () => {
       [code.at("main_ret_f"), labels["esp1"], labels["main_frame"]],
       [code.at("start_ret"), labels["esp2"], 0n],
     ]);
-    expect(walk.frames[1]!.rule).toContain("useBP");
-    expect(walk.frames[2]!.rule).toContain("FRAME_NONFPO");
+    expect(ruleText(walk.frames[1]!.rule)).toContain("useBP");
+    expect(ruleText(walk.frames[2]!.rule)).toContain("FRAME_NONFPO");
     expect(walk.stop.reason).toBe("end-of-stack");
     expectFoundBy(walk, [f, main, start]);
   });
@@ -134,7 +135,7 @@ describe("x86 FPO_DATA walk: the body rule (x86-fpo.md §1.4 step 3)", () => {
     const { walk, labels } = walkFpo(code, module, s, (l) => ({ eip: code.at("f_call"), esp: l["esp0"]!, ebp: 0x5a5a5a5an }));
     expect(walk.frames).toHaveLength(2);
     expect([walk.frames[1]!.addrPC, walk.frames[1]!.addrStack, walk.frames[1]!.addrFrame]).toEqual([code.at("main_ret_f"), labels["esp1"], CALLER.ebp]);
-    expect(walk.frames[1]!.rule).toContain("found 8 bytes above");
+    expect(ruleText(walk.frames[1]!.rule)).toContain("found 8 bytes above");
     expectFoundBy(walk, [f, main]);
   });
 
@@ -233,7 +234,7 @@ describe("x86 FPO_DATA walk: the body rule (x86-fpo.md §1.4 step 3)", () => {
     expect(walk.frames[1]!.addrPC).toBe(code.at("main_ret_f"));
     expect(walk.frames[1]!.addrStack).toBe(labels["esp1"]);
     expect(regsOf(walk, 1, CALLEE_SAVED)).toEqual({ ebx: CALLER.ebx, esi: CALLER.esi, edi: CALLER.edi, ebp: CALLER.ebp });
-    expect(walk.frames[1]!.rule).toContain("to return");
+    expect(ruleText(walk.frames[1]!.rule)).toContain("to return");
     expect(walk.stop.reason).toBe("end-of-stack");
     expectFoundBy(walk, records);
   });
@@ -266,7 +267,7 @@ describe("x86 FPO_DATA walk: the body rule (x86-fpo.md §1.4 step 3)", () => {
       [code.at("main_ret_g"), labels["esp1"]],
       [code.at("start_ret"), labels["ra1"]! + 4n],
     ]);
-    expect(walk.frames[2]!.rule).toContain("ra@esp+16");
+    expect(ruleText(walk.frames[2]!.rule)).toContain("ra@esp+16");
     expect(walk.stop.reason).toBe("end-of-stack");
     expectFoundBy(walk, [g, main, start]);
   });
@@ -362,7 +363,7 @@ describe("x86 FPO_DATA walk: the PC in the prolog (x86-fpo.md §1.4 step 4)", ()
     expect(walk.frames[1]!.addrStack).toBe(labels["esp1"]);
     expect(labels["esp1"]).toBe(labels["ra0"]! + 4n);
     expect(regsOf(walk, 1, ["ebp", "ebx", "esi"])).toEqual({ ebp: CALLER.ebp, ebx: CALLER.ebx, esi: CALLER.esi });
-    if (k < steps.length) expect(walk.frames[1]!.rule).toContain("prolog");
+    if (k < steps.length) expect(ruleText(walk.frames[1]!.rule)).toContain("prolog");
     expect(walk.stop.reason).toBe("end-of-stack");
     expectFoundBy(walk, [f, main]);
   });
@@ -391,7 +392,7 @@ describe("x86 FPO_DATA walk: the PC in the epilog (x86-fpo.md §1.4 step 5)", ()
     // The unwind leaves the arguments on the stack (it does not apply `ret 8`).
     expect([walk.frames[1]!.addrPC, walk.frames[1]!.addrStack]).toEqual([code.at("main_ret_f"), labels["args"]]);
     expect(regsOf(walk, 1, ["ebx", "esi", "ebp"])).toEqual({ ebx: CALLER.ebx, esi: CALLER.esi, ebp: CALLER.ebp });
-    expect(walk.frames[1]!.rule).toContain("to return");
+    expect(ruleText(walk.frames[1]!.rule)).toContain("to return");
     // main's unwind skips f's 8 bytes of arguments to reach its own return address (0).
     expect(walk.stop.reason).toBe("end-of-stack");
     expectFoundBy(walk, [f, main]);
@@ -411,7 +412,7 @@ describe("x86 FPO_DATA walk: the PC in the epilog (x86-fpo.md §1.4 step 5)", ()
     const { walk, labels } = walkFpo(code, module, s, (l) => ({ eip: code.at(`e${k}`), esp: l[`sp${k}`]!, ebp: k === 0 ? l["frame"]! : CALLER.ebp }));
     expect(walk.frames).toHaveLength(2);
     expect([walk.frames[1]!.addrPC, walk.frames[1]!.addrStack, walk.frames[1]!.addrFrame]).toEqual([code.at("main_ret_f"), labels["esp1"], CALLER.ebp]);
-    expect(walk.frames[1]!.rule).toContain("to return");
+    expect(ruleText(walk.frames[1]!.rule)).toContain("to return");
     expect(walk.stop.reason).toBe("end-of-stack");
     expectFoundBy(walk, [f, main]);
   });
@@ -436,7 +437,7 @@ describe("x86 FPO_DATA walk: the PC in the epilog (x86-fpo.md §1.4 step 5)", ()
     expect(walk.frames).toHaveLength(2);
     expect([walk.frames[1]!.addrPC, walk.frames[1]!.addrStack]).toEqual([code.at("main_ret_f"), labels["esp1"]]);
     expect(regsOf(walk, 1, ["ebp", "esi", "edi"])).toEqual({ ebp: CALLER.ebp, esi: CALLER.esi, edi: CALLER.edi });
-    expect(walk.frames[1]!.rule).toContain("to return");
+    expect(ruleText(walk.frames[1]!.rule)).toContain("to return");
     expect(walk.stop.reason).toBe("end-of-stack");
     expectFoundBy(walk, [f, main]);
   });
@@ -461,7 +462,7 @@ describe("x86 FPO_DATA walk: frame kinds (x86-fpo.md §1.2)", () => {
       [code.at("main_ret_f"), labels["frame"]! + 8n, CALLER.ebp],
     ]);
     expect(walk.frames[1]!.addrStack).toBe(labels["esp1"]);
-    expect(walk.frames[1]!.rule).toContain("FRAME_NONFPO");
+    expect(ruleText(walk.frames[1]!.rule)).toContain("FRAME_NONFPO");
     expect(walk.stop.reason).toBe("end-of-stack");
     expectFoundBy(walk, [f, main]);
   });
