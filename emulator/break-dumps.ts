@@ -19,7 +19,7 @@ import { compareWithTruth } from "../src/walk/compare.js";
 import { walkThread, type WalkOptions } from "../src/walk/walk.js";
 import { moduleAt, type ModuleSymbol, type Snapshot, type TruthFrame } from "../src/model/snapshot.js";
 import { readU32 } from "../src/memory/reader.js";
-import { lookupAddress, type ArchStrategy, type UnwindResult } from "../src/index.js";
+import { lookupAddress, UnwindCache, type ArchStrategy, type UnwindResult } from "../src/index.js";
 import { NOT_RETURN, scanRuleFor, UNCHECKED } from "../src/arch/scan.js";
 import { X86_SCAN } from "../src/arch/x86/scan.js";
 import { RegionMemory } from "../src/memory/region-memory.js";
@@ -72,7 +72,7 @@ function rangesWithoutImages(snapshot: Snapshot): MemoryExtent[] {
  * modules with CodeView identities), read back: images withheld when asked, and the modules'
  * .sym files (as the emulator's store holds them, STACK CFI for x64 included) attached when asked.
  */
-export function dumpOf(snapshot: Snapshot, options: { withholdImages: boolean; symbols: boolean }): Snapshot {
+export function dumpOf(snapshot: Snapshot, options: { withholdImages: boolean; symbols: boolean }, cache = new UnwindCache()): Snapshot {
   const sink = bytesSink();
   writeMinidump(snapshot, sink, options.withholdImages ? { ranges: rangesWithoutImages(snapshot) } : {});
   const back = minidumpSnapshot(readMinidump(bytesSource(sink.bytes())));
@@ -81,7 +81,7 @@ export function dumpOf(snapshot: Snapshot, options: { withholdImages: boolean; s
       const original = snapshot.modules[i]!;
       const input = symFileInput(original, snapshot.machine, snapshot.memory);
       if (input === undefined) return;
-      if (snapshot.machine === "x64") input.stackCfi = x64ModuleCfi(original, snapshot.memory);
+      if (snapshot.machine === "x64") input.stackCfi = x64ModuleCfi(original, snapshot.memory, cache);
       const sym = parseBreakpadSym(formatBreakpadSym(input));
       m.unwind = { fpo: stackWinToFpoData(sym.stackWin), frameData: stackWinToFrameData(sym.stackWin), stackCfi: sym.stackCfi, origin: "Breakpad .sym" };
       m.symbols = [
@@ -155,8 +155,10 @@ export interface DumpScore {
 /** Walks the dump of every hit with `options` and scores it against the truth. */
 export function scoreDumps(hits: readonly BreakHit[], dump: { withholdImages: boolean; symbols: boolean }, options: WalkOptions): DumpScore {
   const out: DumpScore = { stacks: 0, frames: 0, totalFrames: 0, exact: new Set() };
+  // The hits of one sweep share their modules: their symbol files' STACK CFI is worked out once.
+  const cache = new UnwindCache();
   for (const h of hits) {
-    const d = dumpOf(h.vector, dump);
+    const d = dumpOf(h.vector, dump, cache);
     const walk = walkThread(d, d.threads[0]!, options);
     let k = 0;
     while (k < walk.frames.length && k < h.truth.length && walk.frames[k]!.addrPC === h.truth[k]!.pc && walk.frames[k]!.addrStack === h.truth[k]!.sp) k++;

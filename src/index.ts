@@ -78,14 +78,18 @@ export {
 export { renderJson, walkJson, writeJson } from "./render/json.js";
 export { renderText, renderRoles } from "./render/text.js";
 export { renderWindbg, fpoNote } from "./render/windbg.js";
-export { locate, locateAddress, locationText, symbolize, type Location, type SymbolMatch } from "./render/location.js";
-export { explainWalk, explainSnapshot, formatExplanation, stopInWords, type ExplainOptions } from "./render/explain.js";
-export type * from "./render/explain-model.js";
+export { locate, locateAddress, locationText, symbolize, type Location, type SymbolMatch } from "./analysis/location.js";
+export { explainWalk, explainSnapshot, MAX_DIAGRAM_WORDS, type ExplainOptions } from "./analysis/explain-walk.js";
+export { stopInWords } from "./analysis/explain-words.js";
+export { formatExplanation } from "./render/explain.js";
+export type * from "./analysis/explain-model.js";
 export { renderSvg, type SvgOptions } from "./render/svg.js";
 export { renderHtml } from "./render/html.js";
-export { renderCompare, type CompareInput, type CompareTargetInput } from "./render/compare.js";
+export { compareChain, type CompareInput, type CompareTargetInput, type Comparison, type ComparedTarget, type WalkerResult } from "./analysis/compare-chain.js";
+export { renderCompare } from "./render/compare.js";
+export { breakpadReport, assertionText, type BreakpadReport, type BreakpadThread, type BreakpadOptions } from "./analysis/breakpad-report.js";
+export { crashReason, WINDOWS_EXCEPTION_NAMES } from "./analysis/breakpad-crash.js";
 export {
-  breakpadReport,
   renderBreakpad,
   renderBreakpadMachineReadable,
   writeBreakpad,
@@ -93,12 +97,6 @@ export {
   breakpadTrust,
   breakpadRegisters,
   formatRegisterLines,
-  crashReason,
-  assertionText,
-  WINDOWS_EXCEPTION_NAMES,
-  type BreakpadReport,
-  type BreakpadThread,
-  type BreakpadOptions,
 } from "./render/breakpad.js";
 export {
   readMinidump,

@@ -2,8 +2,9 @@
 import { basename } from "node:path";
 import { InputError } from "../errors.js";
 import type { Snapshot } from "../model/snapshot.js";
-import type { ExplainedWalk } from "../render/explain-model.js";
-import { explainSnapshot, formatExplanation } from "../render/explain.js";
+import type { ExplainedWalk } from "../analysis/explain-model.js";
+import { explainSnapshot } from "../analysis/explain-walk.js";
+import { formatExplanation } from "../render/explain.js";
 import { EXIT, maxFramesOption, parseOptions, threadOption, UsageError, walkerOption, type Io } from "./common.js";
 import { chooseSnapshot } from "./walk.js";
 

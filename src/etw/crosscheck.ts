@@ -22,7 +22,7 @@ import { findFpo, outermostFrameData, x86Tables } from "../arch/x86/tables.js";
 import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
 import { FRAME_FPO, FRAME_NONFPO, FRAME_TRAP, FRAME_TSS } from "../model/fpo-data.js";
 import { moduleAt, type Snapshot, type ThreadSnapshot, type TruthFrame } from "../model/snapshot.js";
-import { locateAddress, locationText } from "../render/location.js";
+import { locateAddress, locationText } from "../analysis/location.js";
 import { compareWithTruth, type TruthComparison } from "../walk/compare.js";
 import type { Frame, Walk } from "../walk/frame.js";
 import { lookupAddress } from "../walk/lookup-address.js";

@@ -178,7 +178,7 @@ const IA64_REGISTERS = [
   { name: "ints3", number: 7, calleeSaved: true },
   { name: "intv0", number: 8, returnValue: true },
   { name: "intteb", number: 13 },
-  { name: "brrp", number: 0, bank: "branch", display: "BrRp" },
+  { name: "brrp", number: 0, bank: "branch", display: "b0 (rp)" },
   { name: "brs0", number: 1, bank: "branch", calleeSaved: true },
   { name: "brs1", number: 2, bank: "branch", calleeSaved: true },
   { name: "brs2", number: 3, bank: "branch", calleeSaved: true },

@@ -1,101 +1,15 @@
 /**
  * Breakpad's `minidump_stackwalk` output for a minidump, human (§6.1) and machine-readable `-m`
- * (§6.2), from the project's own walk (minidump.md §4–§6). {@link breakpadReport} gathers what
- * Breakpad's processor would: OS and CPU from SystemInfo, the crash reason and address from the
- * Exception stream, the process uptime from MiscInfo, and one walk per thread in dump order with
- * Breakpad's dump-writer thread skipped; {@link renderBreakpad} and
- * {@link renderBreakpadMachineReadable} print it.
- *
- * The frames are the project's `auto` walk, not Breakpad's walker; where the two find the same
- * frames the output is Breakpad's byte for byte. Trust levels map to Breakpad's "Found by:" texts
- * (§5.4) with {@link breakpadTrust}.
+ * (§6.2), from a report gathered by src/analysis/breakpad-report.ts (minidump.md §4–§6). Where the
+ * project's walk finds Breakpad's frames the output is Breakpad's byte for byte. Trust levels and
+ * rules map to Breakpad's "Found by:" texts (§5.4) with {@link breakpadTrust}.
  */
-import type { Minidump, MinidumpAssertion } from "../formats/minidump.js";
-import { InputError } from "../errors.js";
-import { moduleAt, type Module, type Snapshot, type ThreadSnapshot } from "../model/snapshot.js";
-import type { Frame, Walk } from "../walk/frame.js";
-import { lookupAddress } from "../walk/lookup-address.js";
-import { walkThread, type WalkOptions } from "../walk/walk.js";
-import { crashReason } from "./breakpad-crash.js";
+import type { BreakpadReport, BreakpadThread } from "../analysis/breakpad-report.js";
+import { locate, type Location } from "../analysis/location.js";
+import type { Module } from "../model/snapshot.js";
+import type { Frame } from "../walk/frame.js";
 import { chunked, collect } from "./chunks.js";
-import { locate, type Location } from "./location.js";
 
-export { crashReason, WINDOWS_EXCEPTION_NAMES } from "./breakpad-crash.js";
-
-/** One walked thread, numbered as Breakpad numbers it. */
-export interface BreakpadThread {
-  /** Position among the threads Breakpad processes (dump order, the dump-writer thread skipped). */
-  index: number;
-  thread: ThreadSnapshot;
-  walk: Walk;
-}
-
-/** What `minidump_stackwalk` prints, gathered from a dump and its walks. */
-export interface BreakpadReport {
-  os: string;
-  osVersion: string;
-  /** `x86`, `amd64`, …, or the ProcessorArchitecture as `0x%04x`. */
-  cpu: string;
-  cpuInfo: string;
-  cpuCount: number;
-  /** The dump has an Exception stream. */
-  crashed: boolean;
-  crashReason: string;
-  crashAddress: bigint;
-  /** ExceptionInformation[0 .. min(NumberParameters, 15)). */
-  crashParameters: bigint[];
-  /** Breakpad's assertion text from its assertion stream (0x47670002), when the dump has one. */
-  assertion?: string;
-  /** Seconds from process creation to the dump, when MiscInfo gives it (minidump.md §2.7). */
-  uptime?: number;
-  /** The requesting (crashed) thread's {@link BreakpadThread.index}, or -1. */
-  requestingThread: number;
-  /** The walked threads in index order. */
-  threads: BreakpadThread[];
-  /** The module list in dump order; the first is the main module (minidump.md §2.3). */
-  modules: readonly Module[];
-  /** Modules some frame lies in whose symbols could not be loaded; only when a symbol path was given. */
-  modulesWithoutSymbols: Set<Module>;
-}
-
-/** Options of {@link breakpadReport}. */
-export interface BreakpadOptions {
-  walk?: WalkOptions;
-  /** One thread by id, or all (default). */
-  thread?: number | "all";
-  /** A symbol path was given (`--symbols`): modules on a stack without symbols get a warning. */
-  symbolPathGiven?: boolean;
-}
-
-// Breakpad's MD_OS_* platform ids and their names (minidump_processor.cc GetOSInfo).
-const OS_NAMES: Readonly<Record<number, string>> = {
-  1: "Windows",
-  2: "Windows NT",
-  0x8101: "Mac OS X",
-  0x8102: "iOS",
-  0x8201: "Linux",
-  0x8202: "Solaris",
-  0x8203: "Android",
-  0x8204: "PS3",
-  0x8205: "NaCl",
-  0x8206: "Fuchsia",
-};
-
-// ProcessorArchitecture → Breakpad's CPU name (GetCPUInfo); others print as 0x%04x.
-const CPU_NAMES: Readonly<Record<number, string>> = {
-  0: "x86",
-  9: "amd64",
-  3: "ppc",
-  0x8002: "ppc64",
-  0x8001: "sparc",
-  5: "arm",
-  12: "arm64",
-  0x8003: "arm64",
-  1: "mips",
-  0x8004: "mips64",
-};
-
-const hex8 = (n: number): string => `0x${(n >>> 0).toString(16).padStart(8, "0")}`;
 const hex = (v: bigint): string => v.toString(16);
 
 /** Breakpad's "Found by:" text for a frame (minidump.md §5.4), from its trust and its rule's kind. */
@@ -133,20 +47,24 @@ const AMD64_REGISTERS = ["rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
  * printed from the carried-over registers when the rule did not recover it.
  */
 export function breakpadRegisters(cpu: string, frame: Frame): [string, bigint][] {
-  const regs = frame.registers;
-  const out: [string, bigint][] = [];
-  if (cpu === "x86") {
+  return Object.hasOwn(REGISTERS_BY_CPU, cpu) ? REGISTERS_BY_CPU[cpu]!(frame) : [];
+}
+
+/** The registers Breakpad prints, by its CPU name; a CPU it has no walker for prints none. */
+const REGISTERS_BY_CPU: Readonly<Record<string, (frame: Frame) => [string, bigint][]>> = {
+  x86: (frame) => {
+    const regs = frame.registers;
+    const out: [string, bigint][] = [];
     const ebp = regs["ebp"] ?? (frame.trust === "context" ? undefined : frame.unwindRegisters?.["ebp"]);
     for (const [name, key] of X86_REGISTERS) {
       const value = key === "ebp" ? ebp : regs[key];
       if (value !== undefined) out.push([name, value]);
     }
     if (frame.trust === "context") for (const [name, key] of X86_CONTEXT_ONLY) out.push([name, regs[key] ?? 0n]);
-  } else if (cpu === "amd64") {
-    for (const name of AMD64_REGISTERS) if (regs[name] !== undefined) out.push([name, regs[name]]);
-  }
-  return out;
-}
+    return out;
+  },
+  amd64: (frame) => AMD64_REGISTERS.flatMap((name): [string, bigint][] => (frame.registers[name] !== undefined ? [[name, frame.registers[name]]] : [])),
+};
 
 /** Breakpad's `kMaxWidth`: a register that would pass this column starts a new line. */
 const MAX_WIDTH = 80;
@@ -183,105 +101,6 @@ function strip(text: string): string {
 }
 
 const codeFile = (m: Module): string => fileName(m.path ?? m.name);
-
-/** Whether symbols were loaded for a module (a symbol file gave it records or names). */
-function hasSymbols(m: Module): boolean {
-  return m.unwind !== undefined || m.symbols.length > 0;
-}
-
-/**
- * Gathers a Breakpad report: walks every thread except Breakpad's dump-writer thread (in dump
- * order; the requesting thread is the crashed one, else BreakpadInfo's), with the same walk
- * options as `walk`, each through its own stack memory only (ThreadSnapshot.stackRanges), as
- * Breakpad's processor walks it. The snapshot must come from `dump` (minidumpSnapshot) with symbols attached.
- */
-export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: BreakpadOptions = {}): BreakpadReport {
-  const sys = dump.systemInfo;
-  const os = sys === undefined ? "" : OS_NAMES[sys.platformId] ?? hex8(sys.platformId);
-  const osVersion = sys === undefined ? "" : `${sys.majorVersion >>> 0}.${sys.minorVersion >>> 0}.${sys.buildNumber >>> 0}${sys.csdVersion !== undefined ? ` ${sys.csdVersion}` : ""}`;
-  let cpu = "";
-  let cpuInfo = "";
-  if (sys !== undefined) {
-    const arch = sys.processorArchitecture;
-    cpu = CPU_NAMES[arch] ?? `0x${arch.toString(16).padStart(4, "0")}`;
-    if (arch === 0 || arch === 9) {
-      const vendor = sys.cpu.kind === "x86" && arch === 0 ? `${sys.cpu.vendorId} ` : "";
-      cpuInfo = `${vendor}family ${sys.processorLevel} model ${sys.processorRevision >> 8} stepping ${sys.processorRevision & 0xff}`;
-    }
-  }
-  const crash = crashReason(dump);
-  const misc = dump.miscInfo;
-  const created = misc !== undefined && (misc.flags1 & 0x2) !== 0 ? misc.processCreateTime >>> 0 : 0;
-  const stamp = dump.header.timeDateStamp >>> 0;
-  const report: BreakpadReport = {
-    os,
-    osVersion,
-    cpu,
-    cpuInfo,
-    cpuCount: sys?.numberOfProcessors ?? 0,
-    crashed: crash !== undefined,
-    crashReason: crash?.reason ?? "",
-    crashAddress: crash?.address ?? 0n,
-    crashParameters: dump.exception?.parameters ?? [],
-    requestingThread: -1,
-    threads: [],
-    modules: snapshot.modules,
-    modulesWithoutSymbols: new Set(),
-  };
-  if (stamp !== 0 && created !== 0 && stamp >= created) report.uptime = stamp - created;
-  if (dump.assertion !== undefined) report.assertion = assertionText(dump.assertion);
-
-  const info = dump.breakpadInfo;
-  const requestingId = dump.exception !== undefined ? dump.exception.threadId : info?.requestingThreadId;
-  const choice = options.thread ?? "all";
-  if (choice !== "all" && !dump.threads.some((t) => t.id === choice)) {
-    throw new InputError("bad-value", `no thread with id ${choice} (threads: ${dump.threads.map((t) => t.id).join(", ")})`);
-  }
-  if (choice !== "all" && info?.dumpThreadId === choice) {
-    throw new InputError("bad-value", `thread ${choice} is Breakpad's dump-writer thread (BreakpadInfo DumpThreadId), which Breakpad does not walk`);
-  }
-  const unused = [...snapshot.threads];
-  let index = 0;
-  for (const t of dump.threads) {
-    if (info?.dumpThreadId !== undefined && t.id === info.dumpThreadId) continue;
-    const at = unused.findIndex((s) => s.id === t.id);
-    const thread = at < 0 ? undefined : unused.splice(at, 1)[0]!;
-    const i = index++;
-    if (requestingId !== undefined && t.id === requestingId && report.requestingThread < 0) report.requestingThread = i;
-    if (choice !== "all" && t.id !== choice) continue;
-    if (thread === undefined) {
-      // A thread without a usable context: Breakpad lists it with no frames.
-      const walk: Walk = { frames: [], stop: { reason: "unsupported", detail: "the thread has no usable context" } };
-      report.threads.push({ index: i, thread: { id: t.id, crashed: false, registers: {} }, walk });
-      continue;
-    }
-    // The walk reads the stack through the thread's own stack region (ThreadSnapshot.stackRanges),
-    // the only memory Breakpad's walker sees (minidump.md §4).
-    report.threads.push({ index: i, thread, walk: walkThread(snapshot, thread, options.walk ?? {}) });
-  }
-  if (options.symbolPathGiven === true) {
-    for (const { walk } of report.threads) {
-      for (const f of walk.frames) {
-        const m = moduleAt(snapshot.modules, lookupAddress(f.addrPC, f.index > 0));
-        if (m !== undefined && !hasSymbols(m)) report.modulesWithoutSymbols.add(m);
-      }
-    }
-  }
-  return report;
-}
-
-/**
- * Breakpad's assertion line (MinidumpProcessor::GetAssertion): the kind, then the expression,
- * ` in function F`, `, in file F` and ` at line N` for those present.
- */
-export function assertionText(a: MinidumpAssertion): string {
-  let text = a.type === 1 ? "Invalid parameter passed to library function" : a.type === 2 ? "Pure virtual function called" : `Unknown assertion type ${hex8(a.type)}`;
-  if (a.expression !== "") text += ` ${a.expression}`;
-  if (a.function !== "") text += ` in function ${a.function}`;
-  if (a.file !== "") text += `, in file ${a.file}`;
-  if (a.line !== 0) text += ` at line ${a.line >>> 0}`;
-  return text;
-}
 
 /** The human frame text after the index: `module!function [file : line + 0xoff]` and the shorter forms (§6.1). */
 function frameText(loc: Location, pc: bigint): string {

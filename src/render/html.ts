@@ -9,7 +9,7 @@
  */
 import { formatAddress, machineInfo } from "../model/machine.js";
 import { ruleText } from "../unwind/rule-text.js";
-import type { ExplainedFrame, ExplainedWalk } from "./explain-model.js";
+import type { ExplainedFrame, ExplainedWalk } from "../analysis/explain-model.js";
 import { escapeXml, frameColours, renderSvg } from "./svg.js";
 
 /** The most frames one walk lists on the page; deeper walks say how many were left out. */

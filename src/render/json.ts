@@ -5,7 +5,7 @@ import { ruleText } from "../unwind/rule-text.js";
 import type { Frame } from "../walk/frame.js";
 import type { ThreadWalk } from "../walk/walk.js";
 import { chunked, collect } from "./chunks.js";
-import { locate } from "./location.js";
+import { locate } from "../analysis/location.js";
 
 const offset = (v: bigint): string => "0x" + v.toString(16);
 

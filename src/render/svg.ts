@@ -17,9 +17,10 @@
  * entry is) and `data-reads` (the frames whose unwind read a word, space-separated), so that the
  * HTML view can highlight a frame and its reads with CSS classes `current` and `read`.
  */
-import { machineInfo, type Machine } from "../model/machine.js";
+import { hexPadded } from "../hex.js";
+import { machineInfo, registerMark, type Machine } from "../model/machine.js";
 import { ruleText } from "../unwind/rule-text.js";
-import type { ExplainedWalk, ReadRole, StackArea, StackWord } from "./explain-model.js";
+import type { ExplainedWalk, ReadRole, StackArea, StackWord } from "../analysis/explain-model.js";
 
 /** The most rows (words and folded runs) a column of the diagram draws. */
 export const SVG_MAX_ROWS = 320;
@@ -83,12 +84,11 @@ const CHAR = 7.2;
 const PAD = 16;
 const LINE = 16;
 
-/** Register names as the rows mark them: stack pointer, frame pointer (or null), backing-store pointer (or null). */
-const MARK_NAMES: Record<Machine, { sp: string; fp: string | null; bsp: string | null }> = {
-  x86: { sp: "ESP", fp: "EBP", bsp: null },
-  x64: { sp: "RSP", fp: "RBP", bsp: null },
-  ia64: { sp: "SP", fp: null, bsp: "BSP" },
-};
+/** Register names as the rows mark them (the machine table's marks): stack pointer, frame pointer (or null), backing-store pointer (or null). */
+function markNames(machine: Machine): { sp: string; fp: string | null; bsp: string | null } {
+  const m = machineInfo(machine);
+  return { sp: registerMark(machine, m.sp), fp: m.fp === null ? null : registerMark(machine, m.fp), bsp: m.bstore === null ? null : registerMark(machine, m.bstore) };
+}
 
 type Row =
   | { kind: "word"; word: StackWord; reads: number[]; marks: string[]; returnsInto?: number; readRole?: ReadRole }
@@ -111,7 +111,7 @@ interface ColumnGeometry {
   raW: number;
 }
 
-const hex = (v: bigint, bytes: number): string => "0x" + v.toString(16).padStart(bytes * 2, "0");
+const hex = (v: bigint, bytes: number): string => hexPadded(v, bytes * 2);
 
 /** Cuts text to `max` characters with an ellipsis. */
 function clip(text: string, max: number): string {
@@ -179,7 +179,7 @@ function planColumn(
       if (!readRoles.has(key)) readRoles.set(key, r.role);
     }
   }
-  const names = MARK_NAMES[e.machine] ?? MARK_NAMES.x86;
+  const names = markNames(e.machine);
   const marks = new Map<bigint, Map<string, number[]>>();
   const mark = (address: bigint, name: string, frame: number): void => {
     let byName = marks.get(address);
@@ -256,7 +256,7 @@ function rowAnnotation(row: Row & { kind: "word" }, machine: Machine): string {
         parts.push(`return address${row.returnsInto !== undefined ? ` → #${row.returnsInto}` : ""}`);
         break;
       case "saved-frame-pointer":
-        parts.push(`saved ${reg ?? MARK_NAMES[machine]?.fp ?? "frame pointer"} (back chain)`);
+        parts.push(`saved ${reg ?? markNames(machine).fp ?? "frame pointer"} (back chain)`);
         break;
       case "saved-register":
         parts.push(`saved ${reg ?? "register"}`);

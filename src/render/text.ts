@@ -3,7 +3,7 @@ import { formatAddress, machineInfo, MACHINES, type Machine } from "../model/mac
 import type { Module } from "../model/snapshot.js";
 import { ruleText } from "../unwind/rule-text.js";
 import type { ThreadWalk } from "../walk/walk.js";
-import { locate, locationText } from "./location.js";
+import { locate, locationText } from "../analysis/location.js";
 
 /** The register-role table of one or more machines, side by side when several. */
 export function renderRoles(machines: readonly Machine[] = MACHINES): string {

@@ -16,7 +16,8 @@ import { UnwindCache } from "../../src/unwind/cache.js";
 import { ruleText } from "../../src/unwind/rule-text.js";
 import { runRule } from "../support/rules.js";
 import { walkThread } from "../../src/walk/walk.js";
-import { explainWalk, formatExplanation } from "../../src/render/explain.js";
+import { explainWalk } from "../../src/analysis/explain-walk.js";
+import { formatExplanation } from "../../src/render/explain.js";
 import { StackBuilder } from "../support/stack-builder.js";
 
 const memory = new RegionMemory([{ base: 0x1000n, bytes: new Uint8Array([0x78, 0x56, 0x34, 0x12, 0xf0, 0xde, 0xbc, 0x9a]) }]);

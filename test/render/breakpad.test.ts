@@ -6,15 +6,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { bytesSource, minidumpSnapshot, readMinidump, type Minidump } from "../../src/formats/minidump.js";
-import {
-  breakpadRegisters,
-  breakpadReport,
-  breakpadTrust,
-  crashReason,
-  formatRegisterLines,
-  renderBreakpad,
-  renderBreakpadMachineReadable,
-} from "../../src/render/breakpad.js";
+import { breakpadRegisters, breakpadTrust, formatRegisterLines, renderBreakpad, renderBreakpadMachineReadable } from "../../src/render/breakpad.js";
+import { breakpadReport } from "../../src/analysis/breakpad-report.js";
+import { crashReason } from "../../src/analysis/breakpad-crash.js";
 import type { Frame, Trust } from "../../src/walk/frame.js";
 import type { FpoData } from "../../src/model/fpo-data.js";
 import type { FrameData } from "../../src/formats/frame-data.js";

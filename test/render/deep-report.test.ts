@@ -9,7 +9,8 @@ import { minidumpBytes } from "../../src/formats/minidump-write.js";
 import { bytesSource, minidumpSnapshot, readMinidump } from "../../src/formats/minidump.js";
 import { RegionMemory } from "../../src/memory/region-memory.js";
 import type { Snapshot } from "../../src/model/snapshot.js";
-import { breakpadReport, renderBreakpad, renderBreakpadMachineReadable, writeBreakpad, writeBreakpadMachineReadable } from "../../src/render/breakpad.js";
+import { breakpadReport } from "../../src/analysis/breakpad-report.js";
+import { renderBreakpad, renderBreakpadMachineReadable, writeBreakpad, writeBreakpadMachineReadable } from "../../src/render/breakpad.js";
 import { renderJson, walkJson, writeJson } from "../../src/render/json.js";
 import { DEFAULT_MAX_FRAMES, walkSnapshot, walkThread } from "../../src/walk/walk.js";
 

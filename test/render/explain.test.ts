@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
 import { decodeDiskItems, decodeStackTrace, EVENT_HEADER_EXT_TYPE } from "../../src/etw/extended-data.js";
 import { parseVector } from "../../src/formats/vector.js";
-import { explainWalk, formatExplanation } from "../../src/render/explain.js";
+import { explainWalk } from "../../src/analysis/explain-walk.js";
+import { formatExplanation } from "../../src/render/explain.js";
 import { ROOT } from "../support/corpus.js";
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {

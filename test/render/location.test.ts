@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { Module, ModuleSymbol } from "../../src/model/snapshot.js";
 import { breakpadSymbols } from "../../src/formats/symbol-file.js";
 import { parseBreakpadSym } from "../../src/formats/breakpad-sym.js";
-import { locate, locateAddress, symbolize } from "../../src/render/location.js";
+import { locate, locateAddress, symbolize } from "../../src/analysis/location.js";
 import type { Frame } from "../../src/walk/frame.js";
 
 const BASE = 0x400000n;

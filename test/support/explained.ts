@@ -8,7 +8,7 @@
 import { SaxesParser } from "saxes";
 import type { Machine } from "../../src/model/machine.js";
 import type { Frame, Trust, WalkStop } from "../../src/walk/frame.js";
-import type { ExplainedFrame, ExplainedRead, ExplainedWalk, StackWord } from "../../src/render/explain-model.js";
+import type { ExplainedFrame, ExplainedRead, ExplainedWalk, StackWord } from "../../src/analysis/explain-model.js";
 
 interface FrameSpec {
   pc: bigint;

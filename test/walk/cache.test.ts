@@ -17,7 +17,7 @@ import { StackBuilder } from "../support/stack-builder.js";
 const NOPS = new Array<number>(0x40).fill(0x90);
 
 /** Two snapshots of one thread: the same module objects, each with its own image and stack. */
-function twoImageSets(modules: readonly Module[], a: { image: Uint8Array; stack: { base: bigint; bytes: Uint8Array } }, b: typeof a, base: bigint, registers: Record<string, bigint>, machine: "x86" | "x64"): [Snapshot, Snapshot] {
+function twoImageSets(modules: Module[], a: { image: Uint8Array; stack: { base: bigint; bytes: Uint8Array } }, b: typeof a, base: bigint, registers: Record<string, bigint>, machine: "x86" | "x64"): [Snapshot, Snapshot] {
   const snapshot = (s: typeof a): Snapshot => ({
     machine,
     modules,

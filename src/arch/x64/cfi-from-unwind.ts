@@ -12,6 +12,7 @@
 import type { BreakpadCfiDelta, BreakpadStackCfi } from "../../formats/breakpad-sym.js";
 import type { MemoryReader } from "../../memory/reader.js";
 import type { Module } from "../../model/snapshot.js";
+import { cacheSlot, ImageKeyed, type UnwindCache } from "../../unwind/cache.js";
 import { isProblem } from "../problem.js";
 import { buildPlan, OP_ADD, OP_BASE_REG, OP_BASE_RSP, OP_LOAD, OP_MACHFRAME, OP_POP, OP_RET, OP_SET_RSP, type UnwindPlan } from "./plan.js";
 import { resolveEntry, x64Tables } from "./tables.js";
@@ -102,13 +103,19 @@ function rulesText(rules: PlanRules, also: Iterable<string>): string {
   return parts.join(" ");
 }
 
+const RECORDS = cacheSlot("x64 STACK CFI from unwind tables", () => new ImageKeyed<Module, BreakpadStackCfi[]>());
+
 /**
  * The STACK CFI records of a module whose image (with its exception directory) is mapped in
  * `memory`: one INIT range per RUNTIME_FUNCTION, with a delta row wherever the rules change
- * inside it. Empty when the image or its tables cannot be read. Worked out afresh on each call
- * (a symbol file is written once per module).
+ * inside it. Empty when the image or its tables cannot be read. Kept in `cache` when one is given
+ * (the records of one module and image are asked for once per snapshot of a sweep).
  */
-export function x64ModuleCfi(module: Module, memory: MemoryReader): BreakpadStackCfi[] {
+export function x64ModuleCfi(module: Module, memory: MemoryReader, cache?: UnwindCache): BreakpadStackCfi[] {
+  return cache === undefined ? moduleCfi(module, memory) : cache.get(RECORDS).get(memory, module, () => moduleCfi(module, memory));
+}
+
+function moduleCfi(module: Module, memory: MemoryReader): BreakpadStackCfi[] {
   const out: BreakpadStackCfi[] = [];
   const tables = x64Tables(module, memory);
   if (tables !== undefined && tables.problem === undefined) {

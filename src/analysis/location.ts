@@ -9,6 +9,7 @@
  * Symbols from other sources (a PDB, a vector) are looked up by start: the last one at or below
  * the address, within its size when it has one.
  */
+import { hex } from "../hex.js";
 import { moduleAt, symbolAt, type Module, type ModuleSymbol, type SourceLine } from "../model/snapshot.js";
 import type { Frame } from "../walk/frame.js";
 import { lookupAddress } from "../walk/lookup-address.js";
@@ -136,6 +137,6 @@ export function locate(modules: readonly Module[], frame: Frame): Location {
 export function locationText(loc: Location, pcText: string, stripExtension = false): string {
   if (loc.module === undefined) return pcText;
   const name = stripExtension ? loc.module.name.replace(/\.[^.\\/]*$/, "") : loc.module.name;
-  if (loc.function !== undefined) return `${name}!${loc.function}+0x${loc.functionOffset!.toString(16)}`;
-  return `${name}+0x${loc.moduleOffset!.toString(16)}`;
+  if (loc.function !== undefined) return `${name}!${loc.function}+${hex(loc.functionOffset!)}`;
+  return `${name}+${hex(loc.moduleOffset!)}`;
 }
