@@ -109,7 +109,7 @@ export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: Brea
   let cpuInfo = "";
   if (sys !== undefined) {
     const arch = sys.processorArchitecture;
-    cpu = CPU_NAMES[arch] ?? `0x${arch.toString(16).padStart(4, "0")}`;
+    cpu = CPU_NAMES[arch] ?? hexPadded(arch, 4);
     if (arch === 0 || arch === 9) {
       const vendor = sys.cpu.kind === "x86" && arch === 0 ? `${sys.cpu.vendorId} ` : "";
       cpuInfo = `${vendor}family ${sys.processorLevel} model ${sys.processorRevision >> 8} stepping ${sys.processorRevision & 0xff}`;

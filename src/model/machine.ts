@@ -17,6 +17,7 @@ import {
   X86_CONTEXT_LAYOUT,
   X86_CONTEXT_REGISTERS,
 } from "./context-layout.js";
+import { hexPadded } from "../hex.js";
 import type { RecordLayout } from "./record.js";
 
 /** The machines the walker models. */
@@ -318,8 +319,7 @@ export function maskAddress(machine: Machine, value: bigint): bigint {
 
 /** Formats an address as lower-case hex, `0x`-prefixed and zero-padded to the pointer width. */
 export function formatAddress(machine: Machine, value: bigint): string {
-  const digits = TABLE[machine].pointerSize * 2;
-  return "0x" + maskAddress(machine, value).toString(16).padStart(digits, "0");
+  return hexPadded(maskAddress(machine, value), TABLE[machine].pointerSize * 2);
 }
 
 /** How the documentation writes a register of the machine: its display name, else its name in upper case. */

@@ -8,9 +8,8 @@ import type { BreakpadReport, BreakpadThread } from "../analysis/breakpad-report
 import { locate, type Location } from "../analysis/location.js";
 import type { Module } from "../model/snapshot.js";
 import type { Frame } from "../walk/frame.js";
+import { hex, hexPadded } from "../hex.js";
 import { chunked, collect } from "./chunks.js";
-
-const hex = (v: bigint): string => v.toString(16);
 
 /** Breakpad's "Found by:" text for a frame (minidump.md §5.4), from its trust and its rule's kind. */
 export function breakpadTrust(frame: Frame): string {
@@ -79,7 +78,7 @@ export function formatRegisterLines(registers: readonly (readonly [string, bigin
   let out = "";
   let column = 0;
   for (const [name, value] of registers) {
-    const text = ` ${name.padStart(5)} = 0x${hex(value).padStart(digits, "0")}`;
+    const text = ` ${name.padStart(5)} = ${hexPadded(value, digits)}`;
     if (column + text.length > MAX_WIDTH) {
       column = 0;
       out += "\n ";
@@ -104,11 +103,11 @@ const codeFile = (m: Module): string => fileName(m.path ?? m.name);
 
 /** The human frame text after the index: `module!function [file : line + 0xoff]` and the shorter forms (§6.1). */
 function frameText(loc: Location, pc: bigint): string {
-  if (loc.module === undefined) return `0x${hex(pc)}`;
+  if (loc.module === undefined) return hex(pc);
   const name = codeFile(loc.module);
-  if (loc.function === undefined) return `${name} + 0x${hex(loc.moduleOffset!)}`;
-  if (loc.line?.file !== undefined) return `${name}!${loc.function} [${fileName(loc.line.file)} : ${loc.line.line} + 0x${hex(loc.lineOffset!)}]`;
-  return `${name}!${loc.function} + 0x${hex(loc.functionOffset!)}`;
+  if (loc.function === undefined) return `${name} + ${hex(loc.moduleOffset!)}`;
+  if (loc.line?.file !== undefined) return `${name}!${loc.function} [${fileName(loc.line.file)} : ${loc.line.line} + ${hex(loc.lineOffset!)}]`;
+  return `${name}!${loc.function} + ${hex(loc.functionOffset!)}`;
 }
 
 /**
@@ -168,10 +167,10 @@ export function writeBreakpad(report: BreakpadReport, write: (text: string) => v
   out.push("\n");
   if (report.crashed) {
     out.push(`Crash reason:  ${report.crashReason}\n`);
-    out.push(`Crash address: 0x${hex(report.crashAddress)}\n`);
+    out.push(`Crash address: ${hex(report.crashAddress)}\n`);
     if (report.crashParameters.length > 0) {
       out.push("Crash parameters:\n");
-      for (const p of report.crashParameters) out.push(`    value: 0x${hex(p).padStart(16, "0")}  description: \n`);
+      for (const p of report.crashParameters) out.push(`    value: ${hexPadded(p, 16)}  description: \n`);
     }
   } else out.push("No crash\n");
   if (report.assertion !== undefined && report.assertion !== "") out.push(`Assertion: ${report.assertion}\n`);
@@ -201,7 +200,7 @@ export function writeBreakpad(report: BreakpadReport, write: (text: string) => v
     const end = m.base + m.size - 1n;
     const isMain = main !== undefined && main.base !== 0n && m.base === main.base ? "  (main)" : "";
     const warning = report.modulesWithoutSymbols.has(m) ? `  (WARNING: No symbols, ${fileName(m.debugFile ?? "")}, ${m.debugId ?? ""})` : "";
-    out.push(`0x${hex(m.base).padStart(8, "0")} - 0x${hex(end).padStart(8, "0")}  ${codeFile(m)}  ${m.version ?? "???"}${isMain}${warning}\n`);
+    out.push(`${hexPadded(m.base, 8)} - ${hexPadded(end, 8)}  ${codeFile(m)}  ${m.version ?? "???"}${isMain}${warning}\n`);
   }
   out.end();
 }
@@ -219,12 +218,12 @@ export function writeBreakpadMachineReadable(report: BreakpadReport, write: (tex
   out.push("GPU|||\n");
   // Without a crash, an assertion takes the place of "No crash".
   const noCrash = report.assertion !== undefined && report.assertion !== "" ? strip(report.assertion) : "No crash";
-  out.push(`Crash|${report.crashed ? `${strip(report.crashReason)}|0x${hex(report.crashAddress)}|` : `${noCrash}||`}${report.requestingThread >= 0 ? report.requestingThread : ""}\n`);
+  out.push(`Crash|${report.crashed ? `${strip(report.crashReason)}|${hex(report.crashAddress)}|` : `${noCrash}||`}${report.requestingThread >= 0 ? report.requestingThread : ""}\n`);
   const main = report.modules[0];
   for (const m of sortedModules(report)) {
     const end = m.base + m.size - 1n;
     out.push(
-      `Module|${strip(codeFile(m))}|${strip(m.version ?? "")}|${strip(fileName(m.debugFile ?? ""))}|${strip(m.debugId ?? "")}|0x${hex(m.base).padStart(8, "0")}|0x${hex(end).padStart(8, "0")}|${main !== undefined && m.base === main.base ? 1 : 0}\n`,
+      `Module|${strip(codeFile(m))}|${strip(m.version ?? "")}|${strip(fileName(m.debugFile ?? ""))}|${strip(m.debugId ?? "")}|${hexPadded(m.base, 8)}|${hexPadded(end, 8)}|${main !== undefined && m.base === main.base ? 1 : 0}\n`,
     );
   }
   out.push("\n");
@@ -233,10 +232,10 @@ export function writeBreakpadMachineReadable(report: BreakpadReport, write: (tex
     for (const f of t.walk.frames) {
       const loc = locationOf(f);
       let fields: string;
-      if (loc.module === undefined) fields = `||||0x${hex(f.addrPC)}`;
-      else if (loc.function === undefined) fields = `${strip(codeFile(loc.module))}||||0x${hex(loc.moduleOffset!)}`;
-      else if (loc.line?.file !== undefined) fields = `${strip(codeFile(loc.module))}|${strip(loc.function)}|${strip(loc.line.file)}|${loc.line.line}|0x${hex(loc.lineOffset!)}`;
-      else fields = `${strip(codeFile(loc.module))}|${strip(loc.function)}|||0x${hex(loc.functionOffset!)}`;
+      if (loc.module === undefined) fields = `||||${hex(f.addrPC)}`;
+      else if (loc.function === undefined) fields = `${strip(codeFile(loc.module))}||||${hex(loc.moduleOffset!)}`;
+      else if (loc.line?.file !== undefined) fields = `${strip(codeFile(loc.module))}|${strip(loc.function)}|${strip(loc.line.file)}|${loc.line.line}|${hex(loc.lineOffset!)}`;
+      else fields = `${strip(codeFile(loc.module))}|${strip(loc.function)}|||${hex(loc.functionOffset!)}`;
       out.push(`${t.index}|${f.index}|${fields}\n`);
     }
   }

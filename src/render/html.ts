@@ -9,6 +9,7 @@
  */
 import { formatAddress, machineInfo } from "../model/machine.js";
 import { ruleText } from "../unwind/rule-text.js";
+import { hex, hexPadded } from "../hex.js";
 import type { ExplainedFrame, ExplainedWalk } from "../analysis/explain-model.js";
 import { escapeXml, frameColours, renderSvg } from "./svg.js";
 
@@ -21,7 +22,7 @@ const MAX_READS = 40;
 const esc = escapeXml;
 
 function address(e: ExplainedWalk, v: bigint): string {
-  return machineInfo(e.machine) !== undefined ? formatAddress(e.machine, v) : "0x" + v.toString(16);
+  return machineInfo(e.machine) !== undefined ? formatAddress(e.machine, v) : hex(v);
 }
 
 /** The frame's STACKFRAME64 registers as the machine names them: EIP/ESP/EBP, RIP/RSP/RBP, StIIP/SP/RsBSP. */
@@ -52,9 +53,9 @@ function frameItem(e: ExplainedWalk, w: number, f: ExplainedFrame): string {
     out.push(`<table class="reads"><caption>memory this unwind read, in order</caption><thead><tr><th>address</th><th>as</th><th>value</th><th>what it was</th><th>stack</th></tr></thead><tbody>`);
     for (const r of f.reads.slice(0, MAX_READS)) {
       const what = r.register !== undefined ? `${r.role} → ${r.register}` : r.role;
-      const hex = "0x" + r.value.toString(16).padStart(r.size * 2, "0");
+      const value = hexPadded(r.value, r.size * 2);
       out.push(
-        `<tr class="read-${esc(r.role)}"><td><code>${esc(address(e, r.address))}</code></td><td>${esc(r.relative ?? "")}</td><td><code>${esc(hex)}</code></td><td>${esc(what)}</td><td>${esc(r.area)}</td></tr>`,
+        `<tr class="read-${esc(r.role)}"><td><code>${esc(address(e, r.address))}</code></td><td>${esc(r.relative ?? "")}</td><td><code>${esc(value)}</code></td><td>${esc(what)}</td><td>${esc(r.area)}</td></tr>`,
       );
     }
     out.push(`</tbody></table>`);

@@ -111,7 +111,8 @@ interface ColumnGeometry {
   raW: number;
 }
 
-const hex = (v: bigint, bytes: number): string => hexPadded(v, bytes * 2);
+/** A word of `bytes` bytes in hex, padded to its width. */
+const wordHex = (v: bigint, bytes: number): string => hexPadded(v, bytes * 2);
 
 /** Cuts text to `max` characters with an ellipsis. */
 function clip(text: string, max: number): string {
@@ -331,7 +332,7 @@ function drawColumn(plan: ColumnPlan, g: ColumnGeometry, top: number, e: Explain
     if (r.kind === "gap") {
       out.push(`<g class="row gap" data-frame="${r.frame}">`);
       out.push(`<rect x="${addrX}" y="${y(i)}" width="${rightX - addrX}" height="${ROW}" fill="${c.row}" stroke="#d1d5db" stroke-dasharray="4 3"/>`);
-      out.push(text(addrX + 4, y(i) + 12, `⋯ ${r.count.toLocaleString("en-US")} more words (${hex(r.from, wordSize)}..${hex(r.to, wordSize)}) that no unwind read`, `fill="#6b7280" font-style="italic"`));
+      out.push(text(addrX + 4, y(i) + 12, `⋯ ${r.count.toLocaleString("en-US")} more words (${wordHex(r.from, wordSize)}..${wordHex(r.to, wordSize)}) that no unwind read`, `fill="#6b7280" font-style="italic"`));
       out.push(`</g>`);
       return;
     }
@@ -341,21 +342,21 @@ function drawColumn(plan: ColumnPlan, g: ColumnGeometry, top: number, e: Explain
     if (role !== undefined) classes.push(`role-${role}`);
     if (w.natCollection === true) classes.push("nat");
     const readsAttr = r.reads.length > 0 ? ` data-reads="${r.reads.join(" ")}"` : "";
-    out.push(`<g class="${classes.join(" ")}" data-frame="${w.frame}" data-address="${hex(w.address, wordSize)}"${readsAttr}>`);
+    out.push(`<g class="${classes.join(" ")}" data-frame="${w.frame}" data-address="${wordHex(w.address, wordSize)}"${readsAttr}>`);
     out.push(`<rect class="cell" x="${addrX}" y="${y(i)}" width="${rightX - addrX}" height="${ROW}" fill="${c.row}" stroke="#e5e7eb" stroke-width="0.5"/>`);
     const style = role !== undefined ? ROLE_STYLE[role] : undefined;
     const valueFill = w.natCollection === true ? "#9ca3af" : w.value === undefined ? "#ffffff" : c.row;
     const valueStroke = style !== undefined ? `stroke="${style.stroke}" stroke-width="2"${style.dash !== undefined ? ` stroke-dasharray="${style.dash}"` : ""}` : `stroke="#e5e7eb" stroke-width="0.5"`;
     out.push(`<rect class="value" x="${valX + 1}" y="${y(i) + 1}" width="${g.valW - 2}" height="${ROW - 2}" fill="${valueFill}" ${valueStroke}/>`);
-    out.push(text(addrX + 4, y(i) + 12, hex(w.address, wordSize), `fill="#374151"`));
+    out.push(text(addrX + 4, y(i) + 12, wordHex(w.address, wordSize), `fill="#374151"`));
     out.push(
       w.value === undefined
         ? text(valX + 6, y(i) + 12, "????????", `fill="#9ca3af"`)
-        : text(valX + 6, y(i) + 12, hex(w.value, wordSize), w.role === "return-address" ? `font-weight="bold"` : ""),
+        : text(valX + 6, y(i) + 12, wordHex(w.value, wordSize), w.role === "return-address" ? `font-weight="bold"` : ""),
     );
     const ann = rowAnnotation(r, e.machine);
     if (ann !== "") out.push(text(annX + 4, y(i) + 12, clip(ann, maxAnn), style !== undefined ? `fill="${style.stroke}"` : `fill="#374151"`));
-    out.push(`<title>${escapeXml(`${hex(w.address, wordSize)} = ${w.value === undefined ? "(not in the snapshot)" : hex(w.value, wordSize)}${ann !== "" ? ` — ${ann}` : ""}`)}</title>`);
+    out.push(`<title>${escapeXml(`${wordHex(w.address, wordSize)} = ${w.value === undefined ? "(not in the snapshot)" : wordHex(w.value, wordSize)}${ann !== "" ? ` — ${ann}` : ""}`)}</title>`);
     out.push(`</g>`);
   });
 
@@ -518,7 +519,7 @@ export function renderSvg(e: ExplainedWalk, options: SvgOptions = {}): string {
       bsBottom += ROW;
     }
     const f0 = e.frames[0];
-    const top = f0 !== undefined && f0.frame.addrBStore !== 0n ? ` (${hex(f0.frame.addrBStore, 8)}): frame 0's own stacked registers are still in the register file` : "";
+    const top = f0 !== undefined && f0.frame.addrBStore !== 0n ? ` (${wordHex(f0.frame.addrBStore, 8)}): frame 0's own stacked registers are still in the register file` : "";
     bottom = Math.max(bottom, footer(bsGeo, bsPlan, bsBottom, [`BSP #0${top}`]));
   }
 

@@ -16,14 +16,17 @@ import { FRAME_NONFPO, FRAME_TRAP, type FpoData } from "../model/fpo-data.js";
 import type { Machine } from "../model/machine.js";
 import { moduleAt, type Module } from "../model/snapshot.js";
 import type { Frame } from "../walk/frame.js";
+import { hexPadded } from "../hex.js";
 import { UnwindCache } from "../unwind/cache.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
 import type { ThreadWalk } from "../walk/walk.js";
 import { locate, locationText } from "../analysis/location.js";
 
-const h32 = (v: bigint): string => (v & 0xffff_ffffn).toString(16).padStart(8, "0");
+/** WinDbg's 32-bit address: eight digits, no prefix. */
+const h32 = (v: bigint): string => hexPadded(v & 0xffff_ffffn, 8).slice(2);
+/** WinDbg's 64-bit address: sixteen digits, no prefix, a backquote between the halves. */
 const h64 = (v: bigint): string => {
-  const s = v.toString(16).padStart(16, "0");
+  const s = hexPadded(v, 16).slice(2);
   return `${s.slice(0, 8)}\`${s.slice(8)}`;
 };
 

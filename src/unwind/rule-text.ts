@@ -155,7 +155,7 @@ function unwindInfoText(r: UnwindInfoRule): string {
 
 /** An IA-64 save location as text: "r33", "[psp-0x10]", "[sp+0x20]". */
 export function saveLocationText(l: SaveLocation): string {
-  const off = (base: string, o: number): string => `[${base}${o < 0 ? "-" : "+"}0x${Math.abs(o).toString(16)}]`;
+  const off = (base: string, o: number): string => `[${base}${o < 0 ? "-" : "+"}${hex(Math.abs(o))}]`;
   return l.kind === "gr" ? `r${l.reg}` : l.kind === "psprel" ? off("psp", l.offset) : off("sp", l.offset);
 }
 
@@ -165,11 +165,11 @@ export function pspText(p: PspRule): string {
     case "sp":
       return "psp=sp";
     case "fixed":
-      return `psp=sp+0x${p.size.toString(16)}`;
+      return `psp=sp+${hex(p.size)}`;
     case "gr":
       return `psp=r${p.reg}`;
     case "sprel":
-      return `psp=[sp+0x${p.offset.toString(16)}]`;
+      return `psp=[sp+${hex(p.offset)}]`;
   }
 }
 

@@ -8,6 +8,7 @@
  * In this port hProcess is the {@link Snapshot} being walked (the `target` parameter): the NULL-callback defaults
  * (stackwalk64.md §3) read its memory, its module list and its unwind sources.
  */
+import { hex } from "../hex.js";
 import { address32To64Sign, address32To64Zero, address64To32, AddressMode, type Address64 } from "../model/address.js";
 import { IMAGE_FILE_MACHINE } from "../model/machine.js";
 import { moduleAt, type Registers, type Snapshot } from "../model/snapshot.js";
@@ -404,7 +405,7 @@ export function stackWalk64Detailed(
     case IMAGE_FILE_MACHINE.IA64:
       return ia64Walk(frame, context, target, cb);
     default:
-      return { ok: false, reason: "invalid-parameter", detail: `machine type 0x${machineType.toString(16)} has no StackWalk64 backend (ERROR_INVALID_PARAMETER)` };
+      return { ok: false, reason: "invalid-parameter", detail: `machine type ${hex(machineType)} has no StackWalk64 backend (ERROR_INVALID_PARAMETER)` };
   }
 }
 

@@ -11,6 +11,7 @@
  * anything else (realignment, multiplication, arithmetic on loaded values, a loaded value kept in
  * a temporary) are left to the evaluator.
  */
+import { hex } from "../../hex.js";
 import type { FrameData } from "../../formats/frame-data.js";
 import { bigintOfU32 } from "../../memory/bigint-cache.js";
 import { readU32n, type MemoryReader } from "../../memory/reader.js";
@@ -152,7 +153,7 @@ export function runAffine(steps: readonly AffineStep[], cache: UnwindCache, regi
     let value = (base + o.offset) >>> 0;
     if (o.load) {
       const word = readU32n(stack, value);
-      if (word === undefined) return { token: -1, reason: `cannot read 4 bytes at 0x${value.toString(16)}`, address: BigInt(value) };
+      if (word === undefined) return { token: -1, reason: `cannot read 4 bytes at ${hex(value)}`, address: BigInt(value) };
       value = word;
     }
     // Loaded words (return addresses, saved registers) recur from frame to frame and walk to walk;

@@ -3,6 +3,7 @@
  * stack, with `=` assigning immediately so later tokens see the new value. A program is parsed
  * once (no memory is read) and evaluated per frame; `^` is the only operator that reads memory.
  */
+import { hex } from "../../hex.js";
 import { readU32n, type MemoryReader } from "../../memory/reader.js";
 
 /** One token of a program. */
@@ -105,7 +106,7 @@ export function runProgram(program: Program, slots: number[], assigned: Uint8Arr
       const address = a >= 0 ? a : slots[-1 - a]!;
       if (Number.isNaN(address)) return { token: i, reason: noValue(program, a) };
       const v = readU32n(memory, address);
-      if (v === undefined) return { token: i, reason: `cannot read 4 bytes at 0x${address.toString(16)}`, address: BigInt(address) };
+      if (v === undefined) return { token: i, reason: `cannot read 4 bytes at ${hex(address)}`, address: BigInt(address) };
       stack.push(v);
       continue;
     }
