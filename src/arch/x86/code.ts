@@ -113,7 +113,15 @@ export function returnAddressInfo(cache: UnwindCache, modules: readonly Module[]
 
 /** {@link returnAddressInfo} for a 32-bit value given as a number. */
 export function returnAddressInfoN(cache: UnwindCache, modules: readonly Module[], images: MemoryReader, value: number): number {
-  const answers = cache.get(ANSWERS).get(images, modules, newAnswers);
+  return answerOf(cache.get(ANSWERS).get(images, modules, newAnswers), modules, images, value);
+}
+
+/** The answers of a cache for a module list and its images (one lookup for a whole scan). */
+function answersOf(cache: UnwindCache, modules: readonly Module[], images: MemoryReader): ReturnAddressAnswers {
+  return cache.get(ANSWERS).get(images, modules, newAnswers);
+}
+
+function answerOf(answers: ReturnAddressAnswers, modules: readonly Module[], images: MemoryReader, value: number): number {
   if (value === answers.lastValue) return answers.lastInfo;
   answers.lastValue = value;
   answers.lastInfo = returnAddressInfoFront(answers, modules, images, value);
@@ -189,13 +197,14 @@ export function scanForReturnAddress(cache: UnwindCache, stack: MemoryReader, sc
 export function scanSlots(cache: UnwindCache, stack: MemoryReader, scope: ScanScope, start: number, words: number): number {
   const { modules, images, calleeStart, calleeEnd } = scope;
   const scanned = cache.get(SCANNED);
+  const answers = answersOf(cache, modules, images);
   let first = -1;
   let firstValue = 0;
   let slot = start;
   for (let i = 0; i <= words; i++, slot = (slot + 4) >>> 0) {
     const value = readU32n(stack, slot);
     if (value === undefined) break;
-    const info = returnAddressInfoN(cache, modules, images, value);
+    const info = answerOf(answers, modules, images, value);
     if (info === NOT_A_RETURN_ADDRESS) continue;
     const known = info >= 0;
     if (calleeStart < 0 || ((!known || (info >= calleeStart && info < calleeEnd)) && (first < 0 || known))) {
