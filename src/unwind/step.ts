@@ -51,28 +51,8 @@ export interface FrameSite {
 
 /** What a successful step reports besides the caller's registers and its rule (see {@link UnwindStep}). */
 export interface StepFields {
+  /** The names in the step's registers the rule actually recovered; all of them when omitted. */
   recovered?: readonly string[] | undefined;
-  trust?: Trust | undefined;
-  paramsSize?: number | undefined;
-  entry?: FuncTableEntry | undefined;
-  interrupted?: boolean | undefined;
-  pcNumber?: number | undefined;
-  spNumber?: number | undefined;
-  bstoreNumber?: number | undefined;
-}
-
-/** The registers of the caller frame, and how the rule found them. */
-export interface UnwindStep extends StepFields {
-  /**
-   * The registers to unwind the caller from, every value already within the machine's width
-   * (rules compute modulo the pointer size). Besides what the rule recovered, this may carry
-   * callee-saved registers over unchanged (their values by convention).
-   */
-  registers: Registers;
-  /** The names in `registers` the rule actually recovered; all of them when omitted. */
-  recovered?: readonly string[] | undefined;
-  /** How the caller frame was found, with the values the rule used (or how the caller's frame works them out). */
-  rule: StepRule;
   /** The trust of the caller frame when it differs from the strategy's (a rule that had to scan). */
   trust?: Trust | undefined;
   /** Bytes of stack parameters of the frame just unwound, when its record says (the next unwind's calleeParams). */
@@ -89,6 +69,18 @@ export interface UnwindStep extends StepFields {
   spNumber?: number | undefined;
   /** The caller's backing-store pointer as a number (IA-64), −1 or absent otherwise. */
   bstoreNumber?: number | undefined;
+}
+
+/** The registers of the caller frame, and how the rule found them. */
+export interface UnwindStep extends StepFields {
+  /**
+   * The registers to unwind the caller from, every value already within the machine's width
+   * (rules compute modulo the pointer size). Besides what the rule recovered, this may carry
+   * callee-saved registers over unchanged (their values by convention).
+   */
+  registers: Registers;
+  /** How the caller frame was found, with the values the rule used (or how the caller's frame works them out). */
+  rule: StepRule;
 }
 
 /** A successful step. */

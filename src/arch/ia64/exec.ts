@@ -305,30 +305,25 @@ function execExact(run: Ia64Run, plan: Ia64Plan, registers: Registers, memory: M
   else psp = readMemory(run, sp + p.offsetBig, "psp", memory);
   if (psp === undefined) return { ok: false, stop: run.failure! };
 
+  const saved = { registers, memory, contextFrame: ctx, sp, psp };
   let rp: bigint | undefined;
   const r = plan.rp;
-  if (r.kind === "gr") rp = readGr(run, r.reg, "rp", registers, memory, ctx);
-  else if (r.kind === "psprel") rp = readMemory(run, psp + r.offsetBig, "rp", memory);
-  else if (r.kind === "sprel") rp = readMemory(run, sp + r.offsetBig, "rp", memory);
-  else {
+  if (r.kind === "br") {
     run.lastAt = -1n;
     const name = BRANCH[r.reg];
     rp = name === undefined ? undefined : registers[name];
     if (rp === undefined) return stopped("unsupported", undefined, `rp is in b${r.reg}, which the CONTEXT does not hold`);
-  }
+  } else rp = readSaved(run, r, "rp", saved);
   if (rp === undefined) return { ok: false, stop: run.failure! };
   const rpAt = run.lastAt;
 
   let pfs: bigint | undefined;
   const f = plan.pfs;
-  if (f.kind === "gr") pfs = readGr(run, f.reg, "ar.pfs", registers, memory, ctx);
-  else if (f.kind === "psprel") pfs = readMemory(run, psp + f.offsetBig, "ar.pfs", memory);
-  else if (f.kind === "sprel") pfs = readMemory(run, sp + f.offsetBig, "ar.pfs", memory);
-  else {
+  if (f.kind === "live") {
     run.lastAt = -1n;
     pfs = registers["rspfs"];
     if (pfs === undefined) return stopped("unsupported", undefined, "ar.pfs is live, but the CONTEXT has no RsPFS");
-  }
+  } else pfs = readSaved(run, f, "ar.pfs", saved);
   if (pfs === undefined) return { ok: false, stop: run.failure! };
   const pfsAt = run.lastAt;
 
@@ -366,6 +361,17 @@ function execExact(run: Ia64Run, plan: Ia64Plan, registers: Registers, memory: M
   }
   const out: Registers = { stiip: rp, stipsr: callerIpsr, stifs: IFS_VALID | (pfs & PFM_MASK), intsp: psp, rsbsp: callerBsp, rspfs: pfs, brrp: rp, rsbspstore: bspstore, rsrnat: rnat };
   return unwindStep(out, foundRule(plan, rpAt, bsp, sol, callerBsp), { recovered: IA64_RECOVERED, entry: plan.entry });
+}
+
+/** A value saved in a stacked register or in memory, psp- or sp-relative (the address read in `run.lastAt`). */
+function readSaved(
+  run: Ia64Run,
+  l: { kind: "gr"; reg: number } | MemoryLoc,
+  what: string,
+  frame: { registers: Registers; memory: MemoryReader; contextFrame: boolean; sp: bigint; psp: bigint },
+): bigint | undefined {
+  if (l.kind === "gr") return readGr(run, l.reg, what, frame.registers, frame.memory, frame.contextFrame);
+  return readMemory(run, (l.kind === "psprel" ? frame.psp : frame.sp) + l.offsetBig, what, frame.memory);
 }
 
 /** The plan's rule in words (before the step's values), for a stop's detail. */

@@ -11,28 +11,19 @@ import { hex } from "../../hex.js";
 import type { MemoryReader } from "../../memory/reader.js";
 import { IMAGE_FILE_MACHINE } from "../../model/machine.js";
 import type { Module } from "../../model/snapshot.js";
-import { cacheSlot, ImageKeyed, type UnwindCache } from "../../unwind/cache.js";
-import { mappedFunctionTable } from "../function-table.js";
+import type { UnwindCache } from "../../unwind/cache.js";
+import { functionTables, tablesSlot, type FunctionTables } from "../function-table.js";
 import type { DataProblem } from "../problem.js";
 import { decodeUnwindInfo, type Ia64RuntimeFunction, type UnwindInfo } from "./unwind-descriptors.js";
 
-/** The unwind tables of one IA-64 module. */
-export interface Ia64Tables {
-  module: Module;
-  sizeOfImage: number;
-  /** The exception directory's RVA (where entry i is, at + 12·i), or 0 when there is none. */
-  directoryRva: number;
-  /** BeginAddress, EndAddress, UnwindInfoAddress of entry i at [3i..3i+2]. */
-  functions: Uint32Array;
-  /** Why the table cannot be searched: every frame in the module stops with it. */
-  problem?: string;
-  /** Decoded unwind infos by RVA, or why one cannot be used. */
-  infos: Map<number, UnwindInfo | InfoProblem>;
-  /** Reads image bytes at an RVA, inside SizeOfImage only. */
-  read(rva: number, size: number): Uint8Array | undefined;
-}
+/**
+ * The unwind tables of one IA-64 module: BeginAddress, EndAddress, UnwindInfoAddress of entry i
+ * at `functions[3i..3i+2]` (entry i itself at directoryRva + 12·i), and the decoded unwind infos
+ * by RVA (or why one cannot be used).
+ */
+export type Ia64Tables = FunctionTables<UnwindInfo | InfoProblem>;
 
-const TABLES = cacheSlot("ia64 tables", () => new ImageKeyed<Module, Ia64Tables | undefined>());
+const TABLES = tablesSlot<UnwindInfo | InfoProblem>("ia64 tables");
 
 /**
  * The tables of `module`, read from its image in `images`; undefined when no readable IA-64
@@ -40,13 +31,8 @@ const TABLES = cacheSlot("ia64 tables", () => new ImageKeyed<Module, Ia64Tables 
  * in `cache` when one is given.
  */
 export function ia64Tables(module: Module, images: MemoryReader, cache?: UnwindCache): Ia64Tables | undefined {
-  return cache === undefined ? readTables(module, images) : cache.get(TABLES).get(images, module, () => readTables(module, images));
-}
-
-function readTables(module: Module, images: MemoryReader): Ia64Tables | undefined {
   // The IA-64 entry has the x64 RUNTIME_FUNCTION's size and field order: three image-relative u32s.
-  const table = mappedFunctionTable(module, images, IMAGE_FILE_MACHINE.IA64, checkTable);
-  return table === undefined ? undefined : { module, ...table, infos: new Map() };
+  return functionTables(TABLES, module, images, cache, IMAGE_FILE_MACHINE.IA64, checkTable);
 }
 
 /** Why an entry table cannot be binary-searched, or undefined when it can. */

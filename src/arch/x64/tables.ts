@@ -11,26 +11,19 @@ import { hex } from "../../hex.js";
 import type { MemoryReader } from "../../memory/reader.js";
 import { IMAGE_FILE_MACHINE } from "../../model/machine.js";
 import type { Module } from "../../model/snapshot.js";
-import { cacheSlot, ImageKeyed, type UnwindCache } from "../../unwind/cache.js";
-import { mappedFunctionTable } from "../function-table.js";
+import type { UnwindCache } from "../../unwind/cache.js";
+import { functionTables, tablesSlot, type FunctionTables } from "../function-table.js";
 import { isProblem, problemAt, type DataProblem } from "../problem.js";
 import { decodeUnwindInfo, UNW_FLAG_CHAININFO, UNWIND_CHAIN_LIMIT, type RuntimeFunctionEntry, type UnwindInfo } from "./unwind-info.js";
 
-/** The unwind tables of one x64 module. */
-export interface X64Tables {
-  module: Module;
-  sizeOfImage: number;
-  /** BeginAddress, EndAddress, UnwindData of entry i at [3i..3i+2]; sorted and disjoint unless `problem` says otherwise. */
-  functions: Uint32Array;
-  /** Why the table cannot be searched (unreadable, unsorted, overlapping): every frame in the module stops with it. */
-  problem?: string;
-  /** Decoded UNWIND_INFOs by RVA, or why the info is bad. */
-  infos: Map<number, UnwindInfo | DataProblem>;
-  /** Reads image bytes at an RVA, inside SizeOfImage only. */
-  read(rva: number, size: number): Uint8Array | undefined;
-}
+/**
+ * The unwind tables of one x64 module: BeginAddress, EndAddress, UnwindData of entry i at
+ * `functions[3i..3i+2]`, sorted and disjoint unless `problem` says otherwise, and the decoded
+ * UNWIND_INFOs by RVA (or why one is bad).
+ */
+export type X64Tables = FunctionTables<UnwindInfo | DataProblem>;
 
-const TABLES = cacheSlot("x64 tables", () => new ImageKeyed<Module, X64Tables | undefined>());
+const TABLES = tablesSlot<UnwindInfo | DataProblem>("x64 tables");
 
 /**
  * The unwind tables of `module`, read from its image mapped in `images`; undefined when no
@@ -39,12 +32,7 @@ const TABLES = cacheSlot("x64 tables", () => new ImageKeyed<Module, X64Tables | 
  * in `cache` when one is given.
  */
 export function x64Tables(module: Module, images: MemoryReader, cache?: UnwindCache): X64Tables | undefined {
-  return cache === undefined ? readTables(module, images) : cache.get(TABLES).get(images, module, () => readTables(module, images));
-}
-
-function readTables(module: Module, images: MemoryReader): X64Tables | undefined {
-  const table = mappedFunctionTable(module, images, IMAGE_FILE_MACHINE.AMD64, checkTable);
-  return table === undefined ? undefined : { module, ...table, infos: new Map() };
+  return functionTables(TABLES, module, images, cache, IMAGE_FILE_MACHINE.AMD64, checkTable);
 }
 
 /** Why a RUNTIME_FUNCTION table cannot be binary-searched, or undefined when it can. */
