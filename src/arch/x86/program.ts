@@ -3,6 +3,7 @@
  * stack, with `=` assigning immediately so later tokens see the new value. A program is parsed
  * once (no memory is read) and evaluated per frame; `^` is the only operator that reads memory.
  */
+import { machineInfo } from "../../model/machine.js";
 import { hex } from "../../hex.js";
 import { readU32n, type MemoryReader } from "../../memory/reader.js";
 
@@ -38,10 +39,8 @@ export interface ProgramError {
 const MASK = 0xffff_ffffn;
 const OPERATORS = new Set(["+", "-", "*", "/", "%", "@", "^", "="]);
 
-/** CodeView register numbers as programs write them (`$20` = EBX; CV_REG_EAX = 17 … CV_REG_EDI = 24). */
-const CODEVIEW_REGISTERS: Record<string, string> = {
-  "17": "eax", "18": "ecx", "19": "edx", "20": "ebx", "21": "esp", "22": "ebp", "23": "esi", "24": "edi",
-};
+/** Registers by the CodeView numbers programs may write them as (`$20` = EBX; CV_REG_EAX = 17 … CV_REG_EDI = 24): the machine table's. */
+const CODEVIEW_REGISTERS = machineInfo("x86").codeView;
 
 /** Register variables a program may read and assign, by canonical name. */
 export const PROGRAM_REGISTERS = ["eip", "esp", "ebp", "ebx", "esi", "edi", "eax", "ecx", "edx"] as const;
@@ -49,7 +48,7 @@ export const PROGRAM_REGISTERS = ["eip", "esp", "ebp", "ebx", "esi", "edi", "eax
 /** The canonical name of a `$` variable: registers by their x86 name (numeric CodeView ids mapped), others as written. */
 export function canonicalVariable(name: string): string {
   const bare = name.slice(1);
-  const cv = CODEVIEW_REGISTERS[bare];
+  const cv = /^[1-9][0-9]*$/.test(bare) ? CODEVIEW_REGISTERS[Number(bare)] : undefined;
   if (cv !== undefined) return `$${cv}`;
   return name;
 }
