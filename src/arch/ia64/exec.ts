@@ -82,6 +82,12 @@ class Ia64Run {
   lastCallerIpsr = 0n;
   lastBspstore: bigint | undefined = undefined;
   lastBspstoreN = 0;
+  /** The frame the fast path is unwinding: its BSP as a number, BSP's slot in its 63-register group, its sof (−1: unknown), BSPSTORE and RNAT. */
+  bspN = 0;
+  slot = 0;
+  sof = -1;
+  bspstoreN = 0;
+  rnat = 0n;
   /**
    * The step the fast path writes into, refilled by every run: the walk reads a step before it
    * runs the next rule, and a deep walk need not make one per frame.
@@ -161,11 +167,11 @@ export function execIa64(plan: Ia64Plan, registers: Registers, memory: MemoryRea
  * NaT; undefined for anything else (the exact path then says why). The address is rse.ts
  * `skipRegs(bsp, n)` for n ≥ 0 and the NaT test its `natBit`, on numbers.
  */
-function readGrFast(run: Ia64Run, words: NumberWords, reg: number, bspN: number, slot: number, sof: number, bspstoreN: number, rnat: bigint): bigint | undefined {
+function readGrFast(run: Ia64Run, words: NumberWords, reg: number): bigint | undefined {
   if (reg < 32) return undefined;
   const n = reg - 32;
-  if (sof >= 0 && n >= sof) return undefined;
-  const at = bspN + 8 * (n + Math.trunc((slot + n) / 63));
+  if (run.sof >= 0 && n >= run.sof) return undefined;
+  const at = run.bspN + 8 * (n + Math.trunc((run.slot + n) / 63));
   run.fastAt = at;
   const value = words.read(at);
   if (value === undefined) return undefined;
@@ -173,7 +179,8 @@ function readGrFast(run: Ia64Run, words: NumberWords, reg: number, bspN: number,
   const inGroup = (at >>> 0) & 0x1ff;
   const collection = at - inGroup + 0x1f8;
   const bit = inGroup / 8;
-  const nat = collection >= bspstoreN ? (rnat === 0n ? 0 : Number((rnat >> BigInt(bit)) & 1n)) : words.bit(collection, bit);
+  const rnat = run.rnat;
+  const nat = collection >= run.bspstoreN ? (rnat === 0n ? 0 : Number((rnat >> BigInt(bit)) & 1n)) : words.bit(collection, bit);
   return nat === 0 ? value : undefined;
 }
 
@@ -216,6 +223,11 @@ function execFast(run: Ia64Run, plan: Ia64Plan, registers: Registers, words: Num
     sof = run.lastIfsSof;
   }
   const rnat = registers["rsrnat"] ?? 0n;
+  run.bspN = bspN;
+  run.slot = slot;
+  run.sof = sof;
+  run.bspstoreN = bspstoreN;
+  run.rnat = rnat;
 
   let psp: bigint | undefined;
   let pspN: number;
@@ -227,7 +239,7 @@ function execFast(run: Ia64Run, plan: Ia64Plan, registers: Registers, words: Num
     psp = sp + p.sizeBig;
     pspN = spN + p.size;
   } else {
-    psp = p.kind === "gr" ? readGrFast(run, words, p.reg, bspN, slot, sof, bspstoreN, rnat) : words.read(spN + p.offset);
+    psp = p.kind === "gr" ? readGrFast(run, words, p.reg) : words.read(spN + p.offset);
     if (psp === undefined) return undefined;
     pspN = Number(psp);
     if (pspN > MAX_SAFE) return undefined;
@@ -235,7 +247,7 @@ function execFast(run: Ia64Run, plan: Ia64Plan, registers: Registers, words: Num
 
   const r = plan.rp;
   let rp: bigint | undefined;
-  if (r.kind === "gr") rp = readGrFast(run, words, r.reg, bspN, slot, sof, bspstoreN, rnat);
+  if (r.kind === "gr") rp = readGrFast(run, words, r.reg);
   else if (r.kind === "br") return undefined;
   else {
     run.fastAt = (r.kind === "psprel" ? pspN : spN) + r.offset;
@@ -248,7 +260,7 @@ function execFast(run: Ia64Run, plan: Ia64Plan, registers: Registers, words: Num
 
   const f = plan.pfs;
   let pfs: bigint | undefined;
-  if (f.kind === "gr") pfs = readGrFast(run, words, f.reg, bspN, slot, sof, bspstoreN, rnat);
+  if (f.kind === "gr") pfs = readGrFast(run, words, f.reg);
   else if (f.kind === "live") return undefined;
   else pfs = words.read((f.kind === "psprel" ? pspN : spN) + f.offset);
   if (pfs === undefined) return undefined;
