@@ -11,8 +11,3 @@
 export function lookupAddress(pc: bigint, pcIsReturnAddress: boolean): bigint {
   return pcIsReturnAddress && pc > 0n ? pc - 1n : pc;
 }
-
-/** {@link lookupAddress} for a PC given as a number (exact below 2^53), for keys of caches. */
-export function lookupAddressNumber(pc: number, pcIsReturnAddress: boolean): number {
-  return pcIsReturnAddress && pc > 0 ? pc - 1 : pc;
-}

@@ -14,7 +14,7 @@ import { WindowMemory } from "../memory/window-memory.js";
 import type { MemoryReader } from "../memory/reader.js";
 import { cacheSlot, ImageKeyed, UnwindCache } from "../unwind/cache.js";
 import type { FuncTableEntry, Trust, WalkStop } from "../unwind/frame.js";
-import { lookupAddress, lookupAddressNumber } from "../unwind/lookup-address.js";
+import { lookupAddress } from "../unwind/lookup-address.js";
 import { CONTEXT_RULE, type Rule, type StepRule } from "../unwind/rule.js";
 import type { ExecContext, FrameSite, UnwindStep } from "../unwind/step.js";
 import type { Frame, Walk } from "./frame.js";
@@ -191,7 +191,8 @@ interface CachedRules {
 const FRONT_SLOTS = 4096;
 
 /**
- * Rules for caller frames by lookup PC (a number when it is exact as one), for one strategy list.
+ * Rules for caller frames by their PC, a return address (a number when it is exact as one), for
+ * one strategy list: a caller frame's rules depend on its lookup address, which its PC decides.
  * A direct-mapped front, keyed by the low bits of the PC like framehop's rule cache, answers
  * repeated return addresses (recursion, loops, the next walk of the same stack) without hashing;
  * the maps behind it keep every entry, so a collision only costs a map lookup.
@@ -220,8 +221,7 @@ function ruleCacheFor(cache: UnwindCache, snapshot: Snapshot, strategies: readon
 function cachedRules(cache: RuleCache, site: FrameSite, pc: bigint, pcNumber: number): CachedRules {
   let entry: CachedRules | undefined;
   if (pcNumber >= 0 || pc <= MAX_EXACT) {
-    // The lookup address of a caller frame is its return address − 1 (lookup-address.ts).
-    const key = lookupAddressNumber(pcNumber >= 0 ? pcNumber : Number(pc), true);
+    const key = pcNumber >= 0 ? pcNumber : Number(pc);
     const slot = (key ^ (key >>> 12)) & (FRONT_SLOTS - 1);
     if (cache.frontKeys[slot] === key) entry = cache.front[slot]!;
     else {
@@ -234,10 +234,10 @@ function cachedRules(cache: RuleCache, site: FrameSite, pc: bigint, pcNumber: nu
       cache.front[slot] = entry;
     }
   } else {
-    entry = cache.byBigint.get(site.lookupPc);
+    entry = cache.byBigint.get(pc);
     if (entry === undefined) {
       entry = { calleeParams: site.calleeParams, rules: [] };
-      cache.byBigint.set(site.lookupPc, entry);
+      cache.byBigint.set(pc, entry);
     }
   }
   if (entry.calleeParams === site.calleeParams) return entry;

@@ -167,8 +167,10 @@ export const x86FrameData: UnwindStrategy<FrameDataPlan | RecordAtReturnPlan | X
     if (record === undefined) return undefined;
     let rule: FrameDataPlan | RecordAtReturnPlan = frameDataRule(site, found, record);
     if (site.index > 0) {
-      const atReturn = findFrameData(found.tables.frameData, found.rva + 1);
-      if (atReturn !== undefined && atReturn !== record && atReturn.rvaStart === found.rva + 1 && outermostFrameData(found.tables.frameData, found.rva + 1) === outermostFrameData(found.tables.frameData, found.rva)) {
+      // The return address's own RVA (the frame is looked up just before it).
+      const returnRva = Number(site.pc - found.module.base);
+      const atReturn = findFrameData(found.tables.frameData, returnRva);
+      if (atReturn !== undefined && atReturn !== record && atReturn.rvaStart === returnRva && outermostFrameData(found.tables.frameData, returnRva) === outermostFrameData(found.tables.frameData, found.rva)) {
         rule = { kind: "record-at-return", primary: rule, alternative: frameDataRule(site, found, atReturn) };
       }
     }
