@@ -62,7 +62,15 @@ const REGISTERS_BY_CPU: Readonly<Record<string, (frame: Frame) => [string, bigin
     if (frame.trust === "context") for (const [name, key] of X86_CONTEXT_ONLY) out.push([name, regs[key] ?? 0n]);
     return out;
   },
-  amd64: (frame) => AMD64_REGISTERS.flatMap((name): [string, bigint][] => (frame.registers[name] !== undefined ? [[name, frame.registers[name]]] : [])),
+  amd64: (frame) => {
+    const regs = frame.registers;
+    const out: [string, bigint][] = [];
+    for (const name of AMD64_REGISTERS) {
+      const value = regs[name];
+      if (value !== undefined) out.push([name, value]);
+    }
+    return out;
+  },
 };
 
 /** Breakpad's `kMaxWidth`: a register that would pass this column starts a new line. */
