@@ -75,6 +75,10 @@ function frameDataRule(site: FrameSite, found: X86Site, record: FrameData): Fram
     kind: "frame-data", found, record, parsed, inputs: { start: 0, record, calleeParams: site.calleeParams }, offset, steps, plain: { kind: "frame-data", record, ra },
   };
   if (slots !== undefined) plan.slots = slots;
+  if (parsed.ok && !parsed.usesRaSearch) {
+    const program = parsed.program;
+    plan.steps.check.rerun = (raSlot, callee, stack, cache) => rerunWithEbp(program, plan, cache, callee, stack, raSlot);
+  }
   return plan;
 }
 
@@ -118,12 +122,12 @@ export function execFrameData(plan: FrameDataPlan, registers: Registers, stack: 
     // The usual rule (nothing moved) is the same for every frame: made once.
     const rule: FrameDataRule = moved === 0 && !realigned ? plan.plain : { kind: "frame-data", record, ra: realigned ? { at: "ebp+4" } : { at: "esp", offset: plan.offset, moved } };
     // An EBP-based program run on a wrong EBP (one the function already reloaded) is run again
-    // with the EBP that a standard frame has for a return-address slot found from ESP.
-    const rerun = parsed.usesRaSearch ? undefined : (raSlot: bigint): Registers | undefined => rerunWithEbp(program, plan, cache, registers, stack, raSlot);
+    // (check.rerun, set with the plan) with the EBP that a standard frame has for a
+    // return-address slot found from ESP.
     const check = plan.steps.check;
+    check.callee = registers;
     check.scanFrom = (start + 4) >>> 0;
     check.expected = expected;
-    check.rerun = rerun;
     check.eip = eipNumber;
     check.esp = espNumber;
     return acceptOrScan(found, cache, stack, result as Registers, rule, plan.steps, check);

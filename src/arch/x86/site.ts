@@ -110,7 +110,7 @@ export interface RecordSteps extends RecordStep {
 
 /** A record's step fields with an empty scratch and check. */
 export function recordSteps(step: RecordStep): RecordSteps {
-  return { ...step, check: { scanFrom: 0, expected: undefined, rerun: undefined, eip: -1, esp: -1 } };
+  return { ...step, check: { scanFrom: 0, expected: undefined, rerun: undefined, callee: undefined, eip: -1, esp: -1 } };
 }
 
 /** How {@link acceptOrScan} checks a computed return address: one per rule, refilled by every run. */
@@ -119,8 +119,10 @@ export interface SiteCheck {
   scanFrom: number;
   /** The ESP-based slot the return address is expected at, when the rule has one: a call elsewhere is checked against it. */
   expected?: number | undefined;
-  /** Runs the rule again as if the return address were at a slot, for a repaired EIP. */
-  rerun?: ((raSlot: bigint) => Registers | undefined) | undefined;
+  /** Runs the rule again on the callee's registers as if the return address were at a slot, for a repaired EIP. */
+  rerun?: ((raSlot: bigint, callee: Registers, stack: MemoryReader, cache: UnwindCache) => Registers | undefined) | undefined;
+  /** The registers the rule ran on, for {@link rerun}. */
+  callee?: Registers | undefined;
   /** EIP and ESP of the registers as numbers, −1 when the rule has them only as bigints. */
   eip: number;
   esp: number;
@@ -163,7 +165,7 @@ export function acceptOrScan(found: X86Site, cache: UnwindCache, stack: MemoryRe
       const hit = scanForReturnAddress(cache, stack, found, BigInt(check.expected), RA_SEARCH_WORDS);
       const hitTarget = hit === undefined ? undefined : directCallTarget(found.images, hit.value);
       if (hit !== undefined && hitTarget !== undefined && hitTarget >= callee.start && hitTarget < callee.end && hit.value !== eip) {
-        const again = check.rerun?.(hit.slot);
+        const again = check.rerun !== undefined && check.callee !== undefined ? check.rerun(hit.slot, check.callee, stack, cache) : undefined;
         const fixed = again !== undefined && again["eip"] === hit.value ? again : { ...registers, eip: hit.value, esp: (hit.slot + 4n) & U32 };
         return repaired(fixed, { kind: "site-check", rule, found: "other-call", eip, target: BigInt(info), slot: hit.slot, value: hit.value }, steps);
       }
