@@ -11,6 +11,8 @@ import { FRAME_NONFPO, FRAME_TRAP, FRAME_TSS, type FpoData } from "../../../src/
 import type { Module, Registers } from "../../../src/model/snapshot.js";
 import type { Walk } from "../../../src/walk/frame.js";
 import { walkThread } from "../../../src/walk/walk.js";
+import { breakpadTrust } from "../../../src/render/breakpad.js";
+import type { Rule } from "../../../src/unwind/rule.js";
 import { snapshotOf } from "../../support/snapshots.js";
 import { StackBuilder } from "../../support/stack-builder.js";
 import { assembleX86, fpoRecord, hexOf, loadX86Assembler, MODULE_BASE, x86Module, type X86Code } from "../../support/x86-code.js";
@@ -83,6 +85,30 @@ describe("x86 FPO_DATA walk: the body rule (x86-fpo.md §1.4 step 3)", () => {
     expect(walk.frames[1]!.addrReturn).toBe(0n);
     expect(walk.stop.reason).toBe("end-of-stack");
     expectFoundBy(walk, [f, main]);
+  });
+
+  it("a record whose sizes miss the return address by more than the search: the stack is scanned (trust scan, a site-check rule)", () => {
+    const code = assembleX86([
+      "main:", "push ebx", "sub esp, 4", "call f", "main_ret_f:", "add esp, 4", "pop ebx", "ret", "main_end:",
+      "f:", "sub esp, 48", "push ebx", "push esi", "f_body:", "call g", "pop esi", "pop ebx", "add esp, 48", "ret", "f_end:",
+      "g:", "ret", "g_end:",
+    ]);
+    // f keeps twelve locals; its record says one, so the rule's slot and the words it searches
+    // above it are locals, and EIP is a local's value.
+    const f = fpoRecord(code, "f", "f_end", { cdwLocals: 1, cbRegs: 2, cbProlog: 5 });
+    const module = x86Module(code, [["main", "main_end"], ["f", "f_end"], ["g", "g_end"]], { fpo: [f] });
+    const s = new StackBuilder(STACK);
+    s.mark("esp0").u32(CALLER.esi).u32(CALLER.ebx).fill(12, 0x2222_2222n)
+      .mark("ra0").u32(code.at("main_ret_f"))
+      .fill(1).u32(CALLER.ebx).u32(0);
+    const { walk, labels } = walkFpo(code, module, s, (l) => ({ eip: code.at("f_body"), esp: l["esp0"]!, ebp: CALLER.ebp, ebx: CLOBBER.ebx, esi: CLOBBER.esi }));
+    const caller = walk.frames[1]!;
+    expect([caller.addrPC, caller.addrStack, caller.trust]).toEqual([code.at("main_ret_f"), labels["ra0"]! + 4n, "scan"]);
+    expect(caller.rule).toMatchObject({ kind: "site-check", found: "scan", rule: { kind: "fpo", form: "body" }, eip: 0x2222_2222n, slot: labels["ra0"], value: code.at("main_ret_f") });
+    const inner = ruleText((caller.rule as Extract<Rule, { kind: "site-check" }>).rule);
+    expect(inner).toContain(`fpo rva=${hexOf(f.ulOffStart)}`);
+    expect(ruleText(caller.rule)).toBe(`${inner}; eip 0x22222222 is not a return address: scanned to [${hexOf(labels["ra0"]!)}]=${hexOf(code.at("main_ret_f"))}`);
+    expect(breakpadTrust(caller)).toBe("call frame info with scanning");
   });
 
   it("fUseBP on: the caller's EBP comes from [esp + calleeParams + savedRegs − 8] and drives the next EBP frame", () => {
