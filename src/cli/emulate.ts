@@ -334,7 +334,6 @@ class Staging {
   }
 }
 
-/** The Breakpad .sym files of the modules of the dumps, one per store directory and module identity. */
 /** The STACK CFI a machine's images give a symbol file (x64: from RUNTIME_FUNCTIONs and UNWIND_INFO), when they give any. */
 const STACK_CFI_FROM_IMAGE: Record<Machine, ((module: Module, memory: MemoryReader) => BreakpadStackCfi[]) | undefined> = {
   x86: undefined,
@@ -342,6 +341,7 @@ const STACK_CFI_FROM_IMAGE: Record<Machine, ((module: Module, memory: MemoryRead
   ia64: undefined,
 };
 
+/** The Breakpad .sym files of the modules of the dumps, one per store directory and module identity. */
 class SymStore {
   readonly paths: string[] = [];
   readonly notes: string[] = [];
