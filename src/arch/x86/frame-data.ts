@@ -15,7 +15,7 @@ import type { FrameDataReturn, FrameDataRule } from "../../unwind/rule.js";
 import type { ExecContext, FrameSite, UnwindResult, UnwindStrategy } from "../../unwind/step.js";
 import { scanSlots } from "./code.js";
 import type { Program, ProgramError } from "./program.js";
-import { AFFINE, planOf, programReturnSlot, runAffine, runProgramRule, type ProgramInputs, type SlotPlan } from "./program-rule.js";
+import { planOf, programReturnSlot, runAffine, runProgramRule, type ProgramInputs, type SlotPlan } from "./program-rule.js";
 import { acceptOrScan, epilogRule, RA_SEARCH_WORDS, recordSteps, U32, x86Site, type RecordSteps, type X86EpilogPlan, type X86Site } from "./site.js";
 import { findFrameData, outermostFrameData, parseRecordProgram, recordProgram, type ParsedProgram } from "./tables.js";
 
@@ -113,10 +113,13 @@ export function execFrameData(plan: FrameDataPlan, registers: Registers, stack: 
   const slots = plan.slots!;
   const inputs = plan.inputs;
   inputs.start = start;
-  const affine = slots.affine !== undefined ? runAffine(slots.affine, cache, registers, known ? esp : -1, inputs, stack) : undefined;
-  const numbers = cache.get(AFFINE);
-  const eipNumber = affine !== undefined ? numbers.eip : -1;
-  const espNumber = affine !== undefined ? numbers.esp : -1;
+  // The reduced program leaves the caller's EIP and ESP as numbers in the call-site check.
+  const check = plan.steps.check;
+  const affine = slots.affine !== undefined ? runAffine(slots.affine, check, registers, known ? esp : -1, inputs, stack) : undefined;
+  if (affine === undefined) {
+    check.eip = -1;
+    check.esp = -1;
+  }
   const result = affine ?? runProgramRule(program, slots, cache, registers, inputs, stack);
   if (!("token" in result)) {
     // The usual rule (nothing moved) is the same for every frame: made once.
@@ -124,12 +127,9 @@ export function execFrameData(plan: FrameDataPlan, registers: Registers, stack: 
     // An EBP-based program run on a wrong EBP (one the function already reloaded) is run again
     // (check.rerun, set with the plan) with the EBP that a standard frame has for a
     // return-address slot found from ESP.
-    const check = plan.steps.check;
     check.callee = registers;
     check.scanFrom = (start + 4) >>> 0;
     check.expected = expected;
-    check.eip = eipNumber;
-    check.esp = espNumber;
     return acceptOrScan(found, cache, stack, result as Registers, rule, plan.steps, check);
   }
   const e = result as ProgramError;

@@ -74,8 +74,12 @@ export interface ProgramInputs {
   calleeParams: number;
 }
 
-/** What the last {@link runAffine} of a cache found besides the registers: the caller's EIP and ESP as numbers (−1 when not set). */
-export const AFFINE = cacheSlot("x86 reduced program run", () => ({ eip: -1, esp: -1 }));
+/** Where {@link runAffine} leaves the caller's EIP and ESP as numbers (−1 when it did not set them). */
+export interface AffineNumbers {
+  eip: number;
+  esp: number;
+}
+
 /** Flags of the slots the evaluator assigned, reused for every run of a cache. */
 const ASSIGNED = cacheSlot("x86 program assignments", () => new Uint8Array(64));
 const PLANS = keyedSlot<Program, SlotPlan>("x86 program slot plans");
@@ -132,12 +136,11 @@ function inputValue(index: number, inputs: ProgramInputs): number {
  * Runs a reduced program (the fast path): each caller register is an input plus a constant, or
  * the word there. Undefined when an input it needs has no value (the evaluator then reports the
  * program's own error). `esp` is the frame's ESP as a number, −1 when not known as one. The
- * caller's EIP and ESP as numbers are left in the cache's {@link AFFINE}.
+ * caller's EIP and ESP as numbers are left in `numbers`.
  */
-export function runAffine(steps: readonly AffineStep[], cache: UnwindCache, registers: Registers, esp: number, inputs: ProgramInputs, stack: MemoryReader): Registers | ProgramError | undefined {
+export function runAffine(steps: readonly AffineStep[], numbers: AffineNumbers, registers: Registers, esp: number, inputs: ProgramInputs, stack: MemoryReader): Registers | ProgramError | undefined {
   const out = inherited(registers);
   const espBig = registers["esp"];
-  const numbers = cache.get(AFFINE);
   numbers.eip = -1;
   numbers.esp = -1;
   for (let i = 0; i < steps.length; i++) {
