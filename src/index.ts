@@ -25,7 +25,7 @@ export * as ia64Descriptors from "./arch/ia64/unwind-descriptors.js";
 export { frameStateAt as ia64FrameStateAt, type FrameState as Ia64FrameState } from "./arch/ia64/state.js";
 export { ia64Unwind, ia64Params, ia64FunctionTableAccess } from "./arch/ia64/walker.js";
 export { IA64_TWO_STACKS } from "./arch/ia64/two-stacks.js";
-export { lookupAddress } from "./walk/lookup-address.js";
+export { lookupAddress } from "./unwind/lookup-address.js";
 export { compareWithTruth, type TruthComparison, type TruthDifference } from "./walk/compare.js";
 export * from "./walk/stackwalk64.js";
 export { parseVector, formatVector, VECTOR_FORMAT, type Vector } from "./formats/vector.js";
