@@ -24,7 +24,7 @@ import { writeMinidumpFile } from "../src/cli/emulate.js";
 import { attachSymbols, loadInput } from "../src/cli/common.js";
 import { formatBreakpadSym, symFileInput } from "../src/formats/breakpad-sym-write.js";
 import { parseVector, formatVector } from "../src/formats/vector.js";
-import { breakpadReport, writeBreakpad } from "../src/render/breakpad.js";
+import { breakpadReport, writeBreakpad } from "../src/index.js";
 import { compareWithTruth } from "../src/walk/compare.js";
 import type { Walk } from "../src/walk/frame.js";
 import { check, runChild } from "./bench-dump.js";

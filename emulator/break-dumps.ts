@@ -19,7 +19,7 @@ import { compareWithTruth } from "../src/walk/compare.js";
 import { walkThread, type WalkOptions } from "../src/walk/walk.js";
 import { moduleAt, type ModuleSymbol, type Snapshot, type TruthFrame } from "../src/model/snapshot.js";
 import { readU32 } from "../src/memory/reader.js";
-import type { UnwindResult, UnwindStrategy } from "../src/walk/strategy.js";
+import { lookupAddress, UnwindCache, type ArchStrategy, type UnwindResult } from "../src/index.js";
 import { NOT_RETURN, scanRuleFor, UNCHECKED } from "../src/arch/scan.js";
 import { X86_SCAN } from "../src/arch/x86/scan.js";
 import { RegionMemory } from "../src/memory/region-memory.js";
@@ -72,7 +72,7 @@ function rangesWithoutImages(snapshot: Snapshot): MemoryExtent[] {
  * modules with CodeView identities), read back: images withheld when asked, and the modules'
  * .sym files (as the emulator's store holds them, STACK CFI for x64 included) attached when asked.
  */
-export function dumpOf(snapshot: Snapshot, options: { withholdImages: boolean; symbols: boolean }): Snapshot {
+export function dumpOf(snapshot: Snapshot, options: { withholdImages: boolean; symbols: boolean }, cache = new UnwindCache()): Snapshot {
   const sink = bytesSink();
   writeMinidump(snapshot, sink, options.withholdImages ? { ranges: rangesWithoutImages(snapshot) } : {});
   const back = minidumpSnapshot(readMinidump(bytesSource(sink.bytes())));
@@ -81,7 +81,7 @@ export function dumpOf(snapshot: Snapshot, options: { withholdImages: boolean; s
       const original = snapshot.modules[i]!;
       const input = symFileInput(original, snapshot.machine, snapshot.memory);
       if (input === undefined) return;
-      if (snapshot.machine === "x64") input.stackCfi = x64ModuleCfi(original, snapshot.memory);
+      if (snapshot.machine === "x64") input.stackCfi = x64ModuleCfi(original, snapshot.memory, cache);
       const sym = parseBreakpadSym(formatBreakpadSym(input));
       m.unwind = { fpo: stackWinToFpoData(sym.stackWin), frameData: stackWinToFrameData(sym.stackWin), stackCfi: sym.stackCfi, origin: "Breakpad .sym" };
       m.symbols = [
@@ -98,18 +98,18 @@ export function dumpOf(snapshot: Snapshot, options: { withholdImages: boolean; s
  * [EBP] and [EBP+4] can be read, else a scan from ESP taking the first word whose value − 1 lies
  * in a module, with Breakpad's window and its guess of the caller's EBP. No call-site checks.
  */
-export const BREAKPAD_X86: readonly UnwindStrategy[] = [
+export const BREAKPAD_X86: readonly ArchStrategy[] = [
   {
     name: "breakpad-ebp-chain",
     trust: "frame-pointer",
     ruleFor: () => ({
-      describe: () => "Breakpad's EBP chain",
+      kind: "custom",
       exec(registers, memory): UnwindResult {
         const ebp = registers["ebp"] ?? 0n;
         const eip = readU32(memory, (ebp + 4n) & 0xffff_ffffn);
         const saved = readU32(memory, ebp);
         if (eip === undefined || saved === undefined) return { ok: false, stop: { reason: "read-fault", detail: "EBP does not point into the stack" } };
-        return { ok: true, registers: { ...registers, eip, esp: (ebp + 8n) & 0xffff_ffffn, ebp: saved }, rule: "breakpad ebp-chain" };
+        return { ok: true, registers: { ...registers, eip, esp: (ebp + 8n) & 0xffff_ffffn, ebp: saved }, rule: { kind: "custom", text: "breakpad ebp-chain" } };
       },
     }),
   },
@@ -117,7 +117,7 @@ export const BREAKPAD_X86: readonly UnwindStrategy[] = [
     name: "breakpad-scan",
     trust: "scan",
     ruleFor: (site) =>
-      scanRuleFor({ ...X86_SCAN, extendedWords: 0, verifyAfterChainEnd: false, classify: (modules, _images, v) => (v >= 0x1000n && moduleAt(modules, v - 1n) !== undefined ? UNCHECKED : NOT_RETURN) }, site),
+      scanRuleFor({ ...X86_SCAN, extendedWords: 0, verifyAfterChainEnd: false, classify: (_cache, modules, _images, v) => (v >= 0x1000n && moduleAt(modules, lookupAddress(v, true)) !== undefined ? UNCHECKED : NOT_RETURN) }, site),
   },
 ];
 
@@ -155,8 +155,10 @@ export interface DumpScore {
 /** Walks the dump of every hit with `options` and scores it against the truth. */
 export function scoreDumps(hits: readonly BreakHit[], dump: { withholdImages: boolean; symbols: boolean }, options: WalkOptions): DumpScore {
   const out: DumpScore = { stacks: 0, frames: 0, totalFrames: 0, exact: new Set() };
+  // The hits of one sweep share their modules: their symbol files' STACK CFI is worked out once.
+  const cache = new UnwindCache();
   for (const h of hits) {
-    const d = dumpOf(h.vector, dump);
+    const d = dumpOf(h.vector, dump, cache);
     const walk = walkThread(d, d.threads[0]!, options);
     let k = 0;
     while (k < walk.frames.length && k < h.truth.length && walk.frames[k]!.addrPC === h.truth[k]!.pc && walk.frames[k]!.addrStack === h.truth[k]!.sp) k++;

@@ -12,6 +12,12 @@ export { readU32, readU64, readPointer } from "./memory/reader.js";
 export { RegionMemory, type MemoryRegion } from "./memory/region-memory.js";
 export { ByteCursor } from "./memory/cursor.js";
 export * from "./walk/frame.js";
+export type * from "./unwind/rule.js";
+export { ruleText, fpoLabel, unwindOpText, saveLocationText, pspText, stateText as ia64StateText } from "./unwind/rule-text.js";
+export { UnwindCache } from "./unwind/cache.js";
+export { unwindStep, type FrameSite, type UnwindStep, type UnwindStrategy, type UnwindResult, type ExecContext, type StepFields, type OkStep } from "./unwind/step.js";
+export { execRule } from "./arch/exec.js";
+export type { UnwindRule, ArchStrategy, CustomPlan } from "./arch/rule.js";
 export { walkThread, walkSnapshot, checkProgress, DEFAULT_MAX_FRAMES, MIN_PC, type WalkOptions, type ThreadWalk } from "./walk/walk.js";
 export { archWalker, strategiesFor, WALKER_NAMES, type ArchWalker, type WalkerName } from "./walk/registry.js";
 export * as ia64Rse from "./arch/ia64/rse.js";
@@ -19,10 +25,9 @@ export * as ia64Descriptors from "./arch/ia64/unwind-descriptors.js";
 export { frameStateAt as ia64FrameStateAt, type FrameState as Ia64FrameState } from "./arch/ia64/state.js";
 export { ia64Unwind, ia64Params, ia64FunctionTableAccess } from "./arch/ia64/walker.js";
 export { IA64_TWO_STACKS } from "./arch/ia64/two-stacks.js";
-export { lookupAddress } from "./walk/lookup-address.js";
+export { lookupAddress } from "./unwind/lookup-address.js";
 export { compareWithTruth, type TruthComparison, type TruthDifference } from "./walk/compare.js";
 export * from "./walk/stackwalk64.js";
-export type { FrameSite, UnwindRule, UnwindStep, UnwindStrategy, UnwindResult } from "./walk/strategy.js";
 export { parseVector, formatVector, VECTOR_FORMAT, type Vector } from "./formats/vector.js";
 export { parseSweep, formatSweep, replaySweep, SWEEP_FORMAT, type Sweep, type SweepStep, type MemoryWrite } from "./formats/sweep.js";
 export { parseJsonInput, type JsonInput } from "./formats/input.js";
@@ -71,18 +76,22 @@ export {
   type Attachment,
 } from "./formats/symbol-file.js";
 export { renderJson, walkJson, writeJson, frameJson, type JsonContext, type ModuleSymbolSource } from "./render/json.js";
-export { dumpSystemInfo, type DumpSystemInfo } from "./render/system-info.js";
+export { dumpSystemInfo, type DumpSystemInfo } from "./analysis/system-info.js";
 export { breakpadStackContents, writeBreakpadBrief } from "./render/breakpad-stack.js";
 export { renderText, renderRoles } from "./render/text.js";
 export { renderWindbg, fpoNote } from "./render/windbg.js";
 export { locate, locateAddress, locationText, symbolize, type Location, type SymbolMatch } from "./analysis/location.js";
-export { explainWalk, explainSnapshot, formatExplanation, stopInWords, type ExplainOptions } from "./render/explain.js";
-export type * from "./render/explain-model.js";
+export { explainWalk, explainSnapshot, MAX_DIAGRAM_WORDS, type ExplainOptions } from "./analysis/explain-walk.js";
+export { stopInWords } from "./analysis/explain-words.js";
+export { formatExplanation } from "./render/explain.js";
+export type * from "./analysis/explain-model.js";
 export { renderSvg, type SvgOptions } from "./render/svg.js";
 export { renderHtml } from "./render/html.js";
-export { renderCompare, type CompareInput, type CompareTargetInput } from "./render/compare.js";
+export { compareChain, type CompareInput, type CompareTargetInput, type Comparison, type ComparedTarget, type WalkerResult } from "./analysis/compare-chain.js";
+export { renderCompare } from "./render/compare.js";
+export { breakpadReport, assertionText, type BreakpadReport, type BreakpadThread, type BreakpadOptions } from "./analysis/breakpad-report.js";
+export { crashReason, WINDOWS_EXCEPTION_NAMES } from "./analysis/breakpad-crash.js";
 export {
-  breakpadReport,
   renderBreakpad,
   renderBreakpadMachineReadable,
   writeBreakpad,
@@ -90,12 +99,6 @@ export {
   breakpadTrust,
   breakpadRegisters,
   formatRegisterLines,
-  crashReason,
-  assertionText,
-  WINDOWS_EXCEPTION_NAMES,
-  type BreakpadReport,
-  type BreakpadThread,
-  type BreakpadOptions,
   type BreakpadPrintOptions,
 } from "./render/breakpad.js";
 export {

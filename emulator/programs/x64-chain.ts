@@ -43,6 +43,7 @@
  * to 0. The stack must be at least `stackReserve` bytes (SizeOfStackReserve), below the initial
  * RSP.
  */
+import { X64_CALLEE_SAVED } from "../../src/index.js";
 import { createHash } from "node:crypto";
 import { loadAssembler } from "../assemble.js";
 import {
@@ -69,8 +70,8 @@ import {
   type UnwindInfoSpec,
 } from "./unwind-encode.js";
 
-/** The general registers the x64 ABI makes callee-saved (nonvolatile). */
-export const X64_NONVOLATILE = ["rbx", "rbp", "rsi", "rdi", "r12", "r13", "r14", "r15"] as const;
+/** The general registers the x64 ABI makes callee-saved (nonvolatile): the machine table's. */
+export const X64_NONVOLATILE = X64_CALLEE_SAVED;
 
 /** A callee-saved general register. */
 export type X64NonvolatileRegister = (typeof X64_NONVOLATILE)[number];

@@ -11,7 +11,7 @@ import { formatAddress, maskAddress, type Machine } from "../model/machine.js";
 import { moduleAt, type Snapshot, type TruthFrame } from "../model/snapshot.js";
 import type { EtwStack } from "../etw/stitch.js";
 import type { Frame, Walk } from "../walk/frame.js";
-import { lookupAddress } from "../walk/lookup-address.js";
+import { lookupAddress } from "../unwind/lookup-address.js";
 import type { Cause, Diagnosis } from "./crosscheck.js";
 import { ETW_MAX_ADDRESSES, type ChainCapture, type ChainStep } from "./ebp-chain.js";
 import { locateAddress, locationText } from "./location.js";

@@ -13,7 +13,7 @@ import { countStartingAtOrBelow } from "../formats/sorted-ranges.js";
 import { hex } from "../hex.js";
 import { moduleAt, symbolAt, type Module, type ModuleSymbol, type SourceLine } from "../model/snapshot.js";
 import type { Frame } from "../walk/frame.js";
-import { lookupAddress } from "../walk/lookup-address.js";
+import { lookupAddress } from "../unwind/lookup-address.js";
 
 /** A frame's place in the loaded modules; offsets are from the real PC, the lookup used PC − 1 for callers. */
 export interface Location {

@@ -20,14 +20,18 @@
  * registers the rules leave alone, when valid in the callee.
  *
  * Records are parsed once per module and a lookup address's rule set once per address (working
- * a rule out reads no memory); a rule is a value ({@link CfiRule}, `kind` "cfi") run by one
+ * a rule out reads no memory); a rule is a value ({@link CfiPlan}, `kind` "cfi") run by one
  * function, {@link execCfi}.
  */
 import type { BreakpadStackCfi } from "../formats/breakpad-sym.js";
 import { countStartingAtOrBelow, innermostContaining } from "../formats/sorted-ranges.js";
 import { readPointer, type MemoryReader } from "../memory/reader.js";
 import { moduleAt, type Module, type Registers } from "../model/snapshot.js";
-import type { FrameNumbers, FrameSite, UnwindResult, UnwindRule } from "../walk/strategy.js";
+import { keyed, keyedSlot, type UnwindCache } from "../unwind/cache.js";
+import { walkStop } from "../unwind/frame.js";
+import type { CfiRule } from "../unwind/rule.js";
+import { ruleText } from "../unwind/rule-text.js";
+import type { ExecContext, FrameSite, UnwindResult, UnwindStrategy } from "../unwind/step.js";
 
 /** One register of a machine's CFI register map (Breakpad's `cfi_register_map_`). */
 export interface CfiRegister {
@@ -167,12 +171,14 @@ export interface CfiTable {
   deltas: { address: number; rules: string }[];
 }
 
-const tables = new WeakMap<readonly BreakpadStackCfi[], CfiTable>();
+const TABLES = keyedSlot<readonly BreakpadStackCfi[], CfiTable>("STACK CFI tables");
 
-/** The lookup table of a module's STACK CFI records (built once per record list). */
-export function cfiTable(records: readonly BreakpadStackCfi[]): CfiTable {
-  let table = tables.get(records);
-  if (table !== undefined) return table;
+/** The lookup table of a module's STACK CFI records (built once per record list and cache). */
+export function cfiTable(records: readonly BreakpadStackCfi[], cache?: UnwindCache): CfiTable {
+  return cache === undefined ? buildTable(records) : keyed(cache, TABLES, records, () => buildTable(records));
+}
+
+function buildTable(records: readonly BreakpadStackCfi[]): CfiTable {
   const order = records.map((r, i) => ({ r, i })).filter(({ r }) => r.size > 0).sort((a, b) => a.r.address - b.r.address || a.i - b.i);
   const inits: { address: number; end: number; rules: string; i: number }[] = [];
   for (const { r, i } of order) {
@@ -188,9 +194,7 @@ export function cfiTable(records: readonly BreakpadStackCfi[]): CfiTable {
   const byAddress = new Map<number, string>();
   for (const r of records) for (const d of r.deltas) byAddress.set(d.address, d.rules);
   const deltas = [...byAddress].map(([address, rules]) => ({ address, rules })).sort((a, b) => a.address - b.address);
-  table = { inits: inits.map(({ address, end, rules }) => ({ address, end, rules })), deltas };
-  tables.set(records, table);
-  return table;
+  return { inits: inits.map(({ address, end, rules }) => ({ address, end, rules })), deltas };
 }
 
 /** The rules in effect at `rva`, undefined when no INIT range covers it or its INIT rules are malformed. */
@@ -216,63 +220,56 @@ function isReturnSlot(ra: CfiExpression, width: number): boolean {
   return (t[2].op === "-" && k === BigInt(width)) || (t[2].op === "+" && k === -BigInt(width));
 }
 
-/** A CFI rule: a value, run by {@link execCfi}. */
-export class CfiRule implements UnwindRule {
-  readonly kind = "cfi";
-  constructor(
-    readonly machine: CfiMachine,
-    readonly rules: CfiRuleSet,
-    /** The rule in words: the module RVA of the INIT range and the rules in effect. */
-    readonly text: string,
-    /**
-     * The caller's PC is a return address (`.ra` is the word below the CFA); otherwise it was
-     * read from elsewhere (a machine or signal frame) and the caller's PC is an interrupted one.
-     */
-    readonly returns: boolean,
-  ) {}
-
-  describe(): string {
-    return this.text;
-  }
-
-  exec(registers: Registers, memory: MemoryReader, numbers?: FrameNumbers): UnwindResult {
-    return execCfi(this, registers, memory, numbers);
-  }
+/** A CFI rule: the rules in effect at the address, run by {@link execCfi}. */
+export interface CfiPlan {
+  kind: "cfi";
+  machine: CfiMachine;
+  rules: CfiRuleSet;
+  /** The rule as a frame carries it: the INIT range's RVA and the rules' texts. */
+  rule: CfiRule;
+  /**
+   * The caller's PC is a return address (`.ra` is the word below the CFA); otherwise it was
+   * read from elsewhere (a machine or signal frame) and the caller's PC is an interrupted one.
+   */
+  returns: boolean;
 }
 
-const hex = (v: bigint | number): string => "0x" + v.toString(16);
-
 /** The CFI rule for a site, or undefined when its module has no STACK CFI covering the lookup address. */
-export function cfiRuleFor(machine: CfiMachine, site: FrameSite): CfiRule | undefined {
+export function cfiRuleFor(machine: CfiMachine, site: FrameSite): CfiPlan | undefined {
   const module: Module | undefined = moduleAt(site.modules, site.lookupPc);
   const records = module?.unwind?.stackCfi;
   if (module === undefined || records === undefined || records.length === 0) return undefined;
   const rva = site.lookupPc - module.base;
   if (rva > 0xffff_ffffn) return undefined;
-  const found = rulesAt(cfiTable(records), Number(rva));
+  const found = rulesAt(cfiTable(records, site.cache), Number(rva));
   if (found === undefined || found.set.cfa === undefined || found.set.ra === undefined) return undefined;
   const set = found.set;
-  const parts = [`.cfa: ${set.cfa!.text}`, `.ra: ${set.ra!.text}`, ...[...set.registers].map(([n, e]) => `${n}: ${e.text}`)];
-  return new CfiRule(machine, set, `cfi rva=${hex(found.start)}: ${parts.join(" ")}`, isReturnSlot(set.ra!, machine.width));
+  const rules: [string, string][] = [[".cfa", set.cfa!.text], [".ra", set.ra!.text], ...[...set.registers].map(([n, e]): [string, string] => [n, e.text])];
+  return { kind: "cfi", machine, rules: set, rule: { kind: "cfi", rva: found.start, rules }, returns: isReturnSlot(set.ra!, machine.width) };
+}
+
+/** The strategy of a machine's STACK CFI records (trust `cfi`). */
+export function cfiStrategy(machine: CfiMachine): UnwindStrategy<CfiPlan> {
+  return { name: "cfi", trust: "cfi", ruleFor: (site: FrameSite) => cfiRuleFor(machine, site) };
 }
 
 /** Runs a CFI rule (the only place it reads memory). */
-export function execCfi(rule: CfiRule, registers: Registers, memory: MemoryReader, numbers?: FrameNumbers): UnwindResult {
-  const m = rule.machine;
-  const valid = numbers?.recovered;
+export function execCfi(plan: CfiPlan, registers: Registers, memory: MemoryReader, ctx: ExecContext): UnwindResult {
+  const m = plan.machine;
+  const valid = ctx.recovered;
   const names = new Map<string, bigint>();
   for (const r of m.registers) {
     const v = registers[r.register];
     if (v !== undefined && (valid === undefined || valid.includes(r.register))) names.set(r.name, v);
   }
-  const failed = (what: string): UnwindResult => ({ ok: false, stop: { reason: "unsupported", detail: `${rule.text}: ${what} cannot be evaluated` } });
-  const cfa = evaluateExpression(rule.rules.cfa!, new Map(names), memory, m.width);
+  const failed = (what: string): UnwindResult => ({ ok: false, stop: walkStop("unsupported", `${ruleText(plan.rule)}: ${what} cannot be evaluated`) });
+  const cfa = evaluateExpression(plan.rules.cfa!, new Map(names), memory, m.width);
   if (cfa === undefined) return failed(".cfa");
   const working = (): Map<string, bigint> => new Map(names).set(".cfa", cfa);
-  const ra = evaluateExpression(rule.rules.ra!, working(), memory, m.width);
+  const ra = evaluateExpression(plan.rules.ra!, working(), memory, m.width);
   if (ra === undefined) return failed(".ra");
   const given = new Map<string, bigint>();
-  for (const [name, e] of rule.rules.registers) {
+  for (const [name, e] of plan.rules.registers) {
     const v = evaluateExpression(e, working(), memory, m.width);
     if (v !== undefined) given.set(name, v);
   }
@@ -290,7 +287,7 @@ export function execCfi(rule: CfiRule, registers: Registers, memory: MemoryReade
   const pc = out[m.pc]!;
   // A return address of 0 is the outermost frame; otherwise the stack pointer must be known too.
   if (pc !== 0n && out[m.sp] === 0n) return failed(`the caller's ${m.sp}`);
-  const step: UnwindResult = { ok: true, registers: out, recovered, rule: rule.text };
-  if (!rule.returns && pc !== 0n) step.interrupted = true;
+  const step: UnwindResult = { ok: true, registers: out, recovered, rule: plan.rule };
+  if (!plan.returns && pc !== 0n) step.interrupted = true;
   return step;
 }

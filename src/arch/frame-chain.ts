@@ -7,67 +7,112 @@
  *     fp + w   return address                  -> caller's pc
  *     fp       saved caller fp                 -> caller's fp
  *
- * so pc' = [fp + w], sp' = fp + 2w, fp' = [fp] (stackwalk64.md §6.4 step 4).
+ * so pc' = [fp + w], sp' = fp + 2w, fp' = [fp] (stackwalk64.md §6.4 step 4). The rule is one
+ * value per machine ({@link FramePointerPlan}); {@link execFramePointer} runs it. This is the
+ * simplest rule and the one deep frame-pointer stacks take for every frame: it reads its two words
+ * as numbers where the memory offers them, and makes only the caller's registers and its rule.
  */
+import { bigintOfU32 } from "../memory/bigint-cache.js";
 import { readPointer, type MemoryReader } from "../memory/reader.js";
 import type { Registers } from "../model/snapshot.js";
-import type { WalkStop } from "../walk/frame.js";
-import { lazyText } from "../walk/lazy-text.js";
-import { unwindStep, type UnwindResult, type UnwindRule } from "../walk/strategy.js";
+import { hexPadded } from "../hex.js";
+import type { StopReason } from "../unwind/frame.js";
+import { walkStop } from "../unwind/frame.js";
+import type { ChainRegisters, DerivedRule, FramePointerRule, Rule } from "../unwind/rule.js";
+import { cacheSlot } from "../unwind/cache.js";
+import { unwindStep, type ExecContext, type OkStep, type UnwindResult } from "../unwind/step.js";
 
-/** The registers a frame chain uses and the slot width. */
-export interface FrameChainRegisters {
-  pc: string;
-  sp: string;
-  fp: string;
-  width: 4 | 8;
+/** The registers a frame chain uses and how a caller's register set is written. */
+export interface ChainMachine extends ChainRegisters {
   /** The caller's register object, written with fixed property names (this runs for every frame). */
   make(pc: bigint, sp: bigint, fp: bigint): Registers;
+  /** The registers a chain step recovers: PC, SP and the frame pointer. */
+  recovered: readonly string[];
+  /**
+   * What a frame pointer of 0 means: the chain's conventional end (x86 code that keeps a chain
+   * ends it with EBP = 0 at thread start), or nothing at all (x64 code keeps no chain).
+   */
+  zeroFp: "end-of-stack" | "unsupported";
+  /** A chain step's rule as the caller frame works it out ({@link chainMachine}). */
+  rule: DerivedRule;
 }
 
-export function padHex(v: bigint, width: number): string {
-  return "0x" + v.toString(16).padStart(width * 2, "0");
+/**
+ * A chain's machine with its derived rule: the caller's PC and frame pointer are the words the
+ * step read, at fp + w and fp, and fp = sp' − 2w (stackwalk64.md §6.4 step 4).
+ */
+export function chainMachine(m: Omit<ChainMachine, "rule">): ChainMachine {
+  const w = BigInt(2 * m.width);
+  const mask = m.width === 4 ? 0xffff_ffffn : 0xffff_ffff_ffff_ffffn;
+  const chain: ChainRegisters = { pc: m.pc, sp: m.sp, fp: m.fp, width: m.width };
+  const derive = (r: Registers): Rule => chainRule(chain, ((r[m.sp] ?? 0n) - w) & mask, r[m.pc] ?? 0n, r[m.fp] ?? 0n);
+  return { ...m, rule: { kind: "derived", of: "frame-pointer", derive } };
 }
 
-/** The rule text of one frame-chain step. */
-export function chainText(regs: FrameChainRegisters, fp: bigint, raSlot: bigint, pc: bigint, savedFp: bigint, sp: bigint): string {
-  const h = (v: bigint): string => padHex(v, regs.width);
-  return `${regs.fp}-chain ${regs.fp}=${h(fp)}: ${regs.pc}=[${h(raSlot)}]=${h(pc)} ${regs.fp}=[${h(fp)}]=${h(savedFp)} ${regs.sp}=${h(sp)}`;
+/** The plain chain: the same rule for every frame, so it reads no memory to build. */
+export interface FramePointerPlan {
+  kind: "frame-pointer";
+  chain: ChainMachine;
 }
 
-/** The frame-pointer rule for a machine: the same for every frame, so it reads no memory to build. */
-export function frameChainRule(regs: FrameChainRegisters): UnwindRule {
-  const w = BigInt(regs.width);
-  const mask = regs.width === 4 ? 0xffff_ffffn : 0xffff_ffff_ffff_ffffn;
-  const name = `${regs.fp}-chain`;
-  const hex = (v: bigint): string => "0x" + v.toString(16).padStart(regs.width * 2, "0");
-  return {
-    describe: () => `${name}: ${regs.pc}=[${regs.fp}+${regs.width}], ${regs.sp}=${regs.fp}+${regs.width * 2}, ${regs.fp}=[${regs.fp}]`,
-    exec(registers: Registers, memory: MemoryReader): UnwindResult {
-      const fp = registers[regs.fp];
-      if (fp === undefined) {
-        return { ok: false, stop: { reason: "unsupported", detail: `${regs.fp.toUpperCase()} is not known for this frame` } };
-      }
-      if (fp === 0n) {
-        // x86 code that keeps a chain ends it with EBP = 0 (thread start); x64 code keeps none,
-        // so an RBP of 0 says nothing about where the stack ends.
-        return regs.width === 4
-          ? { ok: false, stop: { reason: "end-of-stack", detail: `${regs.fp.toUpperCase()} is 0: the frame chain ends here` } }
-          : { ok: false, stop: { reason: "unsupported", detail: `${regs.fp.toUpperCase()} is 0: no frame pointer to follow` } };
-      }
-      const raSlot = (fp + w) & mask;
-      const pc = readPointer(memory, raSlot, regs.width);
-      if (pc === undefined) {
-        return { ok: false, stop: { reason: "read-fault", address: raSlot, detail: `cannot read the return address at [${regs.fp}+${regs.width}] = ${hex(raSlot)}` } };
-      }
-      const savedFp = readPointer(memory, fp, regs.width);
-      if (savedFp === undefined) {
-        return { ok: false, stop: { reason: "read-fault", address: fp, detail: `cannot read the saved ${regs.fp.toUpperCase()} at ${hex(fp)}` } };
-      }
-      const sp = (fp + 2n * w) & mask;
-      return unwindStep(regs.make(pc, sp, savedFp), lazyText(chainText, regs, fp, raSlot, pc, savedFp, sp));
-    },
-  };
+/** A frame-pointer step's rule. */
+export function chainRule(chain: ChainRegisters, fp: bigint, pc: bigint, savedFp: bigint): FramePointerRule {
+  return { kind: "frame-pointer", chain, fp, pc, savedFp };
+}
+
+/** `0x` and the digits of `v` padded to the chain's width. */
+export function padHex(v: bigint, width: 4 | 8): string {
+  return hexPadded(v, width * 2);
+}
+
+/**
+ * The step a 32-bit chain step is written into, one per cache and refilled by every step: the walk
+ * reads a step before it runs the next rule, and a deep chain need not make one per frame.
+ */
+const STEP = cacheSlot("frame-chain step", (): OkStep => unwindStep({}, { kind: "context" }));
+
+/** Runs the plain chain. */
+export function execFramePointer(plan: FramePointerPlan, registers: Registers, memory: MemoryReader, ctx: ExecContext): UnwindResult {
+  const c = plan.chain;
+  const fp = registers[c.fp];
+  const name = c.fp.toUpperCase();
+  if (fp === undefined) return { ok: false, stop: walkStop("unsupported", `${name} is not known for this frame`) };
+  if (fp === 0n) {
+    return { ok: false, stop: walkStop(c.zeroFp, c.zeroFp === "end-of-stack" ? `${name} is 0: the frame chain ends here` : `${name} is 0: no frame pointer to follow`) };
+  }
+  if (c.width === 4 && memory.u32n !== undefined) return execFramePointer32(c, fp, memory as U32Reader, ctx.cache.get(STEP));
+  const w = BigInt(c.width);
+  const mask = c.width === 4 ? 0xffff_ffffn : 0xffff_ffff_ffff_ffffn;
+  const raSlot = (fp + w) & mask;
+  const pc = readPointer(memory, raSlot, c.width);
+  if (pc === undefined) {
+    return { ok: false, stop: walkStop("read-fault", `cannot read the return address at [${c.fp}+${c.width}] = ${padHex(raSlot, c.width)}`, raSlot) };
+  }
+  const savedFp = readPointer(memory, fp, c.width);
+  if (savedFp === undefined) return { ok: false, stop: walkStop("read-fault", `cannot read the saved ${name} at ${padHex(fp, c.width)}`, fp) };
+  const sp = (fp + 2n * w) & mask;
+  return unwindStep(c.make(pc, sp, savedFp), c.rule);
+}
+
+/** The 32-bit chain on numbers: two word reads, the values made bigints from recent ones. */
+type U32Reader = MemoryReader & { u32n(address: number): number | undefined };
+
+function execFramePointer32(c: ChainMachine, fpBig: bigint, memory: U32Reader, step: OkStep): UnwindResult {
+  const fp = Number(fpBig);
+  const raSlot = (fp + 4) >>> 0;
+  const pc = memory.u32n(raSlot);
+  if (pc === undefined) return { ok: false, stop: walkStop("read-fault", `cannot read the return address at [${c.fp}+4] = ${padHex(BigInt(raSlot), 4)}`, BigInt(raSlot)) };
+  const savedFp = memory.u32n(fp);
+  if (savedFp === undefined) return { ok: false, stop: walkStop("read-fault", `cannot read the saved ${c.fp.toUpperCase()} at ${padHex(fpBig, 4)}`, fpBig) };
+  const sp = (fp + 8) >>> 0;
+  const pcBig = bigintOfU32(pc);
+  const savedBig = bigintOfU32(savedFp);
+  const spBig = sp === fp + 8 ? fpBig + 8n : BigInt(sp);
+  step.registers = c.make(pcBig, spBig, savedBig);
+  step.rule = c.rule;
+  step.pcNumber = pc;
+  step.spNumber = sp;
+  return step;
 }
 
 /**
@@ -75,7 +120,7 @@ export function frameChainRule(regs: FrameChainRegisters): UnwindRule {
  * failed for memory the snapshot lacks is what the walk reports if nothing else finds a caller
  * (the stack may go on where it cannot be read); any other is passed over for a later failure.
  */
-export function notTaken(reason: WalkStop["reason"], detail: string, address?: bigint): UnwindResult {
-  const stop: WalkStop = address === undefined ? { reason, detail } : { reason, address, detail };
+export function notTaken(reason: StopReason, detail: string, address?: bigint): UnwindResult {
+  const stop = walkStop(reason, detail, address);
   return reason === "read-fault" ? { ok: false, stop } : { ok: false, stop, fallback: true };
 }

@@ -7,6 +7,7 @@
 import { readMappedImage, readMappedRuntimeFunctions } from "../formats/pe-mapped.js";
 import type { MemoryReader } from "../memory/reader.js";
 import type { Module } from "../model/snapshot.js";
+import { cacheSlot, ImageKeyed, type CacheSlot, type UnwindCache } from "../unwind/cache.js";
 
 /** A module's function table and what the walkers read beside it. */
 export interface MappedFunctionTable {
@@ -43,4 +44,35 @@ export function mappedFunctionTable(
   const problem = typeof raw === "string" ? raw : check(raw, sizeOfImage);
   if (problem !== undefined) table.problem = `${module.name}: ${problem}`;
   return table;
+}
+
+/** A module's function table with its decoded unwind infos (`I`: an info, or why it is bad), each decoded once. */
+export interface FunctionTables<I> extends MappedFunctionTable {
+  module: Module;
+  /** Decoded unwind infos by RVA. */
+  infos: Map<number, I>;
+}
+
+/** A cache slot of one machine's function tables, per module and image memory. */
+export function tablesSlot<I>(name: string): CacheSlot<ImageKeyed<Module, FunctionTables<I> | undefined>> {
+  return cacheSlot(name, () => new ImageKeyed<Module, FunctionTables<I> | undefined>());
+}
+
+/**
+ * The function tables of `module` with its image in `images` (see {@link mappedFunctionTable}),
+ * kept in `cache` under `slot` when a cache is given.
+ */
+export function functionTables<I>(
+  slot: CacheSlot<ImageKeyed<Module, FunctionTables<I> | undefined>>,
+  module: Module,
+  images: MemoryReader,
+  cache: UnwindCache | undefined,
+  machine: number,
+  check: (functions: Uint32Array, sizeOfImage: number) => string | undefined,
+): FunctionTables<I> | undefined {
+  const read = (): FunctionTables<I> | undefined => {
+    const table = mappedFunctionTable(module, images, machine, check);
+    return table === undefined ? undefined : { module, ...table, infos: new Map() };
+  };
+  return cache === undefined ? read() : cache.get(slot).get(images, module, read);
 }

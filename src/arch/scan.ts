@@ -21,9 +21,13 @@
  * return from a leaf function: the return address at the stack pointer or one word above, every
  * register carried over) run by one function, {@link execScan}; working it out reads nothing.
  */
+import { hex } from "../hex.js";
 import type { MemoryReader } from "../memory/reader.js";
 import { moduleAt, type Module, type Registers } from "../model/snapshot.js";
-import type { FrameNumbers, FrameSite, UnwindResult, UnwindRule, UnwindStrategy } from "../walk/strategy.js";
+import type { UnwindCache } from "../unwind/cache.js";
+import { walkStop } from "../unwind/frame.js";
+import type { LeafRule, ScanRule } from "../unwind/rule.js";
+import type { ExecContext, FrameSite, UnwindResult, UnwindStrategy } from "../unwind/step.js";
 
 /** A word that is not a return address ({@link ScanMachine.classify}). */
 export const NOT_RETURN = -1;
@@ -55,9 +59,9 @@ export interface ScanMachine {
    */
   verifyAfterChainEnd: boolean;
   /** The stack word at `address`, or undefined when it cannot be read. */
-  readWord(memory: MemoryReader, address: bigint): bigint | undefined;
+  readWord(cache: UnwindCache, memory: MemoryReader, address: bigint): bigint | undefined;
   /** {@link NOT_RETURN}, {@link UNKNOWN_TARGET}, {@link UNCHECKED}, or the target of the direct call before `value` (≥ 0). */
-  classify(modules: readonly Module[], images: MemoryReader, value: bigint): number;
+  classify(cache: UnwindCache, modules: readonly Module[], images: MemoryReader, value: bigint): number;
   /** The caller's starting registers: the callee-saved registers of the callee, carried over. */
   inherit(registers: Registers): Registers;
   /**
@@ -65,7 +69,16 @@ export interface ScanMachine {
    * the value and whether it counts as recovered, or undefined to leave the callee's value as it
    * is (carried over, not recovered). `recovered` is the callee frame's validity (undefined: all).
    */
-  framePointer(callee: Registers, recovered: readonly string[] | undefined, slot: bigint, memory: MemoryReader): { value: bigint; recovered: boolean } | undefined;
+  framePointer(callee: Registers, recovered: readonly string[] | undefined, slot: bigint, memory: MemoryReader, cache: UnwindCache): { value: bigint; recovered: boolean } | undefined;
+  /** The registers a scan recovers: PC and SP, and with them the frame pointer when it guessed one. */
+  recovered: { base: readonly string[]; withFp: readonly string[] };
+  /** The stack and frame pointers' names, as a scan rule names them. */
+  names: { sp: string; fp: string };
+}
+
+/** A machine's register names as a scan uses them ({@link ScanMachine}'s `pc`, `sp`, `fp`, `recovered`, `names`). */
+export function scanRegisters(pc: string, sp: string, fp: string): Pick<ScanMachine, "pc" | "sp" | "fp" | "recovered" | "names"> {
+  return { pc, sp, fp, recovered: { base: [pc, sp], withFp: [pc, sp, fp] }, names: { sp, fp } };
 }
 
 /** What call-site checks know about the frame being unwound, kept by value (the walk reuses its site). */
@@ -110,7 +123,7 @@ export function enteredElsewhere(check: CallSiteCheck, target: number): boolean 
  * When the window holds none, the machine's extended words are searched for a verified,
  * consistent one. Undefined when there is none.
  */
-export function scanForReturn(machine: ScanMachine, memory: MemoryReader, check: CallSiteCheck, start: bigint, words: number, verifiedOnly = false): ScanFound | undefined {
+export function scanForReturn(machine: ScanMachine, cache: UnwindCache, memory: MemoryReader, check: CallSiteCheck, start: bigint, words: number, verifiedOnly = false): ScanFound | undefined {
   const w = BigInt(machine.width);
   const mask = machine.width === 4 ? 0xffff_ffffn : 0xffff_ffff_ffff_ffffn;
   const ranged = check.calleeStart >= 0;
@@ -119,9 +132,9 @@ export function scanForReturn(machine: ScanMachine, memory: MemoryReader, check:
   for (let i = 0; i <= last; i++) {
     if (i > words && first !== undefined) return first;
     const slot = (start + BigInt(i) * w) & mask;
-    const value = machine.readWord(memory, slot);
+    const value = machine.readWord(cache, memory, slot);
     if (value === undefined) break;
-    const info = machine.classify(check.modules, check.images, value);
+    const info = machine.classify(cache, check.modules, check.images, value);
     if (info === NOT_RETURN || ((verifiedOnly || i > words) && info === UNCHECKED)) continue;
     if (ranged) {
       // A call into the function being unwound wins; failing that, the first return address.
@@ -133,94 +146,83 @@ export function scanForReturn(machine: ScanMachine, memory: MemoryReader, check:
   return first;
 }
 
-const hex = (v: bigint): string => "0x" + v.toString(16);
-
-/** The registers a scan recovers besides the frame pointer. */
-const RECOVERED = new Map<ScanMachine, { base: readonly string[]; withFp: readonly string[] }>();
-
-function recoveredOf(machine: ScanMachine): { base: readonly string[]; withFp: readonly string[] } {
-  let r = RECOVERED.get(machine);
-  if (r === undefined) {
-    r = { base: [machine.pc, machine.sp], withFp: [machine.pc, machine.sp, machine.fp] };
-    RECOVERED.set(machine, r);
-  }
-  return r;
+/** A scan rule: the window and the call-site data of one frame, run by {@link execScan}. */
+export interface ScanPlan {
+  kind: "scan" | "leaf";
+  machine: ScanMachine;
+  /** Words beyond the first in the window. */
+  words: number;
+  check: CallSiteCheck;
+  /** The frame's function has no record in a module whose other functions have (its RVA). */
+  noRecordRva?: number;
+  /**
+   * A failure is only this rule not applying (the leaf simulation, tried before other rules),
+   * so the walk reports a later rule's failure instead.
+   */
+  fallback: boolean;
+  /** Whether to guess the caller's frame pointer ({@link ScanMachine.framePointer}); when false it carries over. */
+  guessFramePointer: boolean;
 }
 
-/** A scan rule: a value, run by {@link execScan}. */
-export class ScanRule implements UnwindRule {
-  constructor(
-    readonly kind: "scan" | "leaf",
-    readonly machine: ScanMachine,
-    /** Words beyond the first in the window. */
-    readonly words: number,
-    readonly check: CallSiteCheck,
-    /** How the rule names itself in its text ("scan", "scan (no record at rva 0x…)", "leaf"). */
-    readonly label: string,
-    /**
-     * A failure is only this rule not applying (the leaf simulation, tried before other rules),
-     * so the walk reports a later rule's failure instead.
-     */
-    readonly fallback = false,
-    /** Whether to guess the caller's frame pointer ({@link ScanMachine.framePointer}); when false it carries over. */
-    readonly guessFramePointer = true,
-  ) {}
-
-  describe(): string {
-    return this.kind === "leaf"
-      ? `${this.label}: a return address at ${this.machine.sp} or one word above, every register carried over`
-      : `${this.label}: the first return address in ${this.words + 1} words from ${this.machine.sp}`;
-  }
-
-  exec(registers: Registers, memory: MemoryReader, numbers?: FrameNumbers): UnwindResult {
-    return execScan(this, registers, memory, numbers);
-  }
+/** How a scan rule names itself in a stop's detail. */
+function labelOf(plan: ScanPlan): string {
+  return plan.kind === "leaf" ? "leaf" : plan.noRecordRva === undefined ? "scan" : `scan (no record at rva ${hex(plan.noRecordRva)})`;
 }
 
 /** The scan rule for a site: Breakpad's window (larger for the context frame), with the site's call-site data. */
-export function scanRuleFor(machine: ScanMachine, site: FrameSite, label = "scan", callee?: { start: bigint; end: bigint }, guessFramePointer = true): ScanRule {
-  return new ScanRule("scan", machine, site.index === 0 ? machine.contextWords : machine.words, callSiteCheck(site, callee), label, false, guessFramePointer);
+export function scanRuleFor(machine: ScanMachine, site: FrameSite, options: { noRecordRva?: number; callee?: { start: bigint; end: bigint }; guessFramePointer?: boolean } = {}): ScanPlan {
+  const plan: ScanPlan = {
+    kind: "scan",
+    machine,
+    words: site.index === 0 ? machine.contextWords : machine.words,
+    check: callSiteCheck(site, options.callee),
+    fallback: false,
+    guessFramePointer: options.guessFramePointer ?? true,
+  };
+  if (options.noRecordRva !== undefined) plan.noRecordRva = options.noRecordRva;
+  return plan;
+}
+
+/** Breakpad's leaf simulation for the context frame: a one-word window, every register carried over. */
+export function leafRuleFor(machine: ScanMachine, site: FrameSite): ScanPlan {
+  return { kind: "leaf", machine, words: 1, check: callSiteCheck(site), fallback: true, guessFramePointer: false };
 }
 
 /** The strategy that scans with a machine's parameters (trust `scan`). */
-export function scanStrategy(machine: ScanMachine): UnwindStrategy {
-  return { name: "scan", trust: "scan", kind: "scan", ruleFor: (site: FrameSite) => scanRuleFor(machine, site) };
+export function scanStrategy(machine: ScanMachine): UnwindStrategy<ScanPlan> {
+  return { name: "scan", trust: "scan", scans: true, ruleFor: (site: FrameSite) => scanRuleFor(machine, site) };
 }
 
 /** Runs a scan rule (the only place a scan reads the stack). */
-export function execScan(rule: ScanRule, registers: Registers, memory: MemoryReader, numbers?: FrameNumbers): UnwindResult {
-  const m = rule.machine;
+export function execScan(plan: ScanPlan, registers: Registers, memory: MemoryReader, ctx: ExecContext): UnwindResult {
+  const m = plan.machine;
   const sp = registers[m.sp];
-  if (sp === undefined) return { ok: false, stop: { reason: "unsupported", detail: `${rule.label}: ${m.sp.toUpperCase()} is not known for this frame` }, fallback: rule.fallback };
+  if (sp === undefined) return { ok: false, stop: walkStop("unsupported", `${labelOf(plan)}: ${m.sp.toUpperCase()} is not known for this frame`), fallback: plan.fallback };
   // After the frame chain's conventional end (a frame pointer of 0 that the chain itself
   // recovered), only a return address its call site confirms shows that the stack goes on.
-  const chainEnded = m.verifyAfterChainEnd && numbers?.foundBy === "frame-pointer" && registers[m.fp] === 0n;
-  const found = scanForReturn(m, memory, rule.check, sp, rule.words, chainEnded);
+  const chainEnded = m.verifyAfterChainEnd && ctx.foundBy === "frame-pointer" && registers[m.fp] === 0n;
+  const found = scanForReturn(m, ctx.cache, memory, plan.check, sp, plan.words, chainEnded);
   if (found === undefined) {
     // Nothing plausible above the stack pointer: as far as a walk can tell, the stack ends here.
-    return { ok: false, stop: { reason: "end-of-stack", detail: `${rule.label}: no return address in the ${rule.words + 1} words from ${m.sp}=${hex(sp)}` }, final: false, fallback: rule.fallback };
+    return { ok: false, stop: walkStop("end-of-stack", `${labelOf(plan)}: no return address in the ${plan.words + 1} words from ${m.sp}=${hex(sp)}`), final: false, fallback: plan.fallback };
   }
   const callerSp = found.slot + BigInt(m.width);
-  if (rule.kind === "leaf") {
+  if (plan.kind === "leaf") {
     // Breakpad's leaf simulation: the caller is the callee with only PC and SP changed, and
     // keeps the callee's whole validity.
     const out: Registers = { ...registers, [m.pc]: found.value, [m.sp]: callerSp };
-    return { ok: true, registers: out, recovered: numbers?.recovered, rule: `${rule.label}: ra@[${hex(found.slot)}]=${hex(found.value)}`, kind: "leaf" };
+    const rule: LeafRule = { kind: "leaf", slot: found.slot, value: found.value };
+    return { ok: true, registers: out, recovered: ctx.recovered, rule };
   }
   const out = m.inherit(registers);
   out[m.pc] = found.value;
   out[m.sp] = callerSp;
-  const fp = rule.guessFramePointer ? m.framePointer(registers, numbers?.recovered, found.slot, memory) : undefined;
-  let note = "";
+  const fp = plan.guessFramePointer ? m.framePointer(registers, ctx.recovered, found.slot, memory, ctx.cache) : undefined;
+  const rule: ScanRule = { kind: "scan", registers: m.names, sp, slot: found.slot, value: found.value };
+  if (plan.noRecordRva !== undefined) rule.noRecordRva = plan.noRecordRva;
   if (fp !== undefined) {
     out[m.fp] = fp.value;
-    if (fp.recovered) note = ` ${m.fp}=${hex(fp.value)}`;
+    if (fp.recovered) rule.fp = fp.value;
   }
-  const r = recoveredOf(m);
-  return {
-    ok: true,
-    registers: out,
-    recovered: fp?.recovered === true ? r.withFp : r.base,
-    rule: `${rule.label} from ${m.sp}=${hex(sp)}: ra@[${hex(found.slot)}]=${hex(found.value)}${note}`,
-  };
+  return { ok: true, registers: out, recovered: fp?.recovered === true ? m.recovered.withFp : m.recovered.base, rule };
 }

@@ -14,7 +14,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { InputError } from "../errors.js";
 import { formatAddress, type Machine } from "../model/machine.js";
 import type { Module } from "../model/snapshot.js";
-import { crashReason } from "../render/breakpad.js";
+import { crashReason } from "../analysis/breakpad-crash.js";
 import { writeJson } from "../render/json.js";
 import { locate, locationText } from "../analysis/location.js";
 import { walkSnapshot, type ThreadWalk } from "../walk/walk.js";

@@ -1,5 +1,6 @@
 /** `stackwalk compare <chain.json>`: one call chain built for x86 (frame pointers and FPO), x64 and IA-64, walked and compared side by side. */
 import { parseChainSpec, runCompareTargets } from "../../emulator/compare.js";
+import { compareChain } from "../analysis/compare-chain.js";
 import { renderCompare } from "../render/compare.js";
 import { EXIT, parseOptions, readInputFile, UsageError, type Io } from "./common.js";
 
@@ -34,12 +35,14 @@ export async function compareCommand(argv: string[], io: Io): Promise<number> {
   const spec = parseChainSpec(new TextDecoder().decode(readInputFile(file)), file);
   const runs = await runCompareTargets(spec);
   io.out(
-    renderCompare({
-      name: spec.name,
-      description: spec.description,
-      chain: spec.functions.map((f) => f.name),
-      targets: runs.map((r) => ({ target: r.target, build: r.build, snapshot: r.vector, etwSource: r.etwSource })),
-    }),
+    renderCompare(
+      compareChain({
+        name: spec.name,
+        description: spec.description,
+        chain: spec.functions.map((f) => f.name),
+        targets: runs.map((r) => ({ target: r.target, build: r.build, snapshot: r.vector, etwSource: r.etwSource })),
+      }),
+    ),
   );
   return EXIT.ok;
 }

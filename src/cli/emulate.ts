@@ -8,6 +8,8 @@ import type { RunOptions, RunResult } from "../../emulator/run.js";
 import { InputError } from "../errors.js";
 import { formatBreakpadSym, symFileInput, symFileStorePath } from "../formats/breakpad-sym-write.js";
 import { x64ModuleCfi } from "../arch/x64/cfi-from-unwind.js";
+import type { BreakpadStackCfi } from "../formats/breakpad-sym.js";
+import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
 import { moduleCodeView, writeMinidump, type ByteSink, type MinidumpWriteOptions, type MinidumpWriteResult } from "../formats/minidump-write.js";
 import { formatSweep, replaySweep } from "../formats/sweep.js";
 import { formatVector } from "../formats/vector.js";
@@ -227,9 +229,10 @@ export async function emulateCommand(argv: string[], io: Io): Promise<number> {
     io.out(`${plural(paths.length, "vector")}${dumps ? `, ${plural(dumpPaths.length, "minidump")}` : ""} (${executed})\n`);
     return EXIT.ok;
   }
-  const value = result.registers["rax"] ?? result.registers["eax"]!;
-  const width = result.sweep.machine === "x64" ? 16 : 8;
-  io.out(`${file}: returned to the sentinel after ${executed}; ${result.sweep.machine === "x64" ? "rax" : "eax"} = 0x${value.toString(16).padStart(width, "0")}\n`);
+  // The function's result, in the machine's return register.
+  const returnRegister = machineInfo(result.sweep.machine).returnValue;
+  const value = result.registers[returnRegister]!;
+  io.out(`${file}: returned to the sentinel after ${executed}; ${returnRegister} = ${formatAddress(result.sweep.machine, value)}\n`);
   return EXIT.ok;
 }
 
@@ -331,6 +334,13 @@ class Staging {
   }
 }
 
+/** The STACK CFI a machine's images give a symbol file (x64: from RUNTIME_FUNCTIONs and UNWIND_INFO), when they give any. */
+const STACK_CFI_FROM_IMAGE: Record<Machine, ((module: Module, memory: MemoryReader) => BreakpadStackCfi[]) | undefined> = {
+  x86: undefined,
+  x64: x64ModuleCfi,
+  ia64: undefined,
+};
+
 /** The Breakpad .sym files of the modules of the dumps, one per store directory and module identity. */
 class SymStore {
   readonly paths: string[] = [];
@@ -343,8 +353,6 @@ class SymStore {
   add(root: string, snapshot: Snapshot): void {
     for (const module of snapshot.modules) {
       const input = symFileInput(module, snapshot.machine, snapshot.memory);
-      // x64: STACK CFI from the image's unwind tables, so a dump without images walks with them.
-      if (input !== undefined && snapshot.machine === "x64") input.stackCfi = x64ModuleCfi(module, snapshot.memory);
       if (input === undefined) {
         const note = `${module.name}: no CodeView identity, so no .sym file`;
         if (!this.notes.includes(note)) this.notes.push(note);
@@ -353,6 +361,9 @@ class SymStore {
       const path = join(root, symFileStorePath(input));
       if (this.seen.has(path)) continue;
       this.seen.add(path);
+      // STACK CFI from the image's unwind tables where the machine has them, so a dump without images walks with them.
+      const cfi = STACK_CFI_FROM_IMAGE[snapshot.machine]?.(module, snapshot.memory);
+      if (cfi !== undefined) input.stackCfi = cfi;
       this.staging.text(path, formatBreakpadSym(input));
       this.paths.push(path);
     }

@@ -2,8 +2,9 @@
 import { basename } from "node:path";
 import { InputError } from "../errors.js";
 import type { Snapshot } from "../model/snapshot.js";
-import type { ExplainedWalk } from "../render/explain-model.js";
-import { explainSnapshot, formatExplanation } from "../render/explain.js";
+import type { ExplainedWalk } from "../analysis/explain-model.js";
+import { explainSnapshot } from "../analysis/explain-walk.js";
+import { formatExplanation } from "../render/explain.js";
 import { EXIT, maxFramesOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io, type SymbolValues } from "./common.js";
 import { loadSnapshot } from "./walk.js";
 

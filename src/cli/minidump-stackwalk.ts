@@ -5,7 +5,8 @@
  * `-cs`, and anywhere among the arguments); each symbol path is a directory or store as
  * Breakpad takes it, or anything `walk --symbols` takes (`srv*CACHE*URL`, …).
  */
-import { breakpadReport, writeBreakpad, writeBreakpadMachineReadable } from "../render/breakpad.js";
+import { breakpadReport } from "../analysis/breakpad-report.js";
+import { writeBreakpad, writeBreakpadMachineReadable } from "../render/breakpad.js";
 import { breakpadStackContents, writeBreakpadBrief } from "../render/breakpad-stack.js";
 import { EXIT, symbolSpec, UsageError, type Io } from "./common.js";
 import { loadSnapshot } from "./walk.js";

@@ -2,16 +2,19 @@
  * Windows CONTEXT records: the register snapshot StackWalk64 reads (and on x64 and IA-64 may
  * rewrite) for each frame. x86 is 716 bytes and AMD64 1232 (minidump.md §3.1, §3.2); IA-64 is
  * 0xA70 bytes, of which the model names the control, integer and register-stack fields the walker
- * uses (ia64.md §4.1).
+ * uses (ia64.md §4.1). The layouts are in context-layout.ts; each machine's descriptor
+ * (machine.ts) names its own.
  *
  * The model exposes registers by lower-case name as bigints. Everything it does not name — the
  * x87/XMM save areas, vector registers, IA-64 floating-point and scratch registers, padding —
  * is carried through by encoding into a copy of the original bytes.
  */
 import { InputError } from "../errors.js";
-import { decodeFields, defineLayout, encodeFields, fieldOf, numberField, requireRecord } from "./record.js";
+import { isMachine, machineInfo, MACHINES, type Machine } from "./machine.js";
+import { decodeFields, encodeFields, fieldOf, numberField, requireRecord } from "./record.js";
 import type { FieldSpec, RecordLayout } from "./record.js";
-import type { Machine } from "./machine.js";
+
+export * from "./context-layout.js";
 
 /** The machines a CONTEXT is modelled for: every machine the walker models. */
 export type ContextMachine = Machine;
@@ -23,219 +26,9 @@ export interface CpuContext {
   registers: Record<string, bigint>;
 }
 
-/** sizeof(CONTEXT) on x86 = 0x2CC (minidump.md §3.1). */
-export const X86_CONTEXT_SIZE = 716;
-/** sizeof(CONTEXT) on AMD64 = 0x4D0 (minidump.md §3.2). */
-export const AMD64_CONTEXT_SIZE = 1232;
-/** sizeof(CONTEXT) on IA-64 = 0xA70 (ia64.md §4.1). */
-export const IA64_CONTEXT_SIZE = 0xa70;
-
-/** ContextFlags CPU bit for x86 (minidump.md §3.1). */
-export const CONTEXT_i386 = 0x0001_0000;
-/** x86: Ebp, Eip, SegCs, EFlags, Esp, SegSs. */
-export const CONTEXT_X86_CONTROL = CONTEXT_i386 | 0x01;
-/** x86: Edi, Esi, Ebx, Edx, Ecx, Eax. */
-export const CONTEXT_X86_INTEGER = CONTEXT_i386 | 0x02;
-/** x86: SegGs, SegFs, SegEs, SegDs. */
-export const CONTEXT_X86_SEGMENTS = CONTEXT_i386 | 0x04;
-/** x86: FloatSave. */
-export const CONTEXT_X86_FLOATING_POINT = CONTEXT_i386 | 0x08;
-/** x86: Dr0-Dr3, Dr6, Dr7. */
-export const CONTEXT_X86_DEBUG_REGISTERS = CONTEXT_i386 | 0x10;
-/** x86: ExtendedRegisters. */
-export const CONTEXT_X86_EXTENDED_REGISTERS = CONTEXT_i386 | 0x20;
-/** x86: XSAVE state follows the record. */
-export const CONTEXT_X86_XSTATE = CONTEXT_i386 | 0x40;
-/** x86 CONTEXT_FULL = CONTROL | INTEGER | SEGMENTS. */
-export const CONTEXT_X86_FULL = CONTEXT_X86_CONTROL | CONTEXT_X86_INTEGER | CONTEXT_X86_SEGMENTS;
-/** x86 CONTEXT_ALL = FULL plus FLOATING_POINT, DEBUG_REGISTERS and EXTENDED_REGISTERS. */
-export const CONTEXT_X86_ALL = CONTEXT_X86_FULL | CONTEXT_X86_FLOATING_POINT | CONTEXT_X86_DEBUG_REGISTERS | CONTEXT_X86_EXTENDED_REGISTERS;
-
-/** ContextFlags CPU bit for AMD64 (minidump.md §3.2). */
-export const CONTEXT_AMD64 = 0x0010_0000;
-/** AMD64: SegSs, Rsp, SegCs, Rip, EFlags (and Rbp in the frame sense). */
-export const CONTEXT_AMD64_CONTROL = CONTEXT_AMD64 | 0x01;
-/** AMD64: Rax … R15. */
-export const CONTEXT_AMD64_INTEGER = CONTEXT_AMD64 | 0x02;
-/** AMD64: SegDs, SegEs, SegFs, SegGs. */
-export const CONTEXT_AMD64_SEGMENTS = CONTEXT_AMD64 | 0x04;
-/** AMD64: FltSave and MxCsr. */
-export const CONTEXT_AMD64_FLOATING_POINT = CONTEXT_AMD64 | 0x08;
-/** AMD64: Dr0-Dr3, Dr6, Dr7. */
-export const CONTEXT_AMD64_DEBUG_REGISTERS = CONTEXT_AMD64 | 0x10;
-/** AMD64: XSAVE state follows the record. */
-export const CONTEXT_AMD64_XSTATE = CONTEXT_AMD64 | 0x40;
-/** AMD64 CONTEXT_FULL as winnt.h defines it: CONTROL | INTEGER | FLOATING_POINT (no SEGMENTS). */
-export const CONTEXT_AMD64_FULL = CONTEXT_AMD64_CONTROL | CONTEXT_AMD64_INTEGER | CONTEXT_AMD64_FLOATING_POINT;
-/** AMD64 CONTEXT_ALL = CONTROL | INTEGER | SEGMENTS | FLOATING_POINT | DEBUG_REGISTERS. */
-export const CONTEXT_AMD64_ALL =
-  CONTEXT_AMD64_CONTROL | CONTEXT_AMD64_INTEGER | CONTEXT_AMD64_SEGMENTS | CONTEXT_AMD64_FLOATING_POINT | CONTEXT_AMD64_DEBUG_REGISTERS;
-
-/** ContextFlags CPU bit for IA-64 (ia64.md §4.1). */
-export const CONTEXT_IA64 = 0x0008_0000;
-/** IA-64: the control registers (StIIP, StIPSR, StIFS, BrRp, the RSE registers, IntSp). */
-export const CONTEXT_IA64_CONTROL = CONTEXT_IA64 | 0x01;
-/** IA-64: f2-f31. */
-export const CONTEXT_IA64_LOWER_FLOATING_POINT = CONTEXT_IA64 | 0x02;
-/** IA-64: f32-f127. */
-export const CONTEXT_IA64_HIGHER_FLOATING_POINT = CONTEXT_IA64 | 0x04;
-/** IA-64: LOWER | HIGHER floating point. */
-export const CONTEXT_IA64_FLOATING_POINT = CONTEXT_IA64_LOWER_FLOATING_POINT | CONTEXT_IA64_HIGHER_FLOATING_POINT;
-/** IA-64: the general registers, NaT bits and predicates. */
-export const CONTEXT_IA64_INTEGER = CONTEXT_IA64 | 0x08;
-/** IA-64: the debug registers. */
-export const CONTEXT_IA64_DEBUG = CONTEXT_IA64 | 0x10;
-/** IA-64: the IA-32 emulation control state. */
-export const CONTEXT_IA64_IA32_CONTROL = CONTEXT_IA64 | 0x20;
-/** IA-64 CONTEXT_FULL as winnt.h defines it: CONTROL | FLOATING_POINT | INTEGER | IA32_CONTROL. IA-64 has no SEGMENTS class. */
-export const CONTEXT_IA64_FULL = CONTEXT_IA64_CONTROL | CONTEXT_IA64_FLOATING_POINT | CONTEXT_IA64_INTEGER | CONTEXT_IA64_IA32_CONTROL;
-/** IA-64 CONTEXT_ALL = FULL | DEBUG. */
-export const CONTEXT_IA64_ALL = CONTEXT_IA64_FULL | CONTEXT_IA64_DEBUG;
-
 /** The ContextFlags CPU bit per machine. */
-export const CONTEXT_CPU_BIT: Readonly<Record<ContextMachine, number>> = Object.freeze({
-  x86: CONTEXT_i386,
-  x64: CONTEXT_AMD64,
-  ia64: CONTEXT_IA64,
-});
-
-/** Consecutive u64 fields named `names`, starting at `offset` (e.g. R8 … R15). */
-function u64Run(names: readonly string[], offset: number, doc: string): FieldSpec[] {
-  return names.map((name, i) => ({ name, offset: offset + 8 * i, size: 8, kind: "u64", doc }));
-}
-
-/** x86 FLOATING_SAVE_AREA (112 bytes), nested at CONTEXT+28 (minidump.md §3.1). */
-export const X86_FLOATING_SAVE_AREA_LAYOUT: RecordLayout = defineLayout("FLOATING_SAVE_AREA", 112, [
-  { name: "ControlWord", offset: 0, size: 4, kind: "u32" },
-  { name: "StatusWord", offset: 4, size: 4, kind: "u32" },
-  { name: "TagWord", offset: 8, size: 4, kind: "u32" },
-  { name: "ErrorOffset", offset: 12, size: 4, kind: "u32" },
-  { name: "ErrorSelector", offset: 16, size: 4, kind: "u32" },
-  { name: "DataOffset", offset: 20, size: 4, kind: "u32" },
-  { name: "DataSelector", offset: 24, size: 4, kind: "u32" },
-  { name: "RegisterArea", offset: 28, size: 80, kind: "bytes", doc: "ST0-ST7, 10 bytes each" },
-  { name: "Cr0NpxState", offset: 108, size: 4, kind: "u32" },
-]);
-
-/** x86 CONTEXT field table, every field (minidump.md §3.1). Segment selectors are DWORDs here. */
-export const X86_CONTEXT_LAYOUT: RecordLayout = defineLayout("CONTEXT(x86)", X86_CONTEXT_SIZE, [
-  { name: "ContextFlags", offset: 0, size: 4, kind: "u32", doc: "CONTEXT_i386 | classes present" },
-  { name: "Dr0", offset: 4, size: 4, kind: "u32" },
-  { name: "Dr1", offset: 8, size: 4, kind: "u32" },
-  { name: "Dr2", offset: 12, size: 4, kind: "u32" },
-  { name: "Dr3", offset: 16, size: 4, kind: "u32" },
-  { name: "Dr6", offset: 20, size: 4, kind: "u32" },
-  { name: "Dr7", offset: 24, size: 4, kind: "u32" },
-  { name: "FloatSave", offset: 28, size: 112, kind: "bytes", record: X86_FLOATING_SAVE_AREA_LAYOUT, doc: "x87 state" },
-  { name: "SegGs", offset: 140, size: 4, kind: "u32" },
-  { name: "SegFs", offset: 144, size: 4, kind: "u32" },
-  { name: "SegEs", offset: 148, size: 4, kind: "u32" },
-  { name: "SegDs", offset: 152, size: 4, kind: "u32" },
-  { name: "Edi", offset: 156, size: 4, kind: "u32" },
-  { name: "Esi", offset: 160, size: 4, kind: "u32" },
-  { name: "Ebx", offset: 164, size: 4, kind: "u32" },
-  { name: "Edx", offset: 168, size: 4, kind: "u32" },
-  { name: "Ecx", offset: 172, size: 4, kind: "u32" },
-  { name: "Eax", offset: 176, size: 4, kind: "u32" },
-  { name: "Ebp", offset: 180, size: 4, kind: "u32", doc: "frame pointer" },
-  { name: "Eip", offset: 184, size: 4, kind: "u32", doc: "instruction pointer" },
-  { name: "SegCs", offset: 188, size: 4, kind: "u32" },
-  { name: "EFlags", offset: 192, size: 4, kind: "u32" },
-  { name: "Esp", offset: 196, size: 4, kind: "u32", doc: "stack pointer" },
-  { name: "SegSs", offset: 200, size: 4, kind: "u32" },
-  { name: "ExtendedRegisters", offset: 204, size: 512, kind: "bytes", doc: "FXSAVE image" },
-]);
-
-/** AMD64 CONTEXT field table, every field (minidump.md §3.2). ContextFlags is at 0x30, not 0. */
-export const AMD64_CONTEXT_LAYOUT: RecordLayout = defineLayout("CONTEXT(AMD64)", AMD64_CONTEXT_SIZE, [
-  ...u64Run(["P1Home", "P2Home", "P3Home", "P4Home", "P5Home", "P6Home"], 0, "register home slot"),
-  { name: "ContextFlags", offset: 48, size: 4, kind: "u32", doc: "CONTEXT_AMD64 | classes present" },
-  { name: "MxCsr", offset: 52, size: 4, kind: "u32" },
-  { name: "SegCs", offset: 56, size: 2, kind: "u16" },
-  { name: "SegDs", offset: 58, size: 2, kind: "u16" },
-  { name: "SegEs", offset: 60, size: 2, kind: "u16" },
-  { name: "SegFs", offset: 62, size: 2, kind: "u16" },
-  { name: "SegGs", offset: 64, size: 2, kind: "u16" },
-  { name: "SegSs", offset: 66, size: 2, kind: "u16" },
-  { name: "EFlags", offset: 68, size: 4, kind: "u32" },
-  ...u64Run(["Dr0", "Dr1", "Dr2", "Dr3", "Dr6", "Dr7"], 72, "debug register"),
-  ...u64Run(["Rax", "Rcx", "Rdx", "Rbx", "Rsp", "Rbp", "Rsi", "Rdi"], 120, "general register"),
-  ...u64Run(["R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"], 184, "general register"),
-  { name: "Rip", offset: 248, size: 8, kind: "u64", doc: "instruction pointer" },
-  { name: "FltSave", offset: 256, size: 512, kind: "bytes", doc: "XSAVE_FORMAT (legacy FXSAVE area)" },
-  { name: "VectorRegister", offset: 768, size: 416, kind: "bytes", doc: "26 × M128A" },
-  { name: "VectorControl", offset: 1184, size: 8, kind: "u64" },
-  ...u64Run(["DebugControl", "LastBranchToRip", "LastBranchFromRip", "LastExceptionToRip", "LastExceptionFromRip"], 1192, "branch trace"),
-]);
-
-/**
- * IA-64 CONTEXT field table: only the fields whose offsets ia64.md §4.1 gives. The gaps (fill,
- * debug and floating-point registers, scratch integer registers, trailing IA-32 state) are left
- * unnamed and pass through encodeContext from its base.
- */
-export const IA64_CONTEXT_LAYOUT: RecordLayout = defineLayout("CONTEXT(IA64)", IA64_CONTEXT_SIZE, [
-  { name: "ContextFlags", offset: 0x000, size: 4, kind: "u32", doc: "CONTEXT_IA64 | classes present; 3 fill DWORDs follow" },
-  { name: "StFPSR", offset: 0x870, size: 8, kind: "u64", doc: "ar40, floating-point status" },
-  { name: "IntGp", offset: 0x878, size: 8, kind: "u64", doc: "r1, global pointer" },
-  ...u64Run(["IntS0", "IntS1", "IntS2", "IntS3"], 0x890, "r4-r7, preserved"),
-  { name: "IntV0", offset: 0x8b0, size: 8, kind: "u64", doc: "r8, return value" },
-  { name: "IntSp", offset: 0x8d0, size: 8, kind: "u64", doc: "r12, memory stack pointer" },
-  { name: "IntTeb", offset: 0x8d8, size: 8, kind: "u64", doc: "r13, thread pointer" },
-  { name: "IntNats", offset: 0x970, size: 8, kind: "u64", doc: "NaT bits of r1-r31 in bits 1-31" },
-  { name: "Preds", offset: 0x978, size: 8, kind: "u64", doc: "p0-p63" },
-  { name: "BrRp", offset: 0x980, size: 8, kind: "u64", doc: "b0, return link" },
-  ...u64Run(["BrS0", "BrS1", "BrS2", "BrS3", "BrS4"], 0x988, "b1-b5, preserved"),
-  ...u64Run(["BrT0", "BrT1"], 0x9b0, "b6-b7, scratch"),
-  { name: "ApUNAT", offset: 0x9c0, size: 8, kind: "u64", doc: "ar36, user NaT collection" },
-  { name: "ApLC", offset: 0x9c8, size: 8, kind: "u64", doc: "ar65, loop count" },
-  { name: "ApEC", offset: 0x9d0, size: 8, kind: "u64", doc: "ar66, epilog count" },
-  { name: "ApCCV", offset: 0x9d8, size: 8, kind: "u64", doc: "ar32, compare-and-exchange value" },
-  { name: "ApDCR", offset: 0x9e0, size: 8, kind: "u64", doc: "cr.dcr, default control" },
-  { name: "RsPFS", offset: 0x9e8, size: 8, kind: "u64", doc: "ar64, previous function state" },
-  { name: "RsBSP", offset: 0x9f0, size: 8, kind: "u64", doc: "ar17, backing store pointer" },
-  { name: "RsBSPSTORE", offset: 0x9f8, size: 8, kind: "u64", doc: "ar18, backing store write pointer" },
-  { name: "RsRSC", offset: 0xa00, size: 8, kind: "u64", doc: "ar16, RSE configuration" },
-  { name: "RsRNAT", offset: 0xa08, size: 8, kind: "u64", doc: "ar19, partial NaT collection" },
-  { name: "StIPSR", offset: 0xa10, size: 8, kind: "u64", doc: "cr.ipsr; ri = bits 42:41" },
-  { name: "StIIP", offset: 0xa18, size: 8, kind: "u64", doc: "cr.iip, bundle address" },
-  { name: "StIFS", offset: 0xa20, size: 8, kind: "u64", doc: "cr.ifs; v = bit 63, ifm = CFM" },
-]);
-
-/** Register name → SDK field name, built from a list of field names. */
-function registerMap(fields: readonly string[], rename: (field: string) => string): Readonly<Record<string, string>> {
-  return Object.freeze(Object.fromEntries(fields.map((f) => [rename(f), f])));
-}
-
-/** SegGs → gs, EFlags → eflags: the register names the rest of the project uses. */
-const lowerNoSeg = (field: string): string => field.toLowerCase().replace(/^seg/, "");
-
-/** x86 register name → CONTEXT field. */
-export const X86_CONTEXT_REGISTERS: Readonly<Record<string, string>> = registerMap(
-  ["Eip", "Esp", "Ebp", "Eax", "Ebx", "Ecx", "Edx", "Esi", "Edi", "EFlags", "SegCs", "SegDs", "SegEs", "SegFs", "SegGs", "SegSs", "Dr0", "Dr1", "Dr2", "Dr3", "Dr6", "Dr7"],
-  lowerNoSeg,
-);
-
-/** AMD64 register name → CONTEXT field. */
-export const AMD64_CONTEXT_REGISTERS: Readonly<Record<string, string>> = registerMap(
-  [
-    "Rip", "Rsp", "Rbp", "Rax", "Rbx", "Rcx", "Rdx", "Rsi", "Rdi",
-    "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15",
-    "EFlags", "MxCsr", "SegCs", "SegDs", "SegEs", "SegFs", "SegGs", "SegSs",
-    "Dr0", "Dr1", "Dr2", "Dr3", "Dr6", "Dr7",
-    "P1Home", "P2Home", "P3Home", "P4Home", "P5Home", "P6Home",
-  ],
-  lowerNoSeg,
-);
-
-/** IA-64 register name → CONTEXT field. */
-export const IA64_CONTEXT_REGISTERS: Readonly<Record<string, string>> = registerMap(
-  [
-    "StIIP", "StIPSR", "StIFS", "IntSp", "RsBSP", "RsBSPSTORE", "RsRNAT", "RsPFS", "BrRp",
-    "IntGp", "IntS0", "IntS1", "IntS2", "IntS3", "IntV0", "IntTeb", "IntNats", "Preds",
-    "BrS0", "BrS1", "BrS2", "BrS3", "BrS4", "BrT0", "BrT1",
-    "ApUNAT", "ApLC", "ApEC", "ApCCV", "ApDCR", "RsRSC", "StFPSR",
-  ],
-  (field) => field.toLowerCase(),
+export const CONTEXT_CPU_BIT: Readonly<Record<ContextMachine, number>> = Object.freeze(
+  Object.fromEntries(MACHINES.map((m) => [m, machineInfo(m).context.cpuBit])) as Record<ContextMachine, number>,
 );
 
 interface ContextModel {
@@ -243,16 +36,10 @@ interface ContextModel {
   registers: Readonly<Record<string, string>>;
 }
 
-const MODELS: Readonly<Record<ContextMachine, ContextModel>> = {
-  x86: { layout: X86_CONTEXT_LAYOUT, registers: X86_CONTEXT_REGISTERS },
-  x64: { layout: AMD64_CONTEXT_LAYOUT, registers: AMD64_CONTEXT_REGISTERS },
-  ia64: { layout: IA64_CONTEXT_LAYOUT, registers: IA64_CONTEXT_REGISTERS },
-};
-
 function modelOf(machine: ContextMachine): ContextModel {
-  const m = Object.hasOwn(MODELS, machine) ? MODELS[machine] : undefined;
-  if (m === undefined) throw new InputError("unknown-machine", `no CONTEXT layout for machine ${String(machine)}`);
-  return m;
+  if (!isMachine(machine)) throw new InputError("unknown-machine", `no CONTEXT layout for machine ${String(machine)}`);
+  const { layout, fields } = machineInfo(machine).context;
+  return { layout, registers: fields };
 }
 
 /** The CONTEXT field table for a machine. */

@@ -7,6 +7,7 @@
  * to list offsets. Bytes that no field names (padding, areas the model leaves opaque) are never
  * touched by the encoder, so they keep whatever the target buffer held.
  */
+import { hex } from "../hex.js";
 import { InputError } from "../errors.js";
 
 /** How a field's bytes are interpreted: little-endian unsigned integers, or raw bytes. */
@@ -122,7 +123,7 @@ export function requireRecord(layout: RecordLayout, bytes: Uint8Array, offset = 
   const what = cut === undefined ? "its trailing padding" : `field ${cut.name}`;
   throw new InputError(
     "truncated",
-    `${layout.name} (${layout.size} bytes at offset 0x${offset.toString(16)}) is cut off at ${what}: the input is ${bytes.byteLength} bytes`,
+    `${layout.name} (${layout.size} bytes at offset ${hex(offset)}) is cut off at ${what}: the input is ${bytes.byteLength} bytes`,
     { offset: at },
   );
 }
@@ -161,7 +162,7 @@ function integerIn(layout: RecordLayout, f: FieldSpec, value: number | bigint, b
   if (typeof value === "bigint") v = value;
   else if (Number.isSafeInteger(value)) v = BigInt(value);
   else throw new RangeError(`${layout.name}.${f.name} = ${value} is not an integer`);
-  if (v < 0n || v > max) throw new RangeError(`${layout.name}.${f.name} = ${value} is out of range 0..0x${max.toString(16)}`);
+  if (v < 0n || v > max) throw new RangeError(`${layout.name}.${f.name} = ${value} is out of range 0..${hex(max)}`);
   return v;
 }
 

@@ -16,7 +16,8 @@
  */
 import { WindowMemory } from "../memory/window-memory.js";
 import { moduleAt, type Module, type Snapshot } from "../model/snapshot.js";
-import { breakpadRegisters, frameText, locations, type BreakpadReport, type BreakpadThread } from "./breakpad.js";
+import type { BreakpadReport, BreakpadThread } from "../analysis/breakpad-report.js";
+import { breakpadRegisters, frameText, locations } from "./breakpad.js";
 import { chunked } from "./chunks.js";
 import { symbolize } from "../analysis/location.js";
 

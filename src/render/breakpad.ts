@@ -1,77 +1,17 @@
 /**
  * Breakpad's `minidump_stackwalk` output for a minidump, human (§6.1) and machine-readable `-m`
- * (§6.2), from the project's own walk (minidump.md §4–§6). {@link breakpadReport} gathers what
- * Breakpad's processor would: OS and CPU from SystemInfo, the crash reason and address from the
- * Exception stream, the process uptime from MiscInfo, and one walk per thread in dump order with
- * Breakpad's dump-writer thread skipped; {@link renderBreakpad} and
- * {@link renderBreakpadMachineReadable} print it.
- *
- * The frames are the project's `auto` walk, not Breakpad's walker; where the two find the same
- * frames the output is Breakpad's byte for byte. Trust levels map to Breakpad's "Found by:" texts
- * (§5.4) with {@link breakpadTrust}.
+ * (§6.2), from a report gathered by src/analysis/breakpad-report.ts (minidump.md §4–§6). Where the
+ * project's walk finds Breakpad's frames the output is Breakpad's byte for byte. Trust levels and
+ * rules map to Breakpad's "Found by:" texts (§5.4) with {@link breakpadTrust}.
  */
-import type { Minidump, MinidumpAssertion } from "../formats/minidump.js";
-import { InputError } from "../errors.js";
-import { moduleAt, type Module, type Snapshot, type ThreadSnapshot } from "../model/snapshot.js";
-import type { Frame, Walk } from "../walk/frame.js";
-import { lookupAddress } from "../walk/lookup-address.js";
-import { walkThread, type WalkOptions } from "../walk/walk.js";
-import { crashReason } from "./breakpad-crash.js";
-import { dumpSystemInfo } from "./system-info.js";
-import { chunked, collect } from "./chunks.js";
+import type { BreakpadReport, BreakpadThread } from "../analysis/breakpad-report.js";
 import { locate, type Location } from "../analysis/location.js";
+import type { Module } from "../model/snapshot.js";
+import type { Frame } from "../walk/frame.js";
+import { hex, hexPadded } from "../hex.js";
+import { chunked, collect } from "./chunks.js";
 
-export { crashReason, WINDOWS_EXCEPTION_NAMES } from "./breakpad-crash.js";
-
-/** One walked thread, numbered as Breakpad numbers it. */
-export interface BreakpadThread {
-  /** Position among the threads Breakpad processes (dump order, the dump-writer thread skipped). */
-  index: number;
-  thread: ThreadSnapshot;
-  walk: Walk;
-}
-
-/** What `minidump_stackwalk` prints, gathered from a dump and its walks. */
-export interface BreakpadReport {
-  os: string;
-  osVersion: string;
-  /** `x86`, `amd64`, …, or the ProcessorArchitecture as `0x%04x`. */
-  cpu: string;
-  cpuInfo: string;
-  cpuCount: number;
-  /** The dump has an Exception stream. */
-  crashed: boolean;
-  crashReason: string;
-  crashAddress: bigint;
-  /** ExceptionInformation[0 .. min(NumberParameters, 15)). */
-  crashParameters: bigint[];
-  /** Breakpad's assertion text from its assertion stream (0x47670002), when the dump has one. */
-  assertion?: string;
-  /** Seconds from process creation to the dump, when MiscInfo gives it (minidump.md §2.7). */
-  uptime?: number;
-  /** The requesting (crashed) thread's {@link BreakpadThread.index}, or -1. */
-  requestingThread: number;
-  /** The walked threads in index order. */
-  threads: BreakpadThread[];
-  /** The module list in dump order; the first is the main module (minidump.md §2.3). */
-  modules: readonly Module[];
-  /** Modules some frame lies in whose symbols could not be loaded; only when a symbol path was given. */
-  modulesWithoutSymbols: Set<Module>;
-}
-
-/** Options of {@link breakpadReport}. */
-export interface BreakpadOptions {
-  walk?: WalkOptions;
-  /** One thread by id, or all (default). */
-  thread?: number | "all";
-  /** A symbol path was given (`--symbols`): modules on a stack without symbols get a warning. */
-  symbolPathGiven?: boolean;
-}
-
-const hex8 = (n: number): string => `0x${(n >>> 0).toString(16).padStart(8, "0")}`;
-const hex = (v: bigint): string => v.toString(16);
-
-/** Breakpad's "Found by:" text for a frame (minidump.md §5.4), from its trust and rule kind. */
+/** Breakpad's "Found by:" text for a frame (minidump.md §5.4), from its trust and its rule's kind. */
 export function breakpadTrust(frame: Frame): string {
   switch (frame.trust) {
     case "context":
@@ -80,9 +20,9 @@ export function breakpadTrust(frame: Frame): string {
       return "previous frame's frame pointer";
     case "scan":
       // The leaf simulation; a STACK WIN (FrameData / FPO_DATA) rule whose result was repaired
-      // by scanning is Breakpad's CFI_SCAN; any other scan is plain scanning.
-      if (frame.ruleKind === "leaf") return "simulating a return from leaf function";
-      return frame.ruleKind === "frame-data" || frame.ruleKind === "fpo" ? "call frame info with scanning" : "stack scanning";
+      // by scanning (the call-site check) is Breakpad's CFI_SCAN; any other scan is plain scanning.
+      if (frame.rule.kind === "leaf") return "simulating a return from leaf function";
+      return frame.rule.kind === "site-check" ? "call frame info with scanning" : "stack scanning";
     default:
       // STACK CFI, and STACK WIN records (FrameData, FPO_DATA), are call frame info in Breakpad;
       // unwind tables are the nearest thing to its STACK CFI.
@@ -106,20 +46,32 @@ const AMD64_REGISTERS = ["rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
  * printed from the carried-over registers when the rule did not recover it.
  */
 export function breakpadRegisters(cpu: string, frame: Frame): [string, bigint][] {
-  const regs = frame.registers;
-  const out: [string, bigint][] = [];
-  if (cpu === "x86") {
+  return Object.hasOwn(REGISTERS_BY_CPU, cpu) ? REGISTERS_BY_CPU[cpu]!(frame) : [];
+}
+
+/** The registers Breakpad prints, by its CPU name; a CPU it has no walker for prints none. */
+const REGISTERS_BY_CPU: Readonly<Record<string, (frame: Frame) => [string, bigint][]>> = {
+  x86: (frame) => {
+    const regs = frame.registers;
+    const out: [string, bigint][] = [];
     const ebp = regs["ebp"] ?? (frame.trust === "context" ? undefined : frame.unwindRegisters?.["ebp"]);
     for (const [name, key] of X86_REGISTERS) {
       const value = key === "ebp" ? ebp : regs[key];
       if (value !== undefined) out.push([name, value]);
     }
     if (frame.trust === "context") for (const [name, key] of X86_CONTEXT_ONLY) out.push([name, regs[key] ?? 0n]);
-  } else if (cpu === "amd64") {
-    for (const name of AMD64_REGISTERS) if (regs[name] !== undefined) out.push([name, regs[name]]);
-  }
-  return out;
-}
+    return out;
+  },
+  amd64: (frame) => {
+    const regs = frame.registers;
+    const out: [string, bigint][] = [];
+    for (const name of AMD64_REGISTERS) {
+      const value = regs[name];
+      if (value !== undefined) out.push([name, value]);
+    }
+    return out;
+  },
+};
 
 /** Breakpad's `kMaxWidth`: a register that would pass this column starts a new line. */
 const MAX_WIDTH = 80;
@@ -134,7 +86,7 @@ export function formatRegisterLines(registers: readonly (readonly [string, bigin
   let out = "";
   let column = 0;
   for (const [name, value] of registers) {
-    const text = ` ${name.padStart(5)} = 0x${hex(value).padStart(digits, "0")}`;
+    const text = ` ${name.padStart(5)} = ${hexPadded(value, digits)}`;
     if (column + text.length > MAX_WIDTH) {
       column = 0;
       out += "\n ";
@@ -157,100 +109,13 @@ function strip(text: string): string {
 
 const codeFile = (m: Module): string => fileName(m.path ?? m.name);
 
-/** Whether symbols were loaded for a module (a symbol file gave it records or names). */
-function hasSymbols(m: Module): boolean {
-  return m.unwind !== undefined || m.symbols.length > 0;
-}
-
-/**
- * Gathers a Breakpad report: walks every thread except Breakpad's dump-writer thread (in dump
- * order; the requesting thread is the crashed one, else BreakpadInfo's), with the same walk
- * options as `walk`, each through its own stack memory only (ThreadSnapshot.stackRanges), as
- * Breakpad's processor walks it. The snapshot must come from `dump` (minidumpSnapshot) with symbols attached.
- */
-export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: BreakpadOptions = {}): BreakpadReport {
-  const { os, osVersion, cpu, cpuInfo, cpuCount } = dumpSystemInfo(dump);
-  const crash = crashReason(dump);
-  const misc = dump.miscInfo;
-  const created = misc !== undefined && (misc.flags1 & 0x2) !== 0 ? misc.processCreateTime >>> 0 : 0;
-  const stamp = dump.header.timeDateStamp >>> 0;
-  const report: BreakpadReport = {
-    os,
-    osVersion,
-    cpu,
-    cpuInfo,
-    cpuCount,
-    crashed: crash !== undefined,
-    crashReason: crash?.reason ?? "",
-    crashAddress: crash?.address ?? 0n,
-    crashParameters: dump.exception?.parameters ?? [],
-    requestingThread: -1,
-    threads: [],
-    modules: snapshot.modules,
-    modulesWithoutSymbols: new Set(),
-  };
-  if (stamp !== 0 && created !== 0 && stamp >= created) report.uptime = stamp - created;
-  if (dump.assertion !== undefined) report.assertion = assertionText(dump.assertion);
-
-  const info = dump.breakpadInfo;
-  const requestingId = dump.exception !== undefined ? dump.exception.threadId : info?.requestingThreadId;
-  const choice = options.thread ?? "all";
-  if (choice !== "all" && !dump.threads.some((t) => t.id === choice)) {
-    throw new InputError("bad-value", `no thread with id ${choice} (threads: ${dump.threads.map((t) => t.id).join(", ")})`);
-  }
-  if (choice !== "all" && info?.dumpThreadId === choice) {
-    throw new InputError("bad-value", `thread ${choice} is Breakpad's dump-writer thread (BreakpadInfo DumpThreadId), which Breakpad does not walk`);
-  }
-  const unused = [...snapshot.threads];
-  let index = 0;
-  for (const t of dump.threads) {
-    if (info?.dumpThreadId !== undefined && t.id === info.dumpThreadId) continue;
-    const at = unused.findIndex((s) => s.id === t.id);
-    const thread = at < 0 ? undefined : unused.splice(at, 1)[0]!;
-    const i = index++;
-    if (requestingId !== undefined && t.id === requestingId && report.requestingThread < 0) report.requestingThread = i;
-    if (choice !== "all" && t.id !== choice) continue;
-    if (thread === undefined) {
-      // A thread without a usable context: Breakpad lists it with no frames.
-      const walk: Walk = { frames: [], stop: { reason: "unsupported", detail: "the thread has no usable context" } };
-      report.threads.push({ index: i, thread: { id: t.id, crashed: false, registers: {} }, walk });
-      continue;
-    }
-    // The walk reads the stack through the thread's own stack region (ThreadSnapshot.stackRanges),
-    // the only memory Breakpad's walker sees (minidump.md §4).
-    report.threads.push({ index: i, thread, walk: walkThread(snapshot, thread, options.walk ?? {}) });
-  }
-  if (options.symbolPathGiven === true) {
-    for (const { walk } of report.threads) {
-      for (const f of walk.frames) {
-        const m = moduleAt(snapshot.modules, lookupAddress(f.addrPC, f.index > 0));
-        if (m !== undefined && !hasSymbols(m)) report.modulesWithoutSymbols.add(m);
-      }
-    }
-  }
-  return report;
-}
-
-/**
- * Breakpad's assertion line (MinidumpProcessor::GetAssertion): the kind, then the expression,
- * ` in function F`, `, in file F` and ` at line N` for those present.
- */
-export function assertionText(a: MinidumpAssertion): string {
-  let text = a.type === 1 ? "Invalid parameter passed to library function" : a.type === 2 ? "Pure virtual function called" : `Unknown assertion type ${hex8(a.type)}`;
-  if (a.expression !== "") text += ` ${a.expression}`;
-  if (a.function !== "") text += ` in function ${a.function}`;
-  if (a.file !== "") text += `, in file ${a.file}`;
-  if (a.line !== 0) text += ` at line ${a.line >>> 0}`;
-  return text;
-}
-
 /** The human frame text after the index: `module!function [file : line + 0xoff]` and the shorter forms (§6.1). */
 export function frameText(loc: Location, pc: bigint): string {
-  if (loc.module === undefined) return `0x${hex(pc)}`;
+  if (loc.module === undefined) return hex(pc);
   const name = codeFile(loc.module);
-  if (loc.function === undefined) return `${name} + 0x${hex(loc.moduleOffset!)}`;
-  if (loc.line?.file !== undefined) return `${name}!${loc.function} [${fileName(loc.line.file)} : ${loc.line.line} + 0x${hex(loc.lineOffset!)}]`;
-  return `${name}!${loc.function} + 0x${hex(loc.functionOffset!)}`;
+  if (loc.function === undefined) return `${name} + ${hex(loc.moduleOffset!)}`;
+  if (loc.line?.file !== undefined) return `${name}!${loc.function} [${fileName(loc.line.file)} : ${loc.line.line} + ${hex(loc.lineOffset!)}]`;
+  return `${name}!${loc.function} + ${hex(loc.functionOffset!)}`;
 }
 
 /**
@@ -318,10 +183,10 @@ export function writeBreakpad(report: BreakpadReport, write: (text: string) => v
   out.push("\n");
   if (report.crashed) {
     out.push(`Crash reason:  ${report.crashReason}\n`);
-    out.push(`Crash address: 0x${hex(report.crashAddress)}\n`);
+    out.push(`Crash address: ${hex(report.crashAddress)}\n`);
     if (report.crashParameters.length > 0) {
       out.push("Crash parameters:\n");
-      for (const p of report.crashParameters) out.push(`    value: 0x${hex(p).padStart(16, "0")}  description: \n`);
+      for (const p of report.crashParameters) out.push(`    value: ${hexPadded(p, 16)}  description: \n`);
     }
   } else out.push("No crash\n");
   if (report.assertion !== undefined && report.assertion !== "") out.push(`Assertion: ${report.assertion}\n`);
@@ -353,7 +218,7 @@ export function writeBreakpad(report: BreakpadReport, write: (text: string) => v
     const end = m.base + m.size - 1n;
     const isMain = main !== undefined && main.base !== 0n && m.base === main.base ? "  (main)" : "";
     const warning = report.modulesWithoutSymbols.has(m) ? `  (WARNING: No symbols, ${fileName(m.debugFile ?? "")}, ${m.debugId ?? ""})` : "";
-    out.push(`0x${hex(m.base).padStart(8, "0")} - 0x${hex(end).padStart(8, "0")}  ${codeFile(m)}  ${m.version ?? "???"}${isMain}${warning}\n`);
+    out.push(`${hexPadded(m.base, 8)} - ${hexPadded(end, 8)}  ${codeFile(m)}  ${m.version ?? "???"}${isMain}${warning}\n`);
   }
   out.end();
 }
@@ -371,12 +236,12 @@ export function writeBreakpadMachineReadable(report: BreakpadReport, write: (tex
   out.push("GPU|||\n");
   // Without a crash, an assertion takes the place of "No crash".
   const noCrash = report.assertion !== undefined && report.assertion !== "" ? strip(report.assertion) : "No crash";
-  out.push(`Crash|${report.crashed ? `${strip(report.crashReason)}|0x${hex(report.crashAddress)}|` : `${noCrash}||`}${report.requestingThread >= 0 ? report.requestingThread : ""}\n`);
+  out.push(`Crash|${report.crashed ? `${strip(report.crashReason)}|${hex(report.crashAddress)}|` : `${noCrash}||`}${report.requestingThread >= 0 ? report.requestingThread : ""}\n`);
   const main = report.modules[0];
   for (const m of sortedModules(report)) {
     const end = m.base + m.size - 1n;
     out.push(
-      `Module|${strip(codeFile(m))}|${strip(m.version ?? "")}|${strip(fileName(m.debugFile ?? ""))}|${strip(m.debugId ?? "")}|0x${hex(m.base).padStart(8, "0")}|0x${hex(end).padStart(8, "0")}|${main !== undefined && m.base === main.base ? 1 : 0}\n`,
+      `Module|${strip(codeFile(m))}|${strip(m.version ?? "")}|${strip(fileName(m.debugFile ?? ""))}|${strip(m.debugId ?? "")}|${hexPadded(m.base, 8)}|${hexPadded(end, 8)}|${main !== undefined && m.base === main.base ? 1 : 0}\n`,
     );
   }
   out.push("\n");
@@ -385,10 +250,10 @@ export function writeBreakpadMachineReadable(report: BreakpadReport, write: (tex
     for (const f of t.walk.frames) {
       const loc = locationOf(f);
       let fields: string;
-      if (loc.module === undefined) fields = `||||0x${hex(f.addrPC)}`;
-      else if (loc.function === undefined) fields = `${strip(codeFile(loc.module))}||||0x${hex(loc.moduleOffset!)}`;
-      else if (loc.line?.file !== undefined) fields = `${strip(codeFile(loc.module))}|${strip(loc.function)}|${strip(loc.line.file)}|${loc.line.line}|0x${hex(loc.lineOffset!)}`;
-      else fields = `${strip(codeFile(loc.module))}|${strip(loc.function)}|||0x${hex(loc.functionOffset!)}`;
+      if (loc.module === undefined) fields = `||||${hex(f.addrPC)}`;
+      else if (loc.function === undefined) fields = `${strip(codeFile(loc.module))}||||${hex(loc.moduleOffset!)}`;
+      else if (loc.line?.file !== undefined) fields = `${strip(codeFile(loc.module))}|${strip(loc.function)}|${strip(loc.line.file)}|${loc.line.line}|${hex(loc.lineOffset!)}`;
+      else fields = `${strip(codeFile(loc.module))}|${strip(loc.function)}|||${hex(loc.functionOffset!)}`;
       out.push(`${t.index}|${f.index}|${fields}\n`);
     }
   }

@@ -1,38 +1,16 @@
 /**
  * `stackwalk compare` output: one call chain on several targets side by side — which register
  * plays each STACKFRAME role, where each frame's return address and saved registers live, which
- * walkers find which frames (checked against each target's ground truth), and what ETW recorded.
+ * walkers find which frames (checked against each target's ground truth), and what ETW recorded —
+ * from a comparison gathered by src/analysis/compare-chain.ts.
  */
-import { threadEtw } from "../analysis/crosscheck.js";
-import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
-import type { Snapshot, ThreadSnapshot, TruthFrame } from "../model/snapshot.js";
-import { compareWithTruth } from "../walk/compare.js";
-import type { Walk } from "../walk/frame.js";
-import { archWalker, type WalkerName } from "../walk/registry.js";
-import { walkThread } from "../walk/walk.js";
-import { explainWalk } from "./explain.js";
-import type { ExplainedRead } from "./explain-model.js";
+import type { ComparedTarget, Comparison } from "../analysis/compare-chain.js";
+import type { ExplainedRead } from "../analysis/explain-model.js";
 import { locateAddress } from "../analysis/location.js";
-
-/** One target of a comparison: a snapshot of the chain with its ground truth. */
-export interface CompareTargetInput {
-  /** Short name: `x86-fp`, `x86-fpo`, `x64`, `ia64`. */
-  target: string;
-  /** How the target builds the chain, in one line. */
-  build: string;
-  snapshot: Snapshot;
-  /** How the ETW stack in the snapshot was captured, or why there is none. */
-  etwSource: string;
-}
-
-/** The whole comparison. */
-export interface CompareInput {
-  name: string;
-  description: string;
-  /** Function names, outermost first. */
-  chain: readonly string[];
-  targets: readonly CompareTargetInput[];
-}
+import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
+import type { Snapshot, TruthFrame } from "../model/snapshot.js";
+import { ruleText } from "../unwind/rule-text.js";
+import type { Walk } from "../walk/frame.js";
 
 const TARGET_TITLES: Record<string, string> = {
   "x86-fp": "x86, frame pointers",
@@ -41,19 +19,10 @@ const TARGET_TITLES: Record<string, string> = {
   ia64: "IA-64",
 };
 
-/** The walkers shown per machine, weakest first; `auto` last. */
-const WALKER_ORDER: readonly WalkerName[] = ["frame-pointer", "fpo", "unwind", "ia64", "auto"];
-
 function table(rows: readonly (readonly string[])[]): string[] {
   const widths: number[] = [];
   for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, [...c].length)));
   return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c + " ".repeat(widths[i]! - [...c].length))).join("  ").trimEnd());
-}
-
-function truthOf(t: CompareTargetInput): { thread: ThreadSnapshot; truth: readonly TruthFrame[] } {
-  const thread = t.snapshot.threads[0];
-  if (thread?.truth === undefined) throw new RangeError(`${t.target}: the snapshot has no ground truth`);
-  return { thread, truth: thread.truth };
 }
 
 /** Whether a walk has a frame equal to truth frame `t` (PC, SP and, on IA-64, BSP). */
@@ -74,7 +43,8 @@ function place(machine: Machine, r: ExplainedRead): string {
 }
 
 /** The comparison as text. */
-export function renderCompare(input: CompareInput): string {
+export function renderCompare(comparison: Comparison): string {
+  const input = comparison.input;
   const out: string[] = [`compare ${input.name}: ${input.description}`, `call chain, outermost first: ${input.chain.join(" → ")}`, ""];
   // Roles side by side.
   const machines = input.targets.map((t) => t.snapshot.machine);
@@ -82,22 +52,22 @@ export function renderCompare(input: CompareInput): string {
   const roleRows: string[][] = [["STACKFRAME64", ...input.targets.map((t) => TARGET_TITLES[t.target] ?? t.target)]];
   for (const role of roleNames) roleRows.push([role, ...machines.map((m) => machineInfo(m).roles.find((r) => r.role === role)?.display ?? "-")]);
   out.push("Which register plays each STACKFRAME role:", ...table(roleRows).map((l) => `  ${l}`));
-  for (const t of input.targets) {
+  for (const t of comparison.targets) {
     out.push("", ...targetBlock(t));
   }
   out.push("", "Legend: ✓ the walker (or ETW) has the frame with the ground truth's PC and SP; ✗ it does not.");
   return out.join("\n") + "\n";
 }
 
-function targetBlock(t: CompareTargetInput): string[] {
+function targetBlock(compared: ComparedTarget): string[] {
+  const t = compared.input;
   const machine = t.snapshot.machine;
   const a = (v: bigint): string => formatAddress(machine, v);
-  const { thread, truth } = truthOf(t);
-  const best: WalkerName = machine === "ia64" ? "ia64" : machine === "x64" ? "unwind" : "fpo";
-  const explained = explainWalk(t.snapshot, thread, { walker: best });
+  const { truth, explained } = compared;
+  const bsp = machineInfo(machine).bstore !== null;
   const out = [`${TARGET_TITLES[t.target] ?? t.target} (${machineInfo(machine).title}): ${t.build}`];
   // Frames: where each return address and saved register was found.
-  const header = ["#", "function", "PC", "SP", ...(machine === "ia64" ? ["BSP"] : []), "PC read from", "registers recovered from"];
+  const header = ["#", "function", "PC", "SP", ...(bsp ? ["BSP"] : []), "PC read from", "registers recovered from"];
   const rows: string[][] = [header];
   truth.forEach((tf, i) => {
     const e = explained.frames[i];
@@ -105,30 +75,28 @@ function targetBlock(t: CompareTargetInput): string[] {
     const ra = reads.find((r) => r.role === "return-address");
     const saved = reads.filter((r) => r.role === "saved-frame-pointer" || r.role === "saved-register").map((r) => `${r.register}@${place(machine, r)}`);
     rows.push([
-      String(i), tf.function ?? functionAt(t.snapshot, tf.pc) ?? "?", a(tf.pc), a(tf.sp), ...(machine === "ia64" ? [tf.bsp !== undefined ? a(tf.bsp) : "-"] : []),
-      i === 0 ? "(the context)" : ra !== undefined ? place(machine, ra) : e !== undefined ? `(${e.frame.trust}: ${e.frame.rule})` : "(not found)",
+      String(i), tf.function ?? functionAt(t.snapshot, tf.pc) ?? "?", a(tf.pc), a(tf.sp), ...(bsp ? [tf.bsp !== undefined ? a(tf.bsp) : "-"] : []),
+      i === 0 ? "(the context)" : ra !== undefined ? place(machine, ra) : e !== undefined ? `(${e.frame.trust}: ${ruleText(e.frame.rule)})` : "(not found)",
       saved.length > 0 ? saved.join(", ") : "-",
     ]);
   });
   out.push(...table(rows).map((l) => `  ${l}`));
   // Walkers against the truth.
-  const walkers = WALKER_ORDER.filter((w) => archWalker(machine).walkers[w] !== undefined && (archWalker(machine).walkers[w]?.length ?? 0) > 0);
   const walkerRows: string[][] = [["walker", ...truth.map((_, i) => String(i)), "result"]];
-  for (const w of walkers) {
-    const walk = walkThread(t.snapshot, thread, { walker: w });
-    const c = compareWithTruth(machine, walk, truth);
+  for (const { walker, walk, comparison: c } of compared.walkers) {
     const marks = truth.map((tf) => (found(walk, tf) ? "✓" : "✗"));
     const result = c.exact ? `exact (${c.walkedFrames} frames)` : `${marks.filter((m) => m === "✓").length}/${truth.length}: ${c.difference?.text ?? ""}`;
-    walkerRows.push([w, ...marks, result]);
+    walkerRows.push([walker, ...marks, result]);
   }
   out.push("  Walkers against the ground truth (frame numbers as above):", ...table(walkerRows).map((l) => `    ${l}`));
-  out.push(...etwLines(t, thread, truth).map((l) => `  ${l}`));
+  out.push(...etwLines(compared).map((l) => `  ${l}`));
   return out;
 }
 
 /** What the ETW stack in the snapshot holds, frame by frame of the truth. */
-function etwLines(t: CompareTargetInput, thread: ThreadSnapshot, truth: readonly TruthFrame[]): string[] {
-  const stack = threadEtw(t.snapshot, thread).stacks[0];
+function etwLines(compared: ComparedTarget): string[] {
+  const { input: t, truth } = compared;
+  const stack = compared.etw.stacks[0];
   if (stack === undefined) return [`ETW: ${t.etwSource}.`];
   const addresses = stack.addresses;
   const names = addresses.map((x) => functionAt(t.snapshot, x) ?? formatAddress(t.snapshot.machine, x));

@@ -8,7 +8,9 @@
  * with no network; without script every explanation is shown at once.
  */
 import { formatAddress, machineInfo } from "../model/machine.js";
-import type { ExplainedFrame, ExplainedWalk } from "./explain-model.js";
+import { ruleText } from "../unwind/rule-text.js";
+import { hex, hexPadded } from "../hex.js";
+import type { ExplainedFrame, ExplainedWalk } from "../analysis/explain-model.js";
 import { escapeXml, frameColours, renderSvg } from "./svg.js";
 
 /** The most frames one walk lists on the page; deeper walks say how many were left out. */
@@ -20,7 +22,7 @@ const MAX_READS = 40;
 const esc = escapeXml;
 
 function address(e: ExplainedWalk, v: bigint): string {
-  return machineInfo(e.machine) !== undefined ? formatAddress(e.machine, v) : "0x" + v.toString(16);
+  return machineInfo(e.machine) !== undefined ? formatAddress(e.machine, v) : hex(v);
 }
 
 /** The frame's STACKFRAME64 registers as the machine names them: EIP/ESP/EBP, RIP/RSP/RBP, StIIP/SP/RsBSP. */
@@ -45,15 +47,15 @@ function frameItem(e: ExplainedWalk, w: number, f: ExplainedFrame): string {
   );
   out.push(`<p class="regs">${esc(registersLine(e, f))}</p>`);
   out.push(`<div class="detail">`);
-  out.push(`<p class="rule">rule: <code>${esc(f.frame.rule)}</code></p>`);
+  out.push(`<p class="rule">rule: <code>${esc(ruleText(f.frame.rule))}</code></p>`);
   if (f.how.length > 0) out.push(`<ul class="how">${f.how.map((l) => `<li>${esc(l)}</li>`).join("")}</ul>`);
   if (f.reads.length > 0) {
     out.push(`<table class="reads"><caption>memory this unwind read, in order</caption><thead><tr><th>address</th><th>as</th><th>value</th><th>what it was</th><th>stack</th></tr></thead><tbody>`);
     for (const r of f.reads.slice(0, MAX_READS)) {
       const what = r.register !== undefined ? `${r.role} → ${r.register}` : r.role;
-      const hex = "0x" + r.value.toString(16).padStart(r.size * 2, "0");
+      const value = hexPadded(r.value, r.size * 2);
       out.push(
-        `<tr class="read-${esc(r.role)}"><td><code>${esc(address(e, r.address))}</code></td><td>${esc(r.relative ?? "")}</td><td><code>${esc(hex)}</code></td><td>${esc(what)}</td><td>${esc(r.area)}</td></tr>`,
+        `<tr class="read-${esc(r.role)}"><td><code>${esc(address(e, r.address))}</code></td><td>${esc(r.relative ?? "")}</td><td><code>${esc(value)}</code></td><td>${esc(what)}</td><td>${esc(r.area)}</td></tr>`,
       );
     }
     out.push(`</tbody></table>`);

@@ -1,5 +1,5 @@
 /**
- * `walk --format json`: the document of docs/walk.schema.json. The fields of DESIGN.md's contract
+ * `walk --format json`: the document of src/render/walk.schema.json. The fields of DESIGN.md's contract
  * (machine, threads, frames with the STACKFRAME64 fields, trust, rule, registers, stop) and,
  * beside them, the crash, the system and the module list under the names rust-minidump's
  * `minidump-stackwalk --json` gives the same facts (crash_info, system_info, modules with
@@ -9,12 +9,14 @@
 import type { Minidump } from "../formats/minidump.js";
 import { formatAddress, type Machine } from "../model/machine.js";
 import type { Module, OperatingSystem } from "../model/snapshot.js";
+import { ruleText } from "../unwind/rule-text.js";
 import type { Frame } from "../walk/frame.js";
 import type { ThreadWalk } from "../walk/walk.js";
-import { assertionText, crashReason } from "./breakpad.js";
+import { assertionText } from "../analysis/breakpad-report.js";
+import { crashReason } from "../analysis/breakpad-crash.js";
 import { chunked, collect } from "./chunks.js";
 import { locate } from "../analysis/location.js";
-import { dumpSystemInfo } from "./system-info.js";
+import { dumpSystemInfo } from "../analysis/system-info.js";
 
 const offset = (v: bigint): string => "0x" + v.toString(16);
 
@@ -90,7 +92,7 @@ export function frameJson(machine: Machine, modules: readonly Module[], frame: F
         ? null
         : { kind: frame.funcTableEntry.kind, beginRva: offset(frame.funcTableEntry.beginRva), endRva: offset(frame.funcTableEntry.endRva) },
     trust: frame.trust,
-    rule: String(frame.rule),
+    rule: ruleText(frame.rule),
     registers,
     module: loc.module?.name ?? null,
     moduleOffset,

@@ -17,8 +17,10 @@
  * entry is) and `data-reads` (the frames whose unwind read a word, space-separated), so that the
  * HTML view can highlight a frame and its reads with CSS classes `current` and `read`.
  */
-import { machineInfo, type Machine } from "../model/machine.js";
-import type { ExplainedWalk, ReadRole, StackArea, StackWord } from "./explain-model.js";
+import { hexPadded } from "../hex.js";
+import { machineInfo, registerMark, type Machine } from "../model/machine.js";
+import { ruleText } from "../unwind/rule-text.js";
+import type { ExplainedWalk, ReadRole, StackArea, StackWord } from "../analysis/explain-model.js";
 
 /** The most rows (words and folded runs) a column of the diagram draws. */
 export const SVG_MAX_ROWS = 320;
@@ -82,12 +84,11 @@ const CHAR = 7.2;
 const PAD = 16;
 const LINE = 16;
 
-/** Register names as the rows mark them: stack pointer, frame pointer (or null), backing-store pointer (or null). */
-const MARK_NAMES: Record<Machine, { sp: string; fp: string | null; bsp: string | null }> = {
-  x86: { sp: "ESP", fp: "EBP", bsp: null },
-  x64: { sp: "RSP", fp: "RBP", bsp: null },
-  ia64: { sp: "SP", fp: null, bsp: "BSP" },
-};
+/** Register names as the rows mark them (the machine table's marks): stack pointer, frame pointer (or null), backing-store pointer (or null). */
+function markNames(machine: Machine): { sp: string; fp: string | null; bsp: string | null } {
+  const m = machineInfo(machine);
+  return { sp: registerMark(machine, m.sp), fp: m.fp === null ? null : registerMark(machine, m.fp), bsp: m.bstore === null ? null : registerMark(machine, m.bstore) };
+}
 
 type Row =
   | { kind: "word"; word: StackWord; reads: number[]; marks: string[]; returnsInto?: number; readRole?: ReadRole }
@@ -110,7 +111,8 @@ interface ColumnGeometry {
   raW: number;
 }
 
-const hex = (v: bigint, bytes: number): string => "0x" + v.toString(16).padStart(bytes * 2, "0");
+/** A word of `bytes` bytes in hex, padded to its width. */
+const wordHex = (v: bigint, bytes: number): string => hexPadded(v, bytes * 2);
 
 /** Cuts text to `max` characters with an ellipsis. */
 function clip(text: string, max: number): string {
@@ -178,7 +180,7 @@ function planColumn(
       if (!readRoles.has(key)) readRoles.set(key, r.role);
     }
   }
-  const names = MARK_NAMES[e.machine] ?? MARK_NAMES.x86;
+  const names = markNames(e.machine);
   const marks = new Map<bigint, Map<string, number[]>>();
   const mark = (address: bigint, name: string, frame: number): void => {
     let byName = marks.get(address);
@@ -255,7 +257,7 @@ function rowAnnotation(row: Row & { kind: "word" }, machine: Machine): string {
         parts.push(`return address${row.returnsInto !== undefined ? ` → #${row.returnsInto}` : ""}`);
         break;
       case "saved-frame-pointer":
-        parts.push(`saved ${reg ?? MARK_NAMES[machine]?.fp ?? "frame pointer"} (back chain)`);
+        parts.push(`saved ${reg ?? markNames(machine).fp ?? "frame pointer"} (back chain)`);
         break;
       case "saved-register":
         parts.push(`saved ${reg ?? "register"}`);
@@ -330,7 +332,7 @@ function drawColumn(plan: ColumnPlan, g: ColumnGeometry, top: number, e: Explain
     if (r.kind === "gap") {
       out.push(`<g class="row gap" data-frame="${r.frame}">`);
       out.push(`<rect x="${addrX}" y="${y(i)}" width="${rightX - addrX}" height="${ROW}" fill="${c.row}" stroke="#d1d5db" stroke-dasharray="4 3"/>`);
-      out.push(text(addrX + 4, y(i) + 12, `⋯ ${r.count.toLocaleString("en-US")} more words (${hex(r.from, wordSize)}..${hex(r.to, wordSize)}) that no unwind read`, `fill="#6b7280" font-style="italic"`));
+      out.push(text(addrX + 4, y(i) + 12, `⋯ ${r.count.toLocaleString("en-US")} more words (${wordHex(r.from, wordSize)}..${wordHex(r.to, wordSize)}) that no unwind read`, `fill="#6b7280" font-style="italic"`));
       out.push(`</g>`);
       return;
     }
@@ -340,21 +342,21 @@ function drawColumn(plan: ColumnPlan, g: ColumnGeometry, top: number, e: Explain
     if (role !== undefined) classes.push(`role-${role}`);
     if (w.natCollection === true) classes.push("nat");
     const readsAttr = r.reads.length > 0 ? ` data-reads="${r.reads.join(" ")}"` : "";
-    out.push(`<g class="${classes.join(" ")}" data-frame="${w.frame}" data-address="${hex(w.address, wordSize)}"${readsAttr}>`);
+    out.push(`<g class="${classes.join(" ")}" data-frame="${w.frame}" data-address="${wordHex(w.address, wordSize)}"${readsAttr}>`);
     out.push(`<rect class="cell" x="${addrX}" y="${y(i)}" width="${rightX - addrX}" height="${ROW}" fill="${c.row}" stroke="#e5e7eb" stroke-width="0.5"/>`);
     const style = role !== undefined ? ROLE_STYLE[role] : undefined;
     const valueFill = w.natCollection === true ? "#9ca3af" : w.value === undefined ? "#ffffff" : c.row;
     const valueStroke = style !== undefined ? `stroke="${style.stroke}" stroke-width="2"${style.dash !== undefined ? ` stroke-dasharray="${style.dash}"` : ""}` : `stroke="#e5e7eb" stroke-width="0.5"`;
     out.push(`<rect class="value" x="${valX + 1}" y="${y(i) + 1}" width="${g.valW - 2}" height="${ROW - 2}" fill="${valueFill}" ${valueStroke}/>`);
-    out.push(text(addrX + 4, y(i) + 12, hex(w.address, wordSize), `fill="#374151"`));
+    out.push(text(addrX + 4, y(i) + 12, wordHex(w.address, wordSize), `fill="#374151"`));
     out.push(
       w.value === undefined
         ? text(valX + 6, y(i) + 12, "????????", `fill="#9ca3af"`)
-        : text(valX + 6, y(i) + 12, hex(w.value, wordSize), w.role === "return-address" ? `font-weight="bold"` : ""),
+        : text(valX + 6, y(i) + 12, wordHex(w.value, wordSize), w.role === "return-address" ? `font-weight="bold"` : ""),
     );
     const ann = rowAnnotation(r, e.machine);
     if (ann !== "") out.push(text(annX + 4, y(i) + 12, clip(ann, maxAnn), style !== undefined ? `fill="${style.stroke}"` : `fill="#374151"`));
-    out.push(`<title>${escapeXml(`${hex(w.address, wordSize)} = ${w.value === undefined ? "(not in the snapshot)" : hex(w.value, wordSize)}${ann !== "" ? ` — ${ann}` : ""}`)}</title>`);
+    out.push(`<title>${escapeXml(`${wordHex(w.address, wordSize)} = ${w.value === undefined ? "(not in the snapshot)" : wordHex(w.value, wordSize)}${ann !== "" ? ` — ${ann}` : ""}`)}</title>`);
     out.push(`</g>`);
   });
 
@@ -517,7 +519,7 @@ export function renderSvg(e: ExplainedWalk, options: SvgOptions = {}): string {
       bsBottom += ROW;
     }
     const f0 = e.frames[0];
-    const top = f0 !== undefined && f0.frame.addrBStore !== 0n ? ` (${hex(f0.frame.addrBStore, 8)}): frame 0's own stacked registers are still in the register file` : "";
+    const top = f0 !== undefined && f0.frame.addrBStore !== 0n ? ` (${wordHex(f0.frame.addrBStore, 8)}): frame 0's own stacked registers are still in the register file` : "";
     bottom = Math.max(bottom, footer(bsGeo, bsPlan, bsBottom, [`BSP #0${top}`]));
   }
 
@@ -531,7 +533,7 @@ export function renderSvg(e: ExplainedWalk, options: SvgOptions = {}): string {
     list.push(`<g class="legend-frame" data-frame="${f.index}">`);
     list.push(`<rect x="${listX}" y="${ly + 2}" width="12" height="12" fill="${c.band}" stroke="${c.line}"/>`);
     list.push(text(listX + 18, ly + 12, clip(label, listChars - 3), f.truth === "differs" || f.truth === "extra" ? `fill="#b91c1c"` : `fill="#111827"`));
-    list.push(`<title>${escapeXml(`frame ${f.index}: ${f.location}; ${f.frame.trust}: ${f.frame.rule}${truth}`)}</title>`);
+    list.push(`<title>${escapeXml(`frame ${f.index}: ${f.location}; ${f.frame.trust}: ${ruleText(f.frame.rule)}${truth}`)}</title>`);
     list.push(`</g>`);
   });
   if (e.frames.length === 0) list.push(text(listX, columnsTop + 12, "(no frames)", `fill="#b91c1c"`));

@@ -1,6 +1,7 @@
 /** The default human output: one table row per frame with the dbghelp fields, its trust and the rule that found it. */
 import { formatAddress, machineInfo, MACHINES, type Machine } from "../model/machine.js";
 import type { Module } from "../model/snapshot.js";
+import { ruleText } from "../unwind/rule-text.js";
 import type { ThreadWalk } from "../walk/walk.js";
 import { locate, locationText, type Location } from "../analysis/location.js";
 
@@ -49,7 +50,7 @@ export function renderText(machine: Machine, modules: readonly Module[], walks: 
       const where = locate(modules, f);
       const loc = locationText(where, a(f.addrPC)) + sourceText(where);
       out.push([String(f.index).padStart(3), a(f.addrPC), a(f.addrReturn), a(f.addrFrame), a(f.addrStack), f.trust.padEnd(13), loc].join("  "));
-      out.push(`     rule: ${f.rule}`);
+      out.push(`     rule: ${ruleText(f.rule)}`);
       out.push(`     params: ${f.params.map(a).join(" ")}`);
       if (withRegisters) out.push(`     registers: ${Object.entries(f.registers).map(([k, v]) => `${k}=${a(v)}`).join(" ")}`);
     }

@@ -16,13 +16,17 @@ import { FRAME_NONFPO, FRAME_TRAP, type FpoData } from "../model/fpo-data.js";
 import type { Machine } from "../model/machine.js";
 import { moduleAt, type Module } from "../model/snapshot.js";
 import type { Frame } from "../walk/frame.js";
-import { lookupAddress } from "../walk/lookup-address.js";
+import { hexPadded } from "../hex.js";
+import { UnwindCache } from "../unwind/cache.js";
+import { lookupAddress } from "../unwind/lookup-address.js";
 import type { ThreadWalk } from "../walk/walk.js";
 import { locate, locationText } from "../analysis/location.js";
 
-const h32 = (v: bigint): string => (v & 0xffff_ffffn).toString(16).padStart(8, "0");
+/** WinDbg's 32-bit address: eight digits, no prefix. */
+const h32 = (v: bigint): string => hexPadded(v & 0xffff_ffffn, 8).slice(2);
+/** WinDbg's 64-bit address: sixteen digits, no prefix, a backquote between the halves. */
 const h64 = (v: bigint): string => {
-  const s = v.toString(16).padStart(16, "0");
+  const s = hexPadded(v, 16).slice(2);
   return `${s.slice(0, 8)}\`${s.slice(8)}`;
 };
 
@@ -30,17 +34,20 @@ const h64 = (v: bigint): string => {
  * The FPO_DATA record of a frame's function: from the module's x86 tables (attached records and
  * the mapped image's debug directory) when `images` is given, else from the attached records.
  */
-function fpoRecord(modules: readonly Module[], frame: Frame, images: MemoryReader | undefined): { module: Module; record: FpoData | undefined } | undefined {
+function fpoRecord(modules: readonly Module[], frame: Frame, images: MemoryReader | undefined, cache: UnwindCache | undefined): { module: Module; record: FpoData | undefined } | undefined {
   const at = lookupAddress(frame.addrPC, frame.index > 0);
   const module = moduleAt(modules, at);
   if (module === undefined) return undefined;
-  const fpo = (images !== undefined ? x86Tables(module, images)?.fpo : module.unwind?.fpo) ?? [];
+  const fpo = (images !== undefined ? x86Tables(module, images, cache)?.fpo : module.unwind?.fpo) ?? [];
   return { module, record: findFpo(fpo, Number(at - module.base)) };
 }
 
-/** The `kv` FPO note of an x86 frame (see the file comment); empty outside every module. */
-export function fpoNote(modules: readonly Module[], frame: Frame, caller: Frame | undefined, images?: MemoryReader): string {
-  const found = fpoRecord(modules, frame, images);
+/**
+ * The `kv` FPO note of an x86 frame (see the file comment); empty outside every module. `cache`
+ * keeps the images' tables between the frames of one stack.
+ */
+export function fpoNote(modules: readonly Module[], frame: Frame, caller: Frame | undefined, images?: MemoryReader, cache?: UnwindCache): string {
+  const found = fpoRecord(modules, frame, images, cache);
   if (found === undefined) return "";
   const r = found.record;
   if (r === undefined || r.cbFrame === FRAME_NONFPO) return " (FPO: [Non-Fpo])";
@@ -56,24 +63,42 @@ export function fpoNote(modules: readonly Module[], frame: Frame, caller: Frame 
  */
 export function renderWindbg(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[], images?: MemoryReader): string {
   const out: string[] = [];
+  const cache = new UnwindCache();
   for (const { thread, walk } of walks) {
     if (walks.length > 1) out.push(`${thread.crashed ? "." : " "}  ${thread.id}  Id: ${thread.id}`);
-    if (machine === "x86") {
-      out.push("ChildEBP RetAddr  Args to Child              ");
-      walk.frames.forEach((f, i) => {
-        const site = locationText(locate(modules, f), `0x${h32(f.addrPC)}`, true);
-        const note = fpoNote(modules, f, walk.frames[i + 1], images);
-        out.push(`${h32(f.addrFrame)} ${h32(f.addrReturn)} ${f.params.slice(0, 3).map(h32).join(" ")} ${site}${note}`);
-      });
-    } else {
-      out.push(machine === "x64" ? "Child-SP          RetAddr           Call Site" : "Child-SP          Child-BSP         RetAddr           Call Site");
-      for (const f of walk.frames) {
-        const site = locationText(locate(modules, f), `0x${h64(f.addrPC)}`, true);
-        const bsp = machine === "ia64" ? `${h64(f.addrBStore)} ` : "";
-        out.push(`${h64(f.addrStack)} ${bsp}${h64(f.addrReturn)} ${site}`);
-      }
-    }
+    out.push(...STACK_LINES[machine]({ modules, frames: walk.frames, images, cache }));
     out.push("");
   }
   return out.join("\n");
 }
+
+/** What a machine's `kb` lines are made from. */
+interface KbInput {
+  modules: readonly Module[];
+  frames: readonly Frame[];
+  images: MemoryReader | undefined;
+  cache: UnwindCache;
+}
+
+/** x64: `Child-SP RetAddr Call Site`, addresses as WinDbg writes 64-bit ones. */
+function x64Lines({ modules, frames }: KbInput): string[] {
+  return ["Child-SP          RetAddr           Call Site", ...frames.map((f) => `${h64(f.addrStack)} ${h64(f.addrReturn)} ${locationText(locate(modules, f), `0x${h64(f.addrPC)}`, true)}`)];
+}
+
+/** A machine's `kb` header and frame lines. */
+const STACK_LINES: Record<Machine, (input: KbInput) => string[]> = {
+  // x86: ChildEBP, RetAddr, three stack arguments, the call site and `kv`'s FPO note.
+  x86: ({ modules, frames, images, cache }) => [
+    "ChildEBP RetAddr  Args to Child              ",
+    ...frames.map((f, i) => {
+      const site = locationText(locate(modules, f), `0x${h32(f.addrPC)}`, true);
+      return `${h32(f.addrFrame)} ${h32(f.addrReturn)} ${f.params.slice(0, 3).map(h32).join(" ")} ${site}${fpoNote(modules, f, frames[i + 1], images, cache)}`;
+    }),
+  ],
+  x64: x64Lines,
+  // IA-64: the frame's backing-store pointer beside its stack pointer.
+  ia64: ({ modules, frames }) => [
+    "Child-SP          Child-BSP         RetAddr           Call Site",
+    ...frames.map((f) => `${h64(f.addrStack)} ${h64(f.addrBStore)} ${h64(f.addrReturn)} ${locationText(locate(modules, f), `0x${h64(f.addrPC)}`, true)}`),
+  ],
+};

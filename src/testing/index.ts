@@ -10,6 +10,7 @@ import { attachSymbolFile, parseSymbolFile, type SymbolFile } from "../formats/s
 import { formatAddress, type Machine } from "../model/machine.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { locate, locationText } from "../analysis/location.js";
+import { ruleText } from "../unwind/rule-text.js";
 import type { Trust, WalkStop } from "../walk/frame.js";
 import type { WalkerName } from "../walk/registry.js";
 import { walkSnapshot, type ThreadWalk } from "../walk/walk.js";
@@ -91,7 +92,7 @@ export function stacksOf(snapshot: Snapshot, walks: readonly ThreadWalk[]): Walk
         file: loc.line?.file ?? null,
         line: loc.line?.line ?? null,
         trust: f.trust,
-        rule: String(f.rule),
+        rule: ruleText(f.rule),
         pc: f.addrPC,
         sp: f.addrStack,
       };

@@ -1,7 +1,10 @@
 /**
- * Machine -> walker table (Wine dbghelp's "one table per CPU, looked up by machine"). This is
- * the only file that branches on the machine; walkers name a list of strategies in trust order.
+ * Machine -> walker table (Wine dbghelp's "one table per CPU, looked up by machine"): for each
+ * machine, the walkers it offers (each a list of strategies in trust order) and how a frame's
+ * role registers and parameters are read. The register names come from the machine table
+ * (model/machine.ts); a machine without an entry here is a compile error.
  */
+import type { ArchStrategy } from "../arch/rule.js";
 import { x86Cfi } from "../arch/x86/cfi.js";
 import { x86FrameData } from "../arch/x86/frame-data.js";
 import { x86Fpo } from "../arch/x86/fpo.js";
@@ -16,9 +19,8 @@ import { ia64Pc } from "../arch/ia64/rse.js";
 import { ia64Params, ia64Unwind } from "../arch/ia64/walker.js";
 import { InputError } from "../errors.js";
 import type { MemoryReader } from "../memory/reader.js";
-import type { Machine } from "../model/machine.js";
+import { machineInfo, type Machine } from "../model/machine.js";
 import { isWindows, type OperatingSystem, type Registers } from "../model/snapshot.js";
-import type { UnwindStrategy } from "./strategy.js";
 
 /** Names accepted by `--walker`. */
 export type WalkerName = "auto" | "frame-pointer" | "fpo" | "unwind" | "ia64" | "scan";
@@ -30,9 +32,9 @@ export const WALKER_NAMES: readonly WalkerName[] = ["auto", "frame-pointer", "fp
 export interface ArchWalker {
   machine: Machine;
   /** Walkers available on this machine, each a list of strategies tried in order (for Windows code). */
-  walkers: Partial<Record<WalkerName, readonly UnwindStrategy[]>>;
+  walkers: Partial<Record<WalkerName, readonly ArchStrategy[]>>;
   /** Walkers that differ for code of other operating systems. */
-  nonWindows?: Partial<Record<WalkerName, readonly UnwindStrategy[]>>;
+  nonWindows?: Partial<Record<WalkerName, readonly ArchStrategy[]>>;
   /** Register names: program counter, stack pointer, frame register (or null), backing store (or null). */
   pc: string;
   sp: string;
@@ -49,8 +51,14 @@ export interface ArchWalker {
   unsupportedDetail?: string;
 }
 
+/** The role register names of a machine, from the machine table. */
+function roles(machine: Machine): Pick<ArchWalker, "machine" | "pc" | "sp" | "fp" | "bstore"> {
+  const m = machineInfo(machine);
+  return { machine, pc: m.pc, sp: m.sp, fp: m.fp, bstore: m.bstore };
+}
+
 const X86: ArchWalker = {
-  machine: "x86",
+  ...roles("x86"),
   walkers: {
     // FrameData before FPO_DATA (x86-fpo.md §1.3: prefer FrameData); records before the EBP chain.
     // STACK CFI where no STACK WIN record describes the function (minidump.md §5.5); without a
@@ -60,10 +68,6 @@ const X86: ArchWalker = {
     "frame-pointer": [x86FramePointer],
     scan: [x86Scan],
   },
-  pc: "eip",
-  sp: "esp",
-  fp: "ebp",
-  bstore: null,
   pcOf: (r) => r["eip"],
   spOf: (r) => r["esp"],
   fpOf: (r) => r["ebp"],
@@ -72,7 +76,7 @@ const X86: ArchWalker = {
 };
 
 const X64: ArchWalker = {
-  machine: "x64",
+  ...roles("x64"),
   walkers: {
     // Unwind tables first: the image's (x64-unwind.md), then a symbol file's STACK CFI; then, as
     // Breakpad on a Windows dump (minidump.md §5.6), the simulated return from a leaf for the
@@ -87,10 +91,6 @@ const X64: ArchWalker = {
   nonWindows: {
     auto: [x64UnwindInfo, x64Cfi, x64CheckedFramePointer, x64Scan],
   },
-  pc: "rip",
-  sp: "rsp",
-  fp: "rbp",
-  bstore: null,
   pcOf: (r) => r["rip"],
   spOf: (r) => r["rsp"],
   fpOf: (r) => r["rbp"],
@@ -99,17 +99,13 @@ const X64: ArchWalker = {
 };
 
 const IA64: ArchWalker = {
-  machine: "ia64",
+  ...roles("ia64"),
   walkers: {
     // The unwind descriptors are the only source on IA-64: no frame pointer to chain, and no
     // return address on the memory stack to scan for (ia64.md §2).
     auto: [ia64Unwind],
     ia64: [ia64Unwind],
   },
-  pc: "stiip",
-  sp: "intsp",
-  fp: null,
-  bstore: "rsbsp",
   // AddrPC = StIIP | StIPSR.ri·4 (bundle | slot·4, a modelling choice: ia64.md §4.3).
   pcOf: ia64Pc,
   spOf: (r) => r["intsp"],
@@ -130,7 +126,7 @@ export function archWalker(machine: Machine): ArchWalker {
  * The strategies `walker` uses on `machine` for code of `os` (absent: Windows); an
  * {@link InputError} when the walker does not apply there.
  */
-export function strategiesFor(machine: Machine, walker: WalkerName, os?: OperatingSystem): readonly UnwindStrategy[] {
+export function strategiesFor(machine: Machine, walker: WalkerName, os?: OperatingSystem): readonly ArchStrategy[] {
   const arch = TABLE[machine];
   const list = (isWindows({ os }) ? undefined : arch.nonWindows?.[walker]) ?? arch.walkers[walker];
   if (list === undefined) {

@@ -8,11 +8,14 @@
  * In this port hProcess is the {@link Snapshot} being walked (the `target` parameter): the NULL-callback defaults
  * (stackwalk64.md §3) read its memory, its module list and its unwind sources.
  */
+import { hex } from "../hex.js";
 import { address32To64Sign, address32To64Zero, address64To32, AddressMode, type Address64 } from "../model/address.js";
 import { IMAGE_FILE_MACHINE } from "../model/machine.js";
 import { moduleAt, type Registers, type Snapshot } from "../model/snapshot.js";
 import { newStackFrame64, type StackFrame32, type StackFrame64 } from "../model/stackframe.js";
 import type { MemoryReader } from "../memory/reader.js";
+import { execRule } from "../arch/exec.js";
+import type { ArchStrategy } from "../arch/rule.js";
 import { x86Params } from "../arch/x86/params.js";
 import { x86FrameData } from "../arch/x86/frame-data.js";
 import { x86Fpo } from "../arch/x86/fpo.js";
@@ -22,9 +25,11 @@ import { x64FunctionTableAccess } from "../arch/x64/function-table.js";
 import { x64UnwindInfo } from "../arch/x64/unwind.js";
 import { ia64Pc } from "../arch/ia64/rse.js";
 import { ia64FunctionTableAccess, ia64Params, ia64Unwind } from "../arch/ia64/walker.js";
+import type { Machine } from "../model/machine.js";
+import { UnwindCache } from "../unwind/cache.js";
+import { lookupAddress } from "../unwind/lookup-address.js";
+import { execContext, type FrameSite } from "../unwind/step.js";
 import { strategiesFor } from "./registry.js";
-import type { UnwindStrategy } from "./strategy.js";
-import type { FrameSite } from "./strategy.js";
 
 /** PREAD_PROCESS_MEMORY_ROUTINE64: all bytes of the range, or undefined (FALSE). */
 export type ReadMemoryRoutine = (address: bigint, size: number) => Uint8Array | undefined;
@@ -50,6 +55,11 @@ export interface StackWalkCallbacks {
   translateAddress?: TranslateAddressRoutine;
   /** The dbghelp to behave like; default `native`. */
   compatibility?: Compatibility;
+  /**
+   * What the unwinders keep between calls (unwind tables, parsed records): give the same cache
+   * to every call of one walk to have them found once. Without one each call works them out again.
+   */
+  cache?: UnwindCache;
 }
 
 /** A CONTEXT as the facade needs it: a register file it may read and update in place. */
@@ -66,7 +76,7 @@ export interface StackWalkResult {
 }
 
 /** What native dbghelp tries before the EBP chain on x86 (stackwalk64.md §10); a scan follows a chain that gives nothing. */
-const NATIVE_RECORD_STRATEGIES: readonly UnwindStrategy[] = [x86FrameData, x86Fpo, x86RecordlessScan];
+const NATIVE_RECORD_STRATEGIES: readonly ArchStrategy[] = [x86FrameData, x86Fpo, x86RecordlessScan];
 
 /** i386 walker modes kept in Reserved[0] bits 0-3 (stackwalk64.md §6.1). */
 const I386_MODE = { start: 0n, bit32: 1n, bit16: 2n, done: 3n } as const;
@@ -75,31 +85,31 @@ const U32 = 0xffff_ffffn;
 
 interface Resolved {
   compatibility: Compatibility;
+  cache: UnwindCache;
   read: ReadMemoryRoutine;
   functionTableAccess: FunctionTableAccessRoutine;
   getModuleBase: GetModuleBaseRoutine;
   translate: TranslateAddressRoutine;
 }
 
+/** SymFunctionTableAccess64 per machine (stackwalk64.md §3): Wine's hands out nothing on x86. */
+const FUNCTION_TABLE_ACCESS: Record<Machine, (target: Snapshot, address: bigint, compatibility: Compatibility) => bigint> = {
+  x86: (target, address, compatibility) => (compatibility === "native" ? x86FunctionTableAccess(target, address) : 0n),
+  x64: (target, address) => x64FunctionTableAccess(target, address),
+  ia64: (target, address) => ia64FunctionTableAccess(target, address),
+};
+
 /** The defaults for NULL callbacks, taken from the target snapshot (stackwalk64.md §3 "Recommended port behaviour"). */
 function resolveCallbacks(target: Snapshot | undefined, callbacks: StackWalkCallbacks): Resolved {
   const compatibility = callbacks.compatibility ?? "native";
   return {
     compatibility,
+    cache: callbacks.cache ?? new UnwindCache(),
     read: callbacks.readMemory ?? ((address, size) => target?.memory.read(address, size)),
     getModuleBase: callbacks.getModuleBase ?? ((address) => (target === undefined ? 0n : (moduleAt(target.modules, address)?.base ?? 0n))),
     // Native: a handle to the FPO_DATA (or FrameData) record covering the address; Wine: NULL.
     functionTableAccess:
-      callbacks.functionTableAccess ??
-      (target === undefined
-        ? () => 0n
-        : target.machine === "x64"
-          ? (address) => x64FunctionTableAccess(target, address)
-          : target.machine === "ia64"
-            ? (address) => ia64FunctionTableAccess(target, address)
-            : compatibility === "native"
-              ? (address) => x86FunctionTableAccess(target, address)
-              : () => 0n),
+      callbacks.functionTableAccess ?? (target === undefined ? () => 0n : (address) => FUNCTION_TABLE_ACCESS[target.machine](target, address, compatibility)),
     translate: callbacks.translateAddress ?? (() => 0n),
   };
 }
@@ -115,18 +125,23 @@ function readerOf(cb: Resolved, mask: bigint): MemoryReader {
 
 /**
  * unwind32 (stackwalk64.md §6.4): the x86 unwind sources in dbghelp's order, ending with the EBP
- * chain, applied to `ctx` in place. Like Wine, ESP is set to EBP+8 before the chain's reads, so
+ * chain, applied to `ctx` in place; `returned` when the PC is looked up as a return address. Like Wine, ESP is set to EBP+8 before the chain's reads, so
  * a failed read leaves the context partly updated.
  */
-function unwind32(ctx: Registers, pc: bigint, target: Snapshot | undefined, memory: MemoryReader, index: number, compatibility: Compatibility): boolean {
+function unwind32(ctx: Registers, pc: bigint, returned: boolean, target: Snapshot | undefined, memory: MemoryReader, index: number, cb: Resolved): boolean {
   // The facade keeps no state outside Reserved[], so it does not know the callee's parameter
   // bytes: calleeParams is 0 and the return-address search absorbs the callee's arguments.
-  const site: FrameSite = { machine: "x86", index, interrupted: false, registers: ctx, lookupPc: pc & U32, modules: target?.modules ?? [], images: memory, calleeParams: 0 };
+  const site: FrameSite = {
+    machine: "x86", index, interrupted: false, registers: ctx, pc: pc & U32, lookupPc: lookupAddress(pc & U32, returned),
+    modules: target?.modules ?? [], images: memory, calleeParams: 0, cache: cb.cache,
+  };
+  const exec = execContext(cb.cache);
+  const compatibility = cb.compatibility;
   if (compatibility === "native") {
     for (const strategy of NATIVE_RECORD_STRATEGIES) {
       const rule = strategy.ruleFor(site);
       if (rule === undefined) continue;
-      const result = rule.exec({ ...ctx }, memory);
+      const result = execRule(rule, { ...ctx }, memory, exec);
       if (!result.ok) {
         if (result.final === true) return false;
         continue;
@@ -141,7 +156,7 @@ function unwind32(ctx: Registers, pc: bigint, target: Snapshot | undefined, memo
   for (const strategy of strategiesFor("x86", "frame-pointer")) {
     const rule = strategy.ruleFor(site);
     if (rule === undefined) continue;
-    const result = rule.exec({ ...ctx, ebp }, memory);
+    const result = execRule(rule, { ...ctx, ebp }, memory, exec);
     if (!result.ok) continue;
     for (const [k, v] of Object.entries(result.registers)) ctx[k] = v & U32;
     return true;
@@ -150,7 +165,7 @@ function unwind32(ctx: Registers, pc: bigint, target: Snapshot | undefined, memo
     // Where the chain gives nothing (EBP 0 or unreadable) in code without records, native dbghelp
     // searches the stack for a return address: the walk layer's scan, from the frame's own ESP.
     const rule = x86ScanWithoutRecords.ruleFor({ ...site, registers: callee });
-    const result = rule?.exec(callee, memory);
+    const result = rule === undefined ? undefined : execRule(rule, callee, memory, exec);
     if (result?.ok === true) {
       for (const [k, v] of Object.entries(result.registers)) ctx[k] = v & U32;
       return true;
@@ -190,7 +205,7 @@ function i386Walk(frame: StackFrame64, context: ContextRecord | undefined, targe
     frame.addrStack.mode = AddressMode.Flat;
     frame.addrBStore = { offset: 0n, segment: 0, mode: 0 };
   } else {
-    if (!unwind32(ctx, (linear(frame.addrPC, cb) - deltapc) & U32, target, memory, Number(count) - 1, cb.compatibility)) {
+    if (!unwind32(ctx, linear(frame.addrPC, cb), deltapc === 1n, target, memory, Number(count) - 1, cb)) {
       return done("unwind-failed", "the previous frame cannot be unwound (EBP is 0 or [EBP], [EBP+4] cannot be read)");
     }
     frame.addrPC.mode = frame.addrFrame.mode = frame.addrStack.mode = AddressMode.Flat;
@@ -201,7 +216,7 @@ function i386Walk(frame: StackFrame64, context: ContextRecord | undefined, targe
   frame.reserved[0] = (count << 4n) | mode;
 
   const tmp: Registers = { ...ctx };
-  if (!unwind32(tmp, (frame.addrPC.offset - deltapc) & U32, target, memory, Number(count), cb.compatibility)) {
+  if (!unwind32(tmp, frame.addrPC.offset, deltapc === 1n, target, memory, Number(count), cb)) {
     if (frame.addrPC.offset === 0n) return done("unwind-failed", "PC is 0 and no return address can be computed");
     // Wine's wow64 workaround: report this frame as the last one (§6.2, §9 item 8).
     tmp["eip"] = 0n;
@@ -226,20 +241,21 @@ const U64 = 0xffff_ffff_ffff_ffffn;
 /**
  * unwind64(ctx, pc) (stackwalk64.md §7.3): a PC outside every module ends the walk; otherwise
  * the Windows unwinder (x64-unwind.md) runs on `ctx` in place: the function's unwind info, or
- * the leaf rule when it has no RUNTIME_FUNCTION. `pc` is the lookup address (the context IP, or
- * a return address − 1); `contextFrame` says which. Records FuncTableEntry when asked.
+ * the leaf rule when it has no RUNTIME_FUNCTION. `pc` is the frame's PC, looked up as it is for
+ * the context frame and at return address − 1 otherwise. Records FuncTableEntry when asked.
  */
 function unwind64(ctx: Registers, pc: bigint, contextFrame: boolean, target: Snapshot | undefined, memory: MemoryReader, cb: Resolved, entry?: (rtf: bigint) => void): boolean {
-  if (pc === 0n || cb.getModuleBase(pc) === 0n) return false;
-  const rtf = cb.functionTableAccess(pc);
+  const lookup = lookupAddress(pc, !contextFrame) & U64;
+  if (lookup === 0n || cb.getModuleBase(lookup) === 0n) return false;
+  const rtf = cb.functionTableAccess(lookup);
   entry?.(rtf);
   const site: FrameSite = {
-    machine: "x64", index: contextFrame ? 0 : 1, interrupted: false, registers: ctx, lookupPc: pc,
-    modules: target?.modules ?? [], images: memory, calleeParams: 0,
+    machine: "x64", index: contextFrame ? 0 : 1, interrupted: false, registers: ctx, pc, lookupPc: lookup,
+    modules: target?.modules ?? [], images: memory, calleeParams: 0, cache: cb.cache,
   };
   const rule = x64UnwindInfo.ruleFor(site);
   if (rule === undefined) return false;
-  const result = rule.exec({ ...ctx }, memory);
+  const result = execRule(rule, { ...ctx }, memory, execContext(cb.cache));
   if (!result.ok) return false;
   for (const [k, v] of Object.entries(result.registers)) ctx[k] = v & U64;
   return true;
@@ -274,8 +290,7 @@ function amd64Walk(frame: StackFrame64, context: ContextRecord | undefined, targ
     frame.addrBStore = { offset: 0n, segment: 0, mode: 0 };
   } else {
     if (frame.addrReturn.offset === 0n) return done("done", "the previous frame's return address is 0: the stack ends there");
-    const lookup = (frame.addrPC.offset - deltapc) & U64;
-    if (!unwind64(ctx, lookup, deltapc === 0n, target, memory, cb, (rtf) => (frame.funcTableEntry = rtf))) {
+    if (!unwind64(ctx, frame.addrPC.offset, deltapc === 0n, target, memory, cb, (rtf) => (frame.funcTableEntry = rtf))) {
       return done("unwind-failed", "the previous frame cannot be unwound (its PC is in no module, or its stack cannot be read)");
     }
     deltapc = 1n;
@@ -286,7 +301,7 @@ function amd64Walk(frame: StackFrame64, context: ContextRecord | undefined, targ
   frame.addrFrame.offset = ctx["rbp"] ?? 0n;
   frame.addrPC.offset = ctx["rip"] ?? 0n;
   const tmp: Registers = { ...ctx };
-  if (!unwind64(tmp, (frame.addrPC.offset - deltapc) & U64, deltapc === 0n, target, memory, cb)) {
+  if (!unwind64(tmp, frame.addrPC.offset, deltapc === 0n, target, memory, cb)) {
     return done("unwind-failed", "this frame's return address cannot be computed, so it is not reported (as Wine's walker does)");
   }
   frame.addrReturn.mode = AddressMode.Flat;
@@ -306,15 +321,15 @@ const IA64_MODE = { start: 0n, walking: 1n, done: 2n } as const;
  * RsBSP ← skip(bsp, −sol(pfs)), StIFS ← pfs.pfm, RsPFS ← pfs, BrRp ← rp (§5.3 step 4). The
  * context frame is looked up at its IP, every later frame at its return address − 1.
  */
-function unwindIa64(ctx: Registers, contextFrame: boolean, target: Snapshot | undefined, memory: MemoryReader): boolean {
+function unwindIa64(ctx: Registers, contextFrame: boolean, target: Snapshot | undefined, memory: MemoryReader, cache: UnwindCache): boolean {
   const pc = ia64Pc(ctx) ?? 0n;
   const site: FrameSite = {
-    machine: "ia64", index: contextFrame ? 0 : 1, interrupted: false, registers: ctx, lookupPc: contextFrame ? pc : (pc - 1n) & U64,
-    modules: target?.modules ?? [], images: memory, calleeParams: 0,
+    machine: "ia64", index: contextFrame ? 0 : 1, interrupted: false, registers: ctx, pc, lookupPc: lookupAddress(pc, !contextFrame) & U64,
+    modules: target?.modules ?? [], images: memory, calleeParams: 0, cache,
   };
   const rule = ia64Unwind.ruleFor(site);
   if (rule === undefined) return false;
-  const result = rule.exec({ ...ctx }, memory);
+  const result = execRule(rule, { ...ctx }, memory, execContext(cache));
   if (!result.ok) return false;
   for (const [k, v] of Object.entries(result.registers)) ctx[k] = v & U64;
   return true;
@@ -345,7 +360,7 @@ function ia64Walk(frame: StackFrame64, context: ContextRecord | undefined, targe
     frame.addrPC.mode = frame.addrReturn.mode = frame.addrFrame.mode = frame.addrStack.mode = frame.addrBStore.mode = AddressMode.Flat;
   } else {
     if (frame.addrReturn.offset === 0n) return done("done", "the previous frame's return address is 0: the stack ends there");
-    if (!unwindIa64(ctx, count === 1n, target, memory)) {
+    if (!unwindIa64(ctx, count === 1n, target, memory, cb.cache)) {
       return done("unwind-failed", "the previous frame cannot be unwound (no unwind entry, or its backing store or stack cannot be read)");
     }
   }
@@ -356,12 +371,12 @@ function ia64Walk(frame: StackFrame64, context: ContextRecord | undefined, targe
   frame.addrBStore.offset = ctx["rsbsp"] ?? 0n;
   frame.addrFrame.offset = 0n;
   const tmp: Registers = { ...ctx };
-  if (!unwindIa64(tmp, count === 0n, target, memory)) {
+  if (!unwindIa64(tmp, count === 0n, target, memory, cb.cache)) {
     return done("unwind-failed", "this frame's return address cannot be computed, so it is not reported");
   }
   frame.addrReturn.offset = ia64Pc(tmp) ?? 0n;
   frame.params = ia64Params(ctx, memory);
-  const lookup = count === 0n ? pc : (pc - 1n) & U64;
+  const lookup = lookupAddress(pc, count !== 0n);
   frame.funcTableEntry = lookup !== 0n && cb.getModuleBase(lookup) !== 0n ? cb.functionTableAccess(lookup) : 0n;
   frame.far = 1;
   frame.virtual = 1;
@@ -390,7 +405,7 @@ export function stackWalk64Detailed(
     case IMAGE_FILE_MACHINE.IA64:
       return ia64Walk(frame, context, target, cb);
     default:
-      return { ok: false, reason: "invalid-parameter", detail: `machine type 0x${machineType.toString(16)} has no StackWalk64 backend (ERROR_INVALID_PARAMETER)` };
+      return { ok: false, reason: "invalid-parameter", detail: `machine type ${hex(machineType)} has no StackWalk64 backend (ERROR_INVALID_PARAMETER)` };
   }
 }
 

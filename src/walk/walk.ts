@@ -4,24 +4,28 @@
  * ({@link checkProgress}). Unlike the StackWalk64 facade, which is faithful to dbghelp and has no
  * guard, this loop always terminates.
  */
+import { execRule } from "../arch/exec.js";
+import type { ArchStrategy, UnwindRule } from "../arch/rule.js";
 import { InputError } from "../errors.js";
-import { maskAddress, type Machine } from "../model/machine.js";
-import type { Registers, Snapshot, ThreadSnapshot } from "../model/snapshot.js";
+import { hex } from "../hex.js";
+import { machineInfo, maskAddress, type Machine } from "../model/machine.js";
+import type { Module, Registers, Snapshot, ThreadSnapshot } from "../model/snapshot.js";
 import { WindowMemory } from "../memory/window-memory.js";
 import type { MemoryReader } from "../memory/reader.js";
-import type { Frame, FuncTableEntry, RuleKind, Trust, Walk, WalkStop } from "./frame.js";
-import { ImageCache } from "./image-cache.js";
-import { lookupAddress, lookupAddressNumber } from "./lookup-address.js";
+import { cacheSlot, ImageKeyed, UnwindCache } from "../unwind/cache.js";
+import type { FuncTableEntry, Trust, WalkStop } from "../unwind/frame.js";
+import { lookupAddress } from "../unwind/lookup-address.js";
+import { CONTEXT_RULE, type Rule, type StepRule } from "../unwind/rule.js";
+import type { ExecContext, FrameSite, UnwindStep } from "../unwind/step.js";
+import type { Frame, Walk } from "./frame.js";
 import { archWalker, strategiesFor, type ArchWalker, type WalkerName } from "./registry.js";
-import type { RuleText } from "./lazy-text.js";
-import type { FrameNumbers, FrameSite, UnwindRule, UnwindStep, UnwindStrategy } from "./strategy.js";
 
 /** Options of {@link walkThread}. */
 export interface WalkOptions {
   /** Which strategies to use; `auto` = every strategy of the machine in trust order. */
   walker?: WalkerName;
   /** Strategies of one's own, tried in this order, instead of a named walker's. */
-  strategies?: readonly UnwindStrategy[];
+  strategies?: readonly ArchStrategy[];
   /** The most frames a walk returns (default {@link DEFAULT_MAX_FRAMES}). */
   maxFrames?: number;
   /**
@@ -29,6 +33,12 @@ export interface WalkOptions {
    * then until the next call is what finding that caller took (`explain` records it).
    */
   onUnwind?: (index: number) => void;
+  /**
+   * What the walk keeps (unwind tables, parsed records, rules by return address): a new one per
+   * walk when absent. Pass one to walks of the same snapshot (its threads, walks repeated) so
+   * that each finds the others' work done.
+   */
+  cache?: UnwindCache;
 }
 
 /**
@@ -47,11 +57,9 @@ export const MIN_PC = 0x1000n;
  */
 export const MAX_SCANNED_FRAMES = 1 << 14;
 
-const hex = (v: bigint): string => "0x" + v.toString(16);
-
 /** Masks every register to the machine's width (a new object only when a value is too wide). */
 function maskRegisters(machine: Machine, registers: Registers): Registers {
-  const max = machine === "x86" ? 0xffff_ffffn : 0xffff_ffff_ffff_ffffn;
+  const max = machineInfo(machine).mask;
   let out: Registers | undefined;
   for (const k in registers) {
     const v = registers[k]!;
@@ -70,16 +78,15 @@ interface RowContext {
 }
 
 /**
- * A frame row. `params` (four memory reads) and `rule` (text with the values used) are worked
- * out when first read, so a deep walk pays for them only where they are looked at; the fields
- * a walk does not read per frame are getters, so that a row stays small.
+ * A frame row. `params` (four memory reads) are read when first asked for, so a deep walk pays
+ * for them only where they are looked at; the fields a walk does not read per frame are getters,
+ * so that a row stays small.
  */
 class FrameRow implements Frame {
   addrReturn = 0n;
   funcTableEntry?: FuncTableEntry;
   readonly addrPC: bigint;
   readonly addrStack: bigint;
-  private ruleText: RuleText;
   private paramValues: bigint[] | undefined;
 
   /**
@@ -90,15 +97,23 @@ class FrameRow implements Frame {
     private readonly context: RowContext,
     readonly index: number,
     readonly unwindRegisters: Registers,
+    pc: bigint,
+    sp: bigint,
     readonly trust: Trust,
-    rule: RuleText,
+    private stepRule: StepRule,
     private readonly recovered?: readonly string[],
-    readonly ruleKind?: RuleKind,
   ) {
-    const arch = context.arch;
-    this.addrPC = arch.pcOf(unwindRegisters) ?? 0n;
-    this.addrStack = arch.spOf(unwindRegisters) ?? 0n;
-    this.ruleText = rule;
+    this.addrPC = pc;
+    this.addrStack = sp;
+  }
+
+  /** The rule that found the frame; one its step left to the frame to work out is worked out on first read. */
+  get rule(): Rule {
+    const r = this.stepRule;
+    if (r.kind !== "derived") return r;
+    const rule = r.derive(this.unwindRegisters);
+    this.stepRule = rule;
+    return rule;
   }
 
   get addrFrame(): bigint {
@@ -116,12 +131,6 @@ class FrameRow implements Frame {
 
   get virtual(): boolean {
     return false;
-  }
-
-  get rule(): string {
-    const text = typeof this.ruleText === "string" ? this.ruleText : this.ruleText.toString();
-    this.ruleText = text;
-    return text;
   }
 
   /**
@@ -160,15 +169,9 @@ class FrameRow implements Frame {
       index: this.index, addrPC: this.addrPC, addrReturn: this.addrReturn, addrFrame: this.addrFrame, addrStack: this.addrStack,
       addrBStore: this.addrBStore, params: this.params, far: this.far, virtual: this.virtual, trust: this.trust, rule: this.rule, registers: this.registers,
     };
-    if (this.ruleKind !== undefined) f.ruleKind = this.ruleKind;
     if (this.funcTableEntry !== undefined) f.funcTableEntry = this.funcTableEntry;
     return f;
   }
-}
-
-/** Builds a frame row from its registers. */
-function makeFrame(context: RowContext, index: number, registers: Registers, trust: Trust, rule: RuleText, recovered?: readonly string[], ruleKind?: RuleKind): FrameRow {
-  return new FrameRow(context, index, registers, trust, rule, recovered, ruleKind);
 }
 
 /** A register value as a number, −1 when absent or not exact as one. */
@@ -188,7 +191,8 @@ interface CachedRules {
 const FRONT_SLOTS = 4096;
 
 /**
- * Rules for caller frames by lookup PC (a number when it is exact as one), for one strategy list.
+ * Rules for caller frames by their PC, a return address (a number when it is exact as one), for
+ * one strategy list: a caller frame's rules depend on its lookup address, which its PC decides.
  * A direct-mapped front, keyed by the low bits of the PC like framehop's rule cache, answers
  * repeated return addresses (recursion, loops, the next walk of the same stack) without hashing;
  * the maps behind it keep every entry, so a collision only costs a map lookup.
@@ -200,25 +204,24 @@ interface RuleCache {
   byBigint: Map<bigint, CachedRules>;
 }
 
-/** One rule cache per module list, memory and strategy list: rules read images, which do not change between walks. */
-const ruleCaches = new ImageCache(() => new WeakMap<readonly UnwindStrategy[], RuleCache>());
+/** One rule cache per image memory, module list and strategy list: rules read images, which do not change between walks. */
+const RULE_CACHES = cacheSlot("rules by return address", () => new ImageKeyed<readonly Module[], WeakMap<readonly ArchStrategy[], RuleCache>>());
 
-function ruleCacheFor(snapshot: Snapshot, strategies: readonly UnwindStrategy[]): RuleCache {
-  const byStrategies = ruleCaches.get(snapshot.modules, snapshot.memory);
-  let cache = byStrategies.get(strategies);
-  if (cache === undefined) {
-    cache = { frontKeys: new Float64Array(FRONT_SLOTS).fill(-1), front: new Array<CachedRules | undefined>(FRONT_SLOTS).fill(undefined), byNumber: new Map(), byBigint: new Map() };
-    byStrategies.set(strategies, cache);
+function ruleCacheFor(cache: UnwindCache, snapshot: Snapshot, strategies: readonly ArchStrategy[]): RuleCache {
+  const byStrategies = cache.get(RULE_CACHES).get(snapshot.memory, snapshot.modules, () => new WeakMap());
+  let rules = byStrategies.get(strategies);
+  if (rules === undefined) {
+    rules = { frontKeys: new Float64Array(FRONT_SLOTS).fill(-1), front: new Array<CachedRules | undefined>(FRONT_SLOTS).fill(undefined), byNumber: new Map(), byBigint: new Map() };
+    byStrategies.set(strategies, rules);
   }
-  return cache;
+  return rules;
 }
 
 /** The cached rules for a caller frame's site (created empty on first use). */
 function cachedRules(cache: RuleCache, site: FrameSite, pc: bigint, pcNumber: number): CachedRules {
   let entry: CachedRules | undefined;
   if (pcNumber >= 0 || pc <= MAX_EXACT) {
-    // The lookup address of a caller frame is its return address − 1 (lookup-address.ts).
-    const key = lookupAddressNumber(pcNumber >= 0 ? pcNumber : Number(pc), true);
+    const key = pcNumber >= 0 ? pcNumber : Number(pc);
     const slot = (key ^ (key >>> 12)) & (FRONT_SLOTS - 1);
     if (cache.frontKeys[slot] === key) entry = cache.front[slot]!;
     else {
@@ -231,10 +234,10 @@ function cachedRules(cache: RuleCache, site: FrameSite, pc: bigint, pcNumber: nu
       cache.front[slot] = entry;
     }
   } else {
-    entry = cache.byBigint.get(site.lookupPc);
+    entry = cache.byBigint.get(pc);
     if (entry === undefined) {
       entry = { calleeParams: site.calleeParams, rules: [] };
-      cache.byBigint.set(site.lookupPc, entry);
+      cache.byBigint.set(pc, entry);
     }
   }
   if (entry.calleeParams === site.calleeParams) return entry;
@@ -259,8 +262,11 @@ const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
  * is acceptable.
  */
 export function checkProgress(arch: ArchWalker, callee: Frame, caller: Registers): WalkStop | undefined {
-  const pc = arch.pcOf(caller);
-  const sp = arch.spOf(caller);
+  return progressStop(arch, callee, caller, arch.pcOf(caller), arch.spOf(caller));
+}
+
+/** {@link checkProgress} for a caller whose PC and SP are already read. */
+function progressStop(arch: ArchWalker, callee: Frame, caller: Registers, pc: bigint | undefined, sp: bigint | undefined): WalkStop | undefined {
   if (pc === undefined || sp === undefined) {
     return { reason: "unsupported", detail: `the unwind rule did not recover ${pc === undefined ? arch.pc : arch.sp}` };
   }
@@ -281,21 +287,19 @@ export function checkProgress(arch: ArchWalker, callee: Frame, caller: Registers
   return undefined;
 }
 
-/**
- * Tries each strategy in order; the first that runs successfully wins (its step and trust go
- * into `outcome`), else the first failure is reported there. A failure that ends the walk (the end of the stack, a kernel frame) stops the
- * search at once.
- */
 /** Where {@link unwindOnce} leaves its answer: one object per walk, refilled for every frame. */
 interface Outcome {
   step: UnwindStep | undefined;
   trust: Trust;
-  /** The kind of rule, when it is not the trust's own. */
-  kind: RuleKind | undefined;
   stop: WalkStop | undefined;
 }
 
-function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, pc: bigint, numbers: FrameNumbers, memory: MemoryReader, cache: RuleCache, outcome: Outcome, scanAllowed: boolean): void {
+/**
+ * Tries each strategy in order; the first that runs successfully wins (its step and trust go
+ * into `outcome`), else the first failure is reported there. A failure that ends the walk (the
+ * end of the stack, a kernel frame) stops the search at once.
+ */
+function unwindOnce(strategies: readonly ArchStrategy[], site: FrameSite, ctx: ExecContext, memory: MemoryReader, cache: RuleCache, outcome: Outcome, scanAllowed: boolean): void {
   outcome.step = undefined;
   outcome.stop = undefined;
   let firstFailure: WalkStop | undefined;
@@ -303,16 +307,21 @@ function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, pc: 
   // A caller frame's rules usually come from the cache, keyed by the PC as a number; the site's
   // lookup address (a bigint) is worked out only when a strategy is asked. Context-like frames
   // (the context frame, an interrupted PC) are not cached.
+  const pc = site.pc;
   const contextLike = site.index === 0 || site.interrupted;
   let lookupSet = contextLike || pc > MAX_EXACT;
   if (lookupSet) site.lookupPc = lookupAddress(pc, !contextLike);
-  const cached = contextLike ? undefined : cachedRules(cache, site, pc, numbers.pc);
+  let cached: CachedRules | undefined;
   for (let i = 0; i < strategies.length; i++) {
     const strategy = strategies[i]!;
-    if (!scanAllowed && (strategy.kind === "scan" || strategy.kind === "leaf")) continue;
-    let rule: UnwindRule | undefined;
-    if (cached === undefined) rule = strategy.ruleFor(site);
+    if (!scanAllowed && strategy.scans === true) continue;
+    let rule: UnwindRule | undefined = strategy.fixed;
+    // A strategy with one rule for every frame needs neither its site nor the cache.
+    if (rule !== undefined) {
+      // (taken as it is)
+    } else if (contextLike) rule = strategy.ruleFor(site);
     else {
+      cached ??= cachedRules(cache, site, pc, ctx.pc);
       let r = cached.rules[i];
       if (r === undefined) {
         if (!lookupSet) {
@@ -325,11 +334,10 @@ function unwindOnce(strategies: readonly UnwindStrategy[], site: FrameSite, pc: 
       rule = r ?? undefined;
     }
     if (rule === undefined) continue;
-    const result = rule.exec(site.registers, memory, numbers);
+    const result = execRule(rule, site.registers, memory, ctx);
     if (result.ok) {
       outcome.step = result;
       outcome.trust = result.trust ?? strategy.trust;
-      outcome.kind = result.kind ?? strategy.kind;
       return;
     }
     // A strategy that recognises the outermost frame (EBP 0, a return address of 0) has the last
@@ -357,19 +365,20 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
   // thread list, minidump.md §4); code and unwind tables through the whole snapshot (site.images).
   const memory = thread.stackRanges === undefined ? snapshot.memory : new WindowMemory(snapshot.memory, thread.stackRanges);
   const rows: RowContext = { arch, memory };
-  const frames: FrameRow[] = [makeFrame(rows, 0, context, "context", "context")];
+  const frames: FrameRow[] = [new FrameRow(rows, 0, context, arch.pcOf(context) ?? 0n, arch.spOf(context) ?? 0n, "context", CONTEXT_RULE)];
   if (strategies.length === 0) {
     return { frames, stop: { reason: "unsupported", detail: arch.unsupportedDetail ?? "no strategy applies to this machine" } };
   }
+  const cache = options.cache ?? new UnwindCache();
   let calleeParams = 0;
-  const cache = ruleCacheFor(snapshot, strategies);
-  const outcome: Outcome = { step: undefined, trust: "context", kind: undefined, stop: undefined };
+  const rules = ruleCacheFor(cache, snapshot, strategies);
+  const outcome: Outcome = { step: undefined, trust: "context", stop: undefined };
   // One site object for the whole walk (see FrameSite): refilled for every frame.
-  const site: FrameSite = { machine: snapshot.machine, index: 0, interrupted: false, registers: {}, lookupPc: 0n, modules: snapshot.modules, images: snapshot.memory, calleeParams: 0 };
+  const site: FrameSite = { machine: snapshot.machine, index: 0, interrupted: false, registers: {}, pc: 0n, lookupPc: 0n, modules: snapshot.modules, images: snapshot.memory, calleeParams: 0, cache };
   // What the walk knows of the frame being unwound besides its registers: its PC, SP and BSP as
-  // numbers (from the step that found it), and whether its PC was interrupted. Kept here, not in
-  // the frame rows, which stay small.
-  const numbers: FrameNumbers = { pc: exactNumber(arch.pcOf(context)), sp: exactNumber(arch.spOf(context)), bstore: exactNumber(arch.bstoreOf(context)), recovered: undefined, foundBy: undefined };
+  // numbers (from the step that found it), and the rule that found it. Kept here, not in the
+  // frame rows, which stay small.
+  const ctx: ExecContext = { pc: exactNumber(arch.pcOf(context)), sp: exactNumber(arch.spOf(context)), bstore: exactNumber(arch.bstoreOf(context)), recovered: undefined, foundBy: undefined, cache };
   let interrupted = false;
   let scanned = 0;
   for (;;) {
@@ -377,29 +386,32 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     site.index = callee.index;
     site.interrupted = interrupted;
     site.registers = callee.unwindRegisters;
+    site.pc = callee.addrPC;
     site.calleeParams = calleeParams;
     options.onUnwind?.(callee.index);
-    unwindOnce(strategies, site, callee.addrPC, numbers, memory, cache, outcome, scanned < MAX_SCANNED_FRAMES);
+    unwindOnce(strategies, site, ctx, memory, rules, outcome, scanned < MAX_SCANNED_FRAMES);
     const step = outcome.step;
     if (step === undefined) return { frames, stop: outcome.stop! };
     if (step.entry !== undefined) callee.funcTableEntry = step.entry;
     calleeParams = step.paramsSize ?? 0;
     const callerRegisters = step.registers;
-    callee.addrReturn = arch.pcOf(callerRegisters) ?? 0n;
-    const bad = checkProgress(arch, callee, callerRegisters);
+    const callerPc = arch.pcOf(callerRegisters);
+    const callerSp = arch.spOf(callerRegisters);
+    callee.addrReturn = callerPc ?? 0n;
+    const bad = progressStop(arch, callee, callerRegisters, callerPc, callerSp);
     if (bad !== undefined) return { frames, stop: bad };
     if (frames.length >= maxFrames) {
       return { frames, stop: { reason: "max-frames", detail: `the walk reached the frame cap of ${maxFrames}` } };
     }
-    const kind = outcome.kind ?? outcome.trust;
     if (outcome.trust === "scan") scanned++;
-    frames.push(makeFrame(rows, frames.length, callerRegisters, outcome.trust, step.rule, step.recovered, kind === outcome.trust ? undefined : kind));
+    const rule = step.rule;
+    frames.push(new FrameRow(rows, frames.length, callerRegisters, callerPc!, callerSp!, outcome.trust, rule, step.recovered));
     interrupted = step.interrupted === true;
-    numbers.pc = step.pcNumber ?? -1;
-    numbers.sp = step.spNumber ?? -1;
-    numbers.bstore = step.bstoreNumber ?? -1;
-    numbers.recovered = step.recovered;
-    numbers.foundBy = kind;
+    ctx.pc = step.pcNumber ?? -1;
+    ctx.sp = step.spNumber ?? -1;
+    ctx.bstore = step.bstoreNumber ?? -1;
+    ctx.recovered = step.recovered;
+    ctx.foundBy = rule.kind === "derived" ? rule.of : rule.kind;
   }
 }
 
@@ -409,7 +421,7 @@ export interface ThreadWalk {
   walk: Walk;
 }
 
-/** Walks the chosen threads (default: all), the crashed thread first. */
+/** Walks the chosen threads (default: all), the crashed thread first, sharing one cache. */
 export function walkSnapshot(snapshot: Snapshot, options: WalkOptions & { thread?: number | "all" } = {}): ThreadWalk[] {
   const choice = options.thread ?? "all";
   let threads = snapshot.threads;
@@ -420,5 +432,6 @@ export function walkSnapshot(snapshot: Snapshot, options: WalkOptions & { thread
     }
   }
   const ordered = [...threads.filter((t) => t.crashed), ...threads.filter((t) => !t.crashed)];
-  return ordered.map((thread) => ({ thread, walk: walkThread(snapshot, thread, options) }));
+  const shared: WalkOptions = { ...options, cache: options.cache ?? new UnwindCache() };
+  return ordered.map((thread) => ({ thread, walk: walkThread(snapshot, thread, shared) }));
 }

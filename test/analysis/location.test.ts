@@ -40,7 +40,7 @@ function moduleFromSym(): Module {
 
 /** A frame with just what the symbolizer reads. */
 function frame(index: number, pc: bigint): Frame {
-  return { index, addrPC: pc, addrReturn: 0n, addrFrame: 0n, addrStack: 0n, addrBStore: 0n, params: [], far: false, virtual: false, trust: index === 0 ? "context" : "frame-data", rule: "", registers: {} };
+  return { index, addrPC: pc, addrReturn: 0n, addrFrame: 0n, addrStack: 0n, addrBStore: 0n, params: [], far: false, virtual: false, trust: index === 0 ? "context" : "frame-data", rule: { kind: "custom", text: "" }, registers: {} };
 }
 
 describe("symbols from a Breakpad .sym file", () => {

@@ -11,9 +11,13 @@ import { x86Cfi } from "../../src/arch/x86/cfi.js";
 import { parseBreakpadSym } from "../../src/formats/breakpad-sym.js";
 import { RegionMemory } from "../../src/memory/region-memory.js";
 import type { Module, Registers, Snapshot } from "../../src/model/snapshot.js";
-import type { FrameSite } from "../../src/walk/strategy.js";
+import type { FrameSite } from "../../src/unwind/step.js";
+import { UnwindCache } from "../../src/unwind/cache.js";
+import { ruleText } from "../../src/unwind/rule-text.js";
+import { runRule } from "../support/rules.js";
 import { walkThread } from "../../src/walk/walk.js";
-import { explainWalk, formatExplanation } from "../../src/render/explain.js";
+import { explainWalk } from "../../src/analysis/explain-walk.js";
+import { formatExplanation } from "../../src/render/explain.js";
 import { StackBuilder } from "../support/stack-builder.js";
 
 const memory = new RegionMemory([{ base: 0x1000n, bytes: new Uint8Array([0x78, 0x56, 0x34, 0x12, 0xf0, 0xde, 0xbc, 0x9a]) }]);
@@ -116,7 +120,7 @@ function x64Module(rules: string[]): Module {
 }
 
 function site(machine: "x86" | "x64", module: Module, registers: Registers, pc: bigint, index = 0): FrameSite {
-  return { machine, index, interrupted: false, registers, lookupPc: pc, modules: [module], images: new RegionMemory([]), calleeParams: 0 };
+  return { machine, index, interrupted: false, registers, pc, lookupPc: pc, modules: [module], images: new RegionMemory([]), calleeParams: 0, cache: new UnwindCache() };
 }
 
 describe("x64 STACK CFI (Breakpad's amd64 register map)", () => {
@@ -130,8 +134,8 @@ describe("x64 STACK CFI (Breakpad's amd64 register map)", () => {
 
   it("recovers .cfa as RSP and .ra as RIP, the registers the rules give, and carries over the callee-saved ones they do not mention", () => {
     const rule = x64Cfi.ruleFor(site("x64", module, callee, callee["rip"]!))!;
-    expect(rule.describe()).toBe("cfi rva=0x1000: .cfa: $rsp 32 + .ra: .cfa 8 - ^ $rbx: .cfa 16 - ^ $rsi: .cfa 24 - ^ $r12: $nothing");
-    const r = rule.exec(callee, stack);
+    expect(ruleText(rule.rule)).toBe("cfi rva=0x1000: .cfa: $rsp 32 + .ra: .cfa 8 - ^ $rbx: .cfa 16 - ^ $rsi: .cfa 24 - ^ $r12: $nothing");
+    const r = runRule(rule, callee, stack);
     expect(r.ok).toBe(true);
     if (!r.ok) return;
     // $r12's rule fails and is dropped, so r12 carries over like rbp and r13; rdi and rax do not
@@ -141,20 +145,20 @@ describe("x64 STACK CFI (Breakpad's amd64 register map)", () => {
   });
 
   it("uses only the callee's valid registers: a callee-saved register the callee's rule did not recover is not carried", () => {
-    const r = x64Cfi.ruleFor(site("x64", module, callee, callee["rip"]!, 1))!.exec(callee, stack, { pc: -1, sp: -1, bstore: -1, recovered: ["rip", "rsp", "rbx"] });
+    const r = runRule(x64Cfi.ruleFor(site("x64", module, callee, callee["rip"]!, 1))!, callee, stack, { recovered: ["rip", "rsp", "rbx"] });
     expect(r.ok && Object.keys(r.registers).sort()).toEqual(["rbx", "rip", "rsi", "rsp"]);
   });
 
   it("is no rule outside the INIT ranges, and fails when .cfa or .ra cannot be evaluated", () => {
     expect(x64Cfi.ruleFor(site("x64", module, callee, BASE + 0x2000n))).toBeUndefined();
-    const r = x64Cfi.ruleFor(site("x64", module, callee, BASE + 0x1000n))!.exec(callee, new RegionMemory([]));
+    const r = runRule(x64Cfi.ruleFor(site("x64", module, callee, BASE + 0x1000n))!, callee, new RegionMemory([]));
     expect(r.ok).toBe(false);
   });
 
   it("a return address read elsewhere than just below the CFA makes the caller's PC an interrupted one", () => {
     const trap = x64Module(["STACK CFI INIT 1000 10 .cfa: $rsp 24 + ^ .ra: $rsp ^"]);
     const frame = new StackBuilder(STACK, 8).u64(BASE + 0x1234n).u64(0x33).u64(0x246).u64(STACK + 0x800n).build();
-    const r = x64Cfi.ruleFor(site("x64", trap, callee, BASE + 0x1000n))!.exec(callee, new RegionMemory([{ base: frame.base, bytes: frame.bytes }]));
+    const r = runRule(x64Cfi.ruleFor(site("x64", trap, callee, BASE + 0x1000n))!, callee, new RegionMemory([{ base: frame.base, bytes: frame.bytes }]));
     expect(r.ok && [r.registers["rip"], r.registers["rsp"], r.interrupted]).toEqual([BASE + 0x1234n, STACK + 0x800n, true]);
   });
 
@@ -187,7 +191,7 @@ describe("x86 STACK CFI (Breakpad's x86 register map)", () => {
     const s = new StackBuilder(0x0012_0000n).u32(0x0800_1234).build();
     const stack = new RegionMemory([{ base: s.base, bytes: s.bytes }]);
     const rule = x86Cfi.ruleFor(site("x86", module, {}, 0x0800_1000n))!;
-    expect(rule.exec({ eip: 0x0800_1000n, esp: 0x0012_0000n, ebp: 0x0012_0100n }, stack)).toMatchObject({ ok: true, registers: { eip: 0x0800_1234n, esp: 0x0012_0004n, ebp: 0x0012_0100n } });
-    expect(rule.exec({ eip: 0x0800_1000n, esp: 0x0012_0000n }, stack).ok).toBe(false);
+    expect(runRule(rule, { eip: 0x0800_1000n, esp: 0x0012_0000n, ebp: 0x0012_0100n }, stack)).toMatchObject({ ok: true, registers: { eip: 0x0800_1234n, esp: 0x0012_0004n, ebp: 0x0012_0100n } });
+    expect(runRule(rule, { eip: 0x0800_1000n, esp: 0x0012_0000n }, stack).ok).toBe(false);
   });
 });

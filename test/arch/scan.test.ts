@@ -14,7 +14,9 @@ import { x64Leaf } from "../../src/arch/x64/scan.js";
 import { RegionMemory } from "../../src/memory/region-memory.js";
 import { WindowMemory } from "../../src/memory/window-memory.js";
 import type { Module, Registers } from "../../src/model/snapshot.js";
-import type { FrameSite } from "../../src/walk/strategy.js";
+import type { FrameSite } from "../../src/unwind/step.js";
+import { UnwindCache } from "../../src/unwind/cache.js";
+import { runRule } from "../support/rules.js";
 import { MAX_SCANNED_FRAMES, walkThread } from "../../src/walk/walk.js";
 import { StackBuilder } from "../support/stack-builder.js";
 
@@ -33,7 +35,7 @@ function code(calls: { ret: bigint; target: bigint }[]): RegionMemory {
 }
 
 function site(pc: bigint, images: RegionMemory, index = 1, registers: Registers = {}): FrameSite {
-  return { machine: "x86", index, interrupted: false, registers, lookupPc: pc, modules: [MODULE], images, calleeParams: 0 };
+  return { machine: "x86", index, interrupted: false, registers, pc, lookupPc: pc, modules: [MODULE], images, calleeParams: 0, cache: new UnwindCache() };
 }
 
 const STACK = 0x0012_f000n;
@@ -51,22 +53,22 @@ describe("the scanning policy", () => {
 
   it("passes over a return address whose direct call went above the frame's PC in its module, for a consistent one", () => {
     const stack = stackOf(new StackBuilder(STACK).u32(0x0040_1135).u32(7).u32(0x0040_1055));
-    const found = scanForReturn(X86_SCAN, stack, callSiteCheck(site(0x0040_1120n, images)), STACK, 40);
+    const found = scanForReturn(X86_SCAN, new UnwindCache(), stack, callSiteCheck(site(0x0040_1120n, images)), STACK, 40);
     expect(found).toEqual({ slot: STACK + 8n, value: 0x0040_1055n });
   });
 
   it("takes the first return address when none is consistent (a tail call entered the frame)", () => {
     const stack = stackOf(new StackBuilder(STACK).u32(0x0040_1135).u32(7));
-    expect(scanForReturn(X86_SCAN, stack, callSiteCheck(site(0x0040_1120n, images)), STACK, 40)).toEqual({ slot: STACK, value: 0x0040_1135n });
+    expect(scanForReturn(X86_SCAN, new UnwindCache(), stack, callSiteCheck(site(0x0040_1120n, images)), STACK, 40)).toEqual({ slot: STACK, value: 0x0040_1135n });
   });
 
   it("looks past Breakpad's window only for a return address its call site confirms", () => {
     const far = new StackBuilder(STACK).fill(300, 0).u32(0x0040_1055);
-    expect(scanForReturn(X86_SCAN, stackOf(far), callSiteCheck(site(0x0040_1120n, images)), STACK, 40)).toEqual({ slot: STACK + 1200n, value: 0x0040_1055n });
+    expect(scanForReturn(X86_SCAN, new UnwindCache(), stackOf(far), callSiteCheck(site(0x0040_1120n, images)), STACK, 40)).toEqual({ slot: STACK + 1200n, value: 0x0040_1055n });
     // Without the code, lying in the module is all that could be checked: not enough out there.
     const noCode = new RegionMemory([]);
-    expect(scanForReturn(X86_SCAN, stackOf(new StackBuilder(STACK).fill(300, 0).u32(0x0040_1055)), callSiteCheck(site(0x0040_1120n, noCode)), STACK, 40)).toBeUndefined();
-    expect(scanForReturn(X86_SCAN, stackOf(new StackBuilder(STACK).fill(30, 0).u32(0x0040_1055)), callSiteCheck(site(0x0040_1120n, noCode)), STACK, 40)).toEqual({
+    expect(scanForReturn(X86_SCAN, new UnwindCache(), stackOf(new StackBuilder(STACK).fill(300, 0).u32(0x0040_1055)), callSiteCheck(site(0x0040_1120n, noCode)), STACK, 40)).toBeUndefined();
+    expect(scanForReturn(X86_SCAN, new UnwindCache(), stackOf(new StackBuilder(STACK).fill(30, 0).u32(0x0040_1055)), callSiteCheck(site(0x0040_1120n, noCode)), STACK, 40)).toEqual({
       slot: STACK + 120n,
       value: 0x0040_1055n,
     });
@@ -85,7 +87,7 @@ describe("the scanning policy", () => {
 describe("the x86 EBP chain where no record describes the frame", () => {
   const images = code([{ ret: 0x0040_1055n, target: 0x0040_1100n }, { ret: 0x0040_1135n, target: 0x0040_1300n }]);
   const run = (registers: Registers, stack: RegionMemory, index = 1, foundBy?: "frame-pointer" | "scan") =>
-    x86CheckedFramePointer.ruleFor(site(registers["eip"]!, images, index, registers))!.exec(registers, stack, { pc: -1, sp: -1, bstore: -1, foundBy });
+    runRule(x86CheckedFramePointer.ruleFor(site(registers["eip"]!, images, index, registers))!, registers, stack, foundBy === undefined ? {} : { foundBy });
 
   it("follows a plausible EBP", () => {
     const s = new StackBuilder(STACK).fill(2).mark("ebp").u32(0).u32(0x0040_1055).mark("sp1");
@@ -124,26 +126,26 @@ describe("x64 rules Breakpad uses without unwind data", () => {
   const STACK64 = 0x7ffd_8330_0000n;
   const lib: Module = { name: "libc.so", base: 0x7f3f_0e03_c000n, size: 0x40_0000n, symbols: [] };
   const ra = lib.base + 0x21ec5n;
-  const x64site = (registers: Registers, index = 0): FrameSite => ({ machine: "x64", index, interrupted: false, registers, lookupPc: registers["rip"]!, modules: [lib], images: new RegionMemory([]), calleeParams: 0 });
+  const x64site = (registers: Registers, index = 0): FrameSite => ({ machine: "x64", index, interrupted: false, registers, pc: registers["rip"]!, lookupPc: registers["rip"]!, modules: [lib], images: new RegionMemory([]), calleeParams: 0, cache: new UnwindCache() });
 
   it("the RBP chain with Breakpad's checks: taken when plausible; an RBP of 0, a saved RBP below the caller's RSP or unreadable are passed over", () => {
     const s = new StackBuilder(STACK64, 8).fill(2).mark("rbp").u64(STACK64 + 0x40n).u64(ra).fill(8, 0);
     const { labels } = s.build();
     const mem = stackOf(s);
-    const take = (rbp: bigint) => x64CheckedFramePointer.ruleFor(x64site({ rip: lib.base + 0x100n, rsp: STACK64, rbp }))!.exec({ rip: lib.base + 0x100n, rsp: STACK64, rbp }, mem);
+    const take = (rbp: bigint) => runRule(x64CheckedFramePointer.ruleFor(x64site({ rip: lib.base + 0x100n, rsp: STACK64, rbp }))!, { rip: lib.base + 0x100n, rsp: STACK64, rbp }, mem);
     expect(take(labels["rbp"]!)).toMatchObject({ ok: true, registers: { rip: ra, rsp: labels["rbp"]! + 16n, rbp: STACK64 + 0x40n }, recovered: ["rip", "rsp", "rbp"] });
     expect(take(0n)).toMatchObject({ ok: false, fallback: true });
     const low = stackOf(new StackBuilder(STACK64, 8).mark("rbp").u64(STACK64).u64(ra));
-    expect(x64CheckedFramePointer.ruleFor(x64site({ rip: 1n, rsp: STACK64, rbp: STACK64 }))!.exec({ rip: 1n, rsp: STACK64, rbp: STACK64 }, low)).toMatchObject({ ok: false, fallback: true });
+    expect(runRule(x64CheckedFramePointer.ruleFor(x64site({ rip: 1n, rsp: STACK64, rbp: STACK64 }))!, { rip: 1n, rsp: STACK64, rbp: STACK64 }, low)).toMatchObject({ ok: false, fallback: true });
   });
 
   it("the leaf simulation: for the context frame only, a return address at RSP or RSP + 8, every register and the whole validity carried over", () => {
     const registers: Registers = { rip: lib.base + 0x100n, rsp: STACK64, rbp: 0n, rax: 0x1d3n, r15: 9n };
     expect(x64Leaf.ruleFor(x64site(registers, 1))).toBeUndefined();
     const at1 = stackOf(new StackBuilder(STACK64, 8).u64(5).u64(ra));
-    expect(x64Leaf.ruleFor(x64site(registers))!.exec(registers, at1)).toMatchObject({ ok: true, kind: "leaf", recovered: undefined, registers: { ...registers, rip: ra, rsp: STACK64 + 16n } });
+    expect(runRule(x64Leaf.ruleFor(x64site(registers))!, registers, at1)).toMatchObject({ ok: true, rule: { kind: "leaf" }, recovered: undefined, registers: { ...registers, rip: ra, rsp: STACK64 + 16n } });
     const at2 = stackOf(new StackBuilder(STACK64, 8).u64(5).u64(6).u64(ra));
-    expect(x64Leaf.ruleFor(x64site(registers))!.exec(registers, at2)).toMatchObject({ ok: false, fallback: true });
+    expect(runRule(x64Leaf.ruleFor(x64site(registers))!, registers, at2)).toMatchObject({ ok: false, fallback: true });
   });
 });
 
@@ -173,7 +175,7 @@ describe("the walk's scan limit", () => {
     const snap = { machine: "x64" as const, modules: [lib], memory: new RegionMemory([{ base: stack, bytes }]), threads: [{ id: 1, crashed: true, registers: { rip: lib.base + 0x10n, rsp: stack, rbp: 0n } }] };
     const walk = walkThread(snap, snap.threads[0]!);
     expect(walk.frames).toHaveLength(1 + MAX_SCANNED_FRAMES);
-    expect(walk.frames[1]!.ruleKind).toBe("leaf");
+    expect(walk.frames[1]!.rule.kind).toBe("leaf");
     expect(walk.frames.at(-1)!.trust).toBe("scan");
   });
 });

@@ -13,7 +13,8 @@ import { InputError } from "../../src/errors.js";
 import { bytesSource, minidumpSnapshot, readMinidump, type Minidump } from "../../src/formats/minidump.js";
 import { minidumpBytes } from "../../src/formats/minidump-write.js";
 import { parseVector } from "../../src/formats/vector.js";
-import { breakpadReport, renderBreakpad, type BreakpadReport } from "../../src/render/breakpad.js";
+import { breakpadReport, type BreakpadReport } from "../../src/analysis/breakpad-report.js";
+import { renderBreakpad } from "../../src/render/breakpad.js";
 import { splitHuman } from "../support/breakpad-report.js";
 
 const CORPUS = "../shared/fixtures/breakpad-corpus";

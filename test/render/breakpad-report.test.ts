@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
 import { bytesSource, minidumpSnapshot, readMinidump } from "../../src/formats/minidump.js";
-import { assertionText, breakpadReport, renderBreakpad, renderBreakpadMachineReadable } from "../../src/render/breakpad.js";
+import { assertionText, breakpadReport } from "../../src/analysis/breakpad-report.js";
+import { renderBreakpad, renderBreakpadMachineReadable } from "../../src/render/breakpad.js";
 import { writeMinidump, type MinidumpSpec } from "../support/minidump-writer.js";
 
 const BREAKPAD_INFO = 0x47670001;

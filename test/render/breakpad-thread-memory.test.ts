@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { bytesSource, minidumpSnapshot, readMinidump } from "../../src/formats/minidump.js";
-import { breakpadReport } from "../../src/render/breakpad.js";
+import { breakpadReport } from "../../src/analysis/breakpad-report.js";
 import { walkSnapshot } from "../../src/walk/walk.js";
 import { writeMinidump } from "../support/minidump-writer.js";
 

@@ -6,21 +6,25 @@
  */
 import { describe, expect, it } from "vitest";
 import { bytesSource, minidumpSnapshot, readMinidump, type Minidump } from "../../src/formats/minidump.js";
-import {
-  breakpadRegisters,
-  breakpadReport,
-  breakpadTrust,
-  crashReason,
-  formatRegisterLines,
-  renderBreakpad,
-  renderBreakpadMachineReadable,
-} from "../../src/render/breakpad.js";
-import type { Frame, RuleKind, Trust } from "../../src/walk/frame.js";
+import { breakpadRegisters, breakpadTrust, formatRegisterLines, renderBreakpad, renderBreakpadMachineReadable } from "../../src/render/breakpad.js";
+import { breakpadReport } from "../../src/analysis/breakpad-report.js";
+import { crashReason } from "../../src/analysis/breakpad-crash.js";
+import type { Frame, Trust } from "../../src/walk/frame.js";
+import type { FpoData } from "../../src/model/fpo-data.js";
+import type { FrameData } from "../../src/formats/frame-data.js";
+import { CONTEXT_RULE, type Rule } from "../../src/unwind/rule.js";
 import { x64Dump } from "./x64-dump.js";
 
-function frame(index: number, trust: Trust, registers: Record<string, bigint>, rule = "", ruleKind?: RuleKind): Frame {
-  return { index, addrPC: registers["eip"] ?? registers["rip"] ?? 0n, addrReturn: 0n, addrFrame: 0n, addrStack: 0n, addrBStore: 0n, params: [], far: false, virtual: false, trust, ruleKind, rule, registers };
+function frame(index: number, trust: Trust, registers: Record<string, bigint>, rule: Rule = CONTEXT_RULE): Frame {
+  return { index, addrPC: registers["eip"] ?? registers["rip"] ?? 0n, addrReturn: 0n, addrFrame: 0n, addrStack: 0n, addrBStore: 0n, params: [], far: false, virtual: false, trust, rule, registers };
 }
+
+const FPO: FpoData = { ulOffStart: 0x1000, cbProcSize: 0x40, cdwLocals: 2, cdwParams: 1, cbProlog: 3, cbRegs: 1, fHasSEH: false, fUseBP: false, reserved: 0, cbFrame: 0 };
+const FRAME_DATA: FrameData = {
+  rvaStart: 0x1000, codeSize: 0x40, localSize: 8, paramsSize: 4, maxStackSize: 0, frameFunc: 0, prologSize: 3, savedRegsSize: 4, flags: 0, hasSEH: false, hasEH: false, isFunctionStart: true,
+};
+const SCAN: Rule = { kind: "scan", registers: { sp: "esp", fp: "ebp" }, sp: 0x12fe84n, slot: 0x12fe90n, value: 0x401234n };
+const REPAIRED = (rule: Extract<Rule, { kind: "fpo" | "frame-data" }>): Rule => ({ kind: "site-check", rule, found: "scan", eip: 0x1234n, slot: 0x12fe90n, value: 0x401234n });
 
 const X86_CONTEXT = {
   eip: 0x0040429en, esp: 0x0012fe84n, ebp: 0x0012fe88n, ebx: 0x7c80abc1n, esi: 2n, edi: 0xa28n,
@@ -82,20 +86,20 @@ describe("which registers a frame prints", () => {
 
 describe("Found by", () => {
   it.each([
-    ["context", undefined, "given as instruction pointer in context"],
-    ["frame-data", undefined, "call frame info"],
-    ["fpo", undefined, "call frame info"],
-    ["unwind-info", undefined, "call frame info"],
-    ["cfi", undefined, "call frame info"],
-    ["frame-pointer", undefined, "previous frame's frame pointer"],
-    ["scan", undefined, "stack scanning"],
-    ["scan", "unwind-info", "stack scanning"],
-    ["scan", "frame-data", "call frame info with scanning"],
-    ["scan", "fpo", "call frame info with scanning"],
-    ["scan", "leaf", "simulating a return from leaf function"],
-  ] as const)("trust %s, rule kind %s → %s", (trust, kind, text) => {
-    // From the fields, whatever the rule's text says.
-    expect(breakpadTrust(frame(1, trust, {}, "scan from esp=0x12fe84: frame-data not to this function", kind))).toBe(text);
+    ["context", CONTEXT_RULE, "given as instruction pointer in context"],
+    ["frame-data", { kind: "frame-data", record: FRAME_DATA, ra: { at: "esp", offset: 12, moved: 0 } }, "call frame info"],
+    ["fpo", { kind: "fpo", record: FPO, form: "body", raOffset: 12, moved: 0, ebpSlot: -1 }, "call frame info"],
+    ["unwind-info", { kind: "unwind-info", function: { begin: 0x1000 }, body: false, parts: [], frameRegisterIgnored: false, callerRsp: "rsp+0x8" }, "call frame info"],
+    ["cfi", { kind: "cfi", rva: 0x1000, rules: [[".cfa", "$rsp 8 +"], [".ra", ".cfa 8 - ^"]] }, "call frame info"],
+    ["frame-pointer", { kind: "frame-pointer", chain: { pc: "eip", sp: "esp", fp: "ebp", width: 4 }, fp: 0x12fe88n, pc: 0x401234n, savedFp: 0x12fea0n }, "previous frame's frame pointer"],
+    ["scan", SCAN, "stack scanning"],
+    ["scan", { kind: "rescan", problem: "unwind-info rva=0x1000 ops=[] rsp+0x8: [0x12fe84] = 0x5 is not a return address", start: 0x12fe84n, slot: 0x12fe90n, value: 0x401234n }, "stack scanning"],
+    ["scan", REPAIRED({ kind: "frame-data", record: FRAME_DATA, ra: { at: "esp", offset: 12, moved: 0 } }), "call frame info with scanning"],
+    ["scan", REPAIRED({ kind: "fpo", record: FPO, form: "body", raOffset: 12, moved: 0, ebpSlot: -1 }), "call frame info with scanning"],
+    ["scan", { kind: "leaf", slot: 0x12fe84n, value: 0x401234n }, "simulating a return from leaf function"],
+  ] as const satisfies readonly (readonly [Trust, Rule, string])[])("trust %s, rule %o → %s", (trust, rule, text) => {
+    // From the trust and the rule's kind, not from its text.
+    expect(breakpadTrust(frame(1, trust, {}, rule))).toBe(text);
   });
 });
 

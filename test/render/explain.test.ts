@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
 import { decodeDiskItems, decodeStackTrace, EVENT_HEADER_EXT_TYPE } from "../../src/etw/extended-data.js";
 import { parseVector } from "../../src/formats/vector.js";
-import { explainWalk, formatExplanation } from "../../src/render/explain.js";
+import { explainWalk } from "../../src/analysis/explain-walk.js";
+import { formatExplanation } from "../../src/render/explain.js";
 import { ROOT } from "../support/corpus.js";
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -69,6 +70,18 @@ describe("explain", () => {
     const ra = f1.reads.find((r) => r.role === "return-address")!;
     expect(ra.address + 8n).toBe(v.threads[0]!.truth![1]!.sp);
     expect(f1.weaker).toMatch(/The frame-pointer chain never reaches this frame/);
+  });
+
+  it("names the frame register's operation and every operation of the prolog, read from the rule's fields", () => {
+    const v = load("vectors/x64/synthetic/epilog-lea-capture.json");
+    const e = explainWalk(v, v.threads[0]!);
+    expect(e.frames[2]!.how.slice(1, 6)).toEqual([
+      "UWOP_SET_FPREG: RSP ← RBP − 0x0 (the frame register marks the frame; the allocations below are undone from it)",
+      "UWOP_ALLOC_LARGE 0x90: RSP += 0x90",
+      "UWOP_PUSH_NONVOL rdi: RDI ← [RSP], RSP += 8",
+      "UWOP_PUSH_NONVOL rsi: RSI ← [RSP], RSP += 8",
+      "UWOP_PUSH_NONVOL rbp: RBP ← [RSP], RSP += 8",
+    ]);
   });
 
   it("on IA-64, reads rp from the backing store and moves BSP down by the caller's sol across a NaT collection slot", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { escapeXml, renderSvg, SVG_MAX_FRAMES, SVG_MAX_ROWS } from "../../src/render/svg.js";
-import type { ExplainedWalk } from "../../src/render/explain-model.js";
+import type { ExplainedWalk } from "../../src/analysis/explain-model.js";
 import { allElements, deepText, deepWalk, ia64Walk, IA64_NAT_WORD, parseXml, stoppedWalk, x64Walk, x86Walk, type XmlElement } from "../support/explained.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";

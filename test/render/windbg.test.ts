@@ -76,7 +76,7 @@ describe("fpoNote", () => {
   });
   const moduleWith = (fpo: FpoData[]): Module => ({ name: "k.dll", base: 0x10000000n, size: 0x10000n, symbols: [], unwind: { fpo, frameData: [], origin: "test" } });
   const frame = (index: number, pc: bigint, ebp: bigint): Frame => ({
-    index, addrPC: pc, addrReturn: 0n, addrFrame: ebp, addrStack: 0n, addrBStore: 0n, params: [], far: false, virtual: false, trust: "fpo", rule: "", registers: { eip: pc, ebp },
+    index, addrPC: pc, addrReturn: 0n, addrFrame: ebp, addrStack: 0n, addrBStore: 0n, params: [], far: false, virtual: false, trust: "fpo", rule: { kind: "custom", text: "" }, registers: { eip: pc, ebp },
   });
 
   it("trap frames: params and locals, then the trap frame at the frame's EBP", () => {

@@ -8,7 +8,7 @@
 import { SaxesParser } from "saxes";
 import type { Machine } from "../../src/model/machine.js";
 import type { Frame, Trust, WalkStop } from "../../src/walk/frame.js";
-import type { ExplainedFrame, ExplainedRead, ExplainedWalk, StackWord } from "../../src/render/explain-model.js";
+import type { ExplainedFrame, ExplainedRead, ExplainedWalk, StackWord } from "../../src/analysis/explain-model.js";
 
 interface FrameSpec {
   pc: bigint;
@@ -49,7 +49,7 @@ function frames(machine: Machine, specs: FrameSpec[]): ExplainedFrame[] {
       far: false,
       virtual: false,
       trust: s.trust,
-      rule: s.rule,
+      rule: { kind: "custom", text: s.rule },
       registers,
     };
     const e: ExplainedFrame = { index, frame, location: s.location, how: s.how, reads: s.reads ?? [] };

@@ -7,7 +7,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseChainSpec, runCompareTargets, type CompareTarget } from "../../emulator/compare.js";
-import { explainWalk } from "../../src/render/explain.js";
+import { explainWalk } from "../../src/analysis/explain-walk.js";
 import { renderSvg } from "../../src/render/svg.js";
 import type { WalkerName } from "../../src/walk/registry.js";
 

@@ -11,7 +11,7 @@
  * bigint; `Math.trunc` gives the C division toward zero that the negative case needs.
  */
 import type { MemoryReader } from "../../memory/reader.js";
-import { RegionMemory, type MemoryRegion } from "../../memory/region-memory.js";
+import { RegionMemory } from "../../memory/region-memory.js";
 import type { Registers } from "../../model/snapshot.js";
 
 /** The most registers a frame can have (CFM.sof ≤ 96, §1.2). */
@@ -179,25 +179,14 @@ export function natBit(address: bigint, bspstore: bigint, rnat: bigint, memory: 
   return Number((word >> bit) & 1n) as 0 | 1;
 }
 
-/** The region a {@link readWord} last read from, and a view of its bytes. */
-let lastRegion: MemoryRegion | undefined;
-let lastView: DataView | undefined;
-
 /** The little-endian 64-bit word at `address`, or undefined when it is not all readable. */
 export function readWord(memory: MemoryReader, address: bigint): bigint | undefined {
   if (memory instanceof RegionMemory) {
     // The usual case, a snapshot's own memory: one region lookup and one 8-byte read.
     const i = memory.indexOf(address);
     if (i < 0) return undefined;
-    const region = memory.regions[i]!;
-    const off = Number(address - region.base);
-    if (off + 8 <= region.bytes.length) {
-      if (region !== lastRegion) {
-        lastRegion = region;
-        lastView = new DataView(region.bytes.buffer, region.bytes.byteOffset, region.bytes.byteLength);
-      }
-      return lastView!.getBigUint64(off, true);
-    }
+    const off = Number(address - memory.regions[i]!.base);
+    if (off + 8 <= memory.regions[i]!.bytes.length) return memory.viewOf(i).getBigUint64(off, true);
   }
   if (memory.u32 !== undefined) {
     const lo = memory.u32(address);

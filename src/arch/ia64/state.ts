@@ -23,6 +23,7 @@
  * Nothing here reads memory.
  */
 import { InputError } from "../../errors.js";
+import type { PfsLocation, PspRule, RpLocation, SaveLocation } from "../../unwind/rule.js";
 import { isRegionHeader, type DecodedRecord } from "./unwind-descriptors.js";
 
 /** Register indices of the state record, the first eight in the save order of §3.4. */
@@ -65,30 +66,6 @@ function emptyState(): StateRecord {
 function copyState(s: StateRecord): StateRecord {
   return s.map((r) => ({ ...r }));
 }
-
-/** Where a saved register is found. */
-export type SaveLocation =
-  /** In a general register (n ≥ 32: the backing store at skip(bsp, n − 32)). */
-  | { kind: "gr"; reg: number }
-  /** In memory at psp + offset (offset = 0x10 − 4·pspoff). */
-  | { kind: "psprel"; offset: number }
-  /** In memory at sp + offset (offset = 4·spoff). */
-  | { kind: "sprel"; offset: number };
-
-/** Where rp is: saved, or still in a branch register (b0, or the one rp_br names). */
-export type RpLocation = (SaveLocation & { when: number }) | { kind: "br"; reg: number };
-/** Where ar.pfs is: saved, or still live in ar.pfs. */
-export type PfsLocation = (SaveLocation & { when: number }) | { kind: "live" };
-
-/** How the caller's sp (this frame's psp) is found. */
-export type PspRule =
-  /** No frame is allocated (yet, or any more): psp = sp. */
-  | { kind: "sp" }
-  /** mem_stack_f: psp = sp + size. */
-  | { kind: "fixed"; size: number; when: number }
-  /** mem_stack_v: psp was saved in a GR or at sp + offset. */
-  | { kind: "gr"; reg: number; when: number }
-  | { kind: "sprel"; offset: number; when: number };
 
 /** The unwind state of a frame at `whenTarget`. */
 export interface FrameState {
@@ -330,27 +307,4 @@ export function frameStateAt(records: readonly DecodedRecord[], whenTarget: numb
   if (d.epilogueStart !== WHEN_NEVER) state.epilogueStart = d.epilogueStart;
   if (d.unwabi !== undefined) state.unwabi = d.unwabi;
   return state;
-}
-
-/** A save location as text: "r33", "[psp-0x10]", "[sp+0x20]". */
-export function locationText(l: SaveLocation): string {
-  const off = (base: string, o: number): string => `[${base}${o < 0 ? "-" : "+"}0x${Math.abs(o).toString(16)}]`;
-  return l.kind === "gr" ? `r${l.reg}` : l.kind === "psprel" ? off("psp", l.offset) : off("sp", l.offset);
-}
-
-/** A psp rule as text. */
-export function pspText(p: PspRule): string {
-  switch (p.kind) {
-    case "sp": return "psp=sp";
-    case "fixed": return `psp=sp+0x${p.size.toString(16)}`;
-    case "gr": return `psp=r${p.reg}`;
-    case "sprel": return `psp=[sp+0x${p.offset.toString(16)}]`;
-  }
-}
-
-/** The state as one line: "rp=r33 pfs=r34 psp=sp+0x20". */
-export function stateText(s: FrameState): string {
-  const rp = s.rp.kind === "br" ? `rp=b${s.rp.reg}` : `rp=${locationText(s.rp)}`;
-  const pfs = s.pfs.kind === "live" ? "pfs=ar.pfs" : `pfs=${locationText(s.pfs)}`;
-  return `${rp} ${pfs} ${pspText(s.psp)}`;
 }

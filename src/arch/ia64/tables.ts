@@ -2,50 +2,37 @@
  * IA-64 unwind tables per module (ia64.md §3.1, §3.2): the IMAGE_IA64_RUNTIME_FUNCTION_ENTRY table
  * named by the exception directory of the image as the snapshot maps it, checked once (sorted by
  * BeginAddress, bundle-aligned, not empty, not overlapping, inside the image) and searched by
- * binary search; and the unwind info blocks, each decoded once. Kept for the module's lifetime
- * (per memory reader: the same module in another snapshot's memory is read again).
+ * binary search; and the unwind info blocks, each decoded once. Kept in the walk's cache per
+ * module and image memory (the same module in another snapshot's memory is read again).
  */
 import { InputError } from "../../errors.js";
+import { findTripleIndex } from "../../formats/sorted-ranges.js";
+import { hex } from "../../hex.js";
 import type { MemoryReader } from "../../memory/reader.js";
 import { IMAGE_FILE_MACHINE } from "../../model/machine.js";
 import type { Module } from "../../model/snapshot.js";
+import type { UnwindCache } from "../../unwind/cache.js";
+import { functionTables, tablesSlot, type FunctionTables } from "../function-table.js";
+import type { DataProblem } from "../problem.js";
 import { decodeUnwindInfo, type Ia64RuntimeFunction, type UnwindInfo } from "./unwind-descriptors.js";
-import { findTripleIndex } from "../../formats/sorted-ranges.js";
-import { mappedFunctionTable } from "../function-table.js";
 
-/** The unwind tables of one IA-64 module. */
-export interface Ia64Tables {
-  module: Module;
-  sizeOfImage: number;
-  /** The exception directory's RVA (where entry i is, at + 12·i), or 0 when there is none. */
-  directoryRva: number;
-  /** BeginAddress, EndAddress, UnwindInfoAddress of entry i at [3i..3i+2]. */
-  functions: Uint32Array;
-  /** Why the table cannot be searched: every frame in the module stops with it. */
-  problem?: string;
-  /** Decoded unwind infos by RVA, or why one cannot be used. */
-  infos: Map<number, UnwindInfo | InfoProblem>;
-  /** Reads image bytes at an RVA, inside SizeOfImage only. */
-  read(rva: number, size: number): Uint8Array | undefined;
-}
+/**
+ * The unwind tables of one IA-64 module: BeginAddress, EndAddress, UnwindInfoAddress of entry i
+ * at `functions[3i..3i+2]` (entry i itself at directoryRva + 12·i), and the decoded unwind infos
+ * by RVA (or why one cannot be used).
+ */
+export type Ia64Tables = FunctionTables<UnwindInfo | InfoProblem>;
 
-/** Tables per module, for the memory they were read from (a module seen with other memory is read again). */
-const cache = new WeakMap<Module, { images: MemoryReader; tables: Ia64Tables | null }>();
-
-const hex = (n: number | bigint): string => "0x" + n.toString(16);
+const TABLES = tablesSlot<UnwindInfo | InfoProblem>("ia64 tables");
 
 /**
  * The tables of `module`, read from its image in `images`; undefined when no readable IA-64
- * image is mapped at its base. An image without an exception directory has an empty table.
+ * image is mapped at its base. An image without an exception directory has an empty table. Kept
+ * in `cache` when one is given.
  */
-export function ia64Tables(module: Module, images: MemoryReader): Ia64Tables | undefined {
-  const cached = cache.get(module);
-  if (cached !== undefined && cached.images === images) return cached.tables ?? undefined;
+export function ia64Tables(module: Module, images: MemoryReader, cache?: UnwindCache): Ia64Tables | undefined {
   // The IA-64 entry has the x64 RUNTIME_FUNCTION's size and field order: three image-relative u32s.
-  const table = mappedFunctionTable(module, images, IMAGE_FILE_MACHINE.IA64, checkTable);
-  const tables: Ia64Tables | null = table === undefined ? null : { module, ...table, infos: new Map() };
-  cache.set(module, { images, tables });
-  return tables ?? undefined;
+  return functionTables(TABLES, module, images, cache, IMAGE_FILE_MACHINE.IA64, checkTable);
 }
 
 /** Why an entry table cannot be binary-searched, or undefined when it can. */
@@ -77,10 +64,7 @@ export function entryAt(tables: Ia64Tables, index: number): Ia64RuntimeFunction 
 }
 
 /** Why an unwind info block cannot be used, and the address of the bad byte. */
-export interface InfoProblem {
-  problem: string;
-  address: bigint;
-}
+export type InfoProblem = DataProblem & { address: bigint };
 
 /** Unwind info blocks larger than this (8-byte words of descriptors) are not believed. */
 const MAX_INFO_WORDS = 0x10000;

@@ -13,6 +13,7 @@
  * (relative to what the caller says the bytes start at): a record that runs past the stream's
  * length, an undefined code, reserved bits set, a ULEB128 longer than the value range.
  */
+import { hex } from "../../hex.js";
 import { InputError } from "../../errors.js";
 
 /** Size of IMAGE_IA64_RUNTIME_FUNCTION_ENTRY (§3.1). */
@@ -138,7 +139,6 @@ export function pushUleb128(out: number[], value: number): void {
 
 // --- Decoding --------------------------------------------------------------------------------
 
-const hex = (n: number): string => "0x" + n.toString(16);
 
 class Reader {
   pos = 0;

@@ -6,6 +6,7 @@
  */
 import { bigintOf } from "../../memory/bigint-cache.js";
 import { RegionMemory } from "../../memory/region-memory.js";
+import { cacheSlot, keyed, keyedSlot, type UnwindCache } from "../../unwind/cache.js";
 
 /** Words of one RegionMemory at number addresses, through its number index. */
 export class NumberWords {
@@ -48,20 +49,16 @@ export class NumberWords {
   }
 }
 
-const cache = new WeakMap<RegionMemory, NumberWords>();
-let lastMemory: RegionMemory | undefined;
-let lastWords: NumberWords | undefined;
+const READERS = keyedSlot<RegionMemory, NumberWords>("ia64 number words");
+/** The last memory asked about and its reader (one per cache: a walk asks about one memory every frame). */
+const LAST = cacheSlot("ia64 last number words", () => ({ memory: undefined as unknown, words: undefined as NumberWords | undefined }));
 
-/** The number-address reader of `memory` (made once per memory), or undefined when it is not a RegionMemory. */
-export function numberWords(memory: unknown): NumberWords | undefined {
-  if (memory === lastMemory) return lastWords;
-  if (!(memory instanceof RegionMemory)) return undefined;
-  let words = cache.get(memory);
-  if (words === undefined) {
-    words = new NumberWords(memory);
-    cache.set(memory, words);
-  }
-  lastMemory = memory;
-  lastWords = words;
+/** The number-address reader of `memory` (made once per memory and cache), or undefined when it is not a RegionMemory. */
+export function numberWords(memory: unknown, cache: UnwindCache): NumberWords | undefined {
+  const last = cache.get(LAST);
+  if (memory === last.memory) return last.words;
+  const words = memory instanceof RegionMemory ? keyed(cache, READERS, memory, () => new NumberWords(memory)) : undefined;
+  last.memory = memory;
+  last.words = words;
   return words;
 }

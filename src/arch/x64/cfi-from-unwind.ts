@@ -12,6 +12,8 @@
 import type { BreakpadCfiDelta, BreakpadStackCfi } from "../../formats/breakpad-sym.js";
 import type { MemoryReader } from "../../memory/reader.js";
 import type { Module } from "../../model/snapshot.js";
+import { cacheSlot, ImageKeyed, type UnwindCache } from "../../unwind/cache.js";
+import { isProblem } from "../problem.js";
 import { buildPlan, OP_ADD, OP_BASE_REG, OP_BASE_RSP, OP_LOAD, OP_MACHFRAME, OP_POP, OP_RET, OP_SET_RSP, type UnwindPlan } from "./plan.js";
 import { resolveEntry, x64Tables } from "./tables.js";
 import { REG64, RSP } from "./unwind-info.js";
@@ -101,16 +103,19 @@ function rulesText(rules: PlanRules, also: Iterable<string>): string {
   return parts.join(" ");
 }
 
-const cache = new WeakMap<Module, BreakpadStackCfi[]>();
+const RECORDS = cacheSlot("x64 STACK CFI from unwind tables", () => new ImageKeyed<Module, BreakpadStackCfi[]>());
 
 /**
  * The STACK CFI records of a module whose image (with its exception directory) is mapped in
  * `memory`: one INIT range per RUNTIME_FUNCTION, with a delta row wherever the rules change
- * inside it. Empty when the image or its tables cannot be read.
+ * inside it. Empty when the image or its tables cannot be read. Kept in `cache` when one is given
+ * (the records of one module and image are asked for once per snapshot of a sweep).
  */
-export function x64ModuleCfi(module: Module, memory: MemoryReader): BreakpadStackCfi[] {
-  const known = cache.get(module);
-  if (known !== undefined) return known;
+export function x64ModuleCfi(module: Module, memory: MemoryReader, cache?: UnwindCache): BreakpadStackCfi[] {
+  return cache === undefined ? moduleCfi(module, memory) : cache.get(RECORDS).get(memory, module, () => moduleCfi(module, memory));
+}
+
+function moduleCfi(module: Module, memory: MemoryReader): BreakpadStackCfi[] {
   const out: BreakpadStackCfi[] = [];
   const tables = x64Tables(module, memory);
   if (tables !== undefined && tables.problem === undefined) {
@@ -119,7 +124,7 @@ export function x64ModuleCfi(module: Module, memory: MemoryReader): BreakpadStac
       const begin = f[index * 3]!;
       const end = f[index * 3 + 1]!;
       const entry = resolveEntry(tables, index);
-      if (typeof entry === "string" || end <= begin) continue;
+      if (isProblem(entry) || end <= begin) continue;
       let init: string | undefined;
       let current: string | undefined;
       const deltas: BreakpadCfiDelta[] = [];
@@ -128,7 +133,7 @@ export function x64ModuleCfi(module: Module, memory: MemoryReader): BreakpadStac
       const mentioned = new Set<string>();
       for (let rva = begin; rva < end; rva++) {
         const plan = buildPlan(tables, module.base, entry, rva, "pc");
-        const found = typeof plan === "string" ? undefined : planRules(plan);
+        const found = isProblem(plan) ? undefined : planRules(plan);
         if (found === undefined) continue;
         const rules = rulesText(found, mentioned);
         if (rules === current) continue;
@@ -142,6 +147,5 @@ export function x64ModuleCfi(module: Module, memory: MemoryReader): BreakpadStac
       if (init !== undefined) out.push({ address: begin, size: end - begin, init, deltas });
     }
   }
-  cache.set(module, out);
   return out;
 }

@@ -1,14 +1,14 @@
 /**
  * STACK CFI on x64 (minidump.md §5.6 step 1): Breakpad's amd64 register map. `$rsp` is `.cfa` and
- * `$rip` is `.ra`; `$rbx`, `$rbp` and `$r12`–`$r15` are callee-saved (`$rsi` and `$rdi` are not,
- * even on Windows, as Breakpad has it). RIP and RSP must be recovered.
+ * `$rip` is `.ra`; `$rbx`, `$rbp` and `$r12`–`$r15` are callee-saved here (`$rsi` and `$rdi` are
+ * not, even on Windows, whose ABI preserves them: Breakpad's map has them volatile, and its walks
+ * are what this reproduces). RIP and RSP must be recovered.
  */
-import type { FrameSite, UnwindRule, UnwindStrategy } from "../../walk/strategy.js";
-import { cfiRuleFor, type CfiMachine } from "../cfi.js";
+import { cfiStrategy, type CfiMachine } from "../cfi.js";
 
 const SAVED = new Set(["rbx", "rbp", "r12", "r13", "r14", "r15"]);
 
-/** The x64 parameters of the CFI evaluator. */
+/** The x64 parameters of the CFI evaluator, in Breakpad's register order (the DWARF numbering). */
 export const X64_CFI: CfiMachine = {
   width: 8,
   pc: "rip",
@@ -21,9 +21,4 @@ export const X64_CFI: CfiMachine = {
 };
 
 /** The module's STACK CFI records (trust `cfi`). */
-export const x64Cfi: UnwindStrategy = {
-  name: "cfi",
-  trust: "cfi",
-  kind: "cfi",
-  ruleFor: (site: FrameSite): UnwindRule | undefined => cfiRuleFor(X64_CFI, site),
-};
+export const x64Cfi = cfiStrategy(X64_CFI);

@@ -6,8 +6,9 @@
  */
 import type { MemoryReader } from "../../memory/reader.js";
 import { bigintOf } from "../../memory/bigint-cache.js";
-import { ImageCache } from "../../walk/image-cache.js";
 import { moduleAt, type Module } from "../../model/snapshot.js";
+import { cacheSlot, ImageKeyed, type UnwindCache } from "../../unwind/cache.js";
+import { lookupAddress } from "../../unwind/lookup-address.js";
 
 /** The bytes a `FF /2` call takes after its opcode, from its ModRM (and SIB) byte, in 64-bit mode. */
 function modrmLength(modrm: number, sib: number): number {
@@ -35,7 +36,15 @@ export function callBefore64(images: MemoryReader, ra: bigint): boolean | undefi
   return false;
 }
 
-const answers = new ImageCache(() => new Map<number, number>());
+/** Answers by value for one module list and image memory, and the last one (a recursion asks about one return address again and again). */
+interface Answers {
+  map: Map<number, number>;
+  lastValue: number;
+  lastAnswer: number;
+}
+
+const ANSWERS = cacheSlot("x64 return addresses", () => new ImageKeyed<readonly Module[], Answers>());
+const newAnswers = (): Answers => ({ map: new Map(), lastValue: -1, lastAnswer: 0 });
 
 /** {@link returnAddressInfo64}: not a return address. */
 export const NOT_A_RETURN_ADDRESS_64 = -1;
@@ -45,7 +54,7 @@ export const UNKNOWN_CALL_TARGET_64 = -2;
 export const UNCHECKED_RETURN_ADDRESS_64 = -3;
 
 function classify(modules: readonly Module[], images: MemoryReader, value: bigint): number {
-  if (value < 0x1000n || moduleAt(modules, value - 1n) === undefined) return NOT_A_RETURN_ADDRESS_64;
+  if (value < 0x1000n || moduleAt(modules, lookupAddress(value, true)) === undefined) return NOT_A_RETURN_ADDRESS_64;
   const call = callBefore64(images, value);
   // A module whose code is not in the snapshot: lying in it is all that can be checked.
   if (call === undefined) return UNCHECKED_RETURN_ADDRESS_64;
@@ -63,67 +72,71 @@ const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
  * direct call (`E8 rel32`) before it, a number ≥ 0; {@link UNKNOWN_CALL_TARGET_64} after an
  * indirect call; or {@link UNCHECKED_RETURN_ADDRESS_64} in a module whose code the snapshot lacks,
  * where lying in it is all that can be checked. A return address lies after `value − 1` in a module and the bytes before it are a
- * call. `n` is the same value as a number when it is below 2^53, else −1. Answers are kept per
- * images and module list.
+ * call. `n` is the same value as a number when it is below 2^53, else −1. Answers are kept in
+ * the walk's cache per images and module list.
  */
-export function returnAddressInfo64(modules: readonly Module[], images: MemoryReader, value: bigint, n: number): number {
+export function returnAddressInfo64(cache: UnwindCache, modules: readonly Module[], images: MemoryReader, value: bigint, n: number): number {
   if (n < 0) return classify(modules, images, value);
-  const map = answers.get(modules, images);
+  const answers = cache.get(ANSWERS).get(images, modules, newAnswers);
   // The same return address again (a recursion): no map lookup.
-  if (n === lastValue && map === lastMap) return lastAnswer;
-  let answer = map.get(n);
+  if (n === answers.lastValue) return answers.lastAnswer;
+  let answer = answers.map.get(n);
   if (answer === undefined) {
     answer = classify(modules, images, value);
-    map.set(n, answer);
+    answers.map.set(n, answer);
   }
-  lastMap = map;
-  lastValue = n;
-  lastAnswer = answer;
+  answers.lastValue = n;
+  answers.lastAnswer = answer;
   return answer;
 }
 
 /** Whether `value` can be a return address (see {@link returnAddressInfo64}). */
-export function isReturnAddress64(modules: readonly Module[], images: MemoryReader, value: bigint, n: number): boolean {
-  return returnAddressInfo64(modules, images, value, n) !== NOT_A_RETURN_ADDRESS_64;
+export function isReturnAddress64(cache: UnwindCache, modules: readonly Module[], images: MemoryReader, value: bigint, n: number): boolean {
+  return returnAddressInfo64(cache, modules, images, value, n) !== NOT_A_RETURN_ADDRESS_64;
 }
 
-let lastMap: Map<number, number> | undefined;
-let lastValue = -1;
-let lastAnswer = 0;
+/**
+ * Reads 64-bit stack words into two unsigned 32-bit halves, without making a bigint per word: the
+ * last word read stays in {@link low} and {@link high}. One per cache (this runs for every word).
+ */
+export class Words {
+  low = 0;
+  high = 0;
 
-/** The low and high halves of the last word {@link readWord} read (one scratch object: this runs for every stack word). */
-export const word = { low: 0, high: 0 };
+  /** Reads the word at `address` (a number below 2^53); false when unreadable. */
+  read(memory: MemoryReader, address: number): boolean {
+    if (memory.u64n !== undefined) return memory.u64n(address, this);
+    if (memory.u32n !== undefined) {
+      const lo = memory.u32n(address);
+      if (lo === undefined) return false;
+      const hi = memory.u32n(address + 4);
+      if (hi === undefined) return false;
+      this.low = lo;
+      this.high = hi;
+      return true;
+    }
+    return this.readBig(memory, BigInt(address));
+  }
 
-/** Reads the 64-bit word at `address` (a number below 2^53) into {@link word}; false when unreadable. */
-export function readWord(memory: MemoryReader, address: number): boolean {
-  if (memory.u64n !== undefined) return memory.u64n(address, word);
-  if (memory.u32n !== undefined) {
-    const lo = memory.u32n(address);
-    if (lo === undefined) return false;
-    const hi = memory.u32n(address + 4);
-    if (hi === undefined) return false;
-    word.low = lo;
-    word.high = hi;
+  /** {@link read} at any 64-bit address. */
+  readBig(memory: MemoryReader, address: bigint): boolean {
+    const b = memory.read(address, 8);
+    if (b === undefined || b.length < 8) return false;
+    this.low = (b[0]! | (b[1]! << 8) | (b[2]! << 16) | (b[3]! << 24)) >>> 0;
+    this.high = (b[4]! | (b[5]! << 8) | (b[6]! << 16) | (b[7]! << 24)) >>> 0;
     return true;
   }
-  return readWordBig(memory, BigInt(address));
+
+  /** The last word read, as a bigint (from recent ones when it was seen before). */
+  big(): bigint {
+    return bigintOf(this.low, this.high);
+  }
+
+  /** The last word read as a number, or −1 when it is 2^53 or more. */
+  number(): number {
+    return this.high < 0x20_0000 ? this.high * 4294967296 + this.low : -1;
+  }
 }
 
-/** {@link readWord} at any 64-bit address. */
-export function readWordBig(memory: MemoryReader, address: bigint): boolean {
-  const b = memory.read(address, 8);
-  if (b === undefined || b.length < 8) return false;
-  word.low = (b[0]! | (b[1]! << 8) | (b[2]! << 16) | (b[3]! << 24)) >>> 0;
-  word.high = (b[4]! | (b[5]! << 8) | (b[6]! << 16) | (b[7]! << 24)) >>> 0;
-  return true;
-}
-
-/** The last word read, as a bigint (from recent ones when it was seen before). */
-export function wordBig(): bigint {
-  return bigintOf(word.low, word.high);
-}
-
-/** The last word read as a number, or −1 when it is 2^53 or more. */
-export function wordNumber(): number {
-  return word.high < 0x20_0000 ? word.high * 4294967296 + word.low : -1;
-}
+/** The word reader of a cache. */
+export const WORDS = cacheSlot("x64 words", () => new Words());

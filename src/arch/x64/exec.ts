@@ -1,18 +1,23 @@
 /**
  * Running an {@link UnwindPlan} against the stack: the one place the x64 table-based unwinder
- * reads stack memory. Addresses are numbers while they stay below 2^53 (every user-mode stack);
- * anything larger reruns the plan on bigints, where an RSP that leaves the 64-bit range (an
- * ALLOC_LARGE that overflows) stops the frame instead of wrapping.
+ * reads stack memory. One interpreter, on bigints, runs every plan; an RSP that leaves the 64-bit
+ * range (an ALLOC_LARGE that overflows) stops the frame instead of wrapping. Plans of the usual
+ * shape (allocations, pushes, a return) also have a fast path on numbers, {@link runSimple}: the
+ * x64 walk's benchmark takes it for every frame, and it gives the interpreter's answer.
  */
+import { hex } from "../../hex.js";
 import type { MemoryReader } from "../../memory/reader.js";
+import { machineInfo } from "../../model/machine.js";
 import type { Registers } from "../../model/snapshot.js";
-import type { WalkStop } from "../../walk/frame.js";
-import { readWord, readWordBig, wordBig, wordNumber } from "./code.js";
+import { cacheSlot } from "../../unwind/cache.js";
+import { walkStop, type WalkStop } from "../../unwind/frame.js";
+import { ruleText } from "../../unwind/rule-text.js";
+import { Words } from "./code.js";
 import { OP_ADD, OP_BASE_REG, OP_BASE_RSP, OP_LOAD, OP_LOAD_XMM, OP_MACHFRAME, OP_POP, OP_RET, OP_SET_RSP, type UnwindPlan } from "./plan.js";
 import { REG64, RSP, XMM_HIGH, XMM_LOW } from "./unwind-info.js";
 
-/** The general registers the x64 ABI makes callee-saved. */
-export const CALLEE_SAVED_64 = ["rbx", "rbp", "rsi", "rdi", "r12", "r13", "r14", "r15"] as const;
+/** The general registers the x64 ABI makes callee-saved (the machine table's). */
+export const CALLEE_SAVED_64: readonly string[] = machineInfo("x64").calleeSaved;
 
 /** The caller's starting register set: RIP and RSP to be set, and the callee-saved registers of the callee frame. */
 export function inherited64(registers: Registers): Registers {
@@ -36,108 +41,99 @@ export function inherited64(registers: Registers): Registers {
   return out;
 }
 
-/** What the last {@link runPlan} found besides the registers (one scratch object: this runs for every frame). */
-export const lastRun = {
-  /** Why the last run failed. */
-  stop: undefined as WalkStop | undefined,
+/** What a {@link runPlan} found besides the registers: one per cache, refilled by every run. */
+export class PlanRun {
+  /** Why the run failed. */
+  stop: WalkStop | undefined = undefined;
   /**
-   * The last run failed because the registers contradict the plan: the frame register would
-   * move RSP down (an unwind only ever moves it up, x64-unwind.md §1.8), as after a longjmp
-   * reloaded the frame register with another frame's value.
+   * The run failed because the registers contradict the plan: the frame register would move RSP
+   * down (an unwind only ever moves it up, x64-unwind.md §1.8), as after a longjmp reloaded the
+   * frame register with another frame's value.
    */
-  inconsistent: false,
+  inconsistent = false;
   /** The address RIP was read from. */
-  ripSlot: 0 as number | bigint,
+  ripSlot: number | bigint = 0;
   /** RIP as a number, −1 when it is 2^53 or more. */
-  ripNumber: 0,
+  ripNumber = 0;
   /** The low bits of the caller's RSP (for the alignment check). */
-  rspLow: 0,
+  rspLow = 0;
   /** The caller's RSP as a number, −1 when it is 2^53 or more. */
-  rspNumber: 0,
-};
+  rspNumber = 0;
+  /** The stack words the run reads. */
+  readonly words = new Words();
+}
+
+/** The plan runner of a cache. */
+export const PLAN_RUN = cacheSlot("x64 plan run", () => new PlanRun());
 
 const MAX = Number.MAX_SAFE_INTEGER;
 const MAX_BIG = BigInt(MAX);
 const U64 = 0xffff_ffff_ffff_ffffn;
-/** The number path cannot continue: run the plan on bigints instead. */
-const BAIL = 1;
 
-const hex = (v: number | bigint): string => "0x" + v.toString(16);
+/** The plan's rule in words, for a stop's detail. */
+export function planLabel(plan: UnwindPlan): string {
+  return ruleText(plan.rule);
+}
 
 function fault(plan: UnwindPlan, address: number | bigint, what: string): WalkStop {
-  return { reason: "read-fault", address: BigInt(address), detail: `${plan.label}: cannot read ${what} at ${hex(address)}` };
+  return walkStop("read-fault", `${planLabel(plan)}: cannot read ${what} at ${hex(address)}`, BigInt(address));
 }
 
 function unknown(plan: UnwindPlan, r: number): WalkStop {
-  return { reason: "unsupported", detail: `${plan.label}: ${REG64[r]!.toUpperCase()} is not known for this frame` };
+  return walkStop("unsupported", `${planLabel(plan)}: ${REG64[r]!.toUpperCase()} is not known for this frame`);
 }
 
-function lowered(plan: UnwindPlan, r: number, from: number | bigint, to: number | bigint): WalkStop {
-  lastRun.inconsistent = true;
-  return {
-    reason: "unsupported",
-    address: BigInt(to),
-    detail: `${plan.label}: ${REG64[r]} gives RSP ${hex(to)}, below the ${hex(from)} it had: the frame register does not belong to this frame`,
-  };
+function lowered(run: PlanRun, plan: UnwindPlan, r: number, from: bigint, to: bigint): WalkStop {
+  run.inconsistent = true;
+  return walkStop("unsupported", `${planLabel(plan)}: ${REG64[r]} gives RSP ${hex(to)}, below the ${hex(from)} it had: the frame register does not belong to this frame`, to);
 }
 
 function overflow(plan: UnwindPlan, what: string): WalkStop {
-  return { reason: "unsupported", detail: `${plan.label}: ${what} leaves the 64-bit address space` };
+  return walkStop("unsupported", `${planLabel(plan)}: ${what} leaves the 64-bit address space`);
 }
 
 /**
  * Runs `plan` on a frame's `registers`: the caller's registers (the callee-saved ones carried
- * over, see {@link inherited64}; more in {@link lastRun}), or undefined with the reason in
- * `lastRun.stop`.
+ * over, see {@link inherited64}; more in `run`), or undefined with the reason in `run.stop`.
+ * `rspNumber` is the frame's RSP as a number when the walk has it (−1 when not).
  */
-export function runPlan(plan: UnwindPlan, registers: Registers, memory: MemoryReader, rspNumber = -1): Registers | undefined {
+export function runPlan(plan: UnwindPlan, registers: Registers, memory: MemoryReader, run: PlanRun, rspNumber = -1): Registers | undefined {
   const rsp = registers["rsp"];
-  let stop: WalkStop | undefined;
-  lastRun.inconsistent = false;
-  if (rsp === undefined) stop = { reason: "unsupported", detail: `${plan.label}: RSP is not known for this frame` };
-  else {
-    let out = inherited64(registers);
-    const simple = plan.simple;
-    if (simple !== undefined && rsp <= MAX_BIG) {
-      const result = runSimple(plan, simple, memory, out, rspNumber >= 0 ? rspNumber : Number(rsp), rsp);
-      if (result === undefined) return out;
-      if (result !== BAIL) {
-        lastRun.stop = result;
-        return undefined;
-      }
-    }
-    let result = rsp <= MAX_BIG ? runNumbers(plan, registers, memory, out, Number(rsp)) : BAIL;
-    if (result === BAIL) {
-      out = inherited64(registers);
-      result = runBigints(plan, registers, memory, out, rsp);
-    }
-    if (result === undefined) return out;
-    stop = result;
+  run.inconsistent = false;
+  if (rsp === undefined) {
+    run.stop = walkStop("unsupported", `${planLabel(plan)}: RSP is not known for this frame`);
+    return undefined;
   }
-  lastRun.stop = stop;
-  return undefined;
+  const out = inherited64(registers);
+  const simple = plan.simple;
+  if (simple !== undefined && rsp <= MAX_BIG && runSimple(simple, memory, run, out, rspNumber >= 0 ? rspNumber : Number(rsp), rsp)) return out;
+  run.stop = interpret(plan, registers, memory, run, out, rsp);
+  return run.stop === undefined ? out : undefined;
 }
 
-/** {@link runNumbers} for a plan's simple form: fixed offsets from RSP. */
-function runSimple(plan: UnwindPlan, simple: NonNullable<UnwindPlan["simple"]>, memory: MemoryReader, out: Registers, rsp: number, rspBig: bigint): WalkStop | undefined | typeof BAIL {
+/**
+ * The fast path for a plan's simple form (fixed offsets from RSP), on numbers: true when it ran.
+ * False leaves the plan to the interpreter (a slot at 2^53 or above, a word that cannot be read,
+ * which the interpreter then reports).
+ */
+function runSimple(simple: NonNullable<UnwindPlan["simple"]>, memory: MemoryReader, run: PlanRun, out: Registers, rsp: number, rspBig: bigint): boolean {
   const raSlot = rsp + simple.raOffset;
-  if (raSlot + 8 > MAX) return BAIL;
+  if (raSlot + 8 > MAX) return false;
+  const words = run.words;
   const offsets = simple.popOffsets;
   for (let k = 0; k < offsets.length; k++) {
-    const at = rsp + offsets[k]!;
-    const r = simple.popRegisters[k]!;
-    if (!readWord(memory, at)) return fault(plan, at, `the saved ${REG64[r]}`);
-    setRegister(out, r, wordBig());
+    if (!words.read(memory, rsp + offsets[k]!)) return false;
+    setRegister(out, simple.popRegisters[k]!, words.big());
   }
-  if (!readWord(memory, raSlot)) return fault(plan, raSlot, "the return address");
-  out["rip"] = wordBig();
-  lastRun.ripNumber = wordNumber();
-  lastRun.ripSlot = raSlot;
+  if (!words.read(memory, raSlot)) return false;
+  out["rip"] = words.big();
+  run.ripNumber = words.number();
+  run.ripSlot = raSlot;
   // Below 2^53 (checked above), so no wrap: the sum is the caller's RSP.
   out["rsp"] = rspBig + simple.callerRsp;
-  lastRun.rspLow = (raSlot + 8) % 16;
-  lastRun.rspNumber = raSlot + 8;
-  return undefined;
+  run.rspLow = (raSlot + 8) % 16;
+  run.rspNumber = raSlot + 8;
+  return true;
 }
 
 /** Sets a general register (not RSP) by number, with fixed property names: this runs for every frame. */
@@ -161,108 +157,15 @@ function setRegister(out: Registers, r: number, value: bigint): void {
   }
 }
 
-/** A register's current value as a number: −1 when it is 2^53 or more, −2 when unknown. */
-function registerNumber(r: number, rsp: number, registers: Registers, out: Registers): number {
-  if (r === RSP) return rsp;
-  const name = REG64[r]!;
-  const v = out[name] ?? registers[name];
-  if (v === undefined) return -2;
-  return v <= MAX_BIG ? Number(v) : -1;
+/** Reads the word at `address` into the run's words: below 2^53 as a number, else through a bigint read. */
+function readAt(run: PlanRun, memory: MemoryReader, address: bigint): boolean {
+  return address + 8n <= MAX_BIG ? run.words.read(memory, Number(address)) : run.words.readBig(memory, address);
 }
 
-function runNumbers(plan: UnwindPlan, registers: Registers, memory: MemoryReader, out: Registers, rsp0: number): WalkStop | undefined | typeof BAIL {
+/** The interpreter: runs every instruction of a plan on bigints; the stop, or undefined with `out` filled. */
+function interpret(plan: UnwindPlan, registers: Registers, memory: MemoryReader, run: PlanRun, out: Registers, rsp0: bigint): WalkStop | undefined {
   const code = plan.code;
-  let rsp = rsp0;
-  let base = rsp0;
-  for (let i = 0; i < code.length; i += 3) {
-    const r = code[i + 1]!;
-    const n = code[i + 2]!;
-    switch (code[i]) {
-      case OP_BASE_RSP:
-        base = rsp;
-        break;
-      case OP_BASE_REG: {
-        const v = registerNumber(r, rsp, registers, out);
-        if (v === -2) return unknown(plan, r);
-        if (v < 0 || v - n < 0) return BAIL;
-        base = v - n;
-        break;
-      }
-      case OP_SET_RSP: {
-        const v = registerNumber(r, rsp, registers, out);
-        if (v === -2) return unknown(plan, r);
-        if (v < 0 || v + n < 0 || v + n > MAX) return BAIL;
-        if (v + n < rsp) return lowered(plan, r, rsp, v + n);
-        rsp = v + n;
-        break;
-      }
-      case OP_ADD:
-        rsp += n;
-        if (rsp < 0 || rsp > MAX) return BAIL;
-        break;
-      case OP_POP:
-        if (!readWord(memory, rsp)) return fault(plan, rsp, `the saved ${REG64[r]}`);
-        if (r === RSP) {
-          const v = wordNumber();
-          if (v < 0 || v + 8 > MAX) return BAIL;
-          rsp = v + 8;
-        } else {
-          setRegister(out, r, wordBig());
-          rsp += 8;
-        }
-        break;
-      case OP_LOAD: {
-        const at = base + n;
-        if (at > MAX) return BAIL;
-        if (!readWord(memory, at)) return fault(plan, at, `the saved ${REG64[r]}`);
-        if (r === RSP) {
-          const v = wordNumber();
-          if (v < 0) return BAIL;
-          rsp = v;
-        } else out[REG64[r]!] = wordBig();
-        break;
-      }
-      case OP_LOAD_XMM: {
-        const at = base + n;
-        if (at + 8 > MAX) return BAIL;
-        if (!readWord(memory, at)) return fault(plan, at, `the saved xmm${r}`);
-        const low = wordBig();
-        if (!readWord(memory, at + 8)) return fault(plan, at + 8, `the saved xmm${r}`);
-        out[XMM_LOW[r]!] = low;
-        out[XMM_HIGH[r]!] = wordBig();
-        break;
-      }
-      case OP_MACHFRAME: {
-        const at = rsp + n;
-        if (at + 24 > MAX) return BAIL;
-        if (!readWord(memory, at)) return fault(plan, at, "the machine frame's RIP");
-        out["rip"] = wordBig();
-        lastRun.ripNumber = wordNumber();
-        lastRun.ripSlot = at;
-        if (!readWord(memory, at + 24)) return fault(plan, at + 24, "the machine frame's RSP");
-        const v = wordNumber();
-        if (v < 0) return BAIL;
-        rsp = v;
-        break;
-      }
-      case OP_RET:
-        if (!readWord(memory, rsp)) return fault(plan, rsp, "the return address");
-        out["rip"] = wordBig();
-        lastRun.ripNumber = wordNumber();
-        lastRun.ripSlot = rsp;
-        rsp += 8;
-        break;
-    }
-  }
-  out["rsp"] = BigInt(rsp);
-  lastRun.rspLow = rsp % 16;
-  lastRun.rspNumber = rsp;
-  return undefined;
-}
-
-/** The same on bigints, for addresses of 2^53 or more. */
-function runBigints(plan: UnwindPlan, registers: Registers, memory: MemoryReader, out: Registers, rsp0: bigint): WalkStop | undefined {
-  const code = plan.code;
+  const words = run.words;
   let rsp = rsp0;
   let base = rsp0;
   const current = (r: number): bigint | undefined => (r === RSP ? rsp : (out[REG64[r]!] ?? registers[REG64[r]!]));
@@ -283,7 +186,7 @@ function runBigints(plan: UnwindPlan, registers: Registers, memory: MemoryReader
       case OP_SET_RSP: {
         const v = current(r);
         if (v === undefined) return unknown(plan, r);
-        if (v + n < rsp) return lowered(plan, r, rsp, v + n);
+        if (v + n < rsp) return lowered(run, plan, r, rsp, v + n);
         rsp = v + n;
         if (!inRange(rsp)) return overflow(plan, `RSP = ${REG64[r]} ${n < 0n ? "-" : "+"} ${hex(n < 0n ? -n : n)}`);
         break;
@@ -293,53 +196,53 @@ function runBigints(plan: UnwindPlan, registers: Registers, memory: MemoryReader
         if (!inRange(rsp)) return overflow(plan, `RSP + ${hex(n)}`);
         break;
       case OP_POP:
-        if (!readWordBig(memory, rsp)) return fault(plan, rsp, `the saved ${REG64[r]}`);
-        if (r === RSP) rsp = wordBig() + 8n;
+        if (!readAt(run, memory, rsp)) return fault(plan, rsp, `the saved ${REG64[r]}`);
+        if (r === RSP) rsp = words.big() + 8n;
         else {
-          out[REG64[r]!] = wordBig();
+          out[REG64[r]!] = words.big();
           rsp += 8n;
         }
         if (!inRange(rsp)) return overflow(plan, "RSP + 8");
         break;
       case OP_LOAD: {
         const at = (base + n) & U64;
-        if (!readWordBig(memory, at)) return fault(plan, at, `the saved ${REG64[r]}`);
-        if (r === RSP) rsp = wordBig();
-        else out[REG64[r]!] = wordBig();
+        if (!readAt(run, memory, at)) return fault(plan, at, `the saved ${REG64[r]}`);
+        if (r === RSP) rsp = words.big();
+        else out[REG64[r]!] = words.big();
         break;
       }
       case OP_LOAD_XMM: {
         const at = (base + n) & U64;
-        if (!readWordBig(memory, at)) return fault(plan, at, `the saved xmm${r}`);
-        const low = wordBig();
-        if (!readWordBig(memory, (at + 8n) & U64)) return fault(plan, (at + 8n) & U64, `the saved xmm${r}`);
+        if (!readAt(run, memory, at)) return fault(plan, at, `the saved xmm${r}`);
+        const low = words.big();
+        if (!readAt(run, memory, (at + 8n) & U64)) return fault(plan, (at + 8n) & U64, `the saved xmm${r}`);
         out[XMM_LOW[r]!] = low;
-        out[XMM_HIGH[r]!] = wordBig();
+        out[XMM_HIGH[r]!] = words.big();
         break;
       }
       case OP_MACHFRAME: {
         const at = (rsp + n) & U64;
-        if (!readWordBig(memory, at)) return fault(plan, at, "the machine frame's RIP");
-        out["rip"] = wordBig();
-        lastRun.ripNumber = wordNumber();
-        lastRun.ripSlot = at;
+        if (!readAt(run, memory, at)) return fault(plan, at, "the machine frame's RIP");
+        out["rip"] = words.big();
+        run.ripNumber = words.number();
+        run.ripSlot = at <= MAX_BIG ? Number(at) : at;
         const rspAt = (at + 24n) & U64;
-        if (!readWordBig(memory, rspAt)) return fault(plan, rspAt, "the machine frame's RSP");
-        rsp = wordBig();
+        if (!readAt(run, memory, rspAt)) return fault(plan, rspAt, "the machine frame's RSP");
+        rsp = words.big();
         break;
       }
       case OP_RET:
-        if (!readWordBig(memory, rsp)) return fault(plan, rsp, "the return address");
-        out["rip"] = wordBig();
-        lastRun.ripNumber = wordNumber();
-        lastRun.ripSlot = rsp;
+        if (!readAt(run, memory, rsp)) return fault(plan, rsp, "the return address");
+        out["rip"] = words.big();
+        run.ripNumber = words.number();
+        run.ripSlot = rsp <= MAX_BIG ? Number(rsp) : rsp;
         rsp += 8n;
         if (!inRange(rsp)) return overflow(plan, "RSP + 8");
         break;
     }
   }
   out["rsp"] = rsp;
-  lastRun.rspLow = Number(rsp & 15n);
-  lastRun.rspNumber = rsp <= MAX_BIG ? Number(rsp) : -1;
+  run.rspLow = Number(rsp & 15n);
+  run.rspNumber = rsp <= MAX_BIG ? Number(rsp) : -1;
   return undefined;
 }

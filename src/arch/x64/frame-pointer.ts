@@ -6,21 +6,28 @@
  */
 import { readPointer, type MemoryReader } from "../../memory/reader.js";
 import type { Registers } from "../../model/snapshot.js";
-import { lazyText } from "../../walk/lazy-text.js";
-import { unwindStep, type UnwindResult, type UnwindRule, type UnwindStrategy } from "../../walk/strategy.js";
-import { chainText, frameChainRule, notTaken, padHex, type FrameChainRegisters } from "../frame-chain.js";
+import { unwindStep, type UnwindResult, type UnwindStrategy } from "../../unwind/step.js";
+import { chainMachine, notTaken, padHex, type ChainMachine, type FramePointerPlan } from "../frame-chain.js";
 
-const X64_CHAIN: FrameChainRegisters = { pc: "rip", sp: "rsp", fp: "rbp", width: 8, make: (rip, rsp, rbp) => ({ rip, rsp, rbp }) };
-const X64_CHAIN_RECOVERED: readonly string[] = ["rip", "rsp", "rbp"];
+/** The x64 chain's registers: x64 code keeps no chain, so an RBP of 0 says nothing about where the stack ends. */
+export const X64_CHAIN: ChainMachine = chainMachine({
+  pc: "rip",
+  sp: "rsp",
+  fp: "rbp",
+  width: 8,
+  make: (rip, rsp, rbp) => ({ rip, rsp, rbp }),
+  recovered: ["rip", "rsp", "rbp"],
+  zeroFp: "unsupported",
+});
 
 /** The RBP-chain rule; one value serves every frame. */
-export const X64_FRAME_POINTER_RULE = frameChainRule(X64_CHAIN);
+export const X64_FRAME_POINTER_RULE: FramePointerPlan = { kind: "frame-pointer", chain: X64_CHAIN };
 
 /** The x64 frame-pointer strategy (trust `frame-pointer`). */
-export const x64FramePointer: UnwindStrategy = {
+export const x64FramePointer: UnwindStrategy<FramePointerPlan> = {
   name: "frame-pointer",
   trust: "frame-pointer",
-  kind: "frame-pointer",
+  fixed: X64_FRAME_POINTER_RULE,
   ruleFor: () => X64_FRAME_POINTER_RULE,
 };
 
@@ -30,29 +37,34 @@ export const x64FramePointer: UnwindStrategy = {
  * caller's RBP at or above its RSP and pointing at readable stack. A step that fails them is
  * passed over (the walk scans); RBP = 0 is never the end of the stack here.
  */
-export const CHECKED_X64_CHAIN_RULE: UnwindRule = {
-  describe: () => "rbp-chain with Breakpad's checks: rip=[rbp+8], rsp=rbp+16, rbp=[rbp]",
-  exec(registers: Registers, memory: MemoryReader): UnwindResult {
-    const rbp = registers["rbp"];
-    if (rbp === undefined) return notTaken("unsupported", "RBP is not known for this frame");
-    if (rbp === 0n) return notTaken("unsupported", "RBP is 0: this frame does not use it as a frame pointer");
-    if ((rbp & 7n) !== 0n) return notTaken("unsupported", `RBP ${padHex(rbp, 8)} is not 8-byte aligned: not a frame pointer`, rbp);
-    const raSlot = rbp + 8n;
-    const pc = readPointer(memory, raSlot, 8);
-    const savedFp = pc === undefined ? undefined : readPointer(memory, rbp, 8);
-    if (pc === undefined || savedFp === undefined) return notTaken("read-fault", `RBP ${padHex(rbp, 8)} does not point into this thread's stack`, pc === undefined ? raSlot : rbp);
-    if ((pc > 0x7fff_ffff_ffffn && pc < 0xffff_8000_0000_0000n) || pc < 0x1000n) return notTaken("bad-pc", `[RBP+8] = ${padHex(pc, 8)} is not a code address`, pc);
-    const sp = rbp + 16n;
-    if (sp > 0xffff_ffff_ffff_ffffn || savedFp < sp) return notTaken("unsupported", `the saved RBP ${padHex(savedFp, 8)} is below the caller's RSP ${padHex(sp & 0xffff_ffff_ffff_ffffn, 8)}`, savedFp);
-    if (readPointer(memory, savedFp, 8) === undefined) return notTaken("read-fault", `the saved RBP ${padHex(savedFp, 8)} does not point into this thread's stack`, savedFp);
-    return unwindStep(X64_CHAIN.make(pc, sp, savedFp), lazyText(chainText, X64_CHAIN, rbp, raSlot, pc, savedFp, sp), X64_CHAIN_RECOVERED);
-  },
-};
+export interface CheckedX64ChainPlan {
+  kind: "x64-checked-chain";
+}
+
+/** The checked RBP chain's rule; one value serves every frame. */
+export const CHECKED_X64_CHAIN_RULE: CheckedX64ChainPlan = { kind: "x64-checked-chain" };
+
+/** Runs the checked RBP chain. */
+export function execCheckedX64Chain(registers: Registers, memory: MemoryReader): UnwindResult {
+  const rbp = registers["rbp"];
+  if (rbp === undefined) return notTaken("unsupported", "RBP is not known for this frame");
+  if (rbp === 0n) return notTaken("unsupported", "RBP is 0: this frame does not use it as a frame pointer");
+  if ((rbp & 7n) !== 0n) return notTaken("unsupported", `RBP ${padHex(rbp, 8)} is not 8-byte aligned: not a frame pointer`, rbp);
+  const raSlot = rbp + 8n;
+  const pc = readPointer(memory, raSlot, 8);
+  const savedFp = pc === undefined ? undefined : readPointer(memory, rbp, 8);
+  if (pc === undefined || savedFp === undefined) return notTaken("read-fault", `RBP ${padHex(rbp, 8)} does not point into this thread's stack`, pc === undefined ? raSlot : rbp);
+  if ((pc > 0x7fff_ffff_ffffn && pc < 0xffff_8000_0000_0000n) || pc < 0x1000n) return notTaken("bad-pc", `[RBP+8] = ${padHex(pc, 8)} is not a code address`, pc);
+  const sp = rbp + 16n;
+  if (sp > 0xffff_ffff_ffff_ffffn || savedFp < sp) return notTaken("unsupported", `the saved RBP ${padHex(savedFp, 8)} is below the caller's RSP ${padHex(sp & 0xffff_ffff_ffff_ffffn, 8)}`, savedFp);
+  if (readPointer(memory, savedFp, 8) === undefined) return notTaken("read-fault", `the saved RBP ${padHex(savedFp, 8)} does not point into this thread's stack`, savedFp);
+  return unwindStep(X64_CHAIN.make(pc, sp, savedFp), X64_CHAIN.rule, { recovered: X64_CHAIN.recovered });
+}
 
 /** The RBP chain with Breakpad's checks (the `auto` walker's off Windows, trust `frame-pointer`). */
-export const x64CheckedFramePointer: UnwindStrategy = {
+export const x64CheckedFramePointer: UnwindStrategy<CheckedX64ChainPlan> = {
   name: "checked-frame-pointer",
   trust: "frame-pointer",
-  kind: "frame-pointer",
+  fixed: CHECKED_X64_CHAIN_RULE,
   ruleFor: () => CHECKED_X64_CHAIN_RULE,
 };

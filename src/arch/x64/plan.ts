@@ -14,10 +14,13 @@
  *   CodeOffset, offsets are unsigned per entry of the chain, and the return is popped unless the
  *   last entry applied a PUSH_MACHFRAME (§1.7).
  */
-import type { FuncTableEntry } from "../../walk/frame.js";
+import { hex } from "../../hex.js";
+import type { FuncTableEntry } from "../../unwind/frame.js";
+import type { UnwindInfoEpilog, UnwindInfoPart, UnwindInfoRule, UnwindOpStep } from "../../unwind/rule.js";
+import { isProblem, type DataProblem } from "../problem.js";
 import { lookupEntry, primaryBegin, unwindChain, type ChainLink, type X64Tables } from "./tables.js";
 import {
-  opText,
+  opStep,
   REG64,
   RSP,
   UNW_FLAG_CHAININFO,
@@ -67,8 +70,8 @@ export interface UnwindPlan {
   epilog: boolean;
   /** The register names the plan recovers. */
   recovered: readonly string[];
-  /** The rule in words, e.g. `unwind-info rva=0x1010 ops=[push rbp; alloc 0x28] rsp+0x38`. */
-  label: string;
+  /** The rule as a frame carries it (its text, e.g. `unwind-info rva=0x1010 ops=[push rbp; alloc 0x28] rsp+0x38`). */
+  rule: UnwindInfoRule;
   /** The RUNTIME_FUNCTION the frame was found in; absent for a leaf. */
   entry?: FuncTableEntry;
   /**
@@ -87,39 +90,39 @@ export interface UnwindPlan {
   withoutFrameRegister?: UnwindPlan;
 }
 
-const hex = (n: number): string => (n < 0 ? "-0x" + (-n).toString(16) : "0x" + n.toString(16));
-
 /** Offsets that make every code of an entry apply (a body fragment, §1.8). */
 const IN_BODY = 0xffff_ffff;
 
 /** How a frame's PC is used: as the interrupted or returned-to instruction, or as "somewhere in the body" (§1.8). */
 export type PlanMode = "pc" | "body";
 
+/** What a plan's rule says besides what {@link finish} works out from its code. */
+type PlanDescription = Pick<UnwindInfoRule, "function" | "body" | "parts"> & { epilog?: UnwindInfoEpilog };
+
 /** The plan for a function without a RUNTIME_FUNCTION: a leaf, RIP = [RSP]; RSP += 8 (§1.1). */
 export function leafPlan(rva: number): UnwindPlan {
-  return finish([OP_RET, 0, 0], false, false, `leaf (no RUNTIME_FUNCTION at rva ${hex(rva)})`, undefined);
+  return finish([OP_RET, 0, 0], false, false, { function: { leafRva: rva }, body: false, parts: [] }, undefined);
 }
 
 /**
  * The plan for a frame whose PC (or, in "body" mode, whose return address − 1) lies in `entry`
- * of a module based at `moduleBase`; `controlRva` is the PC's RVA. A string says why the unwind
+ * of a module based at `moduleBase`; `controlRva` is the PC's RVA. A problem says why the unwind
  * data cannot be used.
  */
-export function buildPlan(tables: X64Tables, moduleBase: bigint, entry: RuntimeFunctionEntry, controlRva: number, mode: PlanMode): UnwindPlan | string {
+export function buildPlan(tables: X64Tables, moduleBase: bigint, entry: RuntimeFunctionEntry, controlRva: number, mode: PlanMode): UnwindPlan | DataProblem {
   const chain = unwindChain(tables, entry);
-  if (typeof chain === "string") return chain;
+  if (isProblem(chain)) return chain;
   const first = chain[0]!;
   const funcEntry: FuncTableEntry = { kind: "runtime-function", beginRva: BigInt(entry.begin), endRva: BigInt(entry.end), moduleBase };
-  const label = `unwind-info rva=${hex(entry.begin)}`;
   if (mode === "pc") {
     const epilog = first.info.version < 2 ? v1Epilog(tables, chain, controlRva) : v2Epilog(chain, controlRva);
-    if (epilog !== undefined) return finish(epilog.code, epilog.machineFrame, true, `${label} ${epilog.text}`, funcEntry);
+    if (epilog !== undefined) return finish(epilog.code, epilog.machineFrame, true, { function: { begin: entry.begin }, body: false, parts: [], epilog: epilog.epilog }, funcEntry);
   }
-  return prologPlan(chain, controlRva, mode, label, funcEntry);
+  return prologPlan(chain, controlRva, mode, funcEntry);
 }
 
 /** The prolog walk over the entry and its chained parents (§1.4, §1.7). */
-function prologPlan(chain: readonly ChainLink[], controlRva: number, mode: PlanMode, label: string, entry: FuncTableEntry): UnwindPlan {
+function prologPlan(chain: readonly ChainLink[], controlRva: number, mode: PlanMode, entry: FuncTableEntry): UnwindPlan {
   const code: number[] = [];
   const first = chain[0]!;
   const info0 = first.info;
@@ -133,12 +136,12 @@ function prologPlan(chain: readonly ChainLink[], controlRva: number, mode: PlanM
     else code.push(OP_BASE_RSP, 0, 0);
   }
   let machineFrame = false;
-  const parts: string[] = [];
+  const parts: UnwindInfoPart[] = [];
   for (let k = 0; k < chain.length; k++) {
     const { entry: e, info } = chain[k]!;
     const offset = mode === "body" ? IN_BODY : (controlRva - e.begin) >>> 0;
     machineFrame = false;
-    const applied: string[] = [];
+    const applied: UnwindOpStep[] = [];
     for (const op of info.ops) {
       if (offset < op.codeOffset) continue;
       switch (op.op) {
@@ -168,15 +171,16 @@ function prologPlan(chain: readonly ChainLink[], controlRva: number, mode: PlanM
           // UWOP_EPILOG: no effect on the prolog walk.
           continue;
       }
-      applied.push(opText(info, op));
+      applied.push(opStep(info, op)!);
     }
-    const where = k === 0 ? "" : ` chained rva=${hex(e.begin)}`;
-    const prolog = offset < info.sizeOfProlog ? ` prolog+${hex(offset)}` : "";
-    parts.push(`${where}${prolog} ops=[${applied.reverse().join("; ")}]`);
+    // The codes are stored in reverse prolog order; the rule lists them in prolog order.
+    const part: UnwindInfoPart = { ops: applied.reverse() };
+    if (k > 0) part.chained = e.begin;
+    if (offset < info.sizeOfProlog) part.prologOffset = offset;
+    parts.push(part);
   }
   if (!machineFrame) code.push(OP_RET, 0, 0);
-  const body = mode === "body" ? " (called at the end of the function)" : "";
-  return finish(stripUnusedBase(code), machineFrame, false, `${label}${body}${parts.join("")}`, entry);
+  return finish(stripUnusedBase(code), machineFrame, false, { function: { begin: first.entry.begin }, body: mode === "body", parts }, entry);
 }
 
 /** Drops the establisher-frame instruction when no LOAD uses it. */
@@ -189,7 +193,7 @@ function stripUnusedBase(code: number[]): number[] {
 interface EpilogPlan {
   code: number[];
   machineFrame: boolean;
-  text: string;
+  epilog: UnwindInfoEpilog;
 }
 
 /** The code bytes at an RVA, zero-padded to 40 (Windows reads a 32-byte window; unreadable bytes match nothing). */
@@ -270,14 +274,14 @@ function v1Epilog(tables: X64Tables, chain: readonly ChainLink[], controlRva: nu
   // The return (or the jump's return address) is emulated as a ret (§1.5 step 3).
   code.push(OP_RET, 0, 0);
   text.push(terminator);
-  return { code, machineFrame: false, text: `epilog=[${text.join("; ")}]` };
+  return { code, machineFrame: false, epilog: { version: 1, instructions: text } };
 }
 
 /** The BeginAddress of the primary entry when `target` lies in another entry of the same function, else undefined (Windows' SameFunction). */
 function sameFunction(tables: X64Tables, chain: readonly ChainLink[], target: number): number | undefined {
   if (target < 0 || target >= tables.sizeOfImage) return undefined;
   const found = lookupEntry(tables, target);
-  if (found === undefined || typeof found === "string") return undefined;
+  if (found === undefined || isProblem(found)) return undefined;
   const primary = chain[chain.length - 1]!.entry.begin;
   return primaryBegin(tables, found) === primary ? primary : undefined;
 }
@@ -345,11 +349,11 @@ function v2Epilog(chain: readonly ChainLink[], controlRva: number): EpilogPlan |
     code.push(OP_RET, 0, 0);
     text.push("ret");
   }
-  return { code, machineFrame, text: `v2 epilog+${hex(epilogOffset)}=[${text.join("; ")}]` };
+  return { code, machineFrame, epilog: { version: 2, offset: epilogOffset, instructions: text } };
 }
 
-/** Completes a plan: its recovered names and its label with the caller's RSP as an expression. */
-function finish(code: number[], machineFrame: boolean, epilog: boolean, label: string, entry: FuncTableEntry | undefined): UnwindPlan {
+/** Completes a plan: its recovered names, and its rule with the caller's RSP as an expression. */
+function finish(code: number[], machineFrame: boolean, epilog: boolean, description: PlanDescription, entry: FuncTableEntry | undefined, frameRegisterIgnored = false): UnwindPlan {
   const recovered = new Set<string>(["rip", "rsp"]);
   let base = "rsp";
   let offset = 0;
@@ -387,7 +391,7 @@ function finish(code: number[], machineFrame: boolean, epilog: boolean, label: s
         break;
     }
   }
-  const plan: UnwindPlan = { code, machineFrame, epilog, recovered: [...recovered], label: `${label} ${expression(base, offset)}` };
+  const plan: UnwindPlan = { code, machineFrame, epilog, recovered: [...recovered], rule: { kind: "unwind-info", ...description, frameRegisterIgnored, callerRsp: expression(base, offset) } };
   if (entry !== undefined) plan.entry = entry;
   const simple = simpleForm(code);
   if (simple !== undefined) plan.simple = simple;
@@ -398,7 +402,7 @@ function finish(code: number[], machineFrame: boolean, epilog: boolean, label: s
       if (code[i] === OP_BASE_REG) without.push(OP_BASE_RSP, 0, 0);
       else without.push(code[i]!, code[i + 1]!, code[i + 2]!);
     }
-    plan.withoutFrameRegister = finish(without, machineFrame, false, `${label}, its frame register ignored`, entry);
+    plan.withoutFrameRegister = finish(without, machineFrame, false, description, entry, true);
   }
   return plan;
 }

@@ -6,10 +6,12 @@
  */
 import type { MemoryReader } from "../../memory/reader.js";
 import type { Registers } from "../../model/snapshot.js";
-import type { FrameSite, UnwindRule, UnwindStrategy } from "../../walk/strategy.js";
 import { moduleAt } from "../../model/snapshot.js";
-import { NOT_RETURN, ScanRule, UNKNOWN_TARGET, callSiteCheck, scanStrategy, type ScanMachine } from "../scan.js";
-import { readWord, readWordBig, returnAddressInfo64, wordBig } from "./code.js";
+import type { UnwindCache } from "../../unwind/cache.js";
+import { lookupAddress } from "../../unwind/lookup-address.js";
+import type { FrameSite, UnwindStrategy } from "../../unwind/step.js";
+import { leafRuleFor, NOT_RETURN, scanRegisters, scanStrategy, UNKNOWN_TARGET, type ScanMachine, type ScanPlan } from "../scan.js";
+import { returnAddressInfo64, WORDS } from "./code.js";
 import { inherited64 } from "./exec.js";
 
 /** Words scanned above RSP for a caller frame (the window includes its last word). */
@@ -21,9 +23,10 @@ export const RIP_RSP: readonly string[] = ["rip", "rsp"];
 const MAX = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** The 64-bit stack word at `address`, or undefined. */
-function readStackWord(memory: MemoryReader, address: bigint): bigint | undefined {
-  const readable = address + 8n <= MAX ? readWord(memory, Number(address)) : readWordBig(memory, address);
-  return readable ? wordBig() : undefined;
+function readStackWord(cache: UnwindCache, memory: MemoryReader, address: bigint): bigint | undefined {
+  const words = cache.get(WORDS);
+  const readable = address + 8n <= MAX ? words.read(memory, Number(address)) : words.readBig(memory, address);
+  return readable ? words.big() : undefined;
 }
 
 /**
@@ -32,25 +35,23 @@ function readStackWord(memory: MemoryReader, address: bigint): bigint | undefine
  */
 export const X64_SCAN: ScanMachine = {
   width: 8,
-  pc: "rip",
-  sp: "rsp",
-  fp: "rbp",
+  ...scanRegisters("rip", "rsp", "rbp"),
   words: X64_SCAN_WORDS,
   contextWords: X64_SCAN_WORDS_CONTEXT,
   // Breakpad's window and validation alone (a walk without unwind data finds Breakpad's frames).
   extendedWords: 0,
   verifyAfterChainEnd: false,
   readWord: readStackWord,
-  classify: (modules, _images, value) => (value >= 0x1000n && moduleAt(modules, value - 1n) !== undefined ? UNKNOWN_TARGET : NOT_RETURN),
+  classify: (_cache, modules, _images, value) => (value >= 0x1000n && moduleAt(modules, lookupAddress(value, true)) !== undefined ? UNKNOWN_TARGET : NOT_RETURN),
   inherit: inherited64,
   // Breakpad (minidump.md §5.6 step 4): when the callee's RBP is valid, a saved RBP just below the
   // return address that points above it is the caller's; an RBP at or above the caller's RSP is
   // presumed left unchanged; otherwise the caller's RBP is not known.
-  framePointer(callee: Registers, recovered: readonly string[] | undefined, slot: bigint, memory: MemoryReader) {
+  framePointer(callee: Registers, recovered: readonly string[] | undefined, slot: bigint, memory: MemoryReader, cache: UnwindCache) {
     const rbp = callee["rbp"];
     if (rbp === undefined || (recovered !== undefined && !recovered.includes("rbp"))) return undefined;
     if (slot - 8n === rbp) {
-      const saved = readStackWord(memory, rbp);
+      const saved = readStackWord(cache, memory, rbp);
       return saved !== undefined && saved > slot ? { value: saved, recovered: true } : undefined;
     }
     return rbp >= slot + 8n ? { value: rbp, recovered: true } : undefined;
@@ -63,23 +64,20 @@ export const X64_SCAN: ScanMachine = {
  */
 export const X64_CHECKED_SCAN: ScanMachine = {
   ...X64_SCAN,
-  classify: (modules, images, value) => returnAddressInfo64(modules, images, value, value <= MAX ? Number(value) : -1),
+  classify: (cache, modules, images, value) => returnAddressInfo64(cache, modules, images, value, value <= MAX ? Number(value) : -1),
 };
 
 /** Breakpad-style stack scanning for x64, the last resort (trust `scan`). */
-export const x64Scan: UnwindStrategy = scanStrategy(X64_SCAN);
+export const x64Scan = scanStrategy(X64_SCAN);
 
 /**
  * Breakpad's simulated return from a leaf function: for the context frame only, the return
  * address at RSP or RSP + 8 (a one-word scan window), the caller keeping every register and the
  * callee's validity. Trust `scan`, rule kind `leaf`; its failure defers to the next strategy.
  */
-export const x64Leaf: UnwindStrategy = {
+export const x64Leaf: UnwindStrategy<ScanPlan> = {
   name: "leaf",
   trust: "scan",
-  kind: "leaf",
-  ruleFor(site: FrameSite): UnwindRule | undefined {
-    if (site.index !== 0) return undefined;
-    return new ScanRule("leaf", X64_SCAN, 1, callSiteCheck(site), "leaf", true);
-  },
+  scans: true,
+  ruleFor: (site: FrameSite) => (site.index !== 0 ? undefined : leafRuleFor(X64_SCAN, site)),
 };

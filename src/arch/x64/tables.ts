@@ -2,47 +2,37 @@
  * x64 unwind tables per module (x64-unwind.md §1.1): the RUNTIME_FUNCTION table of the module's
  * image as mapped in the snapshot, checked once (sorted by BeginAddress, no empty or overlapping
  * entries, inside the image) and searched by binary search; indirect entries; and the decoded
- * UNWIND_INFOs, each decoded once. Everything is found on first use and kept for the module's
- * lifetime (a WeakMap keyed by the Module, as the x86 tables are).
+ * UNWIND_INFOs, each decoded once. Everything is found on first use and kept in the walk's cache
+ * for the module and the image memory it was read from.
  */
 import { RUNTIME_FUNCTION_BYTES } from "../../formats/pe-mapped.js";
+import { findTripleIndex } from "../../formats/sorted-ranges.js";
+import { hex } from "../../hex.js";
 import type { MemoryReader } from "../../memory/reader.js";
 import { IMAGE_FILE_MACHINE } from "../../model/machine.js";
 import type { Module } from "../../model/snapshot.js";
+import type { UnwindCache } from "../../unwind/cache.js";
+import { functionTables, tablesSlot, type FunctionTables } from "../function-table.js";
+import { isProblem, problemAt, type DataProblem } from "../problem.js";
 import { decodeUnwindInfo, UNW_FLAG_CHAININFO, UNWIND_CHAIN_LIMIT, type RuntimeFunctionEntry, type UnwindInfo } from "./unwind-info.js";
-import { findTripleIndex } from "../../formats/sorted-ranges.js";
-import { mappedFunctionTable } from "../function-table.js";
 
-/** The unwind tables of one x64 module. */
-export interface X64Tables {
-  module: Module;
-  sizeOfImage: number;
-  /** BeginAddress, EndAddress, UnwindData of entry i at [3i..3i+2]; sorted and disjoint unless `problem` says otherwise. */
-  functions: Uint32Array;
-  /** Why the table cannot be searched (unreadable, unsorted, overlapping): every frame in the module stops with it. */
-  problem?: string;
-  /** Decoded UNWIND_INFOs by RVA; a string when the info is bad. */
-  infos: Map<number, UnwindInfo | string>;
-  /** Reads image bytes at an RVA, inside SizeOfImage only. */
-  read(rva: number, size: number): Uint8Array | undefined;
-}
+/**
+ * The unwind tables of one x64 module: BeginAddress, EndAddress, UnwindData of entry i at
+ * `functions[3i..3i+2]`, sorted and disjoint unless `problem` says otherwise, and the decoded
+ * UNWIND_INFOs by RVA (or why one is bad).
+ */
+export type X64Tables = FunctionTables<UnwindInfo | DataProblem>;
 
-const tablesCache = new WeakMap<Module, X64Tables | null>();
-
-const hex = (n: number): string => "0x" + n.toString(16);
+const TABLES = tablesSlot<UnwindInfo | DataProblem>("x64 tables");
 
 /**
  * The unwind tables of `module`, read from its image mapped in `images`; undefined when no
  * readable AMD64 image is mapped at its base (nothing is known about its functions then). An
- * image without an exception directory has an empty table: every function in it is a leaf.
+ * image without an exception directory has an empty table: every function in it is a leaf. Kept
+ * in `cache` when one is given.
  */
-export function x64Tables(module: Module, images: MemoryReader): X64Tables | undefined {
-  const cached = tablesCache.get(module);
-  if (cached !== undefined) return cached ?? undefined;
-  const table = mappedFunctionTable(module, images, IMAGE_FILE_MACHINE.AMD64, checkTable);
-  const tables: X64Tables | null = table === undefined ? null : { module, ...table, infos: new Map() };
-  tablesCache.set(module, tables);
-  return tables ?? undefined;
+export function x64Tables(module: Module, images: MemoryReader, cache?: UnwindCache): X64Tables | undefined {
+  return functionTables(TABLES, module, images, cache, IMAGE_FILE_MACHINE.AMD64, checkTable);
 }
 
 /** Why a RUNTIME_FUNCTION table cannot be binary-searched, or undefined when it can. */
@@ -77,29 +67,29 @@ export function entryAt(tables: X64Tables, index: number): RuntimeFunctionEntry 
 
 /**
  * The entry that describes `rva`, with an indirect entry (UnwindData & 1) followed to the
- * RUNTIME_FUNCTION it names; undefined when no entry covers `rva`, a string when the indirect
+ * RUNTIME_FUNCTION it names; undefined when no entry covers `rva`, a problem when the indirect
  * entry cannot be followed.
  */
-export function lookupEntry(tables: X64Tables, rva: number): RuntimeFunctionEntry | string | undefined {
+export function lookupEntry(tables: X64Tables, rva: number): RuntimeFunctionEntry | DataProblem | undefined {
   const index = findEntryIndex(tables, rva);
   return index < 0 ? undefined : resolveEntry(tables, index);
 }
 
-/** The entry at `index`, with an indirect entry followed to the RUNTIME_FUNCTION it names (a string when it cannot be). */
-export function resolveEntry(tables: X64Tables, index: number): RuntimeFunctionEntry | string {
+/** The entry at `index`, with an indirect entry followed to the RUNTIME_FUNCTION it names (a problem when it cannot be). */
+export function resolveEntry(tables: X64Tables, index: number): RuntimeFunctionEntry | DataProblem {
   const entry = entryAt(tables, index);
   if ((entry.unwindData & 1) === 0) return entry;
   const at = entry.unwindData & ~1;
   const bytes = tables.read(at, RUNTIME_FUNCTION_BYTES);
-  if (bytes === undefined) return `the indirect RUNTIME_FUNCTION ${hex(entry.begin)}..${hex(entry.end)} points at RVA ${hex(at)}, outside the image`;
+  if (bytes === undefined) return problemAt(at, `the indirect RUNTIME_FUNCTION ${hex(entry.begin)}..${hex(entry.end)} points at RVA ${hex(at)}, outside the image`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, RUNTIME_FUNCTION_BYTES);
   const target: RuntimeFunctionEntry = { begin: view.getUint32(0, true), end: view.getUint32(4, true), unwindData: view.getUint32(8, true) };
-  if ((target.unwindData & 1) !== 0) return `the indirect RUNTIME_FUNCTION ${hex(entry.begin)}..${hex(entry.end)} points at another indirect entry (RVA ${hex(at)})`;
+  if ((target.unwindData & 1) !== 0) return problemAt(at, `the indirect RUNTIME_FUNCTION ${hex(entry.begin)}..${hex(entry.end)} points at another indirect entry (RVA ${hex(at)})`);
   return target;
 }
 
 /** The decoded UNWIND_INFO at `rva` (decoded once per module), or why it cannot be used. */
-export function unwindInfoAt(tables: X64Tables, rva: number): UnwindInfo | string {
+export function unwindInfoAt(tables: X64Tables, rva: number): UnwindInfo | DataProblem {
   let info = tables.infos.get(rva);
   if (info === undefined) {
     info = decodeUnwindInfo(tables.read, rva);
@@ -116,23 +106,23 @@ export interface ChainLink {
 
 /**
  * The entry's UNWIND_INFO followed by its CHAININFO parents, child first: at most
- * {@link UNWIND_CHAIN_LIMIT} parents, no info visited twice. A string says why the chain is bad.
+ * {@link UNWIND_CHAIN_LIMIT} parents, no info visited twice. A problem says why the chain is bad.
  */
-export function unwindChain(tables: X64Tables, entry: RuntimeFunctionEntry): ChainLink[] | string {
+export function unwindChain(tables: X64Tables, entry: RuntimeFunctionEntry): ChainLink[] | DataProblem {
   const chain: ChainLink[] = [];
   const seen = new Set<number>();
   let current = entry;
   for (;;) {
-    if ((current.unwindData & 3) !== 0) return `RUNTIME_FUNCTION ${hex(current.begin)}..${hex(current.end)}: UnwindData ${hex(current.unwindData)} is not DWORD-aligned`;
+    if ((current.unwindData & 3) !== 0) return problemAt(current.unwindData, `RUNTIME_FUNCTION ${hex(current.begin)}..${hex(current.end)}: UnwindData ${hex(current.unwindData)} is not DWORD-aligned`);
     if (seen.has(current.unwindData)) {
-      return `the chained unwind info loops: RUNTIME_FUNCTION ${hex(current.begin)}..${hex(current.end)} leads back to the UNWIND_INFO at ${hex(current.unwindData)}`;
+      return problemAt(current.unwindData, `the chained unwind info loops: RUNTIME_FUNCTION ${hex(current.begin)}..${hex(current.end)} leads back to the UNWIND_INFO at ${hex(current.unwindData)}`);
     }
     seen.add(current.unwindData);
     const info = unwindInfoAt(tables, current.unwindData);
-    if (typeof info === "string") return info;
+    if (isProblem(info)) return info;
     chain.push({ entry: current, info });
     if ((info.flags & UNW_FLAG_CHAININFO) === 0) return chain;
-    if (chain.length > UNWIND_CHAIN_LIMIT) return `the chained unwind info from RUNTIME_FUNCTION ${hex(entry.begin)} is deeper than ${UNWIND_CHAIN_LIMIT} entries`;
+    if (chain.length > UNWIND_CHAIN_LIMIT) return problemAt(entry.unwindData, `the chained unwind info from RUNTIME_FUNCTION ${hex(entry.begin)} is deeper than ${UNWIND_CHAIN_LIMIT} entries`);
     current = info.chained!;
   }
 }
@@ -140,5 +130,5 @@ export function unwindChain(tables: X64Tables, entry: RuntimeFunctionEntry): Cha
 /** The BeginAddress of the primary entry of `entry`'s function (its last CHAININFO parent), or undefined when the chain is bad. */
 export function primaryBegin(tables: X64Tables, entry: RuntimeFunctionEntry): number | undefined {
   const chain = unwindChain(tables, entry);
-  return typeof chain === "string" ? undefined : chain[chain.length - 1]!.entry.begin;
+  return isProblem(chain) ? undefined : chain[chain.length - 1]!.entry.begin;
 }

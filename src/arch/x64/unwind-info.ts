@@ -3,8 +3,13 @@
  * its slot count and operand, the version-2 EPILOG codes, and the tail (the chained parent
  * RUNTIME_FUNCTION or the handler RVA). Decoding reads only the image, never the stack, and
  * refuses what the unwinder must not guess at: versions other than 1 and 2, unknown ops (SPARE
- * and ≥ 11), an op whose slots run past CountOfCodes, bytes that are not in the image.
+ * and ≥ 11), an op whose slots run past CountOfCodes, bytes that are not in the image. A refusal
+ * is a {@link DataProblem} naming the UNWIND_INFO's RVA.
  */
+import { hex } from "../../hex.js";
+import { machineInfo } from "../../model/machine.js";
+import type { UnwindOpStep } from "../../unwind/rule.js";
+import { problemAt, type DataProblem } from "../problem.js";
 
 /** UnwindOp values (x64-unwind.md §1.3). */
 export const UWOP_PUSH_NONVOL = 0;
@@ -24,8 +29,8 @@ export const UNW_FLAG_EHANDLER = 1;
 export const UNW_FLAG_UHANDLER = 2;
 export const UNW_FLAG_CHAININFO = 4;
 
-/** General registers in CONTEXT order: the numbers OpInfo and FrameRegister use (x64-unwind.md §1.1). */
-export const REG64 = ["rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"] as const;
+/** General registers in CONTEXT order: the numbers OpInfo and FrameRegister use (x64-unwind.md §1.1; the machine table's). */
+export const REG64: readonly string[] = machineInfo("x64").general.map((r) => r!);
 
 /** Register number of RSP. */
 export const RSP = 4;
@@ -91,8 +96,6 @@ export interface UnwindInfo {
   handlerRva?: number;
 }
 
-const hex = (n: number): string => "0x" + n.toString(16);
-
 function u16(b: Uint8Array, at: number): number {
   return b[at]! | (b[at + 1]! << 8);
 }
@@ -112,16 +115,17 @@ export function opSlots(op: number, info: number): number {
 
 /**
  * Decodes the UNWIND_INFO at `rva`; `read(rva, size)` returns image bytes (undefined when they are
- * not in the image or not in memory). A string says why the info cannot be used.
+ * not in the image or not in memory). A problem says why the info cannot be used.
  */
-export function decodeUnwindInfo(read: (rva: number, size: number) => Uint8Array | undefined, rva: number): UnwindInfo | string {
+export function decodeUnwindInfo(read: (rva: number, size: number) => Uint8Array | undefined, rva: number): UnwindInfo | DataProblem {
   const where = `UNWIND_INFO at RVA ${hex(rva)}`;
-  if ((rva & 3) !== 0) return `${where} is not DWORD-aligned`;
+  const bad = (problem: string): DataProblem => problemAt(rva, problem);
+  if ((rva & 3) !== 0) return bad(`${where} is not DWORD-aligned`);
   const header = read(rva, 4);
-  if (header === undefined) return `${where} is not in the image`;
+  if (header === undefined) return bad(`${where} is not in the image`);
   const version = header[0]! & 7;
   const flags = header[0]! >> 3;
-  if (version !== 1 && version !== 2) return `${where} has version ${version}: only versions 1 and 2 are defined (3 is the experimental APX format)`;
+  if (version !== 1 && version !== 2) return bad(`${where} has version ${version}: only versions 1 and 2 are defined (3 is the experimental APX format)`);
   const count = header[2]!;
   const frameRegister = header[3]! & 15;
   const tailAt = 4 + 2 * ((count + 1) & ~1);
@@ -129,7 +133,7 @@ export function decodeUnwindInfo(read: (rva: number, size: number) => Uint8Array
   const handler = !chained && (flags & (UNW_FLAG_EHANDLER | UNW_FLAG_UHANDLER)) !== 0;
   const size = tailAt + (chained ? 12 : handler ? 4 : 0);
   const bytes = read(rva, size);
-  if (bytes === undefined) return `${where}: its ${count} codes${chained ? " and chained entry" : handler ? " and handler" : ""} (${size} bytes) run past the image`;
+  if (bytes === undefined) return bad(`${where}: its ${count} codes${chained ? " and chained entry" : handler ? " and handler" : ""} (${size} bytes) run past the image`);
   const info: UnwindInfo = {
     rva, version, flags, sizeOfProlog: header[1]!, countOfCodes: count, frameRegister, frameOffset: (header[3]! >> 4) * 16, ops: [],
   };
@@ -138,10 +142,10 @@ export function decodeUnwindInfo(read: (rva: number, size: number) => Uint8Array
     const codeOffset = bytes[at]!;
     const op = bytes[at + 1]! & 15;
     const opInfo = bytes[at + 1]! >> 4;
-    if (op > UWOP_PUSH_MACHFRAME) return `${where}: slot ${slot} holds unknown op ${op}`;
-    if (op === UWOP_SPARE) return `${where}: slot ${slot} holds UWOP_SPARE (7), which is invalid`;
+    if (op > UWOP_PUSH_MACHFRAME) return bad(`${where}: slot ${slot} holds unknown op ${op}`);
+    if (op === UWOP_SPARE) return bad(`${where}: slot ${slot} holds UWOP_SPARE (7), which is invalid`);
     const slots = opSlots(op, opInfo);
-    if (slot + slots > count) return `${where}: ${opName(op)} at slot ${slot} needs ${slots} slots, but CountOfCodes is ${count}`;
+    if (slot + slots > count) return bad(`${where}: ${opName(op)} at slot ${slot} needs ${slots} slots, but CountOfCodes is ${count}`);
     let value = 0;
     switch (op) {
       case UWOP_ALLOC_LARGE:
@@ -151,7 +155,7 @@ export function decodeUnwindInfo(read: (rva: number, size: number) => Uint8Array
         value = opInfo * 8 + 8;
         break;
       case UWOP_SET_FPREG:
-        if (frameRegister === 0) return `${where}: UWOP_SET_FPREG at slot ${slot}, but FrameRegister is 0`;
+        if (frameRegister === 0) return bad(`${where}: UWOP_SET_FPREG at slot ${slot}, but FrameRegister is 0`);
         break;
       case UWOP_SAVE_NONVOL:
         value = u16(bytes, at + 2) * 8;
@@ -169,7 +173,7 @@ export function decodeUnwindInfo(read: (rva: number, size: number) => Uint8Array
   }
   if (version === 2 && count > 0 && (bytes[5]! & 15) === UWOP_EPILOG) {
     const epilogSize = bytes[4]!;
-    if (epilogSize === 0) return `${where}: its EPILOG header gives an epilog size of 0`;
+    if (epilogSize === 0) return bad(`${where}: its EPILOG header gives an epilog size of 0`);
     const offsets: number[] = [];
     for (let slot = 1; slot < count; slot++) {
       const at = 4 + 2 * slot;
@@ -185,18 +189,18 @@ export function decodeUnwindInfo(read: (rva: number, size: number) => Uint8Array
   return info;
 }
 
-/** An op as prolog text, e.g. "push rbx", "alloc 0x28", "save rsi@0x20", "machframe+err". */
-export function opText(info: UnwindInfo, op: UnwindOp): string {
+/** What an op does, as a rule names it (its text: unwind/rule-text.ts `unwindOpText`); undefined for EPILOG codes. */
+export function opStep(info: UnwindInfo, op: UnwindOp): UnwindOpStep | undefined {
   switch (op.op) {
-    case UWOP_PUSH_NONVOL: return `push ${REG64[op.info]}`;
+    case UWOP_PUSH_NONVOL: return { op: "push", register: REG64[op.info]! };
     case UWOP_ALLOC_LARGE:
-    case UWOP_ALLOC_SMALL: return `alloc ${hex(op.value)}`;
-    case UWOP_SET_FPREG: return `lea ${REG64[info.frameRegister]},[rsp+${hex(info.frameOffset)}]`;
+    case UWOP_ALLOC_SMALL: return { op: "alloc", size: op.value };
+    case UWOP_SET_FPREG: return { op: "set-frame", register: REG64[info.frameRegister]!, offset: info.frameOffset };
     case UWOP_SAVE_NONVOL:
-    case UWOP_SAVE_NONVOL_FAR: return `save ${REG64[op.info]}@${hex(op.value)}`;
+    case UWOP_SAVE_NONVOL_FAR: return { op: "save", register: REG64[op.info]!, offset: op.value };
     case UWOP_SAVE_XMM128:
-    case UWOP_SAVE_XMM128_FAR: return `save xmm${op.info}@${hex(op.value)}`;
-    case UWOP_PUSH_MACHFRAME: return op.info === 0 ? "machframe" : "machframe+errcode";
-    default: return "epilog";
+    case UWOP_SAVE_XMM128_FAR: return { op: "save-xmm", register: op.info, offset: op.value };
+    case UWOP_PUSH_MACHFRAME: return { op: "machframe", errorCode: op.info !== 0 };
+    default: return undefined;
   }
 }

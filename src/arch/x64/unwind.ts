@@ -19,185 +19,161 @@
  * at the jump's target: control is already there, with this stack (a longjmp's last instruction).
  * Bad unwind data stops the frame with the reason; nothing here throws.
  */
+import { hex } from "../../hex.js";
 import type { MemoryReader } from "../../memory/reader.js";
 import { moduleAt, type Module, type Registers } from "../../model/snapshot.js";
-import type { WalkStop } from "../../walk/frame.js";
-import { lazyText } from "../../walk/lazy-text.js";
-import { unwindStep, type FrameNumbers, type FrameSite, type UnwindResult, type UnwindRule, type UnwindStep, type UnwindStrategy } from "../../walk/strategy.js";
+import type { UnwindCache } from "../../unwind/cache.js";
+import { walkStop, type WalkStop } from "../../unwind/frame.js";
+import type { RescanRule, UnwindInfoRule } from "../../unwind/rule.js";
+import { unwindStep, type ExecContext, type FrameSite, type OkStep, type UnwindResult, type UnwindStrategy } from "../../unwind/step.js";
+import { lookupAddress } from "../../unwind/lookup-address.js";
+import { isProblem, type DataProblem } from "../problem.js";
+import { callSiteCheck, scanForReturn, type CallSiteCheck } from "../scan.js";
+import { stopRule, type StopPlan } from "../stop.js";
 import { isReturnAddress64 } from "./code.js";
-import { inherited64, lastRun, runPlan } from "./exec.js";
+import { inherited64, PLAN_RUN, planLabel, runPlan } from "./exec.js";
 import { buildPlan, leafPlan, type UnwindPlan } from "./plan.js";
 import { RIP_RSP, X64_CHECKED_SCAN, X64_SCAN_WORDS, X64_SCAN_WORDS_CONTEXT } from "./scan.js";
-import { callSiteCheck, scanForReturn, type CallSiteCheck } from "../scan.js";
 import { findEntryIndex, lookupEntry, primaryBegin, resolveEntry, x64Tables, type X64Tables } from "./tables.js";
 import { REG64, type RuntimeFunctionEntry } from "./unwind-info.js";
 
-const hex = (v: number | bigint): string => "0x" + v.toString(16);
-
-function machineFrameText(label: string, slot: number | bigint): string {
-  return `${label}: rip@[${hex(slot)}]`;
-}
-
-/** A plan with what its checks need, kept by value (the walk reuses its site object). */
-class PlanRule implements UnwindRule {
+/** A frame's plan with what its checks need, kept by value (the walk reuses its site object). */
+export interface UnwindInfoPlan {
+  kind: "unwind-info";
+  plan: UnwindPlan;
+  modules: readonly Module[];
+  images: MemoryReader;
+  /** Words a repair scan looks at. */
+  words: number;
+  /** What a repair scan's call-site checks know of the frame. */
+  check: CallSiteCheck;
   /**
    * The step the usual success is written into, made once and refilled on every run: the walk
    * reads a step before it runs the next rule, and one step per frame is garbage it need not make.
    */
-  private scratch: (UnwindStep & { ok: true }) | undefined;
-
-  constructor(
-    private readonly plan: UnwindPlan,
-    private readonly modules: readonly Module[],
-    private readonly images: MemoryReader,
-    /** Words a repair scan looks at. */
-    private readonly words: number,
-    /** What a repair scan's call-site checks know of the frame. */
-    private readonly check: CallSiteCheck,
-  ) {}
-
-  describe(): string {
-    return this.plan.label;
-  }
-
-  exec(registers: Registers, memory: MemoryReader, numbers?: FrameNumbers): UnwindResult {
-    let plan = this.plan;
-    let out = runPlan(plan, registers, memory, numbers?.sp);
-    let repaired = false;
-    if (out === undefined && lastRun.inconsistent && plan.withoutFrameRegister !== undefined) {
-      // The frame register belongs to another frame (a longjmp reloaded it): RSP is all there is.
-      const stop = lastRun.stop!;
-      plan = plan.withoutFrameRegister;
-      out = runPlan(plan, registers, memory, numbers?.sp);
-      if (out === undefined) return { ok: false, stop };
-      repaired = true;
-    }
-    const rsp = registers["rsp"];
-    if (out === undefined) {
-      const stop = lastRun.stop!;
-      return lastRun.inconsistent && rsp !== undefined ? this.scan(registers, memory, rsp, stop.detail, stop) : { ok: false, stop };
-    }
-    const rip = out["rip"]!;
-    if ((rip !== 0n || repaired) && !plan.machineFrame) {
-      if ((lastRun.rspLow & 7) !== 0) {
-        return { ok: false, stop: { reason: "unsupported", address: out["rsp"]!, detail: `${plan.label}: the caller's RSP ${hex(out["rsp"]!)} is not 8-byte aligned` } };
-      }
-      // A return address of 0 ends the stack, unless it came from a guess (a repaired plan).
-      if (rip === 0n || !isReturnAddress64(this.modules, this.images, rip, lastRun.ripNumber)) {
-        const stop: WalkStop = {
-          reason: "bad-pc",
-          address: rip,
-          detail: `${plan.label}: [${hex(lastRun.ripSlot)}] = ${hex(rip)} is not a return address (no call instruction before it in a module)`,
-        };
-        // After a repair the frame's own RSP is all that is certain; otherwise the caller's RSP is.
-        return this.scan(registers, memory, repaired && rsp !== undefined ? rsp : out["rsp"]!, stop.detail, stop);
-      }
-    }
-    // The rule text: the plan's (RSP-relative, the same for every frame at this PC); a machine
-    // frame's RIP slot is not the caller's RSP − 8, so its frames name it.
-    const entry = plan.entry;
-    if (entry !== undefined && !plan.machineFrame && !repaired) {
-      const step = this.scratch;
-      if (step === undefined) return (this.scratch = unwindStep(out, plan.label, plan.recovered, undefined, entry, undefined, undefined, lastRun.ripNumber, lastRun.rspNumber));
-      step.registers = out;
-      step.pcNumber = lastRun.ripNumber;
-      step.spNumber = lastRun.rspNumber;
-      return step;
-    }
-    const rule = plan.machineFrame ? lazyText(machineFrameText, plan.label, lastRun.ripSlot) : plan.label;
-    const step: UnwindStep & { ok: true } = { ok: true, registers: out, recovered: plan.recovered, rule };
-    if (entry !== undefined) step.entry = entry;
-    // The next frame's PC is an interrupted instruction, unwound like the context frame (§1.8).
-    if (plan.machineFrame) step.interrupted = true;
-    if (repaired) step.trust = "scan";
-    return step;
-  }
-
-  /** The last repair when the unwind data does not fit the frame: the first return address from `start` up (trust `scan`), else `stop`. */
-  private scan(registers: Registers, memory: MemoryReader, start: bigint, why: string, stop: WalkStop): UnwindResult {
-    const hit = scanForReturn(X64_CHECKED_SCAN, memory, this.check, start, this.words);
-    if (hit === undefined) return { ok: false, stop };
-    const out = inherited64(registers);
-    out["rip"] = hit.value;
-    out["rsp"] = hit.slot + 8n;
-    const step: UnwindStep & { ok: true } = {
-      ok: true,
-      registers: out,
-      recovered: RIP_RSP,
-      rule: `${why}; scanned from ${hex(start)} to ra@[${hex(hit.slot)}]=${hex(hit.value)}`,
-      trust: "scan",
-    };
-    if (this.plan.entry !== undefined) step.entry = this.plan.entry;
-    return step;
-  }
+  scratch?: OkStep;
 }
 
-/** A rule that stops the frame: the unwind data is unusable. */
-function stopRule(detail: string): UnwindRule {
-  return {
-    describe: () => detail,
-    exec: (): UnwindResult => ({ ok: false, stop: { reason: "unsupported", detail } }),
-  };
+/** Runs an x64 unwind plan, repairing what the unwind data does not fit (see the file comment). */
+export function execUnwindInfo(rule: UnwindInfoPlan, registers: Registers, memory: MemoryReader, ctx: ExecContext): UnwindResult {
+  const run = ctx.cache.get(PLAN_RUN);
+  let plan = rule.plan;
+  let out = runPlan(plan, registers, memory, run, ctx.sp);
+  let repaired = false;
+  if (out === undefined && run.inconsistent && plan.withoutFrameRegister !== undefined) {
+    // The frame register belongs to another frame (a longjmp reloaded it): RSP is all there is.
+    const stop = run.stop!;
+    plan = plan.withoutFrameRegister;
+    out = runPlan(plan, registers, memory, run, ctx.sp);
+    if (out === undefined) return { ok: false, stop };
+    repaired = true;
+  }
+  const rsp = registers["rsp"];
+  if (out === undefined) {
+    const stop = run.stop!;
+    return run.inconsistent && rsp !== undefined ? rescan(rule, ctx.cache, registers, memory, rsp, stop) : { ok: false, stop };
+  }
+  const rip = out["rip"]!;
+  if ((rip !== 0n || repaired) && !plan.machineFrame) {
+    if ((run.rspLow & 7) !== 0) {
+      return { ok: false, stop: walkStop("unsupported", `${planLabel(plan)}: the caller's RSP ${hex(out["rsp"]!)} is not 8-byte aligned`, out["rsp"]!) };
+    }
+    // A return address of 0 ends the stack, unless it came from a guess (a repaired plan).
+    if (rip === 0n || !isReturnAddress64(ctx.cache, rule.modules, rule.images, rip, run.ripNumber)) {
+      const stop = walkStop("bad-pc", `${planLabel(plan)}: [${hex(run.ripSlot)}] = ${hex(rip)} is not a return address (no call instruction before it in a module)`, rip);
+      // After a repair the frame's own RSP is all that is certain; otherwise the caller's RSP is.
+      return rescan(rule, ctx.cache, registers, memory, repaired && rsp !== undefined ? rsp : out["rsp"]!, stop);
+    }
+  }
+  // The rule: the plan's (RSP-relative, the same for every frame at this PC); a machine frame's
+  // RIP slot is not the caller's RSP − 8, so its frames name it.
+  const entry = plan.entry;
+  if (entry !== undefined && !plan.machineFrame && !repaired) {
+    const step = rule.scratch;
+    if (step === undefined) return (rule.scratch = unwindStep(out, plan.rule, { recovered: plan.recovered, entry, pcNumber: run.ripNumber, spNumber: run.rspNumber }));
+    step.registers = out;
+    step.pcNumber = run.ripNumber;
+    step.spNumber = run.rspNumber;
+    return step;
+  }
+  const found: UnwindInfoRule = plan.machineFrame ? { ...plan.rule, machineFrameSlot: run.ripSlot } : plan.rule;
+  // The next frame's PC is an interrupted instruction, unwound like the context frame (§1.8).
+  return unwindStep(out, found, { recovered: plan.recovered, entry, interrupted: plan.machineFrame ? true : undefined, trust: repaired ? "scan" : undefined });
+}
+
+/** The last repair when the unwind data does not fit the frame: the first return address from `start` up (trust `scan`), else `stop`. */
+function rescan(rule: UnwindInfoPlan, cache: UnwindCache, registers: Registers, memory: MemoryReader, start: bigint, stop: WalkStop): UnwindResult {
+  const hit = scanForReturn(X64_CHECKED_SCAN, cache, memory, rule.check, start, rule.words);
+  if (hit === undefined) return { ok: false, stop };
+  const out = inherited64(registers);
+  out["rip"] = hit.value;
+  out["rsp"] = hit.slot + 8n;
+  const found: RescanRule = { kind: "rescan", problem: stop.detail, start, slot: hit.slot, value: hit.value };
+  return unwindStep(out, found, { recovered: RIP_RSP, trust: "scan", entry: rule.plan.entry });
 }
 
 /** How a frame's PC is to be used (§1.8). */
 type PcKind = "context" | "interrupted" | "return";
 
 /**
- * The unwind plan for a frame whose PC is `pc`, or a string saying why there is none, or
- * undefined when no image describes the PC. `registers` (the context frame's) are looked at only
- * for a context frame.
+ * The unwind plan for a frame whose PC is `pc`, or a problem (in words: `module: why`) saying
+ * why there is none, or undefined when no image describes the PC. `registers` (the context
+ * frame's) are looked at only for a context frame.
  */
-function planAt(modules: readonly Module[], images: MemoryReader, pc: bigint, kind: PcKind, registers: Registers): UnwindPlan | string | undefined {
+function planAt(site: FrameSite, pc: bigint, kind: PcKind): UnwindPlan | DataProblem | undefined {
+  const { modules, images, registers } = site;
   // A return address is looked up at ra − 1: the call's own function.
-  const at = kind === "return" ? pc - 1n : pc;
+  const at = lookupAddress(pc, kind === "return");
   const module = moduleAt(modules, at);
   if (module === undefined) return undefined;
-  const tables = x64Tables(module, images);
+  const tables = x64Tables(module, images, site.cache);
   if (tables === undefined) return undefined;
-  if (tables.problem !== undefined) return tables.problem;
+  if (tables.problem !== undefined) return { problem: tables.problem };
   const rva = Number(at - module.base);
   const index = findEntryIndex(tables, rva);
   if (index < 0) return leafPlan(rva);
   const entry = resolveEntry(tables, index);
-  if (typeof entry === "string") return `${module.name}: ${entry}`;
+  if (isProblem(entry)) return inModule(module, entry);
   const controlRva = Number(pc - module.base);
   // A call that ended its function: the return address is past the entry (§1.8).
   const mode = kind === "return" && controlRva >= tables.functions[index * 3 + 1]! ? "body" : "pc";
   const plan = buildPlan(tables, module.base, entry, controlRva, mode);
-  if (typeof plan === "string") return `${module.name}: ${plan}`;
+  if (isProblem(plan)) return inModule(module, plan);
   if (kind === "context" && !plan.epilog) {
     // A register jump out of the function (not an epilog form): control is already the
     // target's, with this stack (a longjmp, or a tail call without REX.W).
     const jump = jumpOut(registers, tables, module, entry, controlRva);
     if (jump !== undefined) {
-      const there = planAt(modules, images, jump.target, "interrupted", registers);
-      if (there !== undefined && typeof there !== "string") return relabel(there, `${jump.text} leaves the function: as at ${hex(jump.target)}, `);
+      const there = planAt(site, jump.target, "interrupted");
+      if (there !== undefined && !isProblem(there)) return jumped(there, jump);
     }
   }
   return plan;
 }
 
-/** `plan` with `prefix` before its label (and its variant's). */
-function relabel(plan: UnwindPlan, prefix: string): UnwindPlan {
-  const out: UnwindPlan = { ...plan, label: prefix + plan.label };
-  if (plan.withoutFrameRegister !== undefined) out.withoutFrameRegister = relabel(plan.withoutFrameRegister, prefix);
+/** A problem of a module's unwind data, named by the module, with its address. */
+function inModule(module: Module, p: DataProblem): DataProblem {
+  return p.rva === undefined ? { problem: `${module.name}: ${p.problem}` } : { problem: `${module.name}: ${p.problem}`, rva: p.rva, address: module.base + BigInt(p.rva) };
+}
+
+/** `plan` as the plan of a frame that jumped to it (its variant too). */
+function jumped(plan: UnwindPlan, jump: { register: string; target: bigint }): UnwindPlan {
+  const out: UnwindPlan = { ...plan, rule: { ...plan.rule, jumped: jump } };
+  if (plan.withoutFrameRegister !== undefined) out.withoutFrameRegister = jumped(plan.withoutFrameRegister, jump);
   return out;
 }
 
 /** The site's plan (see {@link planAt}). */
-export function planFor(site: FrameSite): UnwindPlan | string | undefined {
-  if (site.index === 0) return planAt(site.modules, site.images, site.lookupPc, "context", site.registers);
-  // An interrupted PC is looked up at itself; a return address's lookup address is PC − 1.
-  if (site.interrupted) return planAt(site.modules, site.images, site.lookupPc, "interrupted", site.registers);
-  return planAt(site.modules, site.images, site.lookupPc + 1n, "return", site.registers);
+export function planFor(site: FrameSite): UnwindPlan | DataProblem | undefined {
+  // An interrupted PC is looked up at itself; a return address at its lookup address.
+  return planAt(site, site.pc, site.index === 0 ? "context" : site.interrupted ? "interrupted" : "return");
 }
 
 /**
  * When the instruction at `rva` is `jmp r64` without REX.W (not an epilog form, §1.5 D) and the
  * register points outside the function (no entry of the same primary function), the target.
  */
-function jumpOut(registers: Registers, tables: X64Tables, module: Module, entry: RuntimeFunctionEntry, rva: number): { target: bigint; text: string } | undefined {
+function jumpOut(registers: Registers, tables: X64Tables, module: Module, entry: RuntimeFunctionEntry, rva: number): { register: string; target: bigint } | undefined {
   const b = tables.read(rva, 3) ?? tables.read(rva, 2);
   if (b === undefined) return undefined;
   const rex = (b[0]! & 0xf0) === 0x40 ? b[0]! : 0;
@@ -210,19 +186,20 @@ function jumpOut(registers: Registers, tables: X64Tables, module: Module, entry:
   if (target === undefined) return undefined;
   if (target >= module.base && target - module.base < BigInt(tables.sizeOfImage)) {
     const t = lookupEntry(tables, Number(target - module.base));
-    if (t !== undefined && typeof t !== "string" && primaryBegin(tables, t) === primaryBegin(tables, entry)) return undefined;
+    if (t !== undefined && !isProblem(t) && primaryBegin(tables, t) === primaryBegin(tables, entry)) return undefined;
   }
-  return { target, text: `jmp ${register}=${hex(target)}` };
+  return { register, target };
 }
 
 /** The x64 table-based unwinder (trust `unwind-info`). */
-export const x64UnwindInfo: UnwindStrategy = {
+export const x64UnwindInfo: UnwindStrategy<UnwindInfoPlan | StopPlan> = {
   name: "unwind-info",
   trust: "unwind-info",
-  ruleFor(site: FrameSite): UnwindRule | undefined {
+  ruleFor(site: FrameSite) {
     const plan = planFor(site);
     if (plan === undefined) return undefined;
-    if (typeof plan === "string") return stopRule(plan);
-    return new PlanRule(plan, site.modules, site.images, site.index === 0 ? X64_SCAN_WORDS_CONTEXT : X64_SCAN_WORDS, callSiteCheck(site));
+    // Bad unwind data: the frame stops with the reason.
+    if (isProblem(plan)) return stopRule(walkStop("unsupported", plan.problem));
+    return { kind: "unwind-info", plan, modules: site.modules, images: site.images, words: site.index === 0 ? X64_SCAN_WORDS_CONTEXT : X64_SCAN_WORDS, check: callSiteCheck(site) };
   },
 };

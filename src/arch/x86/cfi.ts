@@ -1,15 +1,16 @@
 /**
  * STACK CFI on x86 (minidump.md §5.5, x86-fpo.md §5.5), for modules whose symbol files describe a
  * function with STACK CFI rather than STACK WIN (DWARF-built code): Breakpad's x86 register map.
- * `$esp` is `.cfa` and `$eip` is `.ra`; `$ebp`, `$ebx`, `$esi` and `$edi` are callee-saved. EIP,
- * ESP and EBP must all be recovered.
+ * `$esp` is `.cfa` and `$eip` is `.ra`; the callee-saved registers (`$ebp`, `$ebx`, `$esi`,
+ * `$edi`, the machine table's) keep their values where no rule names them. EIP, ESP and EBP must
+ * all be recovered.
  */
-import type { FrameSite, UnwindRule, UnwindStrategy } from "../../walk/strategy.js";
-import { cfiRuleFor, type CfiMachine } from "../cfi.js";
+import { machineInfo } from "../../model/machine.js";
+import { cfiStrategy, type CfiMachine } from "../cfi.js";
 
-const SAVED = new Set(["ebp", "ebx", "esi", "edi"]);
+const SAVED = new Set(machineInfo("x86").calleeSaved);
 
-/** The x86 parameters of the CFI evaluator. */
+/** The x86 parameters of the CFI evaluator, in Breakpad's register order. */
 export const X86_CFI: CfiMachine = {
   width: 4,
   pc: "eip",
@@ -22,9 +23,4 @@ export const X86_CFI: CfiMachine = {
 };
 
 /** The module's STACK CFI records (trust `cfi`), where no STACK WIN record describes the function. */
-export const x86Cfi: UnwindStrategy = {
-  name: "cfi",
-  trust: "cfi",
-  kind: "cfi",
-  ruleFor: (site: FrameSite): UnwindRule | undefined => cfiRuleFor(X86_CFI, site),
-};
+export const x86Cfi = cfiStrategy(X86_CFI);

@@ -6,14 +6,20 @@
  * exactly the encodings the spec lists (plus `lea esp,[ebp+d]`, which clang uses to undo a
  * realignment); anything else ends the decode, and the caller falls back.
  */
+import { hex } from "../../hex.js";
 import { readU32, readU32n, type MemoryReader } from "../../memory/reader.js";
-import { ImageCache } from "../../walk/image-cache.js";
+import { machineInfo } from "../../model/machine.js";
 import { moduleAt, type Module, type Registers } from "../../model/snapshot.js";
+import { cacheSlot, ImageKeyed, type UnwindCache } from "../../unwind/cache.js";
+import { lookupAddress } from "../../unwind/lookup-address.js";
 
 const U32 = 0xffff_ffffn;
 
-/** Register numbers of the one-byte `push r32` / `pop r32` opcodes (50+r / 58+r). */
-export const REG32 = ["eax", "ecx", "edx", "ebx", "esp", "ebp", "esi", "edi"] as const;
+/** Registers by ModRM number, as the one-byte `push r32` / `pop r32` opcodes (50+r / 58+r) name them. */
+const REG32 = machineInfo("x86").general as readonly Reg32[];
+
+/** An x86 general register's name. */
+type Reg32 = "eax" | "ecx" | "edx" | "ebx" | "esp" | "ebp" | "esi" | "edi";
 
 /** The `n` bytes before `ra`, or undefined. */
 function bytesBefore(images: MemoryReader, ra: bigint, n: number): Uint8Array | undefined {
@@ -73,18 +79,24 @@ export const UNCHECKED_RETURN_ADDRESS = -3;
 /** Slots of the direct-mapped front of the return-address answers (a power of two). */
 const FRONT_SLOTS = 1024;
 
-/** Answers by value: a direct-mapped front for the values seen last, the map for all of them. */
+/**
+ * Answers by value, for one module list and image memory: a direct-mapped front for the values
+ * seen last, the map for all of them, and the last answer (a rule asks about the word its scan
+ * just classified).
+ */
 interface ReturnAddressAnswers {
   keys: Float64Array;
   infos: Float64Array;
   all: Map<number, number>;
+  lastValue: number;
+  lastInfo: number;
 }
 
-const returnAddressCache = new ImageCache<ReturnAddressAnswers>(() => ({
-  keys: new Float64Array(FRONT_SLOTS).fill(-1),
-  infos: new Float64Array(FRONT_SLOTS),
-  all: new Map(),
-}));
+const ANSWERS = cacheSlot("x86 return addresses", () => new ImageKeyed<readonly Module[], ReturnAddressAnswers>());
+
+function newAnswers(): ReturnAddressAnswers {
+  return { keys: new Float64Array(FRONT_SLOTS).fill(-1), infos: new Float64Array(FRONT_SLOTS), all: new Map(), lastValue: -1, lastInfo: 0 };
+}
 
 /**
  * What `value` is as a return address: {@link NOT_A_RETURN_ADDRESS}; the target of the direct
@@ -92,26 +104,29 @@ const returnAddressCache = new ImageCache<ReturnAddressAnswers>(() => ({
  * {@link UNCHECKED_RETURN_ADDRESS} when the code is not in the snapshot. A return address lies after
  * `value − 1` in a module, and the bytes before it are a call instruction; when the module's
  * code is not in the snapshot at all, lying in a module is enough (as for Breakpad without
- * symbols). Answers are kept per images and module list: code does not change during a walk.
+ * symbols). Answers are kept in the walk's cache per images and module list: code does not
+ * change during a walk.
  */
-export function returnAddressInfo(modules: readonly Module[], images: MemoryReader, value: bigint): number {
-  return value > U32 ? NOT_A_RETURN_ADDRESS : returnAddressInfoN(modules, images, Number(value));
+export function returnAddressInfo(cache: UnwindCache, modules: readonly Module[], images: MemoryReader, value: bigint): number {
+  return value > U32 ? NOT_A_RETURN_ADDRESS : returnAddressInfoN(cache, modules, images, Number(value));
 }
 
 /** {@link returnAddressInfo} for a 32-bit value given as a number. */
-export function returnAddressInfoN(modules: readonly Module[], images: MemoryReader, value: number): number {
-  const cache = returnAddressCache.get(modules, images);
-  // The same value again (a rule asks about the word its scan just classified).
-  if (value === lastValue && cache === lastAnswers) return lastInfo;
-  lastAnswers = cache;
-  lastValue = value;
-  lastInfo = returnAddressInfoFront(cache, modules, images, value);
-  return lastInfo;
+export function returnAddressInfoN(cache: UnwindCache, modules: readonly Module[], images: MemoryReader, value: number): number {
+  return answerOf(cache.get(ANSWERS).get(images, modules, newAnswers), modules, images, value);
 }
 
-let lastAnswers: ReturnAddressAnswers | undefined;
-let lastValue = -1;
-let lastInfo = 0;
+/** The answers of a cache for a module list and its images (one lookup for a whole scan). */
+function answersOf(cache: UnwindCache, modules: readonly Module[], images: MemoryReader): ReturnAddressAnswers {
+  return cache.get(ANSWERS).get(images, modules, newAnswers);
+}
+
+function answerOf(answers: ReturnAddressAnswers, modules: readonly Module[], images: MemoryReader, value: number): number {
+  if (value === answers.lastValue) return answers.lastInfo;
+  answers.lastValue = value;
+  answers.lastInfo = returnAddressInfoFront(answers, modules, images, value);
+  return answers.lastInfo;
+}
 
 function returnAddressInfoFront(cache: ReturnAddressAnswers, modules: readonly Module[], images: MemoryReader, value: number): number {
   const slot = (value ^ (value >>> 10)) & (FRONT_SLOTS - 1);
@@ -127,17 +142,18 @@ function returnAddressInfoFront(cache: ReturnAddressAnswers, modules: readonly M
 }
 
 function classifyReturnAddress(modules: readonly Module[], images: MemoryReader, value: bigint): number {
-  if (value < 0x1000n || moduleAt(modules, value - 1n) === undefined) return NOT_A_RETURN_ADDRESS;
+  const call = lookupAddress(value, true);
+  if (value < 0x1000n || moduleAt(modules, call) === undefined) return NOT_A_RETURN_ADDRESS;
   if (callBefore(images, value) !== undefined) {
     const target = directCallTarget(images, value);
     return target === undefined ? UNKNOWN_CALL_TARGET : Number(target);
   }
-  return images.read(value - 1n, 1) === undefined ? UNCHECKED_RETURN_ADDRESS : NOT_A_RETURN_ADDRESS;
+  return images.read(call, 1) === undefined ? UNCHECKED_RETURN_ADDRESS : NOT_A_RETURN_ADDRESS;
 }
 
 /** Whether `value` can be a return address (see {@link returnAddressInfo}). */
-export function isReturnAddress(modules: readonly Module[], images: MemoryReader, value: bigint): boolean {
-  return returnAddressInfo(modules, images, value) !== NOT_A_RETURN_ADDRESS;
+export function isReturnAddress(cache: UnwindCache, modules: readonly Module[], images: MemoryReader, value: bigint): boolean {
+  return returnAddressInfo(cache, modules, images, value) !== NOT_A_RETURN_ADDRESS;
 }
 
 /** A return address found by scanning: its slot and its value. */
@@ -154,37 +170,41 @@ export function directCallTarget(images: MemoryReader, ra: bigint): bigint | und
   return (ra + BigInt(rel)) & U32;
 }
 
-/**
- * Scans `words + 1` stack words from `start` upwards (minidump.md §5.3: the window includes its
- * last word) for a return address; stops at the first unreadable word. With `callee`, the
- * range of the function being unwound, a return address that follows a direct call to another
- * function (a stale one, such as a stack probe's) is passed over for a later one in the window
- * that follows a direct call into `callee`; when there is none the first return address wins.
- */
-export function scanForReturnAddress(
-  stack: MemoryReader,
-  modules: readonly Module[],
-  images: MemoryReader,
-  start: bigint,
-  words: number,
-  callee?: { start: bigint; end: bigint },
-): ScanHit | undefined {
-  const at = scanSlots(stack, modules, images, Number(start & U32), words, callee === undefined ? -1 : Number(callee.start), callee === undefined ? -1 : Number(callee.end));
-  return at < 0 ? undefined : { slot: BigInt(at), value: BigInt(readU32n(stack, at)!) };
+/** Where a scan looks for return addresses: the modules and their images, and the function being unwound (−1: unknown). */
+export interface ScanScope {
+  modules: readonly Module[];
+  images: MemoryReader;
+  calleeStart: number;
+  calleeEnd: number;
 }
 
+/** The word at the slot {@link scanSlots} last returned, one object per cache. */
+export const SCANNED = cacheSlot("x86 scanned word", () => ({ value: 0 }));
+
 /**
- * {@link scanForReturnAddress} on numbers: the slot found, or −1. `calleeStart`/`calleeEnd` are
- * the callee's range, or −1 for none.
+ * Scans `words + 1` stack words from `start` upwards (minidump.md §5.3: the window includes its
+ * last word) for a return address; stops at the first unreadable word. With the callee's range in
+ * `scope`, a return address that follows a direct call to another function (a stale one, such as
+ * a stack probe's) is passed over for a later one in the window that follows a direct call into
+ * the callee; when there is none the first return address wins.
  */
-export function scanSlots(stack: MemoryReader, modules: readonly Module[], images: MemoryReader, start: number, words: number, calleeStart: number, calleeEnd: number): number {
+export function scanForReturnAddress(cache: UnwindCache, stack: MemoryReader, scope: ScanScope, start: bigint, words: number): ScanHit | undefined {
+  const at = scanSlots(cache, stack, scope, Number(start & U32), words);
+  return at < 0 ? undefined : { slot: BigInt(at), value: BigInt(cache.get(SCANNED).value) };
+}
+
+/** {@link scanForReturnAddress} on numbers: the slot found, or −1; the word there is left in the cache's {@link SCANNED}. */
+export function scanSlots(cache: UnwindCache, stack: MemoryReader, scope: ScanScope, start: number, words: number): number {
+  const { modules, images, calleeStart, calleeEnd } = scope;
+  const scanned = cache.get(SCANNED);
+  const answers = answersOf(cache, modules, images);
   let first = -1;
   let firstValue = 0;
   let slot = start;
   for (let i = 0; i <= words; i++, slot = (slot + 4) >>> 0) {
     const value = readU32n(stack, slot);
     if (value === undefined) break;
-    const info = returnAddressInfoN(modules, images, value);
+    const info = answerOf(answers, modules, images, value);
     if (info === NOT_A_RETURN_ADDRESS) continue;
     const known = info >= 0;
     if (calleeStart < 0 || ((!known || (info >= calleeStart && info < calleeEnd)) && (first < 0 || known))) {
@@ -200,30 +220,27 @@ export function scanSlots(stack: MemoryReader, modules: readonly Module[], image
   return first;
 }
 
-/** The word at the slot {@link scanSlots} last returned (one scratch object; its classification is returnAddressInfo's last answer). */
-export const scanned = { value: 0 };
-
 /** A 32-bit memory operand: base + index·scale + disp, any part absent. */
 interface MemOperand {
-  base?: (typeof REG32)[number];
-  index?: (typeof REG32)[number];
+  base?: Reg32;
+  index?: Reg32;
   scale: number;
   disp: number;
 }
 
 /** A register or memory operand of a ModRM byte. */
-type RmOperand = { reg: (typeof REG32)[number] } | { mem: MemOperand };
+type RmOperand = { reg: Reg32 } | { mem: MemOperand };
 
 /** One instruction the return simulation runs (see {@link decodeToReturn}). */
 type SimOp =
-  | { op: "push"; reg: (typeof REG32)[number] }
-  | { op: "pop"; reg: (typeof REG32)[number] }
-  | { op: "mov-imm"; reg: (typeof REG32)[number]; value: number }
-  | { op: "mov-to-reg"; reg: (typeof REG32)[number]; src: RmOperand }
-  | { op: "mov-to-mem"; dst: MemOperand; reg: (typeof REG32)[number] }
-  | { op: "lea"; reg: (typeof REG32)[number]; src: MemOperand }
-  | { op: "arith"; kind: "add" | "sub" | "and"; reg: (typeof REG32)[number]; value: number }
-  | { op: "xchg"; a: (typeof REG32)[number]; b: (typeof REG32)[number] }
+  | { op: "push"; reg: Reg32 }
+  | { op: "pop"; reg: Reg32 }
+  | { op: "mov-imm"; reg: Reg32; value: number }
+  | { op: "mov-to-reg"; reg: Reg32; src: RmOperand }
+  | { op: "mov-to-mem"; dst: MemOperand; reg: Reg32 }
+  | { op: "lea"; reg: Reg32; src: MemOperand }
+  | { op: "arith"; kind: "add" | "sub" | "and"; reg: Reg32; value: number }
+  | { op: "xchg"; a: Reg32; b: Reg32 }
   | { op: "leave" }
   | { op: "nop" }
   | { op: "ret"; pop: number }
@@ -243,7 +260,7 @@ function memText(m: MemOperand): string {
   const parts: string[] = [];
   if (m.base !== undefined) parts.push(m.base);
   if (m.index !== undefined) parts.push(m.scale === 1 ? m.index : `${m.scale}*${m.index}`);
-  if (m.disp !== 0 || parts.length === 0) parts.push(m.disp < 0 && parts.length > 0 ? `-${-m.disp}` : `0x${(m.disp >>> 0).toString(16)}`);
+  if (m.disp !== 0 || parts.length === 0) parts.push(m.disp < 0 && parts.length > 0 ? `-${-m.disp}` : hex(m.disp >>> 0));
   return `[${parts.join("+").replace("+-", "-")}]`;
 }
 const rmText = (o: RmOperand): string => ("reg" in o ? o.reg : memText(o.mem));
@@ -307,10 +324,10 @@ export function decodeToReturn(images: MemoryReader, start: bigint, inFunction: 
     if (next === undefined) return undefined;
     if (next === "done") return out;
     if (!inFunction(next)) {
-      out.push({ op: { op: "jmp", target: { rel: next } }, text: `jmp 0x${next.toString(16)}` });
+      out.push({ op: { op: "jmp", target: { rel: next } }, text: `jmp ${hex(next)}` });
       return out;
     }
-    out.push({ op: { op: "nop" }, text: `jmp 0x${next.toString(16)}` });
+    out.push({ op: { op: "nop" }, text: `jmp ${hex(next)}` });
     pc = next;
   }
   return undefined;
@@ -336,7 +353,7 @@ function decodeRun(images: MemoryReader, pc: bigint, out: SimInstruction[]): big
     else if (b >= 0x58 && b <= 0x5f) push({ op: "pop", reg: REG32[b - 0x58]! }, `pop ${REG32[b - 0x58]}`, 1);
     else if (b >= 0xb8 && b <= 0xbf && left >= 5) {
       const value = view.getUint32(i + 1, true);
-      push({ op: "mov-imm", reg: REG32[b - 0xb8]!, value }, `mov ${REG32[b - 0xb8]},0x${value.toString(16)}`, 5);
+      push({ op: "mov-imm", reg: REG32[b - 0xb8]!, value }, `mov ${REG32[b - 0xb8]},${hex(value)}`, 5);
     } else if (b === 0x90) push({ op: "nop" }, "nop", 1);
     else if (b > 0x90 && b <= 0x97) push({ op: "xchg", a: "eax", b: REG32[b - 0x90]! }, `xchg eax,${REG32[b - 0x90]}`, 1);
     else if (b === 0xc9) push({ op: "leave" }, "leave", 1);
@@ -522,7 +539,7 @@ export interface PrologState {
   /** Bytes pushed or allocated so far: the return address is at esp + pushed. */
   pushed: number;
   /** Registers pushed so far, each with the running total after its push (its slot is esp + pushed − total). */
-  saves: { reg: (typeof REG32)[number]; total: number }[];
+  saves: { reg: Reg32; total: number }[];
   /** `mov ebp,esp` has run. */
   framePointer: boolean;
   /** The instructions, as text. */

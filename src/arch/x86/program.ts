@@ -3,6 +3,8 @@
  * stack, with `=` assigning immediately so later tokens see the new value. A program is parsed
  * once (no memory is read) and evaluated per frame; `^` is the only operator that reads memory.
  */
+import { machineInfo } from "../../model/machine.js";
+import { hex } from "../../hex.js";
 import { readU32n, type MemoryReader } from "../../memory/reader.js";
 
 /** One token of a program. */
@@ -37,10 +39,8 @@ export interface ProgramError {
 const MASK = 0xffff_ffffn;
 const OPERATORS = new Set(["+", "-", "*", "/", "%", "@", "^", "="]);
 
-/** CodeView register numbers as programs write them (`$20` = EBX; CV_REG_EAX = 17 … CV_REG_EDI = 24). */
-const CODEVIEW_REGISTERS: Record<string, string> = {
-  "17": "eax", "18": "ecx", "19": "edx", "20": "ebx", "21": "esp", "22": "ebp", "23": "esi", "24": "edi",
-};
+/** Registers by the CodeView numbers programs may write them as (`$20` = EBX; CV_REG_EAX = 17 … CV_REG_EDI = 24): the machine table's. */
+const CODEVIEW_REGISTERS = machineInfo("x86").codeView;
 
 /** Register variables a program may read and assign, by canonical name. */
 export const PROGRAM_REGISTERS = ["eip", "esp", "ebp", "ebx", "esi", "edi", "eax", "ecx", "edx"] as const;
@@ -48,7 +48,7 @@ export const PROGRAM_REGISTERS = ["eip", "esp", "ebp", "ebx", "esi", "edi", "eax
 /** The canonical name of a `$` variable: registers by their x86 name (numeric CodeView ids mapped), others as written. */
 export function canonicalVariable(name: string): string {
   const bare = name.slice(1);
-  const cv = CODEVIEW_REGISTERS[bare];
+  const cv = /^[1-9][0-9]*$/.test(bare) ? CODEVIEW_REGISTERS[Number(bare)] : undefined;
   if (cv !== undefined) return `$${cv}`;
   return name;
 }
@@ -105,7 +105,7 @@ export function runProgram(program: Program, slots: number[], assigned: Uint8Arr
       const address = a >= 0 ? a : slots[-1 - a]!;
       if (Number.isNaN(address)) return { token: i, reason: noValue(program, a) };
       const v = readU32n(memory, address);
-      if (v === undefined) return { token: i, reason: `cannot read 4 bytes at 0x${address.toString(16)}`, address: BigInt(address) };
+      if (v === undefined) return { token: i, reason: `cannot read 4 bytes at ${hex(address)}`, address: BigInt(address) };
       stack.push(v);
       continue;
     }

@@ -6,10 +6,10 @@
  */
 import { readU32, type MemoryReader } from "../../memory/reader.js";
 import type { Registers } from "../../model/snapshot.js";
-import type { FrameSite, UnwindRule, UnwindStrategy } from "../../walk/strategy.js";
-import { scanRuleFor, scanStrategy, type ScanMachine } from "../scan.js";
+import type { FrameSite, UnwindStrategy } from "../../unwind/step.js";
+import { scanRegisters, scanRuleFor, scanStrategy, type ScanMachine, type ScanPlan } from "../scan.js";
 import { returnAddressInfo } from "./code.js";
-import { hex, inherited, SCAN_WORDS, SCAN_WORDS_CONTEXT, U32, x86Site } from "./site.js";
+import { inherited, SCAN_WORDS, SCAN_WORDS_CONTEXT, U32, x86Site } from "./site.js";
 import { findFpo, findFrameData } from "./tables.js";
 
 /** Largest distance from a slot to the frame it links to for a scanned EBP to be believed (Breakpad: 128 KiB). */
@@ -18,15 +18,13 @@ const MAX_EBP_DISTANCE = 128n * 1024n;
 /** The x86 parameters of the scanning policy. */
 export const X86_SCAN: ScanMachine = {
   width: 4,
-  pc: "eip",
-  sp: "esp",
-  fp: "ebp",
+  ...scanRegisters("eip", "esp", "ebp"),
   words: SCAN_WORDS,
   contextWords: SCAN_WORDS_CONTEXT,
   // Up to 64 KiB above the window for a frame larger than it, when the call site confirms.
   extendedWords: 16384,
   verifyAfterChainEnd: true,
-  readWord: readU32,
+  readWord: (_cache, memory, address) => readU32(memory, address),
   classify: returnAddressInfo,
   inherit: inherited,
   // Breakpad (minidump.md §5.5): the word below the return address, where an EBP frame keeps the
@@ -40,30 +38,32 @@ export const X86_SCAN: ScanMachine = {
 };
 
 /** Scanning for a function that has no record in a module whose other functions have records (trust `scan`). */
-export const x86RecordlessScan: UnwindStrategy = {
+export const x86RecordlessScan: UnwindStrategy<ScanPlan> = {
   name: "recordless-scan",
   trust: "scan",
-  kind: "scan",
-  ruleFor(site: FrameSite): UnwindRule | undefined {
+  scans: true,
+  ruleFor(site: FrameSite): ScanPlan | undefined {
     const found = x86Site(site);
     if (found === undefined) return undefined;
     if (findFrameData(found.tables.frameData, found.rva) !== undefined || findFpo(found.tables.fpo, found.rva) !== undefined) return undefined;
     // The EBP chain is not to be trusted here: EBP carries over as it is.
-    return scanRuleFor(X86_SCAN, site, `scan (no record at rva ${hex(found.rva)})`, found.callee, false);
+    const options: { noRecordRva: number; guessFramePointer: boolean; callee?: { start: bigint; end: bigint } } = { noRecordRva: found.rva, guessFramePointer: false };
+    if (found.callee !== undefined) options.callee = found.callee;
+    return scanRuleFor(X86_SCAN, site, options);
   },
 };
 
 /** Breakpad-style stack scanning with call-site checks (trust `scan`): the `scan` walker. */
-export const x86Scan: UnwindStrategy = scanStrategy(X86_SCAN);
+export const x86Scan = scanStrategy(X86_SCAN);
 
 /**
  * The same as the `auto` walker's last resort, for a frame outside every module with unwind
  * records: where a module has records, they (and the recordless scan) describe its frames, and a
  * record that finds no return address above its frame is not overruled by a free scan from below.
  */
-export const x86ScanWithoutRecords: UnwindStrategy = {
+export const x86ScanWithoutRecords: UnwindStrategy<ScanPlan> = {
   name: "scan",
   trust: "scan",
-  kind: "scan",
+  scans: true,
   ruleFor: (site: FrameSite) => (x86Site(site) !== undefined ? undefined : scanRuleFor(X86_SCAN, site)),
 };

@@ -1,9 +1,9 @@
 /**
  * x86 unwind sources per module (x86-fpo.md §1.3, §2.2, §8 rule 1): FrameData and FPO_DATA
  * records attached to the module (from a vector, a PDB or a Breakpad `.sym`), and FPO_DATA from
- * the image's own debug directory when it is mapped in the snapshot. Looked up by module, found
- * once and kept for the module's lifetime; lookups return the innermost record that contains an
- * RVA. Program strings are parsed once per record.
+ * the image's own debug directory when it is mapped in the snapshot. Found once per module and
+ * image memory and kept in the walk's cache; lookups return the innermost record that contains an
+ * RVA. Program strings are parsed once per record and cache.
  */
 import { findFrameData, frameDataSize, frameDataStart, type FrameData } from "../../formats/frame-data.js";
 import { innermostContaining, outermostContaining } from "../../formats/sorted-ranges.js";
@@ -11,6 +11,7 @@ import { readMappedImage } from "../../formats/pe-mapped.js";
 import type { MemoryReader } from "../../memory/reader.js";
 import type { FpoData } from "../../model/fpo-data.js";
 import type { Module } from "../../model/snapshot.js";
+import { cacheSlot, ImageKeyed, keyed, keyedSlot, type UnwindCache } from "../../unwind/cache.js";
 import { parseProgram, type Program, type ProgramError } from "./program.js";
 
 /** The records an x86 walker can use for one module, each list sorted by start RVA. */
@@ -21,15 +22,18 @@ export interface X86Tables {
   origin: string;
 }
 
-const tablesCache = new WeakMap<Module, X86Tables | null>();
+const TABLES = cacheSlot("x86 tables", () => new ImageKeyed<Module, X86Tables | undefined>());
 
 /**
- * The unwind records of `module`: those attached to it, with FPO_DATA from its mapped image's
- * debug directory when none was attached. Undefined when the module has none of either kind.
+ * The unwind records of `module` with its image in `images`: those attached to it, with
+ * FPO_DATA from its mapped image's debug directory when none was attached. Undefined when the
+ * module has none of either kind. Kept in `cache` when one is given.
  */
-export function x86Tables(module: Module, images: MemoryReader): X86Tables | undefined {
-  const cached = tablesCache.get(module);
-  if (cached !== undefined) return cached ?? undefined;
+export function x86Tables(module: Module, images: MemoryReader, cache?: UnwindCache): X86Tables | undefined {
+  return cache === undefined ? readTables(module, images) : cache.get(TABLES).get(images, module, () => readTables(module, images));
+}
+
+function readTables(module: Module, images: MemoryReader): X86Tables | undefined {
   const given = module.unwind;
   let fpo: readonly FpoData[] = given?.fpo ?? [];
   let origin = given?.origin ?? "";
@@ -41,9 +45,7 @@ export function x86Tables(module: Module, images: MemoryReader): X86Tables | und
     }
   }
   const frameData = given?.frameData ?? [];
-  const tables = frameData.length === 0 && fpo.length === 0 ? null : { frameData, fpo, origin };
-  tablesCache.set(module, tables);
-  return tables ?? undefined;
+  return frameData.length === 0 && fpo.length === 0 ? undefined : { frameData, fpo, origin };
 }
 
 /** The innermost FPO_DATA record containing `rva` in records sorted by ulOffStart. */
@@ -67,22 +69,23 @@ export function outermostFrameData(sorted: readonly FrameData[], rva: number): F
 /** A record's program, parsed, or why it does not parse. */
 export type ParsedProgram = { ok: true; program: Program; usesRaSearch: boolean } | { ok: false; error: ProgramError };
 
-const programCache = new WeakMap<FrameData, ParsedProgram>();
+const PROGRAMS = keyedSlot<FrameData, ParsedProgram>("parsed FrameData programs");
 
-/** The parsed program of a FrameData record (undefined when the record has none). */
-export function recordProgram(record: FrameData): ParsedProgram | undefined {
-  if (record.program === undefined) return undefined;
-  let parsed = programCache.get(record);
-  if (parsed === undefined) {
-    const result = parseProgram(record.program);
-    parsed = result.ok
-      ? {
-          ok: true,
-          program: result.program,
-          usesRaSearch: result.program.tokens.some((t) => t.kind === "variable" && (t.name === ".raSearch" || t.name === ".raSearchStart")),
-        }
-      : result;
-    programCache.set(record, parsed);
-  }
-  return parsed;
+/** The parsed program of a FrameData record (undefined when the record has none), parsed once per cache. */
+export function recordProgram(record: FrameData, cache: UnwindCache): ParsedProgram | undefined {
+  const text = record.program;
+  if (text === undefined) return undefined;
+  return keyed(cache, PROGRAMS, record, () => parseRecordProgram(text));
+}
+
+/** Parses a program string for the frame-data rule. */
+export function parseRecordProgram(text: string): ParsedProgram {
+  const result = parseProgram(text);
+  return result.ok
+    ? {
+        ok: true,
+        program: result.program,
+        usesRaSearch: result.program.tokens.some((t) => t.kind === "variable" && (t.name === ".raSearch" || t.name === ".raSearchStart")),
+      }
+    : result;
 }

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { InputError } from "../../../src/errors.js";
-import { frameStateAt, stateText, type FrameState } from "../../../src/arch/ia64/state.js";
+import { frameStateAt, type FrameState } from "../../../src/arch/ia64/state.js";
+import { stateText } from "../../../src/unwind/rule-text.js";
 import { decodeDescriptors, encodeDescriptors, type UnwindRecord } from "../../../src/arch/ia64/unwind-descriptors.js";
 
 const bytes = (s: string): Uint8Array => Uint8Array.from(s.split(/\s+/).filter(Boolean).map((x) => parseInt(x, 16)));

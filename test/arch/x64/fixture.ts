@@ -8,10 +8,12 @@
  */
 import { RegionMemory } from "../../../src/memory/region-memory.js";
 import type { Module, Registers, Snapshot } from "../../../src/model/snapshot.js";
-import type { FrameSite, UnwindResult } from "../../../src/walk/strategy.js";
+import type { FrameSite, UnwindResult } from "../../../src/unwind/step.js";
+import { UnwindCache } from "../../../src/unwind/cache.js";
+import { runRule } from "../../support/rules.js";
 import { x64UnwindInfo } from "../../../src/arch/x64/unwind.js";
 import type { BuiltStack } from "../../support/stack-builder.js";
-import { lookupAddress } from "../../../src/walk/lookup-address.js";
+import { lookupAddress } from "../../../src/unwind/lookup-address.js";
 
 export const BASE = 0x1_4000_0000n;
 export const IMAGE_SIZE = 0x1_0000;
@@ -124,12 +126,15 @@ export function unwindStep(snap: Snapshot, registers: Registers, options: { inde
     index,
     interrupted,
     registers,
+    pc,
     lookupPc: lookupAddress(pc, index > 0 && !interrupted),
     modules: snap.modules,
     images: snap.memory,
     calleeParams: options.calleeParams ?? 0,
+    cache: new UnwindCache(),
   };
-  return x64UnwindInfo.ruleFor(site)?.exec(registers, snap.memory);
+  const rule = x64UnwindInfo.ruleFor(site);
+  return rule === undefined ? undefined : runRule(rule, registers, snap.memory);
 }
 
 /** The recovered registers of a successful step, by name (fails the test otherwise). */

@@ -5,6 +5,7 @@
  * the frame once. The expected registers come from the layout ("rbx was pushed at slot X"), and
  * every recovered register is checked: nothing more, nothing less.
  */
+import { stepText } from "../../support/rules.js";
 import { describe, expect, it } from "vitest";
 import { StackBuilder } from "../../support/stack-builder.js";
 import { BASE, CALLER, CLOBBERED, calleeRegisters, ImageBuilder, ra, recoveredOf, snapshot64, STACK_BASE, unwindStep } from "./fixture.js";
@@ -129,7 +130,7 @@ describe("one unwind per op, every recovered register checked", () => {
     const r = unwindStep(snapshot64(image, s, {}), calleeRegisters({ rip: BASE + 0x2010n, rsp: STACK_BASE }));
     expect(recoveredOf(r)).toEqual({ rip: interrupted, rsp: 0x0020_0000n, rbp: CALLER["rbp"] });
     expect(r!.ok && r!.interrupted).toBe(true);
-    expect(r!.ok && r!.rule.toString()).toBe("unwind-info rva=0x2000 ops=[machframe; push rbp; alloc 0x20] [rsp+0x40]: rip@[0x100028]");
+    expect(stepText(r)).toBe("unwind-info rva=0x2000 ops=[machframe; push rbp; alloc 0x20] [rsp+0x40]: rip@[0x100028]");
   });
 
   it("UWOP_PUSH_MACHFRAME with error code (W5): rbp = [X+0x20], RIP = [X+0x30], RSP = [X+0x48]", () => {
@@ -161,9 +162,9 @@ describe("one unwind per op, every recovered register checked", () => {
     const image = imageWith(0x2000, [0x01, 0x05, 0x02, 0x00, 0x05, 0x42, 0x01, 0x50]).build();
     const s = new StackBuilder(STACK_BASE, 8).zeros(0x28).u64(CALLER["rbp"]!).u64(ra(11)).build();
     const r = unwindStep(snapshot64(image, s, {}), calleeRegisters({ rip: BASE + 0x2010n, rsp: STACK_BASE }));
-    expect(r!.ok && r!.rule.toString()).toBe("unwind-info rva=0x2000 ops=[push rbp; alloc 0x28] rsp+0x38");
+    expect(stepText(r)).toBe("unwind-info rva=0x2000 ops=[push rbp; alloc 0x28] rsp+0x38");
     const partial = unwindStep(snapshot64(image, s, {}), calleeRegisters({ rip: BASE + 0x2001n, rsp: STACK_BASE + 0x28n }));
-    expect(partial!.ok && partial!.rule.toString()).toBe("unwind-info rva=0x2000 prolog+0x1 ops=[push rbp] rsp+0x10");
+    expect(stepText(partial)).toBe("unwind-info rva=0x2000 prolog+0x1 ops=[push rbp] rsp+0x10");
   });
 
   it("UWOP_EPILOG codes are skipped by the prolog walk (2 slots each)", () => {

@@ -44,7 +44,7 @@ describe("the exception directory of a mapped image", () => {
     // guarded: 8 pushes, ALLOC_LARGE 216, SET_FPREG rbp+0x80, SAVE_XMM128 xmm6..xmm15.
     const guarded = pe.runtimeFunctions().find((f) => f.beginRva === 0x1090)!;
     const info = decodeUnwindInfo((rva, size) => pe.readRva(rva, size), guarded.unwindData);
-    if (typeof info === "string") throw new Error(info);
+    if ("problem" in info) throw new Error(info.problem);
     expect([info.version, info.sizeOfProlog, info.countOfCodes, info.frameRegister, info.frameOffset]).toEqual([1, 75, 31, 5, 0x80]);
     expect(info.ops.filter((o) => o.op === UWOP_SAVE_XMM128).map((o) => [o.info, o.value])).toEqual([6, 7, 8, 9, 10, 11, 12, 13, 14, 15].map((x, i) => [x, 0x30 + 16 * i]));
     expect(info.ops.find((o) => o.op === UWOP_ALLOC_LARGE)).toMatchObject({ codeOffset: 0x13, value: 216, slots: 2 });

@@ -3,6 +3,7 @@
  * their trust and FuncTableEntry, the x64 scanner and the call forms it recognises, and the
  * repairs of frames whose unwind data does not fit (a longjmp's stack switch).
  */
+import { ruleText } from "../../../src/unwind/rule-text.js";
 import { describe, expect, it } from "vitest";
 import { callBefore64 } from "../../../src/arch/x64/code.js";
 import { x64Scan } from "../../../src/arch/x64/scan.js";
@@ -10,7 +11,9 @@ import { RegionMemory } from "../../../src/memory/region-memory.js";
 import { strategiesFor } from "../../../src/walk/registry.js";
 import { callSiteCheck, scanForReturn } from "../../../src/arch/scan.js";
 import { X64_CHECKED_SCAN } from "../../../src/arch/x64/scan.js";
-import type { FrameSite } from "../../../src/walk/strategy.js";
+import type { FrameSite } from "../../../src/unwind/step.js";
+import { UnwindCache } from "../../../src/unwind/cache.js";
+import { runRule } from "../../support/rules.js";
 import { walkThread } from "../../../src/walk/walk.js";
 import { StackBuilder } from "../../support/stack-builder.js";
 import { BASE, CALLER, CLOBBERED, calleeRegisters, ImageBuilder, ra, snapshot64, STACK_BASE } from "./fixture.js";
@@ -54,8 +57,8 @@ describe("whole walks", () => {
     expect(walk.frames[0]!.funcTableEntry).toBeUndefined();
     expect(walk.frames[1]!.funcTableEntry).toEqual({ kind: "runtime-function", beginRva: 0x2080n, endRva: 0x20c0n, moduleBase: BASE });
     expect(walk.frames[2]!.funcTableEntry).toEqual({ kind: "runtime-function", beginRva: 0x2000n, endRva: 0x2040n, moduleBase: BASE });
-    expect(walk.frames[1]!.rule).toBe("leaf (no RUNTIME_FUNCTION at rva 0x2105) rsp+0x8");
-    expect(walk.frames[2]!.rule).toBe("unwind-info rva=0x2080 ops=[push rsi] rsp+0x10");
+    expect(ruleText(walk.frames[1]!.rule)).toBe("leaf (no RUNTIME_FUNCTION at rva 0x2105) rsp+0x8");
+    expect(ruleText(walk.frames[2]!.rule)).toBe("unwind-info rva=0x2080 ops=[push rsi] rsp+0x10");
     expect(walk.frames[2]!.registers).toEqual({ rip: BASE + 0x2015n, rsp: STACK_BASE + 0x18n, rsi: CALLER["rsi"] });
     // Callee-saved registers not restored are carried over for the next unwind.
     expect(walk.frames[2]!.unwindRegisters?.["rbx"]).toBe(CLOBBERED["rbx"]);
@@ -100,7 +103,7 @@ describe("repairs when the unwind data does not fit the frame", () => {
       [BASE + 0x2050n, E, "context"],
       [ra(0), E + 0x40n, "scan"],
     ]);
-    expect(walk.frames[1]!.rule).toContain("frame register ignored");
+    expect(ruleText(walk.frames[1]!.rule)).toContain("frame register ignored");
     expect(walk.frames[1]!.registers["rbp"]).toBe(CALLER["rbp"]);
   });
 
@@ -111,7 +114,7 @@ describe("repairs when the unwind data does not fit the frame", () => {
       [BASE + 0x2108n, E],
       [ra(0), E + 0x40n],
     ]);
-    expect(walk.frames[1]!.rule).toMatch(/^jmp rax=0x140002050 leaves the function: as at 0x140002050, unwind-info rva=0x2000/);
+    expect(ruleText(walk.frames[1]!.rule)).toMatch(/^jmp rax=0x140002050 leaves the function: as at 0x140002050, unwind-info rva=0x2000/);
   });
 
   it("a computed RIP that is not a return address is repaired by scanning from the caller's RSP (trust scan)", () => {
@@ -123,7 +126,7 @@ describe("repairs when the unwind data does not fit the frame", () => {
     expect(walk.frames[1]!.addrPC).toBe(ra(1));
     expect(walk.frames[1]!.addrStack).toBe(STACK_BASE + 24n);
     expect(walk.frames[1]!.trust).toBe("scan");
-    expect(walk.frames[1]!.rule).toContain("is not a return address");
+    expect(ruleText(walk.frames[1]!.rule)).toContain("is not a return address");
   });
 });
 
@@ -133,10 +136,10 @@ describe("the x64 scanner", () => {
     const s = new StackBuilder(STACK_BASE, 8).u64(0).u64(BASE + 0x1003n).u64(0x7fff_0000_0000n).u64(ra(3)).u64(ra(4)).build();
     const snap = snapshot64(image, s, {});
     const registers = calleeRegisters({ rip: BASE + 0x5000n, rsp: STACK_BASE, rbp: 0n });
-    const site: FrameSite = { machine: "x64", index: 0, interrupted: false, registers, lookupPc: registers["rip"]!, modules: snap.modules, images: snap.memory, calleeParams: 0 };
-    const r = x64Scan.ruleFor(site)!.exec(registers, snap.memory);
+    const site: FrameSite = { machine: "x64", index: 0, interrupted: false, registers, pc: registers["rip"]!, lookupPc: registers["rip"]!, modules: snap.modules, images: snap.memory, calleeParams: 0, cache: new UnwindCache() };
+    const r = runRule(x64Scan.ruleFor(site)!, registers, snap.memory);
     expect(r.ok && [r.registers["rip"], r.registers["rsp"], r.recovered]).toEqual([BASE + 0x1003n, STACK_BASE + 16n, ["rip", "rsp"]]);
-    const checked = scanForReturn(X64_CHECKED_SCAN, snap.memory, callSiteCheck(site), STACK_BASE, 40);
+    const checked = scanForReturn(X64_CHECKED_SCAN, new UnwindCache(), snap.memory, callSiteCheck(site), STACK_BASE, 40);
     expect(checked).toEqual({ slot: STACK_BASE + 24n, value: ra(3) });
   });
 
@@ -146,8 +149,8 @@ describe("the x64 scanner", () => {
     const snap = snapshot64(image, s, {});
     const run = (rbp: bigint, recovered?: readonly string[]) => {
       const registers = calleeRegisters({ rip: BASE + 0x5000n, rsp: STACK_BASE, rbp });
-      const site: FrameSite = { machine: "x64", index: 1, interrupted: false, registers, lookupPc: registers["rip"]!, modules: snap.modules, images: snap.memory, calleeParams: 0 };
-      const r = x64Scan.ruleFor(site)!.exec(registers, snap.memory, { pc: -1, sp: -1, bstore: -1, recovered });
+      const site: FrameSite = { machine: "x64", index: 1, interrupted: false, registers, pc: registers["rip"]!, lookupPc: registers["rip"]!, modules: snap.modules, images: snap.memory, calleeParams: 0, cache: new UnwindCache() };
+      const r = runRule(x64Scan.ruleFor(site)!, registers, snap.memory, { recovered });
       return r.ok ? [r.registers["rbp"], r.recovered] : r.stop.detail;
     };
     expect(run(STACK_BASE + 8n)).toEqual([STACK_BASE + 0x100n, ["rip", "rsp", "rbp"]]);

@@ -3,6 +3,7 @@
  * (which produces the bytes) and Capstone (which says what the bytes are): call recognition
  * before a return address, the prolog and return-path decoders, and the return-address scan.
  */
+import { UnwindCache } from "../../../src/unwind/cache.js";
 import { describe, expect, it } from "vitest";
 import { loadDisassembler, type Instruction } from "../../../emulator/disassemble.js";
 import {
@@ -15,6 +16,7 @@ import {
   scanForReturnAddress,
 } from "../../../src/arch/x86/code.js";
 import { RegionMemory, type MemoryRegion } from "../../../src/memory/region-memory.js";
+import type { MemoryReader } from "../../../src/memory/reader.js";
 import type { Module } from "../../../src/model/snapshot.js";
 import { StackBuilder } from "../../support/stack-builder.js";
 import { assembleX86, loadX86Assembler, MODULE_BASE, MODULE_SIZE, type X86Code } from "../../support/x86-code.js";
@@ -276,18 +278,21 @@ describe("isReturnAddress and scanForReturnAddress", () => {
     return { code, callee: { start: code.at("callee"), end: code.at("callee_end") } };
   }
   const JUNK = 0x0bad_beefn;
+  /** A scan from `start` with a fresh cache; `callee` is the function being unwound. */
+  const scanFor = (stack: MemoryReader, modules: readonly Module[], images: MemoryReader, start: bigint, words: number, callee?: { start: bigint; end: bigint }) =>
+    scanForReturnAddress(new UnwindCache(), stack, { modules, images, calleeStart: callee === undefined ? -1 : Number(callee.start), calleeEnd: callee === undefined ? -1 : Number(callee.end) }, start, words);
 
   it("isReturnAddress: in a module and right after a call", () => {
     const { code } = program();
     const images = memoryOf(code.region);
-    expect(isReturnAddress([MODULE], images, code.at("after_callee"))).toBe(true);
-    expect(isReturnAddress([MODULE], images, code.at("after_indirect"))).toBe(true);
-    expect(isReturnAddress([MODULE], images, code.at("after_callee") + 1n)).toBe(false);
-    expect(isReturnAddress([MODULE], images, code.at("callee"))).toBe(false);
-    expect(isReturnAddress([], images, code.at("after_callee"))).toBe(false);
-    expect(isReturnAddress([{ ...MODULE, base: 0n }], images, 0x800n)).toBe(false);
+    expect(isReturnAddress(new UnwindCache(), [MODULE], images, code.at("after_callee"))).toBe(true);
+    expect(isReturnAddress(new UnwindCache(), [MODULE], images, code.at("after_indirect"))).toBe(true);
+    expect(isReturnAddress(new UnwindCache(), [MODULE], images, code.at("after_callee") + 1n)).toBe(false);
+    expect(isReturnAddress(new UnwindCache(), [MODULE], images, code.at("callee"))).toBe(false);
+    expect(isReturnAddress(new UnwindCache(), [], images, code.at("after_callee"))).toBe(false);
+    expect(isReturnAddress(new UnwindCache(), [{ ...MODULE, base: 0n }], images, 0x800n)).toBe(false);
     // A module whose code is not in the snapshot: lying in it is enough.
-    expect(isReturnAddress([MODULE], memoryOf(), code.at("callee"))).toBe(true);
+    expect(isReturnAddress(new UnwindCache(), [MODULE], memoryOf(), code.at("callee"))).toBe(true);
   });
 
   it("looks at words start … start+4·N: the last word of the window counts, the next does not", () => {
@@ -297,7 +302,7 @@ describe("isReturnAddress and scanForReturnAddress", () => {
       const s = new StackBuilder(0x0012_f000n);
       s.fill(at, JUNK).mark("ra").u32(code.at("after_callee")).fill(4, JUNK);
       const built = s.build();
-      const hit = scanForReturnAddress(memoryOf(built), [MODULE], memoryOf(code.region), built.base, N);
+      const hit = scanFor(memoryOf(built), [MODULE], memoryOf(code.region), built.base, N);
       expect(hit, `return address at word ${at}`).toEqual(at <= N ? { slot: built.labels["ra"], value: code.at("after_callee") } : undefined);
     }
   });
@@ -308,8 +313,8 @@ describe("isReturnAddress and scanForReturnAddress", () => {
     // A gap of one word, then a return address well inside the window.
     const high = new StackBuilder(0x0012_f010n).u32(code.at("after_callee")).build();
     const stack = memoryOf(low, high);
-    expect(scanForReturnAddress(stack, [MODULE], memoryOf(code.region), low.base, 40)).toBeUndefined();
-    expect(scanForReturnAddress(stack, [MODULE], memoryOf(code.region), high.base, 40)).toEqual({ slot: high.base, value: code.at("after_callee") });
+    expect(scanFor(stack, [MODULE], memoryOf(code.region), low.base, 40)).toBeUndefined();
+    expect(scanFor(stack, [MODULE], memoryOf(code.region), high.base, 40)).toEqual({ slot: high.base, value: code.at("after_callee") });
   });
 
   it("passes over a stale return address from a call to another function for a later one into the callee", () => {
@@ -318,11 +323,11 @@ describe("isReturnAddress and scanForReturnAddress", () => {
     s.mark("stale").u32(code.at("after_other")).fill(2, JUNK).mark("real").u32(code.at("after_callee")).fill(2, JUNK);
     const built = s.build();
     const images = memoryOf(code.region);
-    expect(scanForReturnAddress(memoryOf(built), [MODULE], images, built.base, 7, callee)).toEqual({ slot: built.labels["real"], value: code.at("after_callee") });
+    expect(scanFor(memoryOf(built), [MODULE], images, built.base, 7, callee)).toEqual({ slot: built.labels["real"], value: code.at("after_callee") });
     // Without the callee's range the first return address wins.
-    expect(scanForReturnAddress(memoryOf(built), [MODULE], images, built.base, 7)).toEqual({ slot: built.labels["stale"], value: code.at("after_other") });
+    expect(scanFor(memoryOf(built), [MODULE], images, built.base, 7)).toEqual({ slot: built.labels["stale"], value: code.at("after_other") });
     // With no later one in the window, the stale one is still the answer.
-    expect(scanForReturnAddress(memoryOf(built), [MODULE], images, built.base, 2, callee)).toEqual({ slot: built.labels["stale"], value: code.at("after_other") });
+    expect(scanFor(memoryOf(built), [MODULE], images, built.base, 2, callee)).toEqual({ slot: built.labels["stale"], value: code.at("after_other") });
   });
 
   it("takes a return address after an indirect call at once: its target is unknown", () => {
@@ -330,6 +335,6 @@ describe("isReturnAddress and scanForReturnAddress", () => {
     const s = new StackBuilder(0x0012_f000n);
     s.mark("indirect").u32(code.at("after_indirect")).mark("real").u32(code.at("after_callee"));
     const built = s.build();
-    expect(scanForReturnAddress(memoryOf(built), [MODULE], memoryOf(code.region), built.base, 7, callee)).toEqual({ slot: built.labels["indirect"], value: code.at("after_indirect") });
+    expect(scanFor(memoryOf(built), [MODULE], memoryOf(code.region), built.base, 7, callee)).toEqual({ slot: built.labels["indirect"], value: code.at("after_indirect") });
   });
 });

@@ -5,11 +5,14 @@
  * walker "fpo". Expected values come from the construction: "the return address was put in
  * slot X, so the caller's ESP is X+4".
  */
+import { ruleText } from "../../../src/unwind/rule-text.js";
 import { describe, expect, it } from "vitest";
 import { FRAME_NONFPO, FRAME_TRAP, FRAME_TSS, type FpoData } from "../../../src/model/fpo-data.js";
 import type { Module, Registers } from "../../../src/model/snapshot.js";
 import type { Walk } from "../../../src/walk/frame.js";
 import { walkThread } from "../../../src/walk/walk.js";
+import { breakpadTrust } from "../../../src/render/breakpad.js";
+import type { Rule } from "../../../src/unwind/rule.js";
 import { snapshotOf } from "../../support/snapshots.js";
 import { StackBuilder } from "../../support/stack-builder.js";
 import { assembleX86, fpoRecord, hexOf, loadX86Assembler, MODULE_BASE, x86Module, type X86Code } from "../../support/x86-code.js";
@@ -46,7 +49,7 @@ function expectFoundBy(walk: Walk, records: readonly FpoData[]): void {
     const caller = walk.frames[k + 1];
     if (caller === undefined) return;
     expect(caller.trust, `frame ${k + 1} trust`).toBe("fpo");
-    expect(caller.rule, `frame ${k + 1} rule`).toContain(`fpo rva=${hexOf(r.ulOffStart)}`);
+    expect(ruleText(caller.rule), `frame ${k + 1} rule`).toContain(`fpo rva=${hexOf(r.ulOffStart)}`);
   });
 }
 
@@ -84,6 +87,30 @@ describe("x86 FPO_DATA walk: the body rule (x86-fpo.md §1.4 step 3)", () => {
     expectFoundBy(walk, [f, main]);
   });
 
+  it("a record whose sizes miss the return address by more than the search: the stack is scanned (trust scan, a site-check rule)", () => {
+    const code = assembleX86([
+      "main:", "push ebx", "sub esp, 4", "call f", "main_ret_f:", "add esp, 4", "pop ebx", "ret", "main_end:",
+      "f:", "sub esp, 48", "push ebx", "push esi", "f_body:", "call g", "pop esi", "pop ebx", "add esp, 48", "ret", "f_end:",
+      "g:", "ret", "g_end:",
+    ]);
+    // f keeps twelve locals; its record says one, so the rule's slot and the words it searches
+    // above it are locals, and EIP is a local's value.
+    const f = fpoRecord(code, "f", "f_end", { cdwLocals: 1, cbRegs: 2, cbProlog: 5 });
+    const module = x86Module(code, [["main", "main_end"], ["f", "f_end"], ["g", "g_end"]], { fpo: [f] });
+    const s = new StackBuilder(STACK);
+    s.mark("esp0").u32(CALLER.esi).u32(CALLER.ebx).fill(12, 0x2222_2222n)
+      .mark("ra0").u32(code.at("main_ret_f"))
+      .fill(1).u32(CALLER.ebx).u32(0);
+    const { walk, labels } = walkFpo(code, module, s, (l) => ({ eip: code.at("f_body"), esp: l["esp0"]!, ebp: CALLER.ebp, ebx: CLOBBER.ebx, esi: CLOBBER.esi }));
+    const caller = walk.frames[1]!;
+    expect([caller.addrPC, caller.addrStack, caller.trust]).toEqual([code.at("main_ret_f"), labels["ra0"]! + 4n, "scan"]);
+    expect(caller.rule).toMatchObject({ kind: "site-check", found: "scan", rule: { kind: "fpo", form: "body" }, eip: 0x2222_2222n, slot: labels["ra0"], value: code.at("main_ret_f") });
+    const inner = ruleText((caller.rule as Extract<Rule, { kind: "site-check" }>).rule);
+    expect(inner).toContain(`fpo rva=${hexOf(f.ulOffStart)}`);
+    expect(ruleText(caller.rule)).toBe(`${inner}; eip 0x22222222 is not a return address: scanned to [${hexOf(labels["ra0"]!)}]=${hexOf(code.at("main_ret_f"))}`);
+    expect(breakpadTrust(caller)).toBe("call frame info with scanning");
+  });
+
   it("fUseBP on: the caller's EBP comes from [esp + calleeParams + savedRegs − 8] and drives the next EBP frame", () => {
     const code = assembleX86([
       "start:", "call main", "start_ret:", "ret", "start_end:",
@@ -112,8 +139,8 @@ describe("x86 FPO_DATA walk: the body rule (x86-fpo.md §1.4 step 3)", () => {
       [code.at("main_ret_f"), labels["esp1"], labels["main_frame"]],
       [code.at("start_ret"), labels["esp2"], 0n],
     ]);
-    expect(walk.frames[1]!.rule).toContain("useBP");
-    expect(walk.frames[2]!.rule).toContain("FRAME_NONFPO");
+    expect(ruleText(walk.frames[1]!.rule)).toContain("useBP");
+    expect(ruleText(walk.frames[2]!.rule)).toContain("FRAME_NONFPO");
     expect(walk.stop.reason).toBe("end-of-stack");
     expectFoundBy(walk, [f, main, start]);
   });
@@ -134,7 +161,7 @@ describe("x86 FPO_DATA walk: the body rule (x86-fpo.md §1.4 step 3)", () => {
     const { walk, labels } = walkFpo(code, module, s, (l) => ({ eip: code.at("f_call"), esp: l["esp0"]!, ebp: 0x5a5a5a5an }));
     expect(walk.frames).toHaveLength(2);
     expect([walk.frames[1]!.addrPC, walk.frames[1]!.addrStack, walk.frames[1]!.addrFrame]).toEqual([code.at("main_ret_f"), labels["esp1"], CALLER.ebp]);
-    expect(walk.frames[1]!.rule).toContain("found 8 bytes above");
+    expect(ruleText(walk.frames[1]!.rule)).toContain("found 8 bytes above");
     expectFoundBy(walk, [f, main]);
   });
 
@@ -233,7 +260,7 @@ describe("x86 FPO_DATA walk: the body rule (x86-fpo.md §1.4 step 3)", () => {
     expect(walk.frames[1]!.addrPC).toBe(code.at("main_ret_f"));
     expect(walk.frames[1]!.addrStack).toBe(labels["esp1"]);
     expect(regsOf(walk, 1, CALLEE_SAVED)).toEqual({ ebx: CALLER.ebx, esi: CALLER.esi, edi: CALLER.edi, ebp: CALLER.ebp });
-    expect(walk.frames[1]!.rule).toContain("to return");
+    expect(ruleText(walk.frames[1]!.rule)).toContain("to return");
     expect(walk.stop.reason).toBe("end-of-stack");
     expectFoundBy(walk, records);
   });
@@ -266,7 +293,7 @@ describe("x86 FPO_DATA walk: the body rule (x86-fpo.md §1.4 step 3)", () => {
       [code.at("main_ret_g"), labels["esp1"]],
       [code.at("start_ret"), labels["ra1"]! + 4n],
     ]);
-    expect(walk.frames[2]!.rule).toContain("ra@esp+16");
+    expect(ruleText(walk.frames[2]!.rule)).toContain("ra@esp+16");
     expect(walk.stop.reason).toBe("end-of-stack");
     expectFoundBy(walk, [g, main, start]);
   });
@@ -362,7 +389,7 @@ describe("x86 FPO_DATA walk: the PC in the prolog (x86-fpo.md §1.4 step 4)", ()
     expect(walk.frames[1]!.addrStack).toBe(labels["esp1"]);
     expect(labels["esp1"]).toBe(labels["ra0"]! + 4n);
     expect(regsOf(walk, 1, ["ebp", "ebx", "esi"])).toEqual({ ebp: CALLER.ebp, ebx: CALLER.ebx, esi: CALLER.esi });
-    if (k < steps.length) expect(walk.frames[1]!.rule).toContain("prolog");
+    if (k < steps.length) expect(ruleText(walk.frames[1]!.rule)).toContain("prolog");
     expect(walk.stop.reason).toBe("end-of-stack");
     expectFoundBy(walk, [f, main]);
   });
@@ -391,7 +418,7 @@ describe("x86 FPO_DATA walk: the PC in the epilog (x86-fpo.md §1.4 step 5)", ()
     // The unwind leaves the arguments on the stack (it does not apply `ret 8`).
     expect([walk.frames[1]!.addrPC, walk.frames[1]!.addrStack]).toEqual([code.at("main_ret_f"), labels["args"]]);
     expect(regsOf(walk, 1, ["ebx", "esi", "ebp"])).toEqual({ ebx: CALLER.ebx, esi: CALLER.esi, ebp: CALLER.ebp });
-    expect(walk.frames[1]!.rule).toContain("to return");
+    expect(ruleText(walk.frames[1]!.rule)).toContain("to return");
     // main's unwind skips f's 8 bytes of arguments to reach its own return address (0).
     expect(walk.stop.reason).toBe("end-of-stack");
     expectFoundBy(walk, [f, main]);
@@ -411,7 +438,7 @@ describe("x86 FPO_DATA walk: the PC in the epilog (x86-fpo.md §1.4 step 5)", ()
     const { walk, labels } = walkFpo(code, module, s, (l) => ({ eip: code.at(`e${k}`), esp: l[`sp${k}`]!, ebp: k === 0 ? l["frame"]! : CALLER.ebp }));
     expect(walk.frames).toHaveLength(2);
     expect([walk.frames[1]!.addrPC, walk.frames[1]!.addrStack, walk.frames[1]!.addrFrame]).toEqual([code.at("main_ret_f"), labels["esp1"], CALLER.ebp]);
-    expect(walk.frames[1]!.rule).toContain("to return");
+    expect(ruleText(walk.frames[1]!.rule)).toContain("to return");
     expect(walk.stop.reason).toBe("end-of-stack");
     expectFoundBy(walk, [f, main]);
   });
@@ -436,7 +463,7 @@ describe("x86 FPO_DATA walk: the PC in the epilog (x86-fpo.md §1.4 step 5)", ()
     expect(walk.frames).toHaveLength(2);
     expect([walk.frames[1]!.addrPC, walk.frames[1]!.addrStack]).toEqual([code.at("main_ret_f"), labels["esp1"]]);
     expect(regsOf(walk, 1, ["ebp", "esi", "edi"])).toEqual({ ebp: CALLER.ebp, esi: CALLER.esi, edi: CALLER.edi });
-    expect(walk.frames[1]!.rule).toContain("to return");
+    expect(ruleText(walk.frames[1]!.rule)).toContain("to return");
     expect(walk.stop.reason).toBe("end-of-stack");
     expectFoundBy(walk, [f, main]);
   });
@@ -461,7 +488,7 @@ describe("x86 FPO_DATA walk: frame kinds (x86-fpo.md §1.2)", () => {
       [code.at("main_ret_f"), labels["frame"]! + 8n, CALLER.ebp],
     ]);
     expect(walk.frames[1]!.addrStack).toBe(labels["esp1"]);
-    expect(walk.frames[1]!.rule).toContain("FRAME_NONFPO");
+    expect(ruleText(walk.frames[1]!.rule)).toContain("FRAME_NONFPO");
     expect(walk.stop.reason).toBe("end-of-stack");
     expectFoundBy(walk, [f, main]);
   });

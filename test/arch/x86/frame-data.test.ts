@@ -3,6 +3,7 @@
  * on an assembled module (return addresses follow real calls) and a stack built to match the
  * code at the PC, walked with walker "fpo". Expected values come from the construction.
  */
+import { ruleText } from "../../../src/unwind/rule-text.js";
 import { describe, expect, it } from "vitest";
 import type { FrameData } from "../../../src/formats/frame-data.js";
 import { FRAME_TRAP } from "../../../src/model/fpo-data.js";
@@ -42,7 +43,7 @@ function expectFoundBy(walk: Walk, records: readonly FrameData[]): void {
     const caller = walk.frames[k + 1];
     if (caller === undefined) return;
     expect(caller.trust, `frame ${k + 1} trust`).toBe("frame-data");
-    expect(caller.rule, `frame ${k + 1} rule`).toContain(`frame-data rva=${hexOf(r.rvaStart)}`);
+    expect(ruleText(caller.rule), `frame ${k + 1} rule`).toContain(`frame-data rva=${hexOf(r.rvaStart)}`);
   });
 }
 
@@ -99,7 +100,7 @@ describe("FrameData programs: operators (x86-fpo.md §3)", () => {
   ])("%s: %s", (_op, program) => {
     const r = basic(program);
     expectBasicCaller(r);
-    expect(r.walk.frames[1]!.rule).toContain(`frame-data rva=${hexOf(r.code.rva("f"))}`);
+    expect(ruleText(r.walk.frames[1]!.rule)).toContain(`frame-data rva=${hexOf(r.code.rva("f"))}`);
   });
 
   it("^ reads the saved registers: ebx and esi restored from the slots the test filled", () => {
@@ -226,8 +227,8 @@ describe("FrameData programs: .raSearch and the record inputs (x86-fpo.md §3.1)
     expect(walk.frames).toHaveLength(2);
     expect([walk.frames[1]!.addrPC, walk.frames[1]!.addrStack]).toEqual([code.at("main_ret_f"), labels["esp1"]]);
     expect(regsOf(walk, 1, ["ebx", "esi"])).toEqual({ ebx: CALLER.ebx, esi: CALLER.esi });
-    expect(walk.frames[1]!.rule).toContain("ra@esp+20");
-    expect(walk.frames[1]!.rule).not.toContain("found");
+    expect(ruleText(walk.frames[1]!.rule)).toContain("ra@esp+20");
+    expect(ruleText(walk.frames[1]!.rule)).not.toContain("found");
     expectFoundBy(walk, records);
   });
 
@@ -237,7 +238,7 @@ describe("FrameData programs: .raSearch and the record inputs (x86-fpo.md §3.1)
     expect([walk.frames[1]!.addrPC, walk.frames[1]!.addrStack]).toEqual([code.at("main_ret_f"), labels["esp1"]]);
     // The program's other reads are relative to the found slot.
     expect(regsOf(walk, 1, ["ebx", "esi"])).toEqual({ ebx: CALLER.ebx, esi: CALLER.esi });
-    expect(walk.frames[1]!.rule).toContain("found 8 bytes above");
+    expect(ruleText(walk.frames[1]!.rule)).toContain("found 8 bytes above");
     expect(walk.stop.reason).toBe("end-of-stack");
     expectFoundBy(walk, records);
   });
@@ -320,7 +321,7 @@ describe("FrameData programs: .raSearch and the record inputs (x86-fpo.md §3.1)
     expect(walk.frames).toHaveLength(2);
     expect([walk.frames[1]!.addrPC, walk.frames[1]!.addrStack]).toEqual([code.at("main_ret_f"), labels["esp1"]]);
     expect(regsOf(walk, 1, ["ebp", "esi"])).toEqual({ ebp: CALLER.ebp, esi: CALLER.esi });
-    expect(walk.frames[1]!.rule).toContain("ebp+4");
+    expect(ruleText(walk.frames[1]!.rule)).toContain("ebp+4");
     expect(walk.stop.reason).toBe("end-of-stack");
     expectFoundBy(walk, [f, main]);
   });
@@ -356,8 +357,8 @@ describe("FrameData lookup: LLVM's nested records (x86-fpo.md §2.2)", () => {
     expect(walk.frames).toHaveLength(2);
     expect([walk.frames[1]!.addrPC, walk.frames[1]!.addrStack]).toEqual([code.at("main_ret_f"), labels["esp1"]]);
     expect(regsOf(walk, 1, ["ebp", "esi"])).toEqual({ ebp: CALLER.ebp, esi: CALLER.esi });
-    expect(walk.frames[1]!.rule).not.toContain("found");
-    expect(walk.frames[1]!.rule).toContain(`ra@esp+${sizes[k]!.saved + sizes[k]!.locals}`);
+    expect(ruleText(walk.frames[1]!.rule)).not.toContain("found");
+    expect(ruleText(walk.frames[1]!.rule)).toContain(`ra@esp+${sizes[k]!.saved + sizes[k]!.locals}`);
     expectFoundBy(walk, [records[k]!, main]);
   });
 });
@@ -408,6 +409,6 @@ describe("FrameData programs that fail: the walk does not throw and says why", (
     const { walk, labels } = walkFd(code, module, s, (l) => ({ eip: code.at("f_body"), esp: l["esp0"]!, ebp: l["frame"]! }));
     expect(walk.frames.length).toBeGreaterThanOrEqual(2);
     expect(walk.frames[1]!).toMatchObject({ addrPC: code.at("main_ret_f"), addrStack: labels["esp1"], addrFrame: CALLER.ebp, trust: "frame-pointer" });
-    expect(walk.frames[1]!.rule).toContain("ebp-chain");
+    expect(ruleText(walk.frames[1]!.rule)).toContain("ebp-chain");
   });
 });

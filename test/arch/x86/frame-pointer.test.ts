@@ -1,3 +1,4 @@
+import { ruleText } from "../../../src/unwind/rule-text.js";
 import { describe, expect, it } from "vitest";
 import { walkThread } from "../../../src/walk/walk.js";
 import { codeAddress, moduleWith, snapshotOf } from "../../support/snapshots.js";
@@ -30,7 +31,7 @@ describe("x86 frame-pointer walk", () => {
     ]);
     expect(result.frames.map((f) => f.trust)).toEqual(["context", "frame-pointer", "frame-pointer"]);
     expect(result.frames[0]!.params).toEqual([11n, 22n, 33n, 44n]);
-    expect(result.frames[1]!.rule).toBe(
+    expect(ruleText(result.frames[1]!.rule)).toBe(
       `ebp-chain ebp=0x0012ff08: eip=[0x0012ff0c]=0x00401090 ebp=[0x0012ff08]=0x0012ff20 esp=0x0012ff10`,
     );
     expect(result.frames[1]!.registers).toEqual({ eip: ret("b", 0x10), esp: labels["sp1"], ebp: labels["ebp1"] });

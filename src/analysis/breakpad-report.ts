@@ -1,0 +1,153 @@
+/**
+ * What Breakpad's `minidump_stackwalk` prints for a minidump, gathered (minidump.md §4–§6): OS and
+ * CPU from SystemInfo, the crash reason and address from the Exception stream, the process uptime
+ * from MiscInfo, and one walk per thread in dump order with Breakpad's dump-writer thread skipped.
+ * The frames are the project's `auto` walk, not Breakpad's walker; render/breakpad.ts prints the
+ * report, human (§6.1) and machine-readable `-m` (§6.2).
+ */
+import { InputError } from "../errors.js";
+import type { Minidump, MinidumpAssertion } from "../formats/minidump.js";
+import { hexPadded } from "../hex.js";
+import { moduleAt, type Module, type Snapshot, type ThreadSnapshot } from "../model/snapshot.js";
+import { UnwindCache } from "../unwind/cache.js";
+import { lookupAddress } from "../unwind/lookup-address.js";
+import type { Walk } from "../walk/frame.js";
+import { walkThread, type WalkOptions } from "../walk/walk.js";
+import { crashReason } from "./breakpad-crash.js";
+import { dumpSystemInfo } from "./system-info.js";
+
+/** One walked thread, numbered as Breakpad numbers it. */
+export interface BreakpadThread {
+  /** Position among the threads Breakpad processes (dump order, the dump-writer thread skipped). */
+  index: number;
+  thread: ThreadSnapshot;
+  walk: Walk;
+}
+
+/** What `minidump_stackwalk` prints, gathered from a dump and its walks. */
+export interface BreakpadReport {
+  os: string;
+  osVersion: string;
+  /** `x86`, `amd64`, …, or the ProcessorArchitecture as `0x%04x`. */
+  cpu: string;
+  cpuInfo: string;
+  cpuCount: number;
+  /** The dump has an Exception stream. */
+  crashed: boolean;
+  crashReason: string;
+  crashAddress: bigint;
+  /** ExceptionInformation[0 .. min(NumberParameters, 15)). */
+  crashParameters: bigint[];
+  /** Breakpad's assertion text from its assertion stream (0x47670002), when the dump has one. */
+  assertion?: string;
+  /** Seconds from process creation to the dump, when MiscInfo gives it (minidump.md §2.7). */
+  uptime?: number;
+  /** The requesting (crashed) thread's {@link BreakpadThread.index}, or -1. */
+  requestingThread: number;
+  /** The walked threads in index order. */
+  threads: BreakpadThread[];
+  /** The module list in dump order; the first is the main module (minidump.md §2.3). */
+  modules: readonly Module[];
+  /** Modules some frame lies in whose symbols could not be loaded; only when a symbol path was given. */
+  modulesWithoutSymbols: Set<Module>;
+}
+
+/** Options of {@link breakpadReport}. */
+export interface BreakpadOptions {
+  walk?: WalkOptions;
+  /** One thread by id, or all (default). */
+  thread?: number | "all";
+  /** A symbol path was given (`--symbols`): modules on a stack without symbols get a warning. */
+  symbolPathGiven?: boolean;
+}
+
+const hex8 = (n: number): string => hexPadded(n >>> 0, 8);
+
+/** Whether symbols were loaded for a module (a symbol file gave it records or names). */
+function hasSymbols(m: Module): boolean {
+  return m.unwind !== undefined || m.symbols.length > 0;
+}
+
+/**
+ * Gathers a Breakpad report: walks every thread except Breakpad's dump-writer thread (in dump
+ * order; the requesting thread is the crashed one, else BreakpadInfo's), with the same walk
+ * options as `walk`, each through its own stack memory only (ThreadSnapshot.stackRanges), as
+ * Breakpad's processor walks it. The snapshot must come from `dump` (minidumpSnapshot) with symbols attached.
+ */
+export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: BreakpadOptions = {}): BreakpadReport {
+  const { os, osVersion, cpu, cpuInfo, cpuCount } = dumpSystemInfo(dump);
+  const crash = crashReason(dump);
+  const misc = dump.miscInfo;
+  const created = misc !== undefined && (misc.flags1 & 0x2) !== 0 ? misc.processCreateTime >>> 0 : 0;
+  const stamp = dump.header.timeDateStamp >>> 0;
+  const report: BreakpadReport = {
+    os,
+    osVersion,
+    cpu,
+    cpuInfo,
+    cpuCount,
+    crashed: crash !== undefined,
+    crashReason: crash?.reason ?? "",
+    crashAddress: crash?.address ?? 0n,
+    crashParameters: dump.exception?.parameters ?? [],
+    requestingThread: -1,
+    threads: [],
+    modules: snapshot.modules,
+    modulesWithoutSymbols: new Set(),
+  };
+  if (stamp !== 0 && created !== 0 && stamp >= created) report.uptime = stamp - created;
+  if (dump.assertion !== undefined) report.assertion = assertionText(dump.assertion);
+
+  const info = dump.breakpadInfo;
+  const requestingId = dump.exception !== undefined ? dump.exception.threadId : info?.requestingThreadId;
+  const choice = options.thread ?? "all";
+  if (choice !== "all" && !dump.threads.some((t) => t.id === choice)) {
+    throw new InputError("bad-value", `no thread with id ${choice} (threads: ${dump.threads.map((t) => t.id).join(", ")})`);
+  }
+  if (choice !== "all" && info?.dumpThreadId === choice) {
+    throw new InputError("bad-value", `thread ${choice} is Breakpad's dump-writer thread (BreakpadInfo DumpThreadId), which Breakpad does not walk`);
+  }
+  const unused = [...snapshot.threads];
+  // The threads of one dump share what their walks learn.
+  const walkOptions: WalkOptions = { ...options.walk, cache: options.walk?.cache ?? new UnwindCache() };
+  let index = 0;
+  for (const t of dump.threads) {
+    if (info?.dumpThreadId !== undefined && t.id === info.dumpThreadId) continue;
+    const at = unused.findIndex((s) => s.id === t.id);
+    const thread = at < 0 ? undefined : unused.splice(at, 1)[0]!;
+    const i = index++;
+    if (requestingId !== undefined && t.id === requestingId && report.requestingThread < 0) report.requestingThread = i;
+    if (choice !== "all" && t.id !== choice) continue;
+    if (thread === undefined) {
+      // A thread without a usable context: Breakpad lists it with no frames.
+      const walk: Walk = { frames: [], stop: { reason: "unsupported", detail: "the thread has no usable context" } };
+      report.threads.push({ index: i, thread: { id: t.id, crashed: false, registers: {} }, walk });
+      continue;
+    }
+    // The walk reads the stack through the thread's own stack region (ThreadSnapshot.stackRanges),
+    // the only memory Breakpad's walker sees (minidump.md §4).
+    report.threads.push({ index: i, thread, walk: walkThread(snapshot, thread, walkOptions) });
+  }
+  if (options.symbolPathGiven === true) {
+    for (const { walk } of report.threads) {
+      for (const f of walk.frames) {
+        const m = moduleAt(snapshot.modules, lookupAddress(f.addrPC, f.index > 0));
+        if (m !== undefined && !hasSymbols(m)) report.modulesWithoutSymbols.add(m);
+      }
+    }
+  }
+  return report;
+}
+
+/**
+ * Breakpad's assertion line (MinidumpProcessor::GetAssertion): the kind, then the expression,
+ * ` in function F`, `, in file F` and ` at line N` for those present.
+ */
+export function assertionText(a: MinidumpAssertion): string {
+  let text = a.type === 1 ? "Invalid parameter passed to library function" : a.type === 2 ? "Pure virtual function called" : `Unknown assertion type ${hex8(a.type)}`;
+  if (a.expression !== "") text += ` ${a.expression}`;
+  if (a.function !== "") text += ` in function ${a.function}`;
+  if (a.file !== "") text += `, in file ${a.file}`;
+  if (a.line !== 0) text += ` at line ${a.line >>> 0}`;
+  return text;
+}

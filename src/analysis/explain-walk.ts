@@ -1,0 +1,316 @@
+/**
+ * `explain`: every frame of a walk with the rule that found it and the memory that rule read, in
+ * plain words with addresses and values, and why the frame-pointer chain (the walker ETW and
+ * naive debuggers use) goes wrong where it does. The walk is run through a reader that records
+ * each stack read and which frame's unwind made it (WalkOptions.onUnwind); reads inside module
+ * images (code bytes, unwind tables) are the rules' own business and are left out. The words are
+ * explain-words.ts's; render/explain.ts, svg.ts and html.ts draw the result.
+ */
+import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
+import { readPointer, type MemoryReader } from "../memory/reader.js";
+import { moduleAt, type Registers, type Snapshot, type ThreadSnapshot } from "../model/snapshot.js";
+import { hex } from "../hex.js";
+import { UnwindCache } from "../unwind/cache.js";
+import type { Rule } from "../unwind/rule.js";
+import { compareWithTruth } from "../walk/compare.js";
+import type { Frame, Walk } from "../walk/frame.js";
+import { archWalker, type WalkerName } from "../walk/registry.js";
+import { walkThread } from "../walk/walk.js";
+import type { ExplainedFrame, ExplainedRead, ExplainedWalk, ReadRole, StackArea, StackWord } from "./explain-model.js";
+import { contextLines, howLines, indexWeaker, registerName, stopInWords, weakerText } from "./explain-words.js";
+import { locate, locationText } from "./location.js";
+
+/** Options of {@link explainWalk}. */
+export interface ExplainOptions {
+  walker?: WalkerName;
+  /** The input's name, for headings. */
+  title?: string;
+  maxFrames?: number;
+}
+
+/** The most stack (or backing-store) words an explanation lists; deeper stacks are cut with a note. */
+export const MAX_DIAGRAM_WORDS = 16_384;
+
+/** Words shown above the outermost frame's stack pointer (its caller's arguments, if any). */
+const WORDS_ABOVE = 4;
+
+interface RawRead {
+  frame: number;
+  address: bigint;
+  size: number;
+  value: bigint;
+}
+
+/** A reader that records the stack reads made while each frame's caller is sought. */
+class RecordingReader implements MemoryReader {
+  readonly reads: RawRead[] = [];
+  frame = -1;
+
+  constructor(
+    private readonly inner: MemoryReader,
+    private readonly inImage: (address: bigint) => boolean,
+  ) {}
+
+  read(address: bigint, size: number): Uint8Array | undefined {
+    const bytes = this.inner.read(address, size);
+    if (bytes !== undefined && this.frame >= 0 && size <= 8 && !this.inImage(address)) {
+      let value = 0n;
+      for (let i = bytes.length - 1; i >= 0; i--) value = (value << 8n) | BigInt(bytes[i]!);
+      this.reads.push({ frame: this.frame, address, size, value });
+    }
+    return bytes;
+  }
+}
+
+/** Walks one thread and explains each frame. */
+export function explainWalk(snapshot: Snapshot, thread: ThreadSnapshot, options: ExplainOptions = {}): ExplainedWalk {
+  const machine = snapshot.machine;
+  const wordSize = machineInfo(machine).pointerSize;
+  const recorder = new RecordingReader(snapshot.memory, (a) => moduleAt(snapshot.modules, a) !== undefined);
+  const recorded: Snapshot = { ...snapshot, memory: recorder };
+  const walker = options.walker ?? "auto";
+  const cache = new UnwindCache();
+  const walk = walkThread(recorded, thread, {
+    walker,
+    cache,
+    ...(options.maxFrames !== undefined ? { maxFrames: options.maxFrames } : {}),
+    onUnwind: (index) => {
+      recorder.frame = index;
+    },
+  });
+  recorder.frame = -1;
+  const weak = weakerWalk(snapshot, thread, walker, options.maxFrames, cache);
+  const weakIndex = weak === undefined ? undefined : indexWeaker(walk, weak);
+  const a = (v: bigint): string => formatAddress(machine, v);
+  const frames: ExplainedFrame[] = walk.frames.map((frame, i) => {
+    const loc = locate(snapshot.modules, frame);
+    const e: ExplainedFrame = { index: i, frame, location: locationText(loc, a(frame.addrPC)), how: [], reads: [] };
+    if (loc.function !== undefined) e.functionName = loc.function;
+    if (loc.line?.file !== undefined) e.source = { file: loc.line.file, line: loc.line.line };
+    return e;
+  });
+  const readsByFrame = groupReads(recorder.reads);
+  for (let i = 0; i < frames.length; i++) {
+    const e = frames[i]!;
+    if (i === 0) {
+      e.how = contextLines(machine, e.frame);
+      continue;
+    }
+    const callee = frames[i - 1]!;
+    e.reads = classifyReads(machine, wordSize, readsByFrame.get(i - 1) ?? [], callee.frame, e.frame, snapshot);
+    e.how = howLines(machine, callee, e, wordSize);
+    const weaker = weakerText(machine, walk, weakIndex, i, frames, snapshot);
+    if (weaker !== undefined) e.weaker = weaker;
+  }
+  const truth = thread.truth;
+  const notes: string[] = [];
+  let truthSummary: ExplainedWalk["truth"];
+  if (truth === undefined) notes.push("The input has no ground truth: the frames below are what the walker found, unchecked.");
+  else {
+    const c = compareWithTruth(machine, walk, truth);
+    truthSummary = { exact: c.exact, text: c.exact ? `exact: all ${c.walkedFrames} frames equal the ground truth` : `differs from the ground truth: ${c.difference?.text ?? ""}` };
+    for (const e of frames) {
+      const t = truth[e.index];
+      if (t === undefined) e.truth = "extra";
+      else e.truth = t.pc === e.frame.addrPC && t.sp === e.frame.addrStack && (t.bsp === undefined || t.bsp === e.frame.addrBStore) ? "exact" : "differs";
+    }
+  }
+  const stopText = stopInWords(walk.stop, a);
+  if (walk.stop.reason !== "end-of-stack") notes.push(`The walk stopped before the end of the stack: ${stopText}`);
+  const stack = stackWords(snapshot, walk, frames, wordSize, notes);
+  const out: ExplainedWalk = {
+    machine,
+    title: options.title ?? snapshot.description ?? "snapshot",
+    threadId: thread.id,
+    crashed: thread.crashed,
+    walker,
+    frames,
+    stop: walk.stop,
+    stopText,
+    wordSize,
+    stack,
+    notes,
+  };
+  if (machineInfo(machine).bstore !== null) out.backingStore = backingStoreWords(snapshot, frames, notes);
+  if (truthSummary !== undefined) out.truth = truthSummary;
+  return out;
+}
+
+/** Explains the chosen threads (default: all), the crashed thread first. */
+export function explainSnapshot(snapshot: Snapshot, options: ExplainOptions & { thread?: number | "all" } = {}): ExplainedWalk[] {
+  const choice = options.thread ?? "all";
+  const threads = choice === "all" ? snapshot.threads : snapshot.threads.filter((t) => t.id === choice);
+  const ordered = [...threads.filter((t) => t.crashed), ...threads.filter((t) => !t.crashed)];
+  return ordered.map((t) => explainWalk(snapshot, t, options));
+}
+
+/** The frame-pointer walk of the same thread, when the machine has one and it is not the walk itself. */
+function weakerWalk(snapshot: Snapshot, thread: ThreadSnapshot, walker: WalkerName, maxFrames: number | undefined, cache: UnwindCache): Walk | undefined {
+  if (walker === "frame-pointer" || archWalker(snapshot.machine).walkers["frame-pointer"] === undefined) return undefined;
+  return walkThread(snapshot, thread, { walker: "frame-pointer", cache, ...(maxFrames !== undefined ? { maxFrames } : {}) });
+}
+
+function groupReads(reads: readonly RawRead[]): Map<number, RawRead[]> {
+  const out = new Map<number, RawRead[]>();
+  for (const r of reads) {
+    let list = out.get(r.frame);
+    if (list === undefined) out.set(r.frame, (list = []));
+    // One entry per address: rules may read a slot twice (a check, then the value).
+    if (!list.some((x) => x.address === r.address && x.size === r.size)) list.push(r);
+  }
+  return out;
+}
+
+/** How far up a rule moved the return-address slot by a short scan (FPO_DATA, FrameData), 0 when it did not. */
+function movedBy(rule: Rule): number {
+  if (rule.kind === "fpo" && rule.form === "body") return rule.moved;
+  if (rule.kind === "frame-data" && rule.ra.at === "esp") return rule.ra.moved;
+  return 0;
+}
+
+/** Names each read by what it became in the caller frame. */
+function classifyReads(machine: Machine, wordSize: number, reads: readonly RawRead[], callee: Frame, caller: Frame, snapshot: Snapshot): ExplainedRead[] {
+  const arch = archWalker(machine);
+  const recovered = caller.registers;
+  const w = BigInt(wordSize);
+  // The return-address slot: the read of the caller's PC just below its SP, else the last read of that value.
+  let raIndex = reads.findIndex((r) => r.value === caller.addrPC && r.address === caller.addrStack - w);
+  if (raIndex < 0) {
+    for (let i = reads.length - 1; i >= 0; i--) if (reads[i]!.value === caller.addrPC && reads[i]!.size === wordSize) { raIndex = i; break; }
+  }
+  const searched = caller.trust === "scan" || movedBy(caller.rule) > 0;
+  const bstoreRange = machineInfo(machine).bstore !== null ? backingStoreRange(snapshot, callee, caller) : undefined;
+  const base = callee.unwindRegisters ?? callee.registers;
+  // Registers already matched to a slot: two saved registers that hold the same value get one slot each.
+  const taken = new Set<string>();
+  return reads.map((r, i): ExplainedRead => {
+    let role: ReadRole = searched ? "scanned" : "data";
+    let register: string | undefined;
+    if (i === raIndex) {
+      role = "return-address";
+      register = arch.pc;
+    } else if (arch.fp !== null && recovered[arch.fp] !== undefined && recovered[arch.fp] === r.value && r.size === wordSize) {
+      role = "saved-frame-pointer";
+      register = arch.fp;
+    } else {
+      for (const [name, v] of Object.entries(recovered)) {
+        if (name === arch.pc || name === arch.sp || name === arch.fp || name === arch.bstore || taken.has(name)) continue;
+        if (v === r.value) {
+          taken.add(name);
+          role = "saved-register";
+          register = name;
+          break;
+        }
+      }
+    }
+    const read: ExplainedRead = { address: r.address, size: r.size, value: r.value, role, area: "stack" };
+    if (register !== undefined) read.register = register;
+    if (bstoreRange !== undefined && r.address >= bstoreRange.low && r.address < bstoreRange.high) read.area = "backing-store";
+    const rel = relativeTo(machine, base, r.address, read.area);
+    if (rel !== undefined) read.relative = rel;
+    return read;
+  });
+}
+
+/** The backing-store addresses between two frames (IA-64: the callee's BSP is above the caller's). */
+function backingStoreRange(snapshot: Snapshot, callee: Frame, caller: Frame): { low: bigint; high: bigint } | undefined {
+  const high = callee.addrBStore !== 0n ? callee.addrBStore : snapshot.threads[0]?.registers["rsbsp"];
+  if (high === undefined || caller.addrBStore === 0n) return undefined;
+  // Reads of the callee's own stacked registers lie just above its BSP; allow one full frame (96 registers + NaT words).
+  return { low: caller.addrBStore, high: high + 8n * 100n };
+}
+
+/** `esp+24`, `ebp+4`, `rsp+0x28`: an address as an offset from a register of the frame being unwound. */
+function relativeTo(machine: Machine, registers: Registers, address: bigint, area: "stack" | "backing-store"): string | undefined {
+  const arch = archWalker(machine);
+  const order = area === "backing-store" && arch.bstore !== null ? [arch.bstore] : [arch.sp, ...(arch.fp !== null ? [arch.fp] : [])];
+  let best: { name: string; offset: bigint } | undefined;
+  for (const name of order) {
+    const v = registers[name];
+    if (v === undefined) continue;
+    const d = address - v;
+    if (d >= 0n && d < 0x10_0000n && (best === undefined || d < best.offset)) best = { name, offset: d };
+  }
+  if (best === undefined) return undefined;
+  const reg = registerName(machine, best.name);
+  if (best.offset === 0n) return reg;
+  return `${reg}+${OFFSET_TEXT[machine](best.offset)}`;
+}
+
+/** How an offset from a register is written: decimal on x86, as its FPO_DATA and FrameData sizes are; hex elsewhere. */
+const OFFSET_TEXT: Record<Machine, (offset: bigint) => string> = {
+  x86: (offset) => offset.toString(),
+  x64: hex,
+  ia64: hex,
+};
+
+/** The memory-stack words from the context frame's SP up past the outermost frame's. */
+function stackWords(snapshot: Snapshot, walk: Walk, frames: readonly ExplainedFrame[], wordSize: 4 | 8, notes: string[]): StackWord[] {
+  const w = BigInt(wordSize);
+  const first = walk.frames[0]!.addrStack;
+  let last = first;
+  for (const f of walk.frames) if (f.addrStack > last) last = f.addrStack;
+  let end = last + w * BigInt(WORDS_ABOVE);
+  const cap = first + w * BigInt(MAX_DIAGRAM_WORDS);
+  if (end > cap) {
+    end = cap;
+    notes.push(`The stack spans ${((last - first) / w).toString()} words; the first ${MAX_DIAGRAM_WORDS} are listed.`);
+  }
+  const roles = namedReads(frames, "stack");
+  const out: StackWord[] = [];
+  let k = 0;
+  for (let addr = first; addr < end; addr += w) {
+    while (k + 1 < walk.frames.length && walk.frames[k + 1]!.addrStack <= addr) k++;
+    const owner = addr < walk.frames[k]!.addrStack ? -1 : k;
+    out.push(stackWord(snapshot, addr, wordSize, owner, roles));
+  }
+  return out;
+}
+
+/** IA-64: the backing-store words from the outermost frame's BSP up to the context frame's. */
+function backingStoreWords(snapshot: Snapshot, frames: readonly ExplainedFrame[], notes: string[]): StackWord[] {
+  const bsps = frames.map((e) => e.frame.addrBStore).filter((b) => b !== 0n);
+  if (bsps.length === 0) return [];
+  const top = bsps[0]!;
+  let low = top;
+  for (const b of bsps) if (b < low) low = b;
+  if ((top - low) / 8n > BigInt(MAX_DIAGRAM_WORDS)) {
+    low = top - 8n * BigInt(MAX_DIAGRAM_WORDS);
+    notes.push(`The backing store spans more than ${MAX_DIAGRAM_WORDS} words; the ${MAX_DIAGRAM_WORDS} nearest the context frame are listed.`);
+  }
+  const roles = namedReads(frames, "backing-store");
+  const out: StackWord[] = [];
+  for (let addr = low; addr < top; addr += 8n) {
+    // Frame k's stacked registers lie from its BSP up to its callee's (frame k−1's) BSP.
+    let owner = -1;
+    for (let k = frames.length - 1; k >= 1; k--) {
+      const bsp = frames[k]!.frame.addrBStore;
+      if (addr >= bsp && addr < frames[k - 1]!.frame.addrBStore) {
+        owner = k;
+        break;
+      }
+    }
+    const word = stackWord(snapshot, addr, 8, owner, roles);
+    if (((addr >> 3n) & 0x3fn) === 0x3fn) word.natCollection = true;
+    out.push(word);
+  }
+  return out;
+}
+
+/** The reads of one stack area that became something (a return address, a saved register), by address. */
+function namedReads(frames: readonly ExplainedFrame[], area: StackArea): Map<bigint, ExplainedRead> {
+  const roles = new Map<bigint, ExplainedRead>();
+  for (const e of frames) for (const r of e.reads) if (r.area === area && r.role !== "scanned" && r.role !== "data") roles.set(r.address, r);
+  return roles;
+}
+
+/** One word of a diagram, with what an unwind read it as. */
+function stackWord(snapshot: Snapshot, address: bigint, size: 4 | 8, frame: number, roles: ReadonlyMap<bigint, ExplainedRead>): StackWord {
+  const word: StackWord = { address, value: readPointer(snapshot.memory, address, size), frame };
+  const r = roles.get(address);
+  if (r !== undefined) {
+    word.role = r.role;
+    if (r.register !== undefined) word.register = r.register;
+  }
+  return word;
+}

@@ -1,0 +1,281 @@
+/**
+ * The words of an explanation: where the context came from, what the rule that found a frame did
+ * (read from the rule's fields: its record, its unwind operations, its save locations), what each
+ * read became, how BSP moved, why the frame-pointer chain goes wrong at a frame, and why the walk
+ * stopped.
+ */
+import { hex } from "../hex.js";
+import type { FpoData } from "../model/fpo-data.js";
+import { formatAddress, machineInfo, registerDisplay, type Machine } from "../model/machine.js";
+import type { Snapshot } from "../model/snapshot.js";
+import type { FrameDataRule, Rule, UnwindOpStep } from "../unwind/rule.js";
+import { pspText, ruleText, saveLocationText } from "../unwind/rule-text.js";
+import type { Frame, Walk, WalkStop } from "../walk/frame.js";
+import type { ExplainedFrame } from "./explain-model.js";
+import { locate, locateAddress, locationText } from "./location.js";
+
+/** A register as the documentation writes it: EIP, RSP, RsBSP, SP (r12). */
+export function registerName(machine: Machine, name: string): string {
+  return registerDisplay(machine, name);
+}
+
+/** Frame 0: where its registers came from. */
+export function contextLines(machine: Machine, frame: Frame): string[] {
+  const arch = machineInfo(machine);
+  const a = (v: bigint): string => formatAddress(machine, v);
+  const named = [arch.pc, arch.sp, arch.fp, arch.bstore].filter((n): n is string => n !== null);
+  const values = named.map((n) => `${registerName(machine, n)} = ${frame.registers[n] !== undefined ? a(frame.registers[n]!) : "?"}`);
+  return [`The context: the registers the thread stopped with (${values.join(", ")}). Nothing is unwound to find this frame.`];
+}
+
+/** Plain-words lines for frame `e`, found by unwinding `callee`. */
+export function howLines(machine: Machine, callee: ExplainedFrame, e: ExplainedFrame, wordSize: number): string[] {
+  const a = (v: bigint): string => formatAddress(machine, v);
+  const arch = machineInfo(machine);
+  const fn = callee.functionName ?? callee.location;
+  const lines = [...strategyLines(machine, e.frame, fn)];
+  lines.push(`Rule: ${ruleText(e.frame.rule)}`);
+  const scanned = e.reads.filter((r) => r.role === "scanned");
+  for (const r of e.reads) {
+    if (r.role === "scanned") continue;
+    const where = r.relative !== undefined ? `[${r.relative}] = [${a(r.address)}]` : `[${a(r.address)}]`;
+    const target = r.register !== undefined ? registerName(machine, r.register) : undefined;
+    switch (r.role) {
+      case "return-address":
+        lines.push(`${where} = ${a(r.value)} → return address: ${target} ← ${a(r.value)}`);
+        break;
+      case "saved-frame-pointer":
+        lines.push(`${where} = ${a(r.value)} → the caller's saved frame pointer: ${target} ← ${a(r.value)}`);
+        break;
+      case "saved-register":
+        lines.push(`${where} = ${a(r.value)} → ${target} ← ${a(r.value)}, saved by ${fn}`);
+        break;
+      default:
+        lines.push(`${where} = ${a(r.value)} (read by the rule)`);
+    }
+  }
+  if (scanned.length > 0) {
+    const lo = scanned.reduce((m, r) => (r.address < m ? r.address : m), scanned[0]!.address);
+    const hi = scanned.reduce((m, r) => (r.address > m ? r.address : m), scanned[0]!.address);
+    lines.push(`Searched ${scanned.length} word${scanned.length === 1 ? "" : "s"} (${a(lo)}..${a(hi)}) that do not point just after a call instruction in a module.`);
+  }
+  const sp = registerName(machine, arch.sp);
+  if (arch.bstore !== null) {
+    lines.push(`${sp} ← ${a(e.frame.addrStack)}; ${bspNote(callee.frame, e.frame, a)}`);
+  } else {
+    const ra = e.reads.find((r) => r.role === "return-address");
+    const why = ra !== undefined && ra.address + BigInt(wordSize) === e.frame.addrStack ? ", just above the return-address slot (what the return leaves)" : "";
+    lines.push(`${sp} ← ${a(e.frame.addrStack)}${why}`);
+  }
+  return lines;
+}
+
+/** IA-64: how far BSP moved between two frames (the caller's sol), and the NaT collection slots it crossed. */
+function bspNote(callee: Frame, caller: Frame, a: (v: bigint) => string): string {
+  if (callee.addrBStore === 0n || caller.addrBStore === 0n || caller.addrBStore > callee.addrBStore) return `BSP ← ${a(caller.addrBStore)}`;
+  const words = Number((callee.addrBStore - caller.addrBStore) / 8n);
+  let nat = 0;
+  for (let addr = caller.addrBStore; addr < callee.addrBStore; addr += 8n) if (((addr >> 3n) & 0x3fn) === 0x3fn) nat++;
+  const sol = words - nat;
+  const across = nat > 0 ? `, across ${nat} NaT collection slot${nat === 1 ? "" : "s"} (a word whose address has bits 8..3 all set holds NaT bits, not a register)` : "";
+  return `BSP ← BSP − sol(${sol}) = ${a(caller.addrBStore)}: the caller's ${sol} input and local register${sol === 1 ? "" : "s"} lie just below on the backing store${across}`;
+}
+
+/** An unwind operation undone, in words. */
+function unwindOpLine(o: UnwindOpStep): string {
+  switch (o.op) {
+    case "push":
+      return `UWOP_PUSH_NONVOL ${o.register}: ${o.register.toUpperCase()} ← [RSP], RSP += 8`;
+    case "alloc":
+      return `${o.size <= 128 ? "UWOP_ALLOC_SMALL" : "UWOP_ALLOC_LARGE"} ${hex(o.size)}: RSP += ${hex(o.size)}`;
+    case "set-frame":
+      return `UWOP_SET_FPREG: RSP ← ${o.register.toUpperCase()} − ${hex(o.offset)} (the frame register marks the frame; the allocations below are undone from it)`;
+    case "save-xmm":
+      return `UWOP_SAVE_XMM128 xmm${o.register}: XMM${o.register} ← [frame base + ${hex(o.offset)}]`;
+    case "save":
+      return `UWOP_SAVE_NONVOL ${o.register}: ${o.register.toUpperCase()} ← [frame base + ${hex(o.offset)}] (relative to the establisher frame, not the live RSP)`;
+    case "machframe":
+      return `UWOP_PUSH_MACHFRAME${o.errorCode ? " (with an error code)" : ""}: RIP and RSP come from the machine frame the CPU pushed for an interrupt or exception`;
+  }
+}
+
+/** The FPO_DATA record a frame's rule followed (its own, or its epilogue's), if any. */
+function fpoRecordOf(rule: Rule): FpoData | undefined {
+  if (rule.kind === "fpo") return rule.record;
+  if (rule.kind === "x86-epilog" && "fpo" in rule.source) return rule.source.fpo;
+  return undefined;
+}
+
+/** Where a FrameData rule found the return address, as a register offset, when it says. */
+function frameDataReturn(rule: FrameDataRule): string | undefined {
+  const ra = rule.ra;
+  if (ra.at === "esp") return `ESP+${ra.offset}`;
+  if (ra.at === "ebp+4") return "EBP+4";
+  if (ra.base === "esp" && ra.offset !== undefined && ra.offset > 0) return `ESP+${ra.offset}`;
+  if (ra.base === "ebp" && ra.offset === 4) return "EBP+4";
+  return undefined;
+}
+
+/** Where an IA-64 value is, in words. */
+function ia64Where(s: string): string {
+  return /^r\d+$/.test(s) ? `in stacked register ${s} (read from its backing-store slot)` : s.startsWith("[") ? `in memory at ${s}` : s === "b0" ? "still in b0" : `in ${s}`;
+}
+
+/** What the strategy that found `frame` does, in words, with the values its rule names. */
+function strategyLines(machine: Machine, frame: Frame, fn: string): string[] {
+  const rule = frame.rule;
+  const info = machineInfo(machine);
+  switch (frame.trust) {
+    case "frame-pointer": {
+      const fp = (info.fp ?? "").toUpperCase();
+      const w = info.pointerSize;
+      return [`The frame-pointer chain: ${fn} began with push ${fp.toLowerCase()}; mov ${fp.toLowerCase()}, ${info.sp}, so the caller's ${fp} is at [${fp}] and the return address just above it, at [${fp}+${w}].`];
+    }
+    case "fpo": {
+      const r = fpoRecordOf(rule);
+      if (r === undefined) return [`FPO_DATA for ${fn}.`];
+      const first = `FPO_DATA for ${fn} (rva ${hex(r.ulOffStart)}): ${r.cdwLocals * 4} bytes of locals, ${r.cbRegs} saved register${r.cbRegs === 1 ? "" : "s"}, ${r.cdwParams * 4} bytes of parameters`;
+      if (rule.kind === "fpo" && rule.form === "non-fpo") return [`${first}; FRAME_NONFPO: an ordinary EBP frame, so the return address is at [EBP+4].`];
+      const parts = [first];
+      if (rule.kind === "fpo" && rule.form === "prolog") parts.push(`the PC is in its prolog, so only what the prolog has pushed so far lies above ESP`);
+      if (rule.kind === "fpo") parts.push(`→ return address at ESP+${rule.form === "prolog" ? rule.pushed : rule.raOffset}`);
+      if (r.fUseBP) parts.push(`(fUseBP: the function uses EBP as a general register after saving the caller's EBP among its saved registers)`);
+      else parts.push(`(no frame pointer: EBP still holds whatever its caller left there)`);
+      return [parts.join(" ") + "."];
+    }
+    case "frame-data": {
+      if (rule.kind !== "frame-data") return [`FrameData for ${fn}.`];
+      const d = rule.record;
+      const ra = frameDataReturn(rule);
+      return [`FrameData for ${fn} (rva ${hex(d.rvaStart)}, a PDB or Breakpad STACK WIN record): ${d.localSize} bytes of locals, ${d.savedRegsSize} bytes of saved registers, ${d.paramsSize} bytes of parameters; its program string computes the caller's registers${ra !== undefined ? `, with the return address at ${ra}` : ""}.`];
+    }
+    case "unwind-info": {
+      if (rule.kind !== "unwind-info") return [];
+      const lines = [`UNWIND_INFO for ${fn} (its RUNTIME_FUNCTION in .pdata): the prolog's operations are undone, the last one first${rule.epilog !== undefined ? "; the PC is in an epilogue, so the rest of the epilogue is run instead" : ""}:`];
+      // The rule lists the operations in prolog order; they are undone from the last.
+      const ops = rule.epilog === undefined ? (rule.parts[0]?.ops ?? []) : [];
+      for (const op of [...ops].reverse()) lines.push(unwindOpLine(op));
+      if (!rule.parts.some((p) => p.ops.some((o) => o.op === "machframe"))) lines.push("then the return: RIP ← [RSP], RSP += 8");
+      return lines;
+    }
+    case "ia64-unwind": {
+      const lines = [`IA-64 unwind descriptors for ${fn}: its prologue region says when and where rp (the return link, b0) and ar.pfs (the caller's frame marker) were saved and how large the memory-stack frame is; the caller's IP is rp, and the caller's stacked registers lie just below on the backing store.`];
+      if (rule.kind === "ia64") {
+        const rp = rule.rp.kind === "br" ? `b${rule.rp.reg}` : saveLocationText(rule.rp);
+        const pfs = rule.pfs.kind === "live" ? "ar.pfs" : saveLocationText(rule.pfs);
+        lines.push(`At this IP, rp is ${ia64Where(rp)}, ar.pfs ${ia64Where(pfs)}, and the previous SP (psp) is ${pspText(rule.psp).slice("psp=".length)}.`);
+      }
+      return lines;
+    }
+    case "cfi": {
+      if (rule.kind !== "cfi") return [];
+      return [
+        `STACK CFI for ${fn} (a symbol file's call frame information, the range at rva ${hex(rule.rva)}): .cfa, the caller's stack pointer, and .ra, the return address, are computed from this frame's registers, and each saved register from .cfa.`,
+        `Rules in effect here: ${rule.rules.map(([name, expression]) => `${name}: ${expression}`).join(" ")}`,
+      ];
+    }
+    case "scan":
+      if (rule.kind === "leaf") {
+        return [`Found by simulating a return from a leaf function: the return address is at RSP or one word above, and every register is carried over unchanged (Breakpad's rule for a Windows context frame).`];
+      }
+      return [`Found by scanning the stack: the first word above that points just after a call instruction in a module is taken as the return address (the least trusted way).`];
+    default:
+      return [];
+  }
+}
+
+/** Why the frame-pointer chain goes wrong at frame `i`, when it does. */
+/** The frame-pointer walk, indexed for the per-frame questions {@link weakerText} asks. */
+export interface WeakerIndex {
+  weak: Walk;
+  /** `pc:sp` of every frame of the walk being explained, and of the frame-pointer walk. */
+  walked: Set<string>;
+  chain: Set<string>;
+}
+
+const frameKey = (f: Frame): string => `${f.addrPC}:${f.addrStack}`;
+
+export function indexWeaker(walk: Walk, weak: Walk): WeakerIndex {
+  return { weak, walked: new Set(walk.frames.map(frameKey)), chain: new Set(weak.frames.map(frameKey)) };
+}
+
+/** The index of the last frame whose SP is below `sp` (frames' SPs only grow), −1 when none is. */
+function lastBelow(frames: readonly Frame[], sp: bigint): number {
+  let lo = 0;
+  let hi = frames.length - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (frames[mid]!.addrStack < sp) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found;
+}
+
+export function weakerText(machine: Machine, walk: Walk, index: WeakerIndex | undefined, i: number, frames: readonly ExplainedFrame[], snapshot: Snapshot): string | undefined {
+  const info = machineInfo(machine);
+  if (info.fp === null) {
+    const fn = frames[i - 1]!.functionName ?? frames[i - 1]!.location;
+    return `A walker without ${fn}'s unwind descriptors is lost here: IA-64 has no frame-pointer chain, and rp and ar.pfs may sit in any stacked register or memory slot the prologue chose.`;
+  }
+  if (index === undefined) return undefined;
+  const weak = index.weak;
+  const a = (v: bigint): string => formatAddress(machine, v);
+  const f = walk.frames[i]!;
+  const prev = walk.frames[i - 1]!;
+  const fp = info.fp.toUpperCase();
+  if (index.chain.has(frameKey(f))) {
+    // Found by the chain too; mention frames it invents between this one and the one below.
+    const invented: Frame[] = [];
+    for (let k = lastBelow(weak.frames, f.addrStack); k >= 0 && weak.frames[k]!.addrStack > prev.addrStack; k--) {
+      if (!index.walked.has(frameKey(weak.frames[k]!))) invented.unshift(weak.frames[k]!);
+    }
+    if (invented.length === 0) return undefined;
+    return `The frame-pointer chain invents ${invented.length === 1 ? "a frame" : `${invented.length} frames`} below this one: ${invented.map((g) => `${locationText(locateAddress(snapshot.modules, g.addrPC, true), a(g.addrPC))} (SP ${a(g.addrStack)})`).join(", ")}, from a ${fp} that was not a frame pointer.`;
+  }
+  // The last chain frame below this one: the unwind from it went past (or stopped before) this frame.
+  const j = lastBelow(weak.frames, f.addrStack);
+  if (j < 0) return `The frame-pointer chain does not find this frame.`;
+  const from = weak.frames[j]!;
+  const fromLoc = locationText(locate(snapshot.modules, from), a(from.addrPC));
+  const fpValue = from.addrFrame;
+  const next = weak.frames[j + 1];
+  const calleeFn = frames[i - 1]!.functionName ?? frames[i - 1]!.location;
+  // The callee was unwound from a record that says it keeps no frame pointer.
+  const omitted = (f.trust === "fpo" || f.trust === "frame-data" || f.trust === "unwind-info" || f.trust === "cfi") && !(f.rule.kind === "fpo" && f.rule.form === "non-fpo");
+  const why = omitted
+    ? `${calleeFn} does not set up ${fp} as a frame pointer (${NO_FRAME_POINTER[machine]}), so ${fp} there still belonged to an outer frame`
+    : `${fp} at ${fromLoc} was not this frame's frame pointer`;
+  if (next === undefined) {
+    return `The frame-pointer chain never reaches this frame: from ${fromLoc} with ${fp} = ${a(fpValue)} it stopped (${weak.stop.reason}: ${weak.stop.detail}); ${why}.`;
+  }
+  const nextLoc = locationText(locate(snapshot.modules, next), a(next.addrPC));
+  const skipped = walk.frames[i + 1] !== undefined && walk.frames[i + 1]!.addrPC === next.addrPC && walk.frames[i + 1]!.addrStack === next.addrStack;
+  const landing = skipped ? `, straight to ${calleeFn}'s caller's caller` : "";
+  return `The frame-pointer chain misses this frame: from ${fromLoc} it followed ${fp} = ${a(fpValue)} to [${fp}+${info.pointerSize}] = ${a(next.addrPC)} (${nextLoc}, SP ${a(next.addrStack)})${landing}; ${why}.`;
+}
+
+/** Why a function keeps no frame pointer, by machine. */
+const NO_FRAME_POINTER: Record<Machine, string> = {
+  x86: "frame-pointer omission",
+  x64: "x64 code needs none",
+  ia64: "IA-64 has none",
+};
+
+/** A stop reason in words for readers who do not know the codes. */
+export function stopInWords(stop: WalkStop, a: (v: bigint) => string): string {
+  const at = stop.address !== undefined ? ` at ${a(stop.address)}` : "";
+  const lead: Record<WalkStop["reason"], string> = {
+    "end-of-stack": "The walk reached the outermost frame",
+    "read-fault": `The walk stopped: memory it needed${at} is not in the snapshot`,
+    "no-progress": "The walk stopped: the next frame's stack pointer would not move up the stack, so it would loop",
+    "bad-pc": `The walk stopped: the next program counter${at} is not code`,
+    "max-frames": "The walk stopped at its frame limit",
+    unsupported: "The walk stopped: no rule applies to the next frame",
+    "trap-frame": "The walk stopped at a kernel trap frame, which a user-mode walk does not follow",
+    "tss-frame": "The walk stopped at a task-state segment, which a user-mode walk does not follow",
+  };
+  return `${lead[stop.reason]} (${stop.reason}: ${stop.detail}).`;
+}

@@ -1,0 +1,169 @@
+/**
+ * The split between working out an unwind rule and running it (framehop's design): a strategy
+ * looks at a frame's site — its registers, the modules and their images — and returns a rule
+ * value without reading the stack; running the rule (src/arch/exec.ts) is the only place stack
+ * memory is read, and its result is a step: the caller's registers and how they were found.
+ */
+import type { MemoryReader } from "../memory/reader.js";
+import type { Machine } from "../model/machine.js";
+import type { Module, Registers } from "../model/snapshot.js";
+import type { UnwindCache } from "./cache.js";
+import type { FuncTableEntry, Trust, WalkStop } from "./frame.js";
+import type { RuleKind, StepRule } from "./rule.js";
+
+/**
+ * What a strategy may look at when it works out a rule for one frame. A walk refills one site
+ * object for every frame, so a rule must copy what it needs from the site when it is made
+ * rather than keep the site.
+ */
+export interface FrameSite {
+  machine: Machine;
+  /** The frame's position in the walk; 0 is the context frame. */
+  index: number;
+  /**
+   * The frame's PC is an interrupted instruction (a machine frame's, x64-unwind.md §1.8), not a
+   * return address: it is unwound like the context frame's, and `lookupPc` is the PC itself.
+   */
+  interrupted: boolean;
+  /** The frame's registers as recovered so far. */
+  registers: Registers;
+  /** The frame's PC: the interrupted instruction (the context frame's), or a return address. */
+  pc: bigint;
+  /**
+   * The address to look unwind information up at: the PC for the context frame, and the
+   * return address − 1 for frames whose PC is a return address (lookup-address.ts).
+   */
+  lookupPc: bigint;
+  modules: readonly Module[];
+  /**
+   * The target's memory, for the images it maps (headers, unwind tables, code bytes around the
+   * PC). Working out a rule may read images; only running it reads the stack.
+   */
+  images: MemoryReader;
+  /**
+   * Bytes of stack parameters of the frame unwound just before this one (this frame's callee),
+   * as its unwind record gave them; 0 for the context frame or when no record said so.
+   */
+  calleeParams: number;
+  /** What the walk keeps: tables and parsed records are found here before they are worked out. */
+  cache: UnwindCache;
+}
+
+/** What a successful step reports besides the caller's registers and its rule (see {@link UnwindStep}). */
+export interface StepFields {
+  /** The names in the step's registers the rule actually recovered; all of them when omitted. */
+  recovered?: readonly string[] | undefined;
+  /** The trust of the caller frame when it differs from the strategy's (a rule that had to scan). */
+  trust?: Trust | undefined;
+  /** Bytes of stack parameters of the frame just unwound, when its record says (the next unwind's calleeParams). */
+  paramsSize?: number | undefined;
+  /** The unwind-table entry used for the frame just unwound. */
+  entry?: FuncTableEntry | undefined;
+  /** The caller's PC was interrupted (it comes from a machine frame), not returned to. */
+  interrupted?: boolean | undefined;
+  /**
+   * The caller's PC and SP as numbers when the rule computed them as numbers (values below
+   * 2^53), −1 or absent otherwise: the walk then need not convert the bigints back.
+   */
+  pcNumber?: number | undefined;
+  spNumber?: number | undefined;
+  /** The caller's backing-store pointer as a number (IA-64), −1 or absent otherwise. */
+  bstoreNumber?: number | undefined;
+}
+
+/** The registers of the caller frame, and how the rule found them. */
+export interface UnwindStep extends StepFields {
+  /**
+   * The registers to unwind the caller from, every value already within the machine's width
+   * (rules compute modulo the pointer size). Besides what the rule recovered, this may carry
+   * callee-saved registers over unchanged (their values by convention).
+   */
+  registers: Registers;
+  /** How the caller frame was found, with the values the rule used (or how the caller's frame works them out). */
+  rule: StepRule;
+}
+
+/** A successful step. */
+export type OkStep = UnwindStep & { ok: true };
+
+/** Result of running a rule: the caller's registers, or why it cannot be found. */
+export type UnwindResult =
+  | OkStep
+  /**
+   * `final`: the walk ends here, whatever later strategies would say (an FPO trap frame); an
+   * `end-of-stack` stop is final unless `final` is false (a scan that found nothing, which a
+   * later strategy may still better). `fallback`: the rule merely did not apply; when every
+   * strategy fails, the walk reports a later one's failure rather than this one.
+   */
+  | { ok: false; stop: WalkStop; final?: boolean; fallback?: boolean };
+
+const NONE: StepFields = {};
+
+/**
+ * A successful step with every field present (absent ones undefined): steps of one shape keep
+ * the walk loop's reads of them fast.
+ */
+export function unwindStep(registers: Registers, rule: StepRule, fields: StepFields = NONE): OkStep {
+  return {
+    ok: true,
+    registers,
+    rule,
+    recovered: fields.recovered,
+    trust: fields.trust,
+    paramsSize: fields.paramsSize,
+    entry: fields.entry,
+    interrupted: fields.interrupted,
+    pcNumber: fields.pcNumber ?? -1,
+    spNumber: fields.spNumber ?? -1,
+    bstoreNumber: fields.bstoreNumber ?? -1,
+  };
+}
+
+/** A failed step: `stop`, and whether it ends the walk or merely did not apply. */
+export function failed(stop: WalkStop, how?: { final?: boolean; fallback?: boolean }): UnwindResult {
+  return how === undefined ? { ok: false, stop } : { ok: false, stop, ...how };
+}
+
+/**
+ * What running a rule may know of the frame besides its registers: its PC, SP and BSP as numbers
+ * (−1 when unknown or 2^53 or more, so number-based rules skip converting them), what found it,
+ * and the walk's cache. One object per walk, refilled for every frame.
+ */
+export interface ExecContext {
+  pc: number;
+  sp: number;
+  /** The backing-store pointer (IA-64). */
+  bstore: number;
+  /**
+   * The registers of the frame that its rule recovered (its validity, in Breakpad's terms);
+   * undefined when all of them are (the context frame, or a rule that recovers everything it
+   * hands on). Rules that treat a carried-over register differently from a recovered one read it.
+   */
+  recovered?: readonly string[] | undefined;
+  /** The kind of rule that found the frame; undefined for the context frame. */
+  foundBy?: RuleKind | undefined;
+  cache: UnwindCache;
+}
+
+/** An execution context that knows nothing of the frame but its cache (for a rule run on its own). */
+export function execContext(cache: UnwindCache): ExecContext {
+  return { pc: -1, sp: -1, bstore: -1, recovered: undefined, foundBy: undefined, cache };
+}
+
+/** One way of finding a caller frame: the rules it makes are values of type `R`. */
+export interface UnwindStrategy<R> {
+  name: string;
+  /** The trust stamped on frames this strategy finds. */
+  trust: Trust;
+  /** The strategy only scans: a walk that has scanned too many frames passes it over. */
+  scans?: true;
+  /** The one rule of a strategy that has the same rule for every frame (a frame chain): the walk takes it without asking. */
+  fixed?: R;
+  /**
+   * The rule for unwinding `site` to its caller, or undefined when this strategy has none. Reads
+   * no stack memory. For a caller frame (index > 0) the answer may depend only on `lookupPc`,
+   * `calleeParams`, `modules` and `images` (whether the frame is the context frame, not which
+   * caller it is): the walk caches rules on those, as framehop caches by PC.
+   */
+  ruleFor(site: FrameSite): R | undefined;
+}
