@@ -11,7 +11,7 @@
  *    another child, whose peak RSS is compared with the 150 MB target. The file is deleted after.
  * 3. Parsing test_app.sym: the heap the parsed result keeps, against the file's size.
  *
- * The child processes report `process.resourceUsage().maxRSS` from an exit hook loaded with
+ * The child processes report their own peak RSS (VmHWM, else `process.resourceUsage().maxRSS`) from an exit hook loaded with
  * `--import`, which works wherever Node does (no /usr/bin/time needed).
  */
 import { spawnSync } from "node:child_process";
@@ -40,9 +40,13 @@ export const DUMP_WALK_RSS_TARGET = 150 * 1024 * 1024;
 const FILLER_BASE = 0x1000_0000n;
 const FILLER_SIZE = 1n << 30n;
 
-/** An exit hook printing the process's peak RSS (KiB) on stderr behind a marker. */
+/**
+ * An exit hook printing the process's peak RSS (KiB) on stderr behind a marker: VmHWM, the peak
+ * of this process's own memory. getrusage's maxRSS would also count the peak of the process it
+ * was forked from (Linux records the old memory's peak at exec), here the bench itself.
+ */
 const RSS_HOOK = `data:text/javascript,${encodeURIComponent(
-  'process.on("exit", () => { process.stderr.write("\\n@@maxrss " + process.resourceUsage().maxRSS + "\\n"); });',
+  'import { readFileSync } from "node:fs"; process.on("exit", () => { let kb = process.resourceUsage().maxRSS; try { const m = /VmHWM:\\s*(\\d+) kB/.exec(readFileSync("/proc/self/status", "utf8")); if (m !== null) kb = Number(m[1]); } catch {} process.stderr.write("\\n@@maxrss " + kb + "\\n"); });',
 )}`;
 
 /** What one child process did. */
@@ -56,14 +60,11 @@ export interface ChildRun {
 }
 
 /**
- * Runs `node [node options] <args>` with the peak-RSS hook; times the whole process. The child
- * starts as a small shell that execs node: Linux carries a process's peak RSS across exec, so a
- * node forked straight from this (large) bench process would report the bench's peak as its own.
+ * Runs `node [node options] <args>` with the peak-RSS hook; times the whole process.
  */
 export function runChild(nodeOptions: string[], args: string[]): ChildRun {
   const started = performance.now();
-  const argv = [process.execPath, "--import", RSS_HOOK, ...nodeOptions, ...args];
-  const r = spawnSync("/bin/sh", ["-c", 'exec "$@"', "sh", ...argv], { cwd: ROOT, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
+  const r = spawnSync(process.execPath, ["--import", RSS_HOOK, ...nodeOptions, ...args], { cwd: ROOT, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
   const ms = performance.now() - started;
   const marker = /@@maxrss (\d+)/.exec(r.stderr ?? "");
   if (r.error !== undefined) throw r.error;
