@@ -116,7 +116,6 @@ export function explainWalk(snapshot: Snapshot, thread: ThreadSnapshot, options:
     }
   }
   const stopText = stopInWords(walk.stop, a);
-  if (walk.stop.reason !== "end-of-stack") notes.push(`The walk stopped before the end of the stack: ${stopText}`);
   const stack = stackWords(snapshot, walk, frames, wordSize, notes);
   const out: ExplainedWalk = {
     machine,

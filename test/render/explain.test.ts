@@ -116,13 +116,17 @@ describe("explain", () => {
     }
   });
 
-  it("says when the input has no truth and when the walk stopped early", () => {
+  it("says when the input has no truth, and once why the walk stopped early", () => {
     const v = load("vectors/x86/ebp-chain-4.json");
     const { truth: _truth, ...thread } = v.threads[0]!;
     const e = explainWalk(v, thread, { maxFrames: 2 });
     expect(e.notes[0]).toMatch(/no ground truth/);
-    expect(e.notes.some((n) => /stopped before the end of the stack: The walk stopped at its frame limit/.test(n))).toBe(true);
-    expect(formatExplanation(e)).toMatch(/^stop: The walk stopped at its frame limit \(max-frames:/m);
+    // The stop is the walk's stopText, said once: at the end of the explanation.
+    expect(e.stopText).toMatch(/^The walk stopped at its frame limit/);
+    expect(e.notes.join(" ")).not.toContain(e.stopText);
+    const text = formatExplanation(e);
+    expect(text).toMatch(/^stop: The walk stopped at its frame limit \(max-frames:/m);
+    expect(text.split(e.stopText).length - 1).toBe(1);
   });
 
   it("prints the same text for the CLI as the committed explanations", async () => {
