@@ -271,6 +271,9 @@ describe("stackwalk view in headless Chromium", () => {
         const shown = await shownText(page);
         expect(shown.split(stop).length - 1, stop).toBe(1);
         expect(shown).not.toMatch(/↓|\boff\b/);
+        // Stepping scrolled the page, and the controls stick to the window's top: a full-page
+        // screenshot is taken from the top, as the page is first seen.
+        await page.evaluate("window.scrollTo(0, 0)");
         const shot = join(shots, `${name}-${width}${threads > 1 ? `-thread-${w}` : ""}.png`);
         await page.screenshot({ path: shot, fullPage: true });
         const [shotWidth, shotHeight] = pngSize(shot);
