@@ -79,7 +79,7 @@ export { renderJson, walkJson, writeJson, frameJson, type JsonContext, type Modu
 export { dumpSystemInfo, type DumpSystemInfo } from "./analysis/system-info.js";
 export { breakpadStackContents, writeBreakpadBrief } from "./render/breakpad-stack.js";
 export { renderText, renderRoles } from "./render/text.js";
-export { renderWindbg, fpoNote } from "./render/windbg.js";
+export { renderWindbg, fpoNote, windbgProcess, windbgThreadLine, type WindbgProcess, type WindbgThread } from "./render/windbg.js";
 export { locate, locateAddress, locationText, symbolize, type Location, type SymbolMatch } from "./analysis/location.js";
 export { explainWalk, explainSnapshot, MAX_DIAGRAM_WORDS, type ExplainOptions } from "./analysis/explain-walk.js";
 export { stopInWords } from "./analysis/explain-words.js";

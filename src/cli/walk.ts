@@ -3,7 +3,7 @@ import { statSync } from "node:fs";
 import { machineInfo } from "../model/machine.js";
 import { writeJson } from "../render/json.js";
 import { renderRoles, renderText } from "../render/text.js";
-import { renderWindbg } from "../render/windbg.js";
+import { renderWindbg, windbgProcess } from "../render/windbg.js";
 import { breakpadReport } from "../analysis/breakpad-report.js";
 import { writeBreakpad, writeBreakpadMachineReadable } from "../render/breakpad.js";
 import { replaySweep } from "../formats/sweep.js";
@@ -122,7 +122,7 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
   }
   let text = "";
   if (values.roles) text += renderRoles([snapshot.machine]) + "\n";
-  if (format === "windbg") text += renderWindbg(snapshot.machine, snapshot.modules, walks, snapshot.memory);
+  if (format === "windbg") text += renderWindbg(snapshot.machine, snapshot.modules, walks, snapshot.memory, dump !== undefined ? windbgProcess(dump) : { threads: snapshot.threads });
   else {
     const header = `${file}: ${machineInfo(snapshot.machine).title}${snapshot.description !== undefined ? ` - ${snapshot.description}` : ""}\n`;
     text += header + renderText(snapshot.machine, snapshot.modules, walks, values.registers === true || values.roles === true);
