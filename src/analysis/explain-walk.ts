@@ -242,6 +242,7 @@ const OFFSET_TEXT: Record<Machine, (offset: bigint) => string> = {
   x86: (offset) => offset.toString(),
   x64: hex,
   ia64: hex,
+  arm64: hex,
 };
 
 /** The memory-stack words from the context frame's SP up past the outermost frame's. */

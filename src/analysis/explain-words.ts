@@ -262,6 +262,7 @@ const NO_FRAME_POINTER: Record<Machine, string> = {
   x86: "frame-pointer omission",
   x64: "x64 code needs none",
   ia64: "IA-64 has none",
+  arm64: "a leaf or a function built without frame pointers keeps x29 as its caller left it",
 };
 
 /** A stop reason in words for readers who do not know the codes. */

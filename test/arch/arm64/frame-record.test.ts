@@ -1,0 +1,64 @@
+/**
+ * The ARM64 walkers that need no unwind data (arm64.md Parts 4 and 5): the frame-record chain
+ * x29 keeps, with the context frame's return address taken from lr while the function has not
+ * stored its record, and stack scanning for a `bl`/`blr` call site, both stripping pointer
+ * authentication codes.
+ */
+import { describe, expect, it } from "vitest";
+import { walkThread } from "../../../src/walk/walk.js";
+import { StackBuilder } from "../../support/stack-builder.js";
+import { BASE, ImageBuilder, ra, snapshotArm64, STACK_BASE } from "./fixture.js";
+
+/** A caller at RVA 0x3000 whose `bl` targets the function at 0x2000: `bl #-0x1000` (imm26 = −0x400). */
+const BL_TO_2000 = (0x9400_0000 | (-0x400 & 0x03ff_ffff)) >>> 0;
+const word = (w: number): number[] => [w & 0xff, (w >>> 8) & 0xff, (w >>> 16) & 0xff, (w >>> 24) & 0xff];
+
+function image(): Uint8Array {
+  return new ImageBuilder().code(0x2000, 16).at(0x3000, word(BL_TO_2000)).build();
+}
+
+describe("the frame-record chain", () => {
+  // Two records: frame 1's at r1, frame 2's at r2, whose saved fp of 0 ends the chain.
+  it("follows {x29, x30} records up to fp = 0, stripping the saved return addresses", () => {
+    const stack = new StackBuilder(STACK_BASE, 8);
+    stack.zeros(0x20).mark("r1").u64(stack.ref("r2")).u64(ra(1) | 0x0012_0000_0000_0000n).zeros(0x10).mark("r2").u64(0).u64(ra(2));
+    const built = stack.build();
+    const snap = snapshotArm64(image(), built, { pc: BASE + 0x2010n, sp: STACK_BASE, fp: built.labels["r1"]!, lr: BASE + 0x1008n });
+    const walk = walkThread(snap, snap.threads[0]!, { walker: "frame-pointer" });
+    expect(walk.frames.map((f) => [f.addrPC, f.addrStack])).toEqual([
+      [BASE + 0x2010n, STACK_BASE],
+      [ra(1), built.labels["r1"]! + 16n],
+      [ra(2), built.labels["r2"]! + 16n],
+    ]);
+    expect(walk.frames[1]!.rule.kind).toBe("frame-pointer");
+    expect(walk.stop.reason).toBe("end-of-stack");
+  });
+
+  it("at the context frame, takes lr when its call could have entered this function and the record does not hold it", () => {
+    const stack = new StackBuilder(STACK_BASE, 8);
+    stack.zeros(0x20).mark("r1").u64(0).u64(ra(2));
+    const built = stack.build();
+    // A leaf at 0x2010, called from the `bl` at 0x3000 (lr = 0x3004), x29 still the caller's record.
+    const lr = BASE + 0x3004n;
+    const snap = snapshotArm64(image(), built, { pc: BASE + 0x2010n, sp: STACK_BASE, fp: built.labels["r1"]!, lr });
+    const walk = walkThread(snap, snap.threads[0]!, { walker: "frame-pointer" });
+    expect(walk.frames.map((f) => [f.addrPC, f.addrStack])).toEqual([
+      [BASE + 0x2010n, STACK_BASE],
+      [lr, STACK_BASE],
+      [ra(2), built.labels["r1"]! + 16n],
+    ]);
+    expect(walk.frames[1]!.rule).toEqual({ kind: "link-register", lr, sp: STACK_BASE });
+  });
+});
+
+describe("stack scanning", () => {
+  it("takes the first word after a `bl` or `blr` in a module, stripped of a pointer authentication code; sp = slot + 8", () => {
+    const stack = new StackBuilder(STACK_BASE, 8);
+    // 0x1234 is not code; BASE + 0x2004 follows a nop, not a call; ra(3), signed, follows a bl.
+    stack.u64(0x1234).u64(BASE + 0x2004n).u64(ra(3) | 0x0055_0000_0000_0000n).u64(0);
+    const built = stack.build();
+    const snap = snapshotArm64(image(), built, { pc: BASE + 0x2010n, sp: STACK_BASE, fp: 0n, lr: 0n });
+    const walk = walkThread(snap, snap.threads[0]!, { walker: "scan" });
+    expect(walk.frames[1]).toMatchObject({ addrPC: ra(3), addrStack: STACK_BASE + 24n, trust: "scan" });
+  });
+});
