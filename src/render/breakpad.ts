@@ -36,6 +36,8 @@ const X86_REGISTERS: readonly (readonly [string, string])[] = [
 ];
 /** Printed for the context frame only (validity ALL). */
 const X86_CONTEXT_ONLY: readonly (readonly [string, string])[] = [["eax", "eax"], ["ecx", "ecx"], ["edx", "edx"], ["efl", "eflags"]];
+/** ARM64 as Breakpad prints it (arm64.md Part 5): x0-x28, fp, lr, sp, pc. */
+const ARM64_REGISTERS = [...Array.from({ length: 29 }, (_, i) => `x${i}`), "fp", "lr", "sp", "pc"];
 const AMD64_REGISTERS = ["rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip"];
 
 /**
@@ -62,16 +64,22 @@ const REGISTERS_BY_CPU: Readonly<Record<string, (frame: Frame) => [string, bigin
     if (frame.trust === "context") for (const [name, key] of X86_CONTEXT_ONLY) out.push([name, regs[key] ?? 0n]);
     return out;
   },
-  amd64: (frame) => {
-    const regs = frame.registers;
-    const out: [string, bigint][] = [];
-    for (const name of AMD64_REGISTERS) {
-      const value = regs[name];
-      if (value !== undefined) out.push([name, value]);
-    }
-    return out;
-  },
+  amd64: (frame) => present(frame, AMD64_REGISTERS),
+  // The context frame prints every register; a caller frame the ones its rule recovered (Breakpad's
+  // validity: CFI's registers with x19-x29 carried, the frame-pointer step's pc, lr, fp and sp, a
+  // scan's pc and sp).
+  arm64: (frame) => (frame.trust === "context" ? ARM64_REGISTERS.map((name): [string, bigint] => [name, frame.registers[name] ?? 0n]) : present(frame, ARM64_REGISTERS)),
 };
+
+/** The registers of `names` a frame has, in that order. */
+function present(frame: Frame, names: readonly string[]): [string, bigint][] {
+  const out: [string, bigint][] = [];
+  for (const name of names) {
+    const value = frame.registers[name];
+    if (value !== undefined) out.push([name, value]);
+  }
+  return out;
+}
 
 /** Breakpad's `kMaxWidth`: a register that would pass this column starts a new line. */
 const MAX_WIDTH = 80;

@@ -13,9 +13,10 @@
  * record's; the caller then has this frame's sp and fp. Otherwise lr is a stale return address
  * from a call this function made, and the record is followed.
  */
+import { hex } from "../../hex.js";
 import { readU64, type MemoryReader } from "../../memory/reader.js";
 import type { Registers } from "../../model/snapshot.js";
-import type { LinkRegisterRule } from "../../unwind/rule.js";
+import type { Arm64BreakpadFpRule, LinkRegisterRule } from "../../unwind/rule.js";
 import { unwindStep, type ExecContext, type FrameSite, type UnwindResult, type UnwindStrategy } from "../../unwind/step.js";
 import { chainMachine, notTaken, type ChainMachine, type FramePointerPlan } from "../frame-chain.js";
 import { callSiteCheck, enteredElsewhere, NOT_RETURN, type CallSiteCheck } from "../scan.js";
@@ -75,4 +76,50 @@ export const arm64LinkRegister: UnwindStrategy<LinkRegisterPlan> = {
   name: "link-register",
   trust: "frame-pointer",
   ruleFor: (site: FrameSite) => (site.index === 0 || site.interrupted ? { kind: "arm64-link", check: callSiteCheck(site) } : undefined),
+};
+
+/** Breakpad's ARM64 frame-pointer step (arm64.md Part 5), kept by value: one serves every frame. */
+export interface BreakpadFramePointerPlan {
+  kind: "arm64-breakpad-fp";
+}
+
+/**
+ * Runs Breakpad's frame-pointer step (`GetCallerByFramePointer`): the caller's pc is this frame's
+ * lr, as it stands (for the context frame, lr first, even where the function has stored its own
+ * record and lr is stale); the caller's x29 and lr come from the record at x29, lr stripped of
+ * any pointer authentication code, and its sp is x29 + 16. With x29 = 0 the caller keeps this
+ * frame's sp, with x29 = lr = 0. An unreadable record gives no frame.
+ */
+export function execBreakpadFramePointer(registers: Registers, memory: MemoryReader): UnwindResult {
+  const lr = registers["lr"];
+  const fp = registers["fp"];
+  const sp = registers["sp"];
+  if (lr === undefined || fp === undefined || sp === undefined) return notTaken("unsupported", "lr, fp or sp is not known for this frame");
+  let savedFp = 0n;
+  let savedLr = 0n;
+  if (fp !== 0n) {
+    const f = readU64(memory, fp);
+    if (f === undefined) return notTaken("read-fault", `cannot read the frame record at fp ${hex(fp)}`, fp);
+    const l = readU64(memory, fp + 8n);
+    if (l === undefined) return notTaken("read-fault", `cannot read the saved lr at fp+8 ${hex(fp + 8n)}`, fp + 8n);
+    savedFp = f;
+    savedLr = stripPac(l);
+  }
+  const out = inheritedArm64(registers);
+  out["pc"] = stripPac(lr);
+  out["sp"] = fp === 0n ? sp : fp + 16n;
+  out["fp"] = savedFp;
+  out["lr"] = savedLr;
+  const rule: Arm64BreakpadFpRule = { kind: "arm64-breakpad-fp", fp, lr: out["pc"], savedFp, savedLr };
+  return unwindStep(out, rule, { recovered: ["pc", "lr", "fp", "sp"] });
+}
+
+const BREAKPAD_FP_PLAN: BreakpadFramePointerPlan = { kind: "arm64-breakpad-fp" };
+
+/** Breakpad's ARM64 frame-pointer step (trust `frame-pointer`), its order after STACK CFI and before scanning. */
+export const arm64BreakpadFramePointer: UnwindStrategy<BreakpadFramePointerPlan> = {
+  name: "breakpad-frame-pointer",
+  trust: "frame-pointer",
+  fixed: BREAKPAD_FP_PLAN,
+  ruleFor: () => BREAKPAD_FP_PLAN,
 };
