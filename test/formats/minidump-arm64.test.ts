@@ -14,6 +14,7 @@ import { walkSnapshot } from "../../src/walk/walk.js";
 import { writeMinidump, type MinidumpSpec, type WriterMachine } from "../support/minidump-writer.js";
 import { inputError } from "../support/input-error.js";
 import { cli } from "../support/cli.js";
+import { assertWalkDocument } from "../support/walk-schema.js";
 import { BASE, IMAGE_SIZE } from "../arch/arm64/fixture.js";
 import { chainImage, chainStop, insn } from "../arch/arm64/chain.js";
 
@@ -137,7 +138,9 @@ describe("Breakpad's output for an ARM64 dump (arm64.md Part 5)", () => {
     writeFileSync(join(store, "chain.pdb", SYM_ID, "chain.sym"), CHAIN_SYM);
     const json = await cli("walk", file, "--symbols", store, "--format", "json");
     expect(json.code).toBe(0);
-    const doc = JSON.parse(json.out) as { threads: { frames: { addrPC: string; addrStack: string; trust: string }[] }[] };
+    const doc = JSON.parse(json.out) as { machine: string; threads: { frames: { addrPC: string; addrStack: string; trust: string }[] }[] };
+    assertWalkDocument(doc);
+    expect(doc.machine).toBe("arm64");
     const walked = doc.threads[0]!.frames.map((f): [bigint, bigint] => [BigInt(f.addrPC), BigInt(f.addrStack)]);
     expect(walked).toEqual(chainStop().truth.map((t): [bigint, bigint] => [t.pc, t.sp]));
     expect(doc.threads[0]!.frames.map((f) => f.trust)).toEqual(["context", "cfi", "cfi", "cfi"]);

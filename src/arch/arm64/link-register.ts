@@ -9,7 +9,7 @@
 export const ARM64_LINK_REGISTER = `AddrReturn: on ARM64 the return address starts in a register, not on the stack.
 
   bl f        lr (x30) = the return address; nothing is pushed and sp does not move
-  leaf code   never stores lr: its caller's pc is lr, its caller's sp is its sp plus what it allocated
+  leaf        never stores lr: the caller's pc is lr; its sp, this sp plus what the leaf allocated
   non-leaf    the prolog saves lr, usually with x29 as a frame record: stp x29, lr, [sp, #-16]!
 
         memory stack (sp), grows DOWN              registers at the break (frame 0 = leaf)
@@ -25,7 +25,7 @@ export const ARM64_LINK_REGISTER = `AddrReturn: on ARM64 the return address star
  low   +---------------------------------+ <- AddrStack #0 = sp            pc = AddrPC #0
 
   frame 0 -> 1: the leaf's .pdata entry says only "add sp, sp, #32" (a function with no stack has
-                no entry at all): pc = lr, with the stack untouched but for the allocation.
+                no entry at all): pc = lr, and nothing is read from the stack.
   frame 1 -> 2: f's unwind codes reload x29 and lr from the record: pc = lr, sp above f's frame.
   A frame-record walker that read [x29+8] at frame 0 would skip f: lr comes first while the
   function has not stored its own record, and is stale once it has (only unwind data tells which).
