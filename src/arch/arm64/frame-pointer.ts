@@ -84,14 +84,39 @@ export interface BreakpadFramePointerPlan {
 }
 
 /**
- * Runs Breakpad's frame-pointer step (`GetCallerByFramePointer`): the caller's pc is this frame's
- * lr, as it stands (for the context frame, lr first, even where the function has stored its own
- * record and lr is stale); the caller's x29 and lr come from the record at x29, lr stripped of
- * any pointer authentication code, and its sp is x29 + 16. With x29 = 0 the caller keeps this
- * frame's sp, with x29 = lr = 0. An unreadable record gives no frame.
+ * This frame's lr as Breakpad's frame-pointer step sees it. Valid when the frame's rule recovered
+ * it (or for the context frame). Otherwise Breakpad first tries `CorrectRegLRByFramePointer`:
+ * when x29 is above sp and the record at the callee's x29 holds this frame's x29, lr is the
+ * (stripped) word after it. Failing that, a frame found by call frame info (here also by the
+ * unwind tables) has lr 0, from the zeroed context Breakpad builds it in, and a scanned frame the
+ * lr its context was copied with.
  */
-export function execBreakpadFramePointer(registers: Registers, memory: MemoryReader): UnwindResult {
+function breakpadLr(registers: Registers, memory: MemoryReader, ctx: ExecContext): bigint | undefined {
   const lr = registers["lr"];
+  if (ctx.recovered === undefined || ctx.recovered.includes("lr")) return lr;
+  const fp = registers["fp"];
+  const sp = registers["sp"];
+  const calleeFp = ctx.calleeFp;
+  if (fp !== undefined && sp !== undefined && calleeFp !== undefined && fp > sp) {
+    const saved = calleeFp === 0n ? 0n : readU64(memory, calleeFp);
+    if (saved === fp) {
+      const next = calleeFp === 0n ? 0n : readU64(memory, calleeFp + 8n);
+      if (next !== undefined) return stripPac(next);
+    }
+  }
+  return ctx.foundBy === "cfi" || ctx.foundBy === "arm64-unwind" ? 0n : lr;
+}
+
+/**
+ * Runs Breakpad's frame-pointer step (`GetCallerByFramePointer`): the caller's pc is this frame's
+ * lr (for the context frame, lr first, even where the function has stored its own record and lr
+ * is stale; see {@link breakpadLr} for a frame whose rule did not recover lr); the caller's x29
+ * and lr come from the record at x29, lr stripped of any pointer authentication code, and its sp
+ * is x29 + 16. With x29 = 0 the caller keeps this frame's sp, with x29 = lr = 0. An unreadable
+ * record gives no frame.
+ */
+export function execBreakpadFramePointer(registers: Registers, memory: MemoryReader, ctx: ExecContext): UnwindResult {
+  const lr = breakpadLr(registers, memory, ctx);
   const fp = registers["fp"];
   const sp = registers["sp"];
   if (lr === undefined || fp === undefined || sp === undefined) return notTaken("unsupported", "lr, fp or sp is not known for this frame");
