@@ -25,6 +25,8 @@ export const FN = {
 } as const;
 /** A tail-call stub with no `.pdata` entry (clang-14 emits none for `b ext`). */
 export const STUB_RVA = 0x3400;
+/** A dispatcher whose only code is MSFT_OP_MACHINE_FRAME: the machine frame at sp holds an interrupted sp and pc. */
+export const DISPATCHER_RVA = 0x3500;
 
 /** The address `k` instructions into a function. */
 export const insn = (fn: keyof typeof FN, k: number): bigint => BASE + BigInt(FN[fn].rva + 4 * k);
@@ -52,6 +54,7 @@ export function chainImage(): Uint8Array {
   // bigframe: header 0x1840000D, scope 0x01800009 (offset 9, index 6), codes C1F4 E3 E3 81 E4 | C100 C0F4 81 E4.
   b.fn(FN.bigframe.rva, xdata({ length: 13, scopes: [{ start: 9, index: 6 }], codes: [0xc1, 0xf4, 0xe3, 0xe3, 0x81, 0xe4, 0xc1, 0x00, 0xc0, 0xf4, 0x81, 0xe4] }));
   b.fn(FN.leaf_locals.rva, 0x01000025);
+  b.code(DISPATCHER_RVA, 4).fn(DISPATCHER_RVA, xdata({ length: 4, epilog: 0, codes: [0xe9, 0xe4] }));
   return b.build();
 }
 
@@ -68,10 +71,15 @@ export interface ChainStop {
   labels: Record<string, bigint>;
 }
 
-/** A snapshot of the chain (see the file comment) stopped at instruction `k` of leaf_locals (its body: 1-6), or in the stub without an entry. */
-export function chainStop(at: { leaf: number } | "stub" = { leaf: 4 }): ChainStop {
-  const inLeafFrame = at !== "stub" && at.leaf >= 1 && at.leaf <= 7;
-  const s = new StackBuilder(CHAIN_STACK, 8);
+/**
+ * A snapshot of the chain (see the file comment) stopped at instruction `k` of leaf_locals (its
+ * body: 1-6); or in the stub without an entry; or in the dispatcher, below a machine frame whose
+ * interrupted pc is in the stub (its return address still in lr).
+ */
+export function chainStop(at: { leaf: number } | "stub" | "dispatcher" = { leaf: 4 }): ChainStop {
+  const inLeafFrame = typeof at === "object" && at.leaf >= 1 && at.leaf <= 7;
+  const s = new StackBuilder(CHAIN_STACK - (at === "dispatcher" ? 0x20n : 0n), 8);
+  if (at === "dispatcher") s.mark("dispatcher").u64(s.ref("L")).u64(BASE + BigInt(STUB_RVA + 4)).zeros(16);
   s.mark("sp0");
   if (inLeafFrame) s.fill(4, 0x1eaf_0000n);
   s.mark("L").zeros(8000);
@@ -86,8 +94,8 @@ export function chainStop(at: { leaf: number } | "stub" = { leaf: 4 }): ChainSto
   const L = stack.labels;
   const registers: Registers = {
     ...CLOBBERED,
-    pc: at === "stub" ? BASE + BigInt(STUB_RVA + 4) : insn("leaf_locals", at.leaf),
-    sp: L["sp0"]!,
+    pc: at === "stub" ? BASE + BigInt(STUB_RVA + 4) : at === "dispatcher" ? BASE + BigInt(DISPATCHER_RVA + 4) : insn("leaf_locals", at.leaf),
+    sp: at === "dispatcher" ? L["dispatcher"]! : L["sp0"]!,
     fp: L["F"]!,
     lr: insn("bigframe", 6),
   };
@@ -103,12 +111,14 @@ export function chainStop(at: { leaf: number } | "stub" = { leaf: 4 }): ChainSto
         symbols: [
           ...Object.entries(FN).map(([name, f]) => ({ name, rva: BigInt(f.rva), size: BigInt(4 * f.length) })),
           { name: "tail_stub", rva: BigInt(STUB_RVA), size: 8n },
+          { name: "dispatcher", rva: BigInt(DISPATCHER_RVA), size: 16n },
         ],
       },
     ],
   };
   const truth = [
-    { pc: registers["pc"]!, sp: L["sp0"]!, function: at === "stub" ? "tail_stub" : "leaf_locals" },
+    ...(at === "dispatcher" ? [{ pc: registers["pc"]!, sp: L["dispatcher"]!, function: "dispatcher" }] : []),
+    { pc: at === "dispatcher" ? BASE + BigInt(STUB_RVA + 4) : registers["pc"]!, sp: L["sp0"]!, function: typeof at === "object" ? "leaf_locals" : "tail_stub" },
     { pc: insn("bigframe", 6), sp: L["L"]!, function: "bigframe" },
     { pc: insn("fregs", 7), sp: L["B"]!, function: "fregs" },
     { pc: insn("main", 3), sp: L["F"]!, function: "main" },

@@ -7,8 +7,9 @@
 import { describe, expect, it } from "vitest";
 import { walkThread } from "../../../src/walk/walk.js";
 import type { Walk } from "../../../src/walk/frame.js";
-import { CALLER } from "./fixture.js";
-import { chainStop, type ChainStop } from "./chain.js";
+import { arm64Unwind } from "../../../src/arch/arm64/unwind.js";
+import { BASE, CALLER } from "./fixture.js";
+import { chainStop, STUB_RVA, type ChainStop } from "./chain.js";
 
 const rows = (w: Walk): [bigint, bigint][] => w.frames.map((f) => [f.addrPC, f.addrStack]);
 const expected = (c: ChainStop): [bigint, bigint][] => c.truth.map((t) => [t.pc, t.sp]);
@@ -54,5 +55,26 @@ describe("ARM64 walks of the clang-14 shapes", () => {
     // lr gives frame 1's pc (its sp is a guess: the leaf's own); the record x29 points at is main's.
     expect(w.frames[1]!.addrPC).toBe(c.truth[1]!.pc);
     expect(rows(w)).not.toEqual(expected(c));
+  });
+});
+
+describe("a machine frame in the middle of an ARM64 walk (arm64.md §1.9, §1.10)", () => {
+  it("the interrupted pc is looked up as it is; a function there without an entry returns through lr, and its unchanged sp is progress", () => {
+    const c = chainStop("dispatcher");
+    const w = walkThread(c.snapshot, c.snapshot.threads[0]!, { walker: "unwind" });
+    expect(rows(w)).toEqual(expected(c));
+    expect(w.frames[1]!.rule).toMatchObject({ kind: "arm64-unwind", pcFrom: "machine-frame" });
+    expect(w.frames[2]!.rule).toMatchObject({ kind: "arm64-unwind", pcFrom: "lr", callerSp: "sp" });
+    expect(w.stop.reason).toBe("end-of-stack");
+  });
+
+  it("a caller frame (a return address) in a function without an entry makes no progress: its pc already is lr", () => {
+    const c = chainStop();
+    const stubRa = BASE + BigInt(STUB_RVA + 4);
+    const thread = { ...c.snapshot.threads[0]!, registers: { ...c.registers, lr: stubRa } };
+    const w = walkThread(c.snapshot, thread, { strategies: [arm64Unwind] });
+    expect(rows(w)).toEqual([[c.registers["pc"]!, c.labels["sp0"]!], [stubRa, c.labels["L"]!]]);
+    expect(w.stop).toMatchObject({ reason: "no-progress" });
+    expect(w.stop.detail).toContain("already is lr");
   });
 });
