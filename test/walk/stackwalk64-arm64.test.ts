@@ -81,3 +81,28 @@ describe("StackWalk64 for ARM64", () => {
     expect(stackWalk64Detailed(ARM64, c.snapshot, f, ctx)).toMatchObject({ ok: false, reason: "unwind-failed" });
   });
 });
+
+describe("StackWalk64 for ARM64: the sanity checks of each unwind (arm64.md §3.3 step 6)", () => {
+  it("a machine frame that gives the same Pc and Sp again ends the walk instead of repeating the frame", () => {
+    const c = chainStop("dispatcher");
+    const S = c.labels["dispatcher"]!;
+    // The machine frame at S now names the dispatcher itself: sp = S, pc = dispatcher+4.
+    const memory = c.snapshot.memory as { read(a: bigint, n: number): Uint8Array | undefined };
+    const frameBytes = memory.read(S, 16)!;
+    new DataView(frameBytes.buffer, frameBytes.byteOffset).setBigUint64(0, S, true);
+    new DataView(frameBytes.buffer, frameBytes.byteOffset).setBigUint64(8, c.registers["pc"]!, true);
+    const ctx: ContextRecord = { registers: { ...c.registers } };
+    const f = newStackFrame64();
+    const r = stackWalk64Detailed(ARM64, c.snapshot, f, ctx);
+    expect(r).toMatchObject({ ok: false, reason: "unwind-failed" });
+  });
+
+  it("walks the dispatcher's machine frame into the stub, whose return address is still in Lr, and on to main", () => {
+    const c = chainStop("dispatcher");
+    const ctx: ContextRecord = { registers: { ...c.registers } };
+    const f = newStackFrame64();
+    const rows: [bigint, bigint][] = [];
+    while (stackWalk64(ARM64, c.snapshot, undefined, f, ctx)) rows.push([f.addrPC.offset, f.addrStack.offset]);
+    expect(rows).toEqual(c.truth.map((t) => [t.pc, t.sp]));
+  });
+});
