@@ -48,7 +48,8 @@ function chainDump(machine: WriterMachine, options: { image?: boolean; contextSi
   const c = chainStop();
   const stackBase = c.labels["sp0"]!;
   const stack = (c.snapshot.memory as { read(a: bigint, n: number): Uint8Array | undefined }).read(stackBase, Number(c.labels["M"]! + 32n - stackBase))!;
-  const { x0: _x0, ...named } = Object.fromEntries(Object.entries(c.registers).filter(([k]) => !k.startsWith("d")));
+  // The writer's CONTEXT table has the X registers, fp, lr, sp and pc (not the d registers).
+  const named = Object.fromEntries(Object.entries(c.registers).filter(([k]) => !k.startsWith("d")));
   const spec: MinidumpSpec = {
     machine,
     threads: [{ id: 7, registers: { ...named, x0: 0n }, stack: { base: stackBase, bytes: stack }, ...(options.contextSize === undefined ? {} : { contextSize: options.contextSize }), ...(options.contextFlags === undefined ? {} : { contextFlags: options.contextFlags }) }],
