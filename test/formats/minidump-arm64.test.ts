@@ -113,6 +113,9 @@ describe("Breakpad's output for an ARM64 dump (arm64.md Part 5)", () => {
     // The leaf's unwind recovered pc and sp only; bigframe's, fp and lr from its record too.
     expect(t0).toContain(" 1  chain.exe + 0x3218\n     sp = 0x0000000000200020    pc = 0x0000000140003218\n    Found by: call frame info\n");
     expect(t0).toContain(" 2  chain.exe + 0x311c\n     fp = 0x0000000000201fa0    lr = 0x003500014000311c\n     sp = 0x0000000000201f70    pc = 0x000000014000311c\n");
+    // -s: the stack between a frame's sp and its caller's, in 8-byte words with 16-digit addresses, as Breakpad prints arm64.
+    const s = await cli("minidump-stackwalk", "-s", file);
+    expect(s.out).toContain("    Stack contents:\n     0000000000200000 00 00 af 1e 00 00 00 00 00 00 af 1e 00 00 00 00  ................\n");
     expect(t0).toContain(" 3  chain.exe + 0x300c\n");
   });
 
