@@ -33,6 +33,8 @@ export const ARM64_CHAIN: ChainMachine = chainMachine({
   make: (pc, sp, fp) => ({ pc: stripPac(pc), sp, fp }),
   recovered: ["pc", "sp", "fp"],
   zeroFp: "end-of-stack",
+  // Records are only 8-byte aligned in practice (clang's `stp x29, x30, [sp, #40]`, arm64.md Part 4).
+  align: 8,
 });
 
 /** The frame-record rule; one value serves every frame. */

@@ -37,6 +37,17 @@ describe("the frame-record chain", () => {
     expect(walk.stop.reason).toBe("end-of-stack");
   });
 
+  it("an x29 that is not 8-byte aligned is no frame record: the chain stops with the reason", () => {
+    const stack = new StackBuilder(STACK_BASE, 8);
+    stack.zeros(0x20).mark("r1").u64(stack.ref("r2", 4)).u64(ra(1)).zeros(0x10).mark("r2").u64(0).u64(0).u64(ra(2));
+    const built = stack.build();
+    const snap = snapshotArm64(image(), built, { pc: BASE + 0x2010n, sp: STACK_BASE, fp: built.labels["r1"]!, lr: BASE + 0x1008n });
+    const walk = walkThread(snap, snap.threads[0]!, { walker: "frame-pointer" });
+    expect(walk.frames.map((f) => f.addrPC)).toEqual([BASE + 0x2010n, ra(1)]);
+    expect(walk.stop.reason).toBe("unsupported");
+    expect(walk.stop.detail).toContain("is not 8-byte aligned");
+  });
+
   it("at the context frame, takes lr when its call could have entered this function and the record does not hold it", () => {
     const stack = new StackBuilder(STACK_BASE, 8);
     stack.zeros(0x20).mark("r1").u64(0).u64(ra(2));
