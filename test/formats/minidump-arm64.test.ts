@@ -16,7 +16,7 @@ import { inputError } from "../support/input-error.js";
 import { cli } from "../support/cli.js";
 import { assertWalkDocument } from "../support/walk-schema.js";
 import { BASE, IMAGE_SIZE } from "../arch/arm64/fixture.js";
-import { chainImage, chainStop, insn } from "../arch/arm64/chain.js";
+import { chainImage, chainImageFile, chainStop, insn } from "../arch/arm64/chain.js";
 
 const GUID = "5A9832E5-2872-41C1-838E-D98914E9B7FF";
 const SYM_ID = "5A9832E5287241C1838ED98914E9B7FF1";
@@ -151,5 +151,18 @@ describe("Breakpad's output for an ARM64 dump (arm64.md Part 5)", () => {
     const r = await cli("walk", file, "--symbols", store, "--format", "breakpad");
     expect(r.out).toContain(" 2  chain.exe + 0x311c\n");
     expect(r.out.match(/Found by: call frame info/g)).toHaveLength(3);
+  });
+
+  it("without the image in the dump, the image file given with --images brings its .pdata/.xdata back", async () => {
+    const file = join(dir, "images.dmp");
+    writeFileSync(file, chainDump("arm64", { image: false }));
+    const images = join(dir, "images");
+    mkdirSync(images, { recursive: true });
+    writeFileSync(join(images, "chain.exe"), chainImageFile());
+    const r = await cli("walk", file, "--images", images, "--format", "json");
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.out) as { threads: { frames: { addrPC: string; addrStack: string; trust: string }[] }[] };
+    expect(doc.threads[0]!.frames.map((f): [bigint, bigint] => [BigInt(f.addrPC), BigInt(f.addrStack)])).toEqual(chainStop().truth.map((t): [bigint, bigint] => [t.pc, t.sp]));
+    expect(doc.threads[0]!.frames.map((f) => f.trust)).toEqual(["context", "unwind-info", "unwind-info", "unwind-info"]);
   });
 });

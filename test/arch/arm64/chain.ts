@@ -58,6 +58,27 @@ export function chainImage(): Uint8Array {
   return b.build();
 }
 
+/**
+ * The chain's image as a file on disk: the same bytes with one section (RVA 0x1000 at file offset
+ * 0x1000, to the end of the image), so the file's layout is the mapped one.
+ */
+export function chainImageFile(): Uint8Array {
+  const b = chainImage();
+  const v = new DataView(b.buffer);
+  const oh = 0x58;
+  v.setUint16(0x46, 1, true); // NumberOfSections
+  v.setUint32(oh + 32, 0x1000, true); // SectionAlignment
+  v.setUint32(oh + 36, 0x200, true); // FileAlignment
+  v.setUint32(oh + 60, 0x1000, true); // SizeOfHeaders
+  const sh = oh + 240;
+  b.set([0x2e, 0x74, 0x65, 0x78, 0x74], sh); // ".text"
+  v.setUint32(sh + 8, IMAGE_SIZE - 0x1000, true); // VirtualSize
+  v.setUint32(sh + 12, 0x1000, true); // VirtualAddress
+  v.setUint32(sh + 16, IMAGE_SIZE - 0x1000, true); // SizeOfRawData
+  v.setUint32(sh + 20, 0x1000, true); // PointerToRawData
+  return b;
+}
+
 /** Where the chain's stack is. */
 export const CHAIN_STACK = 0x0020_0000n;
 
