@@ -46,7 +46,7 @@ export function execRule(rule: UnwindRule, registers: Registers, memory: MemoryR
     case "arm64-link":
       return execLinkRegister(rule, registers, memory, ctx);
     case "arm64-breakpad-fp":
-      return execBreakpadFramePointer(registers, memory, ctx);
+      return execBreakpadFramePointer(rule, registers, memory, ctx);
     case "cfi":
       return execCfi(rule, registers, memory, ctx);
     case "scan":

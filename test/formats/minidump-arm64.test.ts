@@ -44,12 +44,13 @@ const CHAIN_SYM = [
 ].join("\n");
 
 /** The chain stopped in leaf_locals' body as a dump: its stack, and the image unless withheld. */
-function chainDump(machine: WriterMachine, options: { image?: boolean; contextSize?: number; contextFlags?: number; processorArchitecture?: number } = {}): Uint8Array {
+function chainDump(machine: WriterMachine, options: { image?: boolean; contextSize?: number; contextFlags?: number; processorArchitecture?: number; lr?: bigint } = {}): Uint8Array {
   const c = chainStop();
   const stackBase = c.labels["sp0"]!;
   const stack = (c.snapshot.memory as { read(a: bigint, n: number): Uint8Array | undefined }).read(stackBase, Number(c.labels["M"]! + 32n - stackBase))!;
   // The writer's CONTEXT table has the X registers, fp, lr, sp and pc (not the d registers).
   const named = Object.fromEntries(Object.entries(c.registers).filter(([k]) => !k.startsWith("d")));
+  if (options.lr !== undefined) named["lr"] = options.lr;
   const spec: MinidumpSpec = {
     machine,
     threads: [{ id: 7, registers: { ...named, x0: 0n }, stack: { base: stackBase, bytes: stack }, ...(options.contextSize === undefined ? {} : { contextSize: options.contextSize }), ...(options.contextFlags === undefined ? {} : { contextFlags: options.contextFlags }) }],
@@ -132,6 +133,10 @@ describe("Breakpad's output for an ARM64 dump (arm64.md Part 5)", () => {
     );
     // Frame 2 would have pc = lr = 0: Breakpad's TerminateWalk ends the walk there.
     expect(t0).not.toContain("\n 2  ");
+    // A signed lr in the context: Breakpad strips it (PtrauthStrip) before it prints or follows it.
+    const signed = join(dir, "no-image-signed.dmp");
+    writeFileSync(signed, chainDump("arm64", { image: false, lr: insn("bigframe", 6) | 0x0035_0000_0000_0000n }));
+    expect((await cli("walk", signed, "--format", "breakpad")).out).toBe(r.out);
   });
 
   it("without the image, a .sym's STACK CFI in Breakpad's arm64 register names walks every frame, the signed return address stripped", async () => {

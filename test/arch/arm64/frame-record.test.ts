@@ -9,11 +9,13 @@ import { walkThread } from "../../../src/walk/walk.js";
 import type { ExecContext } from "../../../src/unwind/step.js";
 import { runRule } from "../../support/rules.js";
 import { StackBuilder } from "../../support/stack-builder.js";
-import { BASE, ImageBuilder, ra, snapshotArm64, STACK_BASE } from "./fixture.js";
+import { breakpadPacMask } from "../../../src/arch/arm64/pac.js";
+import { BASE, ImageBuilder, MODULE, ra, snapshotArm64, STACK_BASE } from "./fixture.js";
 
 /** A caller at RVA 0x3000 whose `bl` targets the function at 0x2000: `bl #-0x1000` (imm26 = −0x400). */
 const BL_TO_2000 = (0x9400_0000 | (-0x400 & 0x03ff_ffff)) >>> 0;
-const ARM64_BREAKPAD_FP = { kind: "arm64-breakpad-fp" } as const;
+/** Breakpad's step for the fixture's one module (t.exe, 0x1_4000_0000 + 0x10000): its pointer mask is 0x1_ffff_ffff. */
+const ARM64_BREAKPAD_FP = { kind: "arm64-breakpad-fp", modules: [MODULE], mask: breakpadPacMask([MODULE]) } as const;
 const word = (w: number): number[] => [w & 0xff, (w >>> 8) & 0xff, (w >>> 16) & 0xff, (w >>> 24) & 0xff];
 
 function image(): Uint8Array {
@@ -92,6 +94,12 @@ describe("Breakpad's frame-pointer step (arm64.md Part 5, GetCallerByFramePointe
 
   it("the context frame: pc = lr as it stands, then x29 and lr from the record at x29 (lr stripped), sp = x29 + 16", () => {
     expect(step({ pc: BASE + 0x2010n, sp: STACK_BASE, fp: R0, lr: ra(2) })).toEqual({ pc: ra(2), sp: R0 + 16n, fp: R1, lr: ra(3) });
+  });
+
+  it("PtrauthStrip: Breakpad's mask is the highest module's end with every lower bit set; a value it does not bring into a module stays as it is", () => {
+    expect(ARM64_BREAKPAD_FP.mask).toBe(0x1_ffff_ffffn);
+    expect(step({ pc: BASE + 0x2010n, sp: STACK_BASE, fp: R0, lr: ra(2) | PAC }).pc).toBe(ra(2));
+    expect(step({ pc: BASE + 0x2010n, sp: STACK_BASE, fp: R0, lr: 0x0035_0000_dead_0000n }).pc).toBe(0x0035_0000_dead_0000n);
   });
 
   it("x29 = 0: the caller keeps sp, with x29 = lr = 0; an unreadable record gives no frame", () => {
