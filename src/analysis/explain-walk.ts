@@ -6,6 +6,7 @@
  * images (code bytes, unwind tables) are the rules' own business and are left out. The words are
  * explain-words.ts's; render/explain.ts, svg.ts and html.ts draw the result.
  */
+import { stripPac } from "../arch/arm64/pac.js";
 import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
 import { readPointer, type MemoryReader } from "../memory/reader.js";
 import { moduleAt, type Registers, type Snapshot, type ThreadSnapshot } from "../model/snapshot.js";
@@ -173,9 +174,11 @@ function classifyReads(machine: Machine, wordSize: number, reads: readonly RawRe
   const recovered = caller.registers;
   const w = BigInt(wordSize);
   // The return-address slot: the read of the caller's PC just below its SP, else the last read of that value.
-  let raIndex = reads.findIndex((r) => r.value === caller.addrPC && r.address === caller.addrStack - w);
+  // An ARM64 return address read from memory may carry a pointer authentication code the walk stripped.
+  const isPc = machine === "arm64" ? (v: bigint): boolean => stripPac(v) === caller.addrPC : (v: bigint): boolean => v === caller.addrPC;
+  let raIndex = reads.findIndex((r) => isPc(r.value) && r.address === caller.addrStack - w);
   if (raIndex < 0) {
-    for (let i = reads.length - 1; i >= 0; i--) if (reads[i]!.value === caller.addrPC && reads[i]!.size === wordSize) { raIndex = i; break; }
+    for (let i = reads.length - 1; i >= 0; i--) if (isPc(reads[i]!.value) && reads[i]!.size === wordSize) { raIndex = i; break; }
   }
   const searched = caller.trust === "scan" || movedBy(caller.rule) > 0;
   const bstoreRange = machineInfo(machine).bstore !== null ? backingStoreRange(snapshot, callee, caller) : undefined;
@@ -270,6 +273,7 @@ const OFFSET_TEXT: Record<Machine, (offset: bigint) => string> = {
   x86: (offset) => offset.toString(),
   x64: hex,
   ia64: hex,
+  arm64: hex,
 };
 
 /** The memory-stack words from the context frame's SP up past the outermost frame's. */

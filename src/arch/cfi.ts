@@ -53,6 +53,13 @@ export interface CfiMachine {
   registers: readonly CfiRegister[];
   /** Registers the caller must have for the rule to count (besides PC and SP). */
   essentials: readonly string[];
+  /**
+   * Every `.ra` is a return address, wherever the rules read it (ARM64: lr, or its saved copy);
+   * otherwise only a `.ra` read just below the CFA is, and any other caller PC is an interrupted one.
+   */
+  raIsReturnAddress?: true;
+  /** What the caller's PC is made before use (ARM64: a pointer authentication code stripped). */
+  cleanPc?: (pc: bigint) => bigint;
 }
 
 /** A compiled expression: numbers are literals, strings names, and operators are tagged. */
@@ -245,7 +252,7 @@ export function cfiRuleFor(machine: CfiMachine, site: FrameSite): CfiPlan | unde
   if (found === undefined || found.set.cfa === undefined || found.set.ra === undefined) return undefined;
   const set = found.set;
   const rules: [string, string][] = [[".cfa", set.cfa!.text], [".ra", set.ra!.text], ...[...set.registers].map(([n, e]): [string, string] => [n, e.text])];
-  return { kind: "cfi", machine, rules: set, rule: { kind: "cfi", rva: found.start, rules }, returns: isReturnSlot(set.ra!, machine.width) };
+  return { kind: "cfi", machine, rules: set, rule: { kind: "cfi", rva: found.start, rules }, returns: machine.raIsReturnAddress === true || isReturnSlot(set.ra!, machine.width) };
 }
 
 /** The strategy of a machine's STACK CFI records (trust `cfi`). */
@@ -284,6 +291,7 @@ export function execCfi(plan: CfiPlan, registers: Registers, memory: MemoryReade
     recovered.push(r.register);
   }
   for (const e of m.essentials) if (out[e] === undefined) return failed(`the caller's ${e}`);
+  if (m.cleanPc !== undefined) out[m.pc] = m.cleanPc(out[m.pc]!);
   const pc = out[m.pc]!;
   // A return address of 0 is the outermost frame; otherwise the stack pointer must be known too.
   if (pc !== 0n && out[m.sp] === 0n) return failed(`the caller's ${m.sp}`);

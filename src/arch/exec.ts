@@ -6,6 +6,8 @@
 import type { MemoryReader } from "../memory/reader.js";
 import type { Registers } from "../model/snapshot.js";
 import type { ExecContext, UnwindResult } from "../unwind/step.js";
+import { execArm64Unwind } from "./arm64/exec.js";
+import { execBreakpadFramePointer, execLinkRegister } from "./arm64/frame-pointer.js";
 import { execCfi } from "./cfi.js";
 import { execFramePointer } from "./frame-chain.js";
 import { execIa64 } from "./ia64/exec.js";
@@ -39,6 +41,12 @@ export function execRule(rule: UnwindRule, registers: Registers, memory: MemoryR
       return execX86Epilog(rule, registers, memory, ctx) ?? execRule(rule.fallback!, registers, memory, ctx);
     case "unwind-info":
       return execUnwindInfo(rule, registers, memory, ctx);
+    case "arm64-unwind":
+      return execArm64Unwind(rule, registers, memory, ctx);
+    case "arm64-link":
+      return execLinkRegister(rule, registers, memory, ctx);
+    case "arm64-breakpad-fp":
+      return execBreakpadFramePointer(rule, registers, memory, ctx);
     case "cfi":
       return execCfi(rule, registers, memory, ctx);
     case "scan":

@@ -1,8 +1,9 @@
 /**
  * The function table of a module's image as the snapshot maps it, shared by the table-driven
  * walkers (x64 RUNTIME_FUNCTION, IA-64 IMAGE_IA64_RUNTIME_FUNCTION_ENTRY: both three
- * image-relative u32s per entry, named by the exception directory): the entries, a reader of
- * image bytes bounded by SizeOfImage, and why the table cannot be searched, when it cannot.
+ * image-relative u32s per entry; ARM64 IMAGE_ARM64_RUNTIME_FUNCTION_ENTRY: two; all named by the
+ * exception directory): the entries, a reader of image bytes bounded by SizeOfImage, and why the
+ * table cannot be searched, when it cannot.
  */
 import { readMappedImage, readMappedRuntimeFunctions } from "../formats/pe-mapped.js";
 import type { MemoryReader } from "../memory/reader.js";
@@ -14,7 +15,7 @@ export interface MappedFunctionTable {
   sizeOfImage: number;
   /** The exception directory's RVA, or 0 when there is none. */
   directoryRva: number;
-  /** Begin, end and unwind data of entry i at [3i..3i+2]; empty when the table cannot be read. */
+  /** Begin, end and unwind data of entry i at [3i..3i+2] (ARM64: begin and unwind data at [2i..2i+1]); empty when the table cannot be read. */
   functions: Uint32Array;
   /** Why the table cannot be searched (`module: reason`): every frame in the module stops with it. */
   problem?: string;
@@ -32,6 +33,7 @@ export function mappedFunctionTable(
   images: MemoryReader,
   machine: number,
   check: (functions: Uint32Array, sizeOfImage: number) => string | undefined,
+  entryBytes?: number,
 ): MappedFunctionTable | undefined {
   const image = readMappedImage(images, module.base);
   if (image === undefined || image.machine !== machine) return undefined;
@@ -39,7 +41,7 @@ export function mappedFunctionTable(
   const base = module.base;
   const read = (rva: number, size: number): Uint8Array | undefined =>
     rva >= 0 && size >= 0 && rva + size <= sizeOfImage ? images.read(base + BigInt(rva), size) : undefined;
-  const raw = readMappedRuntimeFunctions(images, base, image);
+  const raw = readMappedRuntimeFunctions(images, base, image, entryBytes);
   const table: MappedFunctionTable = { sizeOfImage, directoryRva: image.exceptionDirectory?.rva ?? 0, functions: typeof raw === "string" ? new Uint32Array(0) : raw, read };
   const problem = typeof raw === "string" ? raw : check(raw, sizeOfImage);
   if (problem !== undefined) table.problem = `${module.name}: ${problem}`;
@@ -69,9 +71,10 @@ export function functionTables<I>(
   cache: UnwindCache | undefined,
   machine: number,
   check: (functions: Uint32Array, sizeOfImage: number) => string | undefined,
+  entryBytes?: number,
 ): FunctionTables<I> | undefined {
   const read = (): FunctionTables<I> | undefined => {
-    const table = mappedFunctionTable(module, images, machine, check);
+    const table = mappedFunctionTable(module, images, machine, check, entryBytes);
     return table === undefined ? undefined : { module, ...table, infos: new Map() };
   };
   return cache === undefined ? read() : cache.get(slot).get(images, module, read);

@@ -339,6 +339,7 @@ const STACK_CFI_FROM_IMAGE: Record<Machine, ((module: Module, memory: MemoryRead
   x86: undefined,
   x64: x64ModuleCfi,
   ia64: undefined,
+  arm64: undefined,
 };
 
 /** The Breakpad .sym files of the modules of the dumps, one per store directory and module identity. */

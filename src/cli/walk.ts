@@ -33,8 +33,9 @@ and the batch goes on (exit status 2 when any failed).
 
   --walker W       auto (default): the most trusted strategy per frame, falling back down the
                    trust order, with stack scanning last; fpo (x86): FrameData programs and
-                   FPO_DATA, then the EBP chain, no free scanning; unwind (x64): the unwind
-                   tables, then stack scanning; frame-pointer: the EBP/RBP chain only
+                   FPO_DATA, then the EBP chain, no free scanning; unwind (x64, arm64): the
+                   unwind tables, then stack scanning; frame-pointer: the EBP/RBP chain, or on
+                   arm64 lr for the context frame, then the x29 frame records
   --symbols PATH   where to look for PDBs (DIR/x.pdb, DIR/x.pdb/<id>/x.pdb) and Breakpad
                    .sym files (DIR/x.pdb/<id>/x.sym); repeatable; a symbol path as debuggers
                    take it: DIR, srv*CACHE*URL, srv*URL, cache*DIR, ;-separated lists

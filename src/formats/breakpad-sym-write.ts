@@ -69,7 +69,7 @@ export interface SymFileInput {
 }
 
 /** MODULE arch names per machine, as dump_syms writes them. */
-export const BREAKPAD_ARCH: Readonly<Record<Machine, string>> = { x86: "x86", x64: "x86_64", ia64: "ia64" };
+export const BREAKPAD_ARCH: Readonly<Record<Machine, string>> = { x86: "x86", x64: "x86_64", ia64: "ia64", arm64: "arm64" };
 
 const U32_MAX = 0xffff_ffff;
 

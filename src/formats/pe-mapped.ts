@@ -3,7 +3,8 @@
  * headers at the module base, the debug directory and its payloads at their RVAs (PE Format,
  * "Debug Directory (Image Only)"), and the exception directory. Only what unwinding needs is
  * decoded: the machine, the CodeView record that names the PDB, the IMAGE_DEBUG_TYPE_FPO array
- * (x86-fpo.md §1.3), and the RUNTIME_FUNCTION table of an x64 image (x64-unwind.md §1.1).
+ * (x86-fpo.md §1.3), and the RUNTIME_FUNCTION table of an x64, IA-64 or ARM64 image (x64-unwind.md
+ * §1.1, arm64.md §1.1).
  * Everything is bounded by SizeOfImage; anything unreadable or inconsistent makes the image
  * "not readable" (undefined) or leaves out the part that is bad, never an exception, because a
  * snapshot's memory is the target's and may hold anything.
@@ -122,23 +123,29 @@ export const RUNTIME_FUNCTION_BYTES = 12;
 /** More RUNTIME_FUNCTIONs than this (a 12 MiB exception directory) is not a real image. */
 const MAX_RUNTIME_FUNCTIONS = 1 << 20;
 
+/** Size of one ARM64 IMAGE_ARM64_RUNTIME_FUNCTION_ENTRY: BeginAddress and UnwindData (arm64.md §1.1). */
+export const ARM64_RUNTIME_FUNCTION_BYTES = 8;
+
 /**
- * The RUNTIME_FUNCTION table of the image mapped at `base`, as read from memory: BeginAddress,
- * EndAddress and UnwindData of entry i at [3i], [3i + 1], [3i + 2], in table order (nothing is
- * sorted or checked here beyond the bounds of the image). An empty table when the image has no
- * exception directory; a string saying why when the directory cannot be read.
+ * The RUNTIME_FUNCTION table of the image mapped at `base`, as read from memory: the entries'
+ * u32 fields in table order — BeginAddress, EndAddress and UnwindData of entry i at [3i], [3i + 1],
+ * [3i + 2] for 12-byte entries (x64, IA-64), BeginAddress and UnwindData at [2i], [2i + 1] for
+ * 8-byte ones (ARM64) — nothing sorted or checked here beyond the bounds of the image. An empty
+ * table when the image has no exception directory; a string saying why when the directory cannot
+ * be read.
  */
-export function readMappedRuntimeFunctions(memory: MemoryReader, base: bigint, image: MappedImage): Uint32Array | string {
+export function readMappedRuntimeFunctions(memory: MemoryReader, base: bigint, image: MappedImage, entryBytes: number = RUNTIME_FUNCTION_BYTES): Uint32Array | string {
   const dir = image.exceptionDirectory;
   if (dir === undefined) return new Uint32Array(0);
   const where = `the exception directory (RVA ${hex(dir.rva)}, ${dir.size} bytes)`;
   if (dir.rva + dir.size > image.sizeOfImage) return `${where} does not fit the image (SizeOfImage ${hex(image.sizeOfImage)})`;
-  const count = Math.floor(dir.size / RUNTIME_FUNCTION_BYTES);
+  const count = Math.floor(dir.size / entryBytes);
   if (count > MAX_RUNTIME_FUNCTIONS) return `${where} holds ${count} entries, more than ${MAX_RUNTIME_FUNCTIONS}`;
-  const table = new Uint32Array(count * 3);
+  const words = count * (entryBytes / 4);
+  const table = new Uint32Array(words);
   if (count === 0) return table;
-  const bytes = memory.read(base + BigInt(dir.rva), count * RUNTIME_FUNCTION_BYTES);
+  const bytes = memory.read(base + BigInt(dir.rva), count * entryBytes);
   if (bytes === undefined) return `${where} is not in memory`;
-  for (let i = 0; i < count * 3; i++) table[i] = u32(bytes, i * 4);
+  for (let i = 0; i < words; i++) table[i] = u32(bytes, i * 4);
   return table;
 }

@@ -56,3 +56,18 @@ export function findTripleIndex(triples: ArrayLike<number>, value: number): numb
   }
   return -1;
 }
+
+/**
+ * Index of the last entry whose begin is ≤ value in a function table stored as (begin, data)
+ * pairs sorted by begin (ARM64 `.pdata`, which holds no end: the caller checks the length), or −1.
+ */
+export function findPairIndex(pairs: ArrayLike<number>, value: number): number {
+  let lo = 0;
+  let hi = pairs.length / 2;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (pairs[mid * 2]! <= value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
+}

@@ -1,5 +1,5 @@
 /**
- * The layouts of Windows CONTEXT records (minidump.md §3.1, §3.2; ia64.md §4.1): sizes,
+ * The layouts of Windows CONTEXT records (minidump.md §3.1, §3.2; ia64.md §4.1; arm64.md §2.1): sizes,
  * ContextFlags bits, every field's offset, and which register name each field holds. The machine
  * table (machine.ts) names each machine's layout; context.ts reads and writes records with it.
  */
@@ -12,6 +12,8 @@ export const X86_CONTEXT_SIZE = 716;
 export const AMD64_CONTEXT_SIZE = 1232;
 /** sizeof(CONTEXT) on IA-64 = 0xA70 (ia64.md §4.1). */
 export const IA64_CONTEXT_SIZE = 0xa70;
+/** sizeof(ARM64_NT_CONTEXT) = 0x390, 16-byte aligned (arm64.md §2.1). */
+export const ARM64_CONTEXT_SIZE = 0x390;
 
 /** ContextFlags CPU bit for x86 (minidump.md §3.1). */
 export const CONTEXT_i386 = 0x0001_0000;
@@ -74,6 +76,28 @@ export const CONTEXT_IA64_IA32_CONTROL = CONTEXT_IA64 | 0x20;
 export const CONTEXT_IA64_FULL = CONTEXT_IA64_CONTROL | CONTEXT_IA64_FLOATING_POINT | CONTEXT_IA64_INTEGER | CONTEXT_IA64_IA32_CONTROL;
 /** IA-64 CONTEXT_ALL = FULL | DEBUG. */
 export const CONTEXT_IA64_ALL = CONTEXT_IA64_FULL | CONTEXT_IA64_DEBUG;
+
+/** ContextFlags CPU bit for ARM64 (arm64.md §2.2). */
+export const CONTEXT_ARM64 = 0x0040_0000;
+/** ARM64: Fp, Lr, Sp, Pc, Cpsr. */
+export const CONTEXT_ARM64_CONTROL = CONTEXT_ARM64 | 0x01;
+/** ARM64: X0-X28. */
+export const CONTEXT_ARM64_INTEGER = CONTEXT_ARM64 | 0x02;
+/** ARM64: Fpcr, Fpsr, V0-V31. */
+export const CONTEXT_ARM64_FLOATING_POINT = CONTEXT_ARM64 | 0x04;
+/** ARM64: Bcr, Bvr, Wcr, Wvr. */
+export const CONTEXT_ARM64_DEBUG_REGISTERS = CONTEXT_ARM64 | 0x08;
+/** ARM64: X18 (the TEB in user mode; absent from Breakpad's flags). */
+export const CONTEXT_ARM64_X18 = CONTEXT_ARM64 | 0x10;
+/** ARM64 CONTEXT_FULL = CONTROL | INTEGER | FLOATING_POINT. */
+export const CONTEXT_ARM64_FULL = CONTEXT_ARM64_CONTROL | CONTEXT_ARM64_INTEGER | CONTEXT_ARM64_FLOATING_POINT;
+/** ARM64 CONTEXT_ALL as the classic SDK and Wine define it: FULL | DEBUG_REGISTERS | X18. */
+export const CONTEXT_ARM64_ALL = CONTEXT_ARM64_FULL | CONTEXT_ARM64_DEBUG_REGISTERS | CONTEXT_ARM64_X18;
+/**
+ * Set by the unwinder in the unwound context: its Pc is a return address (the instruction after a
+ * call), not an interrupted instruction, so lookups use Pc − 4 (arm64.md §1.7, §2.2, §3.3).
+ */
+export const CONTEXT_UNWOUND_TO_CALL = 0x2000_0000;
 
 /** Consecutive u64 fields named `names`, starting at `offset` (e.g. R8 … R15). */
 function u64Run(names: readonly string[], offset: number, doc: string): FieldSpec[] {
@@ -177,6 +201,40 @@ export const IA64_CONTEXT_LAYOUT: RecordLayout = defineLayout("CONTEXT(IA64)", I
   { name: "StIFS", offset: 0xa20, size: 8, kind: "u64", doc: "cr.ifs; v = bit 63, ifm = CFM" },
 ]);
 
+/** ARM64_NT_NEON128 V[0..31]: each a Low and a High u64 (D[n] is V[n].Low). */
+function neonRun(offset: number): FieldSpec[] {
+  return Array.from({ length: 32 }, (_, i) => [
+    { name: `V[${i}].Low`, offset: offset + 16 * i, size: 8, kind: "u64" as const, doc: `d${i}: the low 64 bits of v${i}` },
+    { name: `V[${i}].High`, offset: offset + 16 * i + 8, size: 8, kind: "u64" as const, doc: `the high 64 bits of v${i}` },
+  ]).flat();
+}
+
+/** Consecutive u32 fields named `name[0]`, `name[1]`, … (a debug register array). */
+function u32Array(name: string, count: number, offset: number, doc: string): FieldSpec[] {
+  return Array.from({ length: count }, (_, i) => ({ name: `${name}[${i}]`, offset: offset + 4 * i, size: 4, kind: "u32" as const, doc }));
+}
+
+/**
+ * ARM64_NT_CONTEXT (`CONTEXT` under `_M_ARM64`), every field, from the SDK's winnt.h offset
+ * comments (arm64.md §2.1). X[i] is at 0x008 + 8i; X29 and X30 are named Fp and Lr.
+ */
+export const ARM64_CONTEXT_LAYOUT: RecordLayout = defineLayout("ARM64_NT_CONTEXT", ARM64_CONTEXT_SIZE, [
+  { name: "ContextFlags", offset: 0x000, size: 4, kind: "u32", doc: "CONTEXT_ARM64 | classes present" },
+  { name: "Cpsr", offset: 0x004, size: 4, kind: "u32", doc: "NZCV, DAIF, CurrentEL, SPSel" },
+  ...u64Run(Array.from({ length: 29 }, (_, i) => `X${i}`), 0x008, "general register (X18 is the TEB in user mode)"),
+  { name: "Fp", offset: 0x0f0, size: 8, kind: "u64", doc: "x29, frame pointer" },
+  { name: "Lr", offset: 0x0f8, size: 8, kind: "u64", doc: "x30, link register" },
+  { name: "Sp", offset: 0x100, size: 8, kind: "u64", doc: "stack pointer" },
+  { name: "Pc", offset: 0x108, size: 8, kind: "u64", doc: "program counter" },
+  ...neonRun(0x110),
+  { name: "Fpcr", offset: 0x310, size: 4, kind: "u32", doc: "floating-point control" },
+  { name: "Fpsr", offset: 0x314, size: 4, kind: "u32", doc: "floating-point status" },
+  ...u32Array("Bcr", 8, 0x318, "breakpoint control (ARM64_MAX_BREAKPOINTS = 8)"),
+  ...u64Run(Array.from({ length: 8 }, (_, i) => `Bvr[${i}]`), 0x338, "breakpoint value"),
+  ...u32Array("Wcr", 2, 0x378, "watchpoint control (ARM64_MAX_WATCHPOINTS = 2)"),
+  ...u64Run(["Wvr[0]", "Wvr[1]"], 0x380, "watchpoint value"),
+]);
+
 /** Register name → SDK field name, built from a list of field names. */
 function registerMap(fields: readonly string[], rename: (field: string) => string): Readonly<Record<string, string>> {
   return Object.freeze(Object.fromEntries(fields.map((f) => [rename(f), f])));
@@ -214,3 +272,20 @@ export const IA64_CONTEXT_REGISTERS: Readonly<Record<string, string>> = register
   (field) => field.toLowerCase(),
 );
 
+
+/**
+ * ARM64 register name → CONTEXT field: x0-x28, fp, lr, sp, pc, cpsr, fpcr, fpsr, and d8-d15, the
+ * low halves of the FP registers the ABI preserves (the only ones an unwind restores). The other
+ * V halves and the debug registers are named in the layout and pass through unnamed here.
+ */
+export const ARM64_CONTEXT_REGISTERS: Readonly<Record<string, string>> = Object.freeze({
+  pc: "Pc",
+  sp: "Sp",
+  fp: "Fp",
+  lr: "Lr",
+  ...Object.fromEntries(Array.from({ length: 29 }, (_, i) => [`x${i}`, `X${i}`])),
+  cpsr: "Cpsr",
+  fpcr: "Fpcr",
+  fpsr: "Fpsr",
+  ...Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`d${i + 8}`, `V[${i + 8}].Low`])),
+});

@@ -1,12 +1,12 @@
 /**
  * Windows CONTEXT records: the register snapshot StackWalk64 reads (and on x64 and IA-64 may
- * rewrite) for each frame. x86 is 716 bytes and AMD64 1232 (minidump.md §3.1, §3.2); IA-64 is
- * 0xA70 bytes, of which the model names the control, integer and register-stack fields the walker
- * uses (ia64.md §4.1). The layouts are in context-layout.ts; each machine's descriptor
+ * rewrite) for each frame. x86 is 716 bytes, AMD64 1232 and ARM64 912 (minidump.md §3.1, §3.2;
+ * arm64.md §2.1); IA-64 is 0xA70 bytes, of which the model names the control, integer and
+ * register-stack fields the walker uses (ia64.md §4.1). The layouts are in context-layout.ts; each machine's descriptor
  * (machine.ts) names its own.
  *
  * The model exposes registers by lower-case name as bigints. Everything it does not name — the
- * x87/XMM save areas, vector registers, IA-64 floating-point and scratch registers, padding —
+ * x87/XMM save areas, vector registers (ARM64's beyond d8-d15), debug registers, IA-64 floating-point and scratch registers, padding —
  * is carried through by encoding into a copy of the original bytes.
  */
 import { InputError } from "../errors.js";

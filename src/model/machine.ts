@@ -9,7 +9,10 @@
 import {
   AMD64_CONTEXT_LAYOUT,
   AMD64_CONTEXT_REGISTERS,
+  ARM64_CONTEXT_LAYOUT,
+  ARM64_CONTEXT_REGISTERS,
   CONTEXT_AMD64,
+  CONTEXT_ARM64,
   CONTEXT_i386,
   CONTEXT_IA64,
   IA64_CONTEXT_LAYOUT,
@@ -21,10 +24,10 @@ import { hexPadded } from "../hex.js";
 import type { RecordLayout } from "./record.js";
 
 /** The machines the walker models. */
-export type Machine = "x86" | "x64" | "ia64";
+export type Machine = "x86" | "x64" | "ia64" | "arm64";
 
 /** All machines, in the order they are shown side by side. */
-export const MACHINES: readonly Machine[] = ["x86", "x64", "ia64"];
+export const MACHINES: readonly Machine[] = ["x86", "x64", "ia64", "arm64"];
 
 /** IMAGE_FILE_MACHINE_* values (stackwalk64.md §1). */
 export const IMAGE_FILE_MACHINE = {
@@ -64,7 +67,7 @@ export type RegisterRole = "pc" | "sp" | "fp" | "bstore";
 export interface RegisterSpec {
   /** The lower-case CONTEXT name: "ebx", "r12", "brrp". */
   readonly name: string;
-  /** The encoding number: x86 ModRM, x64 OpInfo and FrameRegister, IA-64 GR or BR number. */
+  /** The encoding number: x86 ModRM, x64 OpInfo and FrameRegister, IA-64 GR or BR number, ARM64 Xn. */
   readonly number?: number;
   /** IA-64 branch registers are numbered apart from the general registers. */
   readonly bank?: "branch";
@@ -189,6 +192,23 @@ const IA64_REGISTERS = [
   { name: "brt1", number: 7, bank: "branch" },
 ] as const satisfies readonly RegisterSpec[];
 
+/**
+ * ARM64: x0-x28, the frame pointer x29 and the link register x30 by their X numbers (the numbers
+ * the unwind codes use: x(19+X)), SP and PC, and the preserved set of the Windows ARM64 ABI:
+ * x18 (the TEB), x19-x28, fp, lr, and the low halves d8-d15 of v8-v15 (arm64.md §2.1). A frame's
+ * return address lives in lr until a prolog saves it (arm64.md §1.10, §4).
+ */
+const ARM64_REGISTERS = [
+  { name: "pc", role: "pc", display: "Pc" },
+  { name: "sp", role: "sp", display: "Sp" },
+  { name: "fp", number: 29, role: "fp", calleeSaved: true, display: "Fp (x29)", mark: "FP" },
+  { name: "lr", number: 30, calleeSaved: true, display: "Lr (x30)", mark: "LR" },
+  ...Array.from({ length: 29 }, (_, i) =>
+    i === 0 ? { name: "x0", number: 0, returnValue: true as const } : i >= 18 ? { name: `x${i}`, number: i, calleeSaved: true as const } : { name: `x${i}`, number: i },
+  ),
+  ...Array.from({ length: 8 }, (_, i) => ({ name: `d${i + 8}`, calleeSaved: true as const })),
+] as const satisfies readonly RegisterSpec[];
+
 /** What a machine's entry gives; the rest of its {@link MachineInfo} is derived. */
 interface MachineEntry {
   imageFileMachine: number;
@@ -249,6 +269,22 @@ const ENTRIES: Record<Machine, MachineEntry> = {
       { role: "Params", register: null, display: "in0..in3", explanation: "arguments are stacked registers (in0..), found in the backing store" },
     ],
   },
+  arm64: {
+    imageFileMachine: IMAGE_FILE_MACHINE.ARM64,
+    title: "ARM64 (AArch64)",
+    pointerSize: 8,
+    registers: ARM64_REGISTERS,
+    context: { layout: ARM64_CONTEXT_LAYOUT, cpuBit: CONTEXT_ARM64, fields: ARM64_CONTEXT_REGISTERS },
+    roles: [
+      { role: "AddrPC", register: "pc", display: "Pc", explanation: "the program counter: where this frame is executing" },
+      { role: "AddrReturn", register: "lr", display: "Lr / unwound Pc", explanation: "bl leaves the return address in Lr (x30), not on the stack; a prolog may save it, so it is found by unwinding with .pdata/.xdata and the caller's Pc = Lr" },
+      { role: "AddrFrame", register: "fp", display: "Fp (x29)", explanation: "the frame pointer x29: it points at the frame record {caller's x29, saved x30}, the chain ETW's fast walks follow" },
+      { role: "AddrStack", register: "sp", display: "Sp", explanation: "the stack pointer, 16-byte aligned at all times; a leaf without a prolog leaves it where the caller had it" },
+      { role: "AddrBStore", register: null, display: "-", explanation: "unused on ARM64: StackWalk64 zeroes it on the first call" },
+      { role: "FuncTableEntry", register: null, display: "IMAGE_ARM64_RUNTIME_FUNCTION_ENTRY*", explanation: "the 8-byte .pdata entry: packed unwind data, or the RVA of the .xdata record with the unwind codes" },
+      { role: "Params", register: null, display: "0", explanation: "arguments travel in x0-x7, so the stack holds no reliable copy; Wine reports 0" },
+    ],
+  },
 };
 
 /** The register playing `role` in a list, or null. */
@@ -291,7 +327,12 @@ function describe(machine: Machine, e: MachineEntry): MachineInfo {
   };
 }
 
-const TABLE: Record<Machine, MachineInfo> = { x86: describe("x86", ENTRIES.x86), x64: describe("x64", ENTRIES.x64), ia64: describe("ia64", ENTRIES.ia64) };
+const TABLE: Record<Machine, MachineInfo> = {
+  x86: describe("x86", ENTRIES.x86),
+  x64: describe("x64", ENTRIES.x64),
+  ia64: describe("ia64", ENTRIES.ia64),
+  arm64: describe("arm64", ENTRIES.arm64),
+};
 
 /** The callee-saved general registers of the x64 ABI, as a tuple of their names (for typed code generators). */
 export const X64_CALLEE_SAVED = X64_REGISTERS.filter((r): r is Extract<(typeof X64_REGISTERS)[number], { calleeSaved: true }> => "calleeSaved" in r).map((r) => r.name);

@@ -62,7 +62,7 @@ const OS_TEXT: Readonly<Record<OperatingSystem, string>> = {
 };
 
 /** rust-minidump's `cpu_arch` of each machine. */
-const CPU_ARCH: Readonly<Record<Machine, string>> = { x86: "x86", x64: "amd64", ia64: "ia64" };
+const CPU_ARCH: Readonly<Record<Machine, string>> = { x86: "x86", x64: "amd64", ia64: "ia64", arm64: "arm64" };
 
 /** Whether a module has symbols (names or unwind records) from its input or a symbol file. */
 function hasSymbols(m: Module): boolean {

@@ -157,4 +157,6 @@ const STACK_LINES: Record<Machine, (input: KbInput) => string[]> = {
     "Child-SP          Child-BSP         RetAddr           Call Site",
     ...frames.map((f) => `${h64(f.addrStack)} ${h64(f.addrBStore)} ${h64(f.addrReturn)} ${locationText(locate(modules, f), `0x${h64(f.addrPC)}`, true)}`),
   ],
+  // ARM64: WinDbg prints the x64 columns.
+  arm64: x64Lines,
 };

@@ -5,6 +5,8 @@
 import { hex, hexPadded } from "../hex.js";
 import type { FpoData } from "../model/fpo-data.js";
 import type {
+  Arm64OpStep,
+  Arm64UnwindRule,
   EpilogSource,
   FpoRule,
   FrameDataRule,
@@ -48,6 +50,14 @@ export function ruleText(rule: Rule): string {
     }
     case "unwind-info":
       return unwindInfoText(rule);
+    case "arm64-unwind":
+      return arm64Text(rule);
+    case "link-register":
+      return `lr=${hexPadded(rule.lr, 16)}: the return address is still in the link register; sp=${hexPadded(rule.sp, 16)} unchanged`;
+    case "arm64-breakpad-fp":
+      return rule.fp === 0n
+        ? `pc=lr=${hexPadded(rule.lr, 16)}; fp=0: sp unchanged, fp=lr=0`
+        : `pc=lr=${hexPadded(rule.lr, 16)}; [fp=${hexPadded(rule.fp, 16)}]=${hexPadded(rule.savedFp, 16)} [fp+8]=${hexPadded(rule.savedLr, 16)} sp=fp+0x10`;
     case "rescan":
       return `${rule.problem}; scanned from ${hex(rule.start)} to ra@[${hex(rule.slot)}]=${hex(rule.value)}`;
     case "cfi":
@@ -151,6 +161,59 @@ function unwindInfoText(r: UnwindInfoRule): string {
   const ignored = r.frameRegisterIgnored ? ", its frame register ignored" : "";
   const machineFrame = r.machineFrameSlot === undefined ? "" : `: rip@[${hex(r.machineFrameSlot)}]`;
   return `${jumped}${core}${ignored} ${r.callerRsp}${machineFrame}`;
+}
+
+/** An ARM64 unwind code as the rule lists it: `save_fplr_x(fp,lr,16)`, `alloc_s(0x20)`, `set_fp`. */
+export function arm64OpText(o: Arm64OpStep): string {
+  switch (o.op) {
+    case "alloc":
+      return `${o.code}(${hex(o.size)})`;
+    case "save":
+      return `${o.code}(${o.registers.join(",")},${hex(o.offset)}${o.writeback ? "!" : ""})`;
+    case "set-fp":
+      return o.offset === 0 ? o.code : `${o.code}(${hex(o.offset)})`;
+    case "nop":
+    case "custom":
+      return o.code;
+    case "pac":
+      return "pac_sign_lr";
+    case "end-c":
+      return "end_c";
+  }
+}
+
+/** The instruction an ARM64 unwind code's undoing amounts to, epilog-style: `ldp fp,lr,[sp],#0x10`, `add sp,sp,#0x20`. */
+export function arm64OpInstruction(o: Arm64OpStep): string {
+  switch (o.op) {
+    case "alloc":
+      return `add sp,sp,#${hex(o.size)}`;
+    case "save": {
+      const load = o.registers.length === 1 ? "ldr" : "ldp";
+      // save_lrpair and long save_next ranges restore more than a pair: listed as one load.
+      const regs = o.registers.length <= 2 ? o.registers.join(",") : `{${o.registers.join(",")}}`;
+      return o.writeback ? `${load} ${regs},[sp],#${hex(o.offset)}` : `${load} ${regs},[sp,#${hex(o.offset)}]`;
+    }
+    case "set-fp":
+      return o.offset === 0 ? "mov sp,fp" : `sub sp,fp,#${hex(o.offset)}`;
+    case "nop":
+      return "nop";
+    case "pac":
+      return "autibsp";
+    case "custom":
+      return o.code === "machine_frame" ? "sp,pc = [sp],[sp+8]" : o.code === "context" ? "restore the CONTEXT at sp" : o.code === "trap_frame" ? "restore the trap frame at sp" : "pc = lr";
+    case "end-c":
+      return "(the parent region's codes)";
+  }
+}
+
+function arm64Text(r: Arm64UnwindRule): string {
+  const f = r.function;
+  if ("leafRva" in f) return `leaf (no .pdata entry at rva ${hex(f.leafRva)}): pc=lr, ${r.callerSp === "sp" ? "sp unchanged" : `sp=${r.callerSp}`}`;
+  const parent = f.parent === undefined ? "" : ` (Flag 3: as its parent at rva ${hex(f.parent)})`;
+  const p = r.position;
+  const where = p.at === "body" ? "" : p.at === "prolog" ? ` prolog+${p.offset} (${p.skipped} skipped)` : ` epilog@+${hex(4 * p.start)}+${p.offset} (${p.skipped} skipped)`;
+  const pc = r.pcFrom === "lr" ? "pc=lr" : `pc from the ${r.pcFrom}${r.pcSlot === undefined ? "" : `@[${hex(r.pcSlot)}]`}`;
+  return `arm64 rva=${hex(f.begin)}${parent} ${f.form}${where} ops=[${r.ops.map(arm64OpText).join("; ")}] sp=${r.callerSp} ${pc}`;
 }
 
 /** An IA-64 save location as text: "r33", "[psp-0x10]", "[sp+0x20]". */

@@ -140,6 +140,74 @@ export interface UnwindInfoRule {
   machineFrameSlot?: number | bigint;
 }
 
+/** One ARM64 unwind code undone (arm64.md §1.4), as an ARM64 rule lists it: its name and what it restores. */
+export type Arm64OpStep =
+  /** alloc_s, alloc_m, alloc_l: sp += size. */
+  | { op: "alloc"; code: string; size: number }
+  /** A save code: `registers` from sp + offset, or with `writeback` from sp and then sp += offset. */
+  | { op: "save"; code: string; registers: readonly string[]; offset: number; writeback: boolean }
+  /** set_fp (offset 0) or add_fp: sp = fp − offset. */
+  | { op: "set-fp"; code: string; offset: number }
+  /** nop, or a reserved code the unwinder skips. */
+  | { op: "nop"; code: string }
+  /** pac_sign_lr: lr authenticated (its pointer authentication code stripped). */
+  | { op: "pac" }
+  /** A custom stack: trap_frame, machine_frame, context, clear_unwound_to_call. */
+  | { op: "custom"; code: string }
+  /** end_c: the region's own codes end, the parent region's phantom prolog follows. */
+  | { op: "end-c" };
+
+/** Where an ARM64 frame's PC is in its function (arm64.md §1.7). */
+export type Arm64Position =
+  | { at: "body" }
+  /** `offset` instructions of the prolog have run: the codes of the `skipped` ones that have not are skipped. */
+  | { at: "prolog"; offset: number; skipped: number }
+  /** `offset` instructions into the epilog starting at instruction `start`: the `skipped` codes they ran are skipped. */
+  | { at: "epilog"; start: number; offset: number; skipped: number };
+
+/**
+ * RtlVirtualUnwind over an ARM64 function's `.pdata` entry and its packed word or `.xdata`
+ * (arm64.md Part 1), or the leaf rule where no entry covers the PC (pc = lr, sp unchanged).
+ */
+export interface Arm64UnwindRule {
+  kind: "arm64-unwind";
+  /** The entry's BeginAddress and the form of its unwind data (`parent`: a Flag 3 entry's parent), or the RVA of a leaf without one. */
+  function: { begin: number; form: "packed" | "fragment" | "xdata"; parent?: number } | { leafRva: number };
+  position: Arm64Position;
+  /** The codes run, in the order they ran (the nearest to the body first). */
+  ops: readonly Arm64OpStep[];
+  /** The caller's sp as an expression of this frame's registers: `sp+0x30`, `fp+0x10`, `[sp+0x8]`. */
+  callerSp: string;
+  /** Where the caller's pc came from: lr once the codes ran, or the custom stack a code names. */
+  pcFrom: "lr" | "machine-frame" | "context" | "trap-frame";
+  /** The address the caller's pc was read from, for a custom stack. */
+  pcSlot?: bigint;
+}
+
+/**
+ * The ARM64 frame-record walker's step from the context frame while its return address is still
+ * in the link register (a leaf, or a prolog before the frame record is stored, arm64.md Part 4):
+ * the caller's pc is lr, its sp and fp are this frame's.
+ */
+export interface LinkRegisterRule {
+  kind: "link-register";
+  lr: bigint;
+  sp: bigint;
+}
+
+/**
+ * Breakpad's ARM64 frame-pointer step (arm64.md Part 5, `GetCallerByFramePointer`): the caller's
+ * pc is the callee's lr, its x29 and lr are read from the record at the callee's x29 (`fp`), its
+ * sp is fp + 16; with fp 0, the caller keeps the callee's sp and gets fp = lr = 0.
+ */
+export interface Arm64BreakpadFpRule {
+  kind: "arm64-breakpad-fp";
+  fp: bigint;
+  lr: bigint;
+  savedFp: bigint;
+  savedLr: bigint;
+}
+
 /** A rule's result that was not a frame (`problem`), repaired by scanning from `start` to the return address at `slot`. */
 export interface RescanRule {
   kind: "rescan";
@@ -239,6 +307,9 @@ export type Rule =
   | SiteCheckRule
   | X86EpilogRule
   | UnwindInfoRule
+  | Arm64UnwindRule
+  | LinkRegisterRule
+  | Arm64BreakpadFpRule
   | RescanRule
   | CfiRule
   | ScanRule

@@ -15,6 +15,10 @@ import { x64Cfi } from "../arch/x64/cfi.js";
 import { x64CheckedFramePointer, x64FramePointer } from "../arch/x64/frame-pointer.js";
 import { x64Leaf, x64Scan } from "../arch/x64/scan.js";
 import { x64UnwindInfo } from "../arch/x64/unwind.js";
+import { arm64Cfi } from "../arch/arm64/cfi.js";
+import { arm64BreakpadFramePointer, arm64FrameRecord, arm64LinkRegister } from "../arch/arm64/frame-pointer.js";
+import { arm64Scan } from "../arch/arm64/scan.js";
+import { arm64Unwind } from "../arch/arm64/unwind.js";
 import { ia64Pc } from "../arch/ia64/rse.js";
 import { ia64Params, ia64Unwind } from "../arch/ia64/walker.js";
 import { InputError } from "../errors.js";
@@ -49,6 +53,18 @@ export interface ArchWalker {
   params(registers: Registers, memory: MemoryReader): bigint[];
   /** Why a walker finds nothing beyond the context frame on this machine, when that is so. */
   unsupportedDetail?: string;
+  /**
+   * A caller may have the callee's stack pointer when the callee's PC was interrupted (the context
+   * frame, a frame a machine frame gave): a function that has not stored its return address
+   * returns through the link register and leaves sp as it found it (ARM64, arm64.md §3.3 step 6).
+   */
+  leafKeepsSp?: true;
+  /**
+   * Breakpad's own strategy order where it differs from `auto`, for the Breakpad report
+   * (`walk --format breakpad`): ARM64's STACK CFI, then its frame-pointer step that takes lr
+   * first, then scanning (arm64.md Part 5).
+   */
+  breakpad?: readonly ArchStrategy[];
 }
 
 /** The role register names of a machine, from the machine table. */
@@ -115,11 +131,41 @@ const IA64: ArchWalker = {
   params: ia64Params,
 };
 
-const TABLE: Record<Machine, ArchWalker> = { x86: X86, x64: X64, ia64: IA64 };
+const ARM64: ArchWalker = {
+  ...roles("arm64"),
+  walkers: {
+    // The image's .pdata/.xdata first (arm64.md Part 1), then a symbol file's STACK CFI; where
+    // neither describes the code (JIT code, a module without unwind data), the frame-record chain
+    // x29 keeps, then scanning (arm64.md §3.3 step 7, Part 5).
+    auto: [arm64Unwind, arm64Cfi, arm64LinkRegister, arm64FrameRecord, arm64Scan],
+    unwind: [arm64Unwind, arm64Cfi, arm64Scan],
+    // The frame-record chain (arm64.md Part 4): lr for a context frame whose record is not stored yet.
+    "frame-pointer": [arm64LinkRegister, arm64FrameRecord],
+    scan: [arm64Scan],
+  },
+  pcOf: (r) => r["pc"],
+  spOf: (r) => r["sp"],
+  fpOf: (r) => r["fp"],
+  bstoreOf: () => undefined,
+  // Arguments travel in x0-x7: Params are 0, as Wine reports them (arm64.md §3.1).
+  params: () => [0n, 0n, 0n, 0n],
+  // A leaf unwind (pc = lr) leaves sp where it was.
+  leafKeepsSp: true,
+  // Breakpad never reads .pdata; the image's tables, where the snapshot has them, stand in for
+  // its STACK CFI as they do in the x64 report.
+  breakpad: [arm64Unwind, arm64Cfi, arm64BreakpadFramePointer, arm64Scan],
+};
+
+const TABLE: Record<Machine, ArchWalker> = { x86: X86, x64: X64, ia64: IA64, arm64: ARM64 };
 
 /** The walker table for a machine. */
 export function archWalker(machine: Machine): ArchWalker {
   return TABLE[machine];
+}
+
+/** The strategies of Breakpad's own walk on `machine` for `walker` `auto`, where they differ from `auto`'s; otherwise undefined. */
+export function breakpadStrategiesFor(machine: Machine, walker: WalkerName | undefined): readonly ArchStrategy[] | undefined {
+  return walker === undefined || walker === "auto" ? TABLE[machine].breakpad : undefined;
 }
 
 /**

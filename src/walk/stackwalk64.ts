@@ -1,7 +1,7 @@
 /**
  * A call-by-call StackWalk64: each call fills a caller-owned STACKFRAME64 with the next frame,
  * keeping all walk state in its Reserved[] slots, with the semantics of stackwalk64.md §5-§6
- * (Wine's i386 walker, which native dbghelp matches on these points). Like dbghelp it has no
+ * (Wine's i386 walker, which native dbghelp matches on these points; arm64.md Part 3 for ARM64). Like dbghelp it has no
  * progress guard: a cyclic EBP chain returns frames for as long as the caller keeps calling.
  * The guarded walk is walk.ts.
  *
@@ -11,6 +11,7 @@
 import { hex } from "../hex.js";
 import { address32To64Sign, address32To64Zero, address64To32, AddressMode, type Address64 } from "../model/address.js";
 import { IMAGE_FILE_MACHINE } from "../model/machine.js";
+import { CONTEXT_UNWOUND_TO_CALL } from "../model/context-layout.js";
 import { moduleAt, type Registers, type Snapshot } from "../model/snapshot.js";
 import { newStackFrame64, type StackFrame32, type StackFrame64 } from "../model/stackframe.js";
 import type { MemoryReader } from "../memory/reader.js";
@@ -23,12 +24,14 @@ import { x86RecordlessScan, x86ScanWithoutRecords } from "../arch/x86/scan.js";
 import { x86FunctionTableAccess } from "../arch/x86/function-table.js";
 import { x64FunctionTableAccess } from "../arch/x64/function-table.js";
 import { x64UnwindInfo } from "../arch/x64/unwind.js";
+import { arm64FunctionTableAccess } from "../arch/arm64/function-table.js";
+import { arm64Unwind } from "../arch/arm64/unwind.js";
 import { ia64Pc } from "../arch/ia64/rse.js";
 import { ia64FunctionTableAccess, ia64Params, ia64Unwind } from "../arch/ia64/walker.js";
 import type { Machine } from "../model/machine.js";
 import { UnwindCache } from "../unwind/cache.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
-import { execContext, type FrameSite } from "../unwind/step.js";
+import { execContext, type FrameSite, type OkStep } from "../unwind/step.js";
 import { strategiesFor } from "./registry.js";
 
 /** PREAD_PROCESS_MEMORY_ROUTINE64: all bytes of the range, or undefined (FALSE). */
@@ -65,6 +68,12 @@ export interface StackWalkCallbacks {
 /** A CONTEXT as the facade needs it: a register file it may read and update in place. */
 export interface ContextRecord {
   registers: Registers;
+  /**
+   * ContextFlags, where the walker keeps state in them: on ARM64, CONTEXT_UNWOUND_TO_CALL says the
+   * PC is a return address (looked up at PC − 4), set by every unwind that returned to a call and
+   * cleared by one that a custom stack gave (arm64.md §1.7, §1.9). Absent: 0.
+   */
+  contextFlags?: number;
 }
 
 /** The outcome of one call: dbghelp's BOOL, and on FALSE the reason in words. */
@@ -97,6 +106,8 @@ const FUNCTION_TABLE_ACCESS: Record<Machine, (target: Snapshot, address: bigint,
   x86: (target, address, compatibility) => (compatibility === "native" ? x86FunctionTableAccess(target, address) : 0n),
   x64: (target, address) => x64FunctionTableAccess(target, address),
   ia64: (target, address) => ia64FunctionTableAccess(target, address),
+  // Wine registers no ARM64 function-table lookup (arm64.md §3.1).
+  arm64: (target, address, compatibility) => (compatibility === "native" ? arm64FunctionTableAccess(target, address) : 0n),
 };
 
 /** The defaults for NULL callbacks, taken from the target snapshot (stackwalk64.md §3 "Recommended port behaviour"). */
@@ -249,16 +260,36 @@ function unwind64(ctx: Registers, pc: bigint, contextFrame: boolean, target: Sna
   if (lookup === 0n || cb.getModuleBase(lookup) === 0n) return false;
   const rtf = cb.functionTableAccess(lookup);
   entry?.(rtf);
+  return unwindInPlace(x64UnwindInfo, "x64", ctx, pc, lookup, contextFrame, target, memory, cb) !== undefined;
+}
+
+/**
+ * One unwind of the CONTEXT `ctx` in place by a table strategy (x64's UNWIND_INFO, ARM64's
+ * .pdata/.xdata), looked up at `lookup`: the step, or undefined when the strategy has no rule, the
+ * unwind fails or `accept` rejects the caller's registers (the CONTEXT is then unchanged).
+ */
+function unwindInPlace(
+  strategy: ArchStrategy,
+  machine: Machine,
+  ctx: Registers,
+  pc: bigint,
+  lookup: bigint,
+  contextFrame: boolean,
+  target: Snapshot | undefined,
+  memory: MemoryReader,
+  cb: Resolved,
+  accept: (caller: Registers) => boolean = () => true,
+): OkStep | undefined {
   const site: FrameSite = {
-    machine: "x64", index: contextFrame ? 0 : 1, interrupted: false, registers: ctx, pc, lookupPc: lookup,
+    machine, index: contextFrame ? 0 : 1, interrupted: false, registers: ctx, pc, lookupPc: lookup,
     modules: target?.modules ?? [], images: memory, calleeParams: 0, cache: cb.cache,
   };
-  const rule = x64UnwindInfo.ruleFor(site);
-  if (rule === undefined) return false;
+  const rule = strategy.ruleFor(site);
+  if (rule === undefined) return undefined;
   const result = execRule(rule, { ...ctx }, memory, execContext(cb.cache));
-  if (!result.ok) return false;
+  if (!result.ok || !accept(result.registers)) return undefined;
   for (const [k, v] of Object.entries(result.registers)) ctx[k] = v & U64;
-  return true;
+  return result;
 }
 
 /**
@@ -385,6 +416,93 @@ function ia64Walk(frame: StackFrame64, context: ContextRecord | undefined, targe
   return { ok: true };
 }
 
+/** ARM64 walker modes kept in Reserved[0]; Reserved[1] counts successful calls (this port's layout, as for AMD64). */
+const ARM64_MODE = { start: 0n, walking: 1n, done: 2n } as const;
+
+/**
+ * One ARM64 unwind (arm64.md §3.3 steps 4-6) applied to `ctx` in place: looked up at Pc − 4 when
+ * CONTEXT_UNWOUND_TO_CALL is set, else at Pc; RtlVirtualUnwind over the function's .pdata entry,
+ * or the leaf rule; the new Pc stripped of any pointer authentication code. The flag is set after
+ * an unwind that returned to a call and cleared after one a custom stack gave. False when the
+ * Pc is in no module, the unwind fails, or its result fails the sanity checks of §3.3 step 6: Pc
+ * and Sp both unchanged, a Pc other than 0 below 0x1000, or an Sp that moved down (an Sp that is
+ * not 16-byte aligned already fails the unwind).
+ */
+function unwindArm64(context: ContextRecord, target: Snapshot | undefined, memory: MemoryReader, cb: Resolved): boolean {
+  const ctx = context.registers;
+  const pc = ctx["pc"] ?? 0n;
+  const returned = ((context.contextFlags ?? 0) & CONTEXT_UNWOUND_TO_CALL) !== 0;
+  const lookup = lookupAddress(pc, returned, "arm64") & U64;
+  if (lookup === 0n || cb.getModuleBase(lookup) === 0n) return false;
+  const sp = ctx["sp"] ?? 0n;
+  const sane = (caller: Registers): boolean => {
+    const newPc = caller["pc"] ?? 0n;
+    const newSp = caller["sp"] ?? 0n;
+    return !(newPc === pc && newSp === sp) && !(newPc !== 0n && newPc < 0x1000n) && newSp >= sp;
+  };
+  const result = unwindInPlace(arm64Unwind, "arm64", ctx, pc, lookup, !returned, target, memory, cb, sane);
+  if (result === undefined) return false;
+  const flags = context.contextFlags ?? 0;
+  context.contextFlags = result.interrupted === true ? flags & ~CONTEXT_UNWOUND_TO_CALL : flags | CONTEXT_UNWOUND_TO_CALL;
+  return true;
+}
+
+/**
+ * The ARM64 walker (arm64.md §3.3, the native model; dbghelp documents nothing ARM64-specific):
+ * AddrPC = Pc, AddrStack = Sp, AddrFrame = Fp of the unwound CONTEXT (required), AddrReturn the Pc
+ * an unwind of a copy gives, Params 0, FuncTableEntry the 8-byte .pdata entry, Far and Virtual
+ * TRUE. A frame whose return address cannot be computed is not reported; a return address of 0
+ * ends the walk on the next call. With Wine compatibility, Wine's `arm64_stack_walk` without DWARF
+ * (§3.2): AddrReturn = Lr of the same CONTEXT, and the next frame is Pc = Lr with Sp and Fp
+ * unchanged, until Pc equals Lr: two frames.
+ */
+function arm64Walk(frame: StackFrame64, context: ContextRecord | undefined, target: Snapshot | undefined, cb: Resolved): StackWalkResult {
+  let mode = frame.reserved[0];
+  let count = frame.reserved[1];
+  const done = (reason: NonNullable<StackWalkResult["reason"]>, detail: string): StackWalkResult => {
+    frame.reserved[0] = ARM64_MODE.done;
+    return { ok: false, reason, detail };
+  };
+  if (context === undefined) return { ok: false, reason: "invalid-parameter", detail: "the ARM64 walker needs a CONTEXT (ContextRecord is NULL)" };
+  if (mode >= ARM64_MODE.done) return { ok: false, reason: "done", detail: "the walk has already ended; zero Reserved[] to start again" };
+  const memory = readerOf(cb, U64);
+  const ctx = context.registers;
+  const wine = cb.compatibility === "wine";
+  if (mode === ARM64_MODE.start) {
+    mode = ARM64_MODE.walking;
+    frame.addrPC.mode = frame.addrReturn.mode = frame.addrFrame.mode = frame.addrStack.mode = AddressMode.Flat;
+    frame.addrBStore = { offset: 0n, segment: 0, mode: 0 };
+  } else {
+    if (frame.addrReturn.offset === 0n) return done("done", "the previous frame's return address is 0: the stack ends there");
+    if (wine) {
+      // Wine without DWARF: pc = lr, nothing else changes; no progress once pc is lr.
+      if (ctx["pc"] === ctx["lr"]) return done("unwind-failed", "Pc equals Lr: Wine's walker has no other way to the caller without DWARF unwind data");
+      ctx["pc"] = ctx["lr"] ?? 0n;
+    } else if (!unwindArm64(context, target, memory, cb)) {
+      return done("unwind-failed", "the previous frame cannot be unwound (its Pc is in no module, or its unwind data or stack cannot be read)");
+    }
+  }
+  frame.reserved[0] = mode;
+  frame.params = [0n, 0n, 0n, 0n];
+  frame.addrPC.offset = ctx["pc"] ?? 0n;
+  frame.addrStack.offset = ctx["sp"] ?? 0n;
+  frame.addrFrame.offset = ctx["fp"] ?? 0n;
+  if (wine) frame.addrReturn.offset = ctx["lr"] ?? 0n;
+  else {
+    const copy: ContextRecord = { registers: { ...ctx }, contextFlags: context.contextFlags ?? 0 };
+    if (!unwindArm64(copy, target, memory, cb)) return done("unwind-failed", "this frame's return address cannot be computed, so it is not reported");
+    frame.addrReturn.offset = copy.registers["pc"] ?? 0n;
+    const returned = ((context.contextFlags ?? 0) & CONTEXT_UNWOUND_TO_CALL) !== 0;
+    const lookup = lookupAddress(frame.addrPC.offset, returned, "arm64");
+    frame.funcTableEntry = lookup !== 0n && cb.getModuleBase(lookup) !== 0n ? cb.functionTableAccess(lookup) : 0n;
+  }
+  frame.far = 1;
+  frame.virtual = 1;
+  count += 1n;
+  frame.reserved[1] = count;
+  return { ok: true };
+}
+
 /**
  * One StackWalk64 call, with the reason for a FALSE. `target` plays hProcess (the snapshot);
  * `thread` plays hThread and is unused (no live thread to query).
@@ -404,6 +522,8 @@ export function stackWalk64Detailed(
       return amd64Walk(frame, context, target, cb);
     case IMAGE_FILE_MACHINE.IA64:
       return ia64Walk(frame, context, target, cb);
+    case IMAGE_FILE_MACHINE.ARM64:
+      return arm64Walk(frame, context, target, cb);
     default:
       return { ok: false, reason: "invalid-parameter", detail: `machine type ${hex(machineType)} has no StackWalk64 backend (ERROR_INVALID_PARAMETER)` };
   }

@@ -258,21 +258,22 @@ const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
  * function interrupted before it pushed anything) but must strictly increase after that, which
  * also ends cycles. On a machine with a backing store (IA-64) a frame is the pair (SP, BSP): a
  * function with no memory frame leaves SP as it found it while BSP moves down, so an unchanged SP
- * is progress when BSP strictly decreases. Returns the stop, or undefined when the caller frame
- * is acceptable.
+ * is progress when BSP strictly decreases. On a machine whose leaf functions return through a link
+ * register (ARM64), an unchanged SP is progress after any frame whose PC was interrupted, when
+ * the PC changed. Returns the stop, or undefined when the caller frame is acceptable.
  */
-export function checkProgress(arch: ArchWalker, callee: Frame, caller: Registers): WalkStop | undefined {
-  return progressStop(arch, callee, caller, arch.pcOf(caller), arch.spOf(caller));
+export function checkProgress(arch: ArchWalker, callee: Frame, caller: Registers, calleeInterrupted = false): WalkStop | undefined {
+  return progressStop(arch, callee, caller, arch.pcOf(caller), arch.spOf(caller), calleeInterrupted);
 }
 
 /** {@link checkProgress} for a caller whose PC and SP are already read. */
-function progressStop(arch: ArchWalker, callee: Frame, caller: Registers, pc: bigint | undefined, sp: bigint | undefined): WalkStop | undefined {
+function progressStop(arch: ArchWalker, callee: Frame, caller: Registers, pc: bigint | undefined, sp: bigint | undefined, calleeInterrupted: boolean): WalkStop | undefined {
   if (pc === undefined || sp === undefined) {
     return { reason: "unsupported", detail: `the unwind rule did not recover ${pc === undefined ? arch.pc : arch.sp}` };
   }
   if (pc === 0n) return { reason: "end-of-stack", detail: "the return address is 0: this is the outermost frame" };
   if (pc < MIN_PC) return { reason: "bad-pc", address: pc, detail: `the return address ${hex(pc)} is below ${hex(MIN_PC)}, which is never code` };
-  let grew = callee.index === 0 ? sp >= callee.addrStack : sp > callee.addrStack;
+  let grew = callee.index === 0 || (calleeInterrupted && arch.leafKeepsSp === true && pc !== callee.addrPC) ? sp >= callee.addrStack : sp > callee.addrStack;
   if (!grew && sp === callee.addrStack && arch.bstore !== null) {
     const bsp = arch.bstoreOf(caller);
     grew = bsp !== undefined && bsp < callee.addrBStore;
@@ -310,7 +311,7 @@ function unwindOnce(strategies: readonly ArchStrategy[], site: FrameSite, ctx: E
   const pc = site.pc;
   const contextLike = site.index === 0 || site.interrupted;
   let lookupSet = contextLike || pc > MAX_EXACT;
-  if (lookupSet) site.lookupPc = lookupAddress(pc, !contextLike);
+  if (lookupSet) site.lookupPc = lookupAddress(pc, !contextLike, site.machine);
   let cached: CachedRules | undefined;
   for (let i = 0; i < strategies.length; i++) {
     const strategy = strategies[i]!;
@@ -325,7 +326,7 @@ function unwindOnce(strategies: readonly ArchStrategy[], site: FrameSite, ctx: E
       let r = cached.rules[i];
       if (r === undefined) {
         if (!lookupSet) {
-          site.lookupPc = lookupAddress(pc, true);
+          site.lookupPc = lookupAddress(pc, true, site.machine);
           lookupSet = true;
         }
         r = strategy.ruleFor(site) ?? null;
@@ -398,7 +399,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     const callerPc = arch.pcOf(callerRegisters);
     const callerSp = arch.spOf(callerRegisters);
     callee.addrReturn = callerPc ?? 0n;
-    const bad = progressStop(arch, callee, callerRegisters, callerPc, callerSp);
+    const bad = progressStop(arch, callee, callerRegisters, callerPc, callerSp, interrupted);
     if (bad !== undefined) return { frames, stop: bad };
     if (frames.length >= maxFrames) {
       return { frames, stop: { reason: "max-frames", detail: `the walk reached the frame cap of ${maxFrames}` } };
@@ -412,6 +413,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     ctx.bstore = step.bstoreNumber ?? -1;
     ctx.recovered = step.recovered;
     ctx.foundBy = rule.kind === "derived" ? rule.of : rule.kind;
+    ctx.calleeFp = arch.fpOf(callee.unwindRegisters);
   }
 }
 

@@ -30,6 +30,7 @@ const REGISTERS: Record<Machine, [string, string, string | null, string | null]>
   x86: ["eip", "esp", "ebp", null],
   x64: ["rip", "rsp", "rbp", null],
   ia64: ["stiip", "intsp", null, "rsbsp"],
+  arm64: ["pc", "sp", "fp", null],
 };
 
 function frames(machine: Machine, specs: FrameSpec[]): ExplainedFrame[] {

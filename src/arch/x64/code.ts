@@ -5,7 +5,7 @@
  * form (register, [reg], [reg+disp8/32], SIB, RIP-relative), with or without a REX prefix.
  */
 import type { MemoryReader } from "../../memory/reader.js";
-import { bigintOf } from "../../memory/bigint-cache.js";
+import { Words } from "../../memory/words.js";
 import { moduleAt, type Module } from "../../model/snapshot.js";
 import { cacheSlot, ImageKeyed, type UnwindCache } from "../../unwind/cache.js";
 import { lookupAddress } from "../../unwind/lookup-address.js";
@@ -95,48 +95,7 @@ export function isReturnAddress64(cache: UnwindCache, modules: readonly Module[]
   return returnAddressInfo64(cache, modules, images, value, n) !== NOT_A_RETURN_ADDRESS_64;
 }
 
-/**
- * Reads 64-bit stack words into two unsigned 32-bit halves, without making a bigint per word: the
- * last word read stays in {@link low} and {@link high}. One per cache (this runs for every word).
- */
-export class Words {
-  low = 0;
-  high = 0;
-
-  /** Reads the word at `address` (a number below 2^53); false when unreadable. */
-  read(memory: MemoryReader, address: number): boolean {
-    if (memory.u64n !== undefined) return memory.u64n(address, this);
-    if (memory.u32n !== undefined) {
-      const lo = memory.u32n(address);
-      if (lo === undefined) return false;
-      const hi = memory.u32n(address + 4);
-      if (hi === undefined) return false;
-      this.low = lo;
-      this.high = hi;
-      return true;
-    }
-    return this.readBig(memory, BigInt(address));
-  }
-
-  /** {@link read} at any 64-bit address. */
-  readBig(memory: MemoryReader, address: bigint): boolean {
-    const b = memory.read(address, 8);
-    if (b === undefined || b.length < 8) return false;
-    this.low = (b[0]! | (b[1]! << 8) | (b[2]! << 16) | (b[3]! << 24)) >>> 0;
-    this.high = (b[4]! | (b[5]! << 8) | (b[6]! << 16) | (b[7]! << 24)) >>> 0;
-    return true;
-  }
-
-  /** The last word read, as a bigint (from recent ones when it was seen before). */
-  big(): bigint {
-    return bigintOf(this.low, this.high);
-  }
-
-  /** The last word read as a number, or −1 when it is 2^53 or more. */
-  number(): number {
-    return this.high < 0x20_0000 ? this.high * 4294967296 + this.low : -1;
-  }
-}
+export { Words };
 
 /** The word reader of a cache. */
 export const WORDS = cacheSlot("x64 words", () => new Words());

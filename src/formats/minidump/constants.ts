@@ -44,6 +44,8 @@ export const PROCESSOR_ARCHITECTURE = {
   AMD64: 9,
   IA32_ON_WIN64: 10,
   ARM64: 12,
+  /** Breakpad's MD_CPU_ARCHITECTURE_ARM64_OLD, written by non-Windows writers (arm64.md §2.3). */
+  ARM64_OLD: 0x8003,
   UNKNOWN: 0xffff,
 } as const;
 

@@ -7,7 +7,12 @@ import { hex } from "../../hex.js";
 import {
   AMD64_CONTEXT_LAYOUT,
   AMD64_CONTEXT_SIZE,
+  ARM64_CONTEXT_SIZE,
   CONTEXT_AMD64,
+  CONTEXT_ARM64,
+  CONTEXT_ARM64_CONTROL,
+  CONTEXT_ARM64_FLOATING_POINT,
+  CONTEXT_ARM64_INTEGER,
   CONTEXT_i386,
   CONTEXT_IA64,
   IA64_CONTEXT_SIZE,
@@ -31,9 +36,26 @@ export const MACHINE_OF_ARCH: Readonly<Record<number, Machine>> = {
   [PROCESSOR_ARCHITECTURE.IA32_ON_WIN64]: "x86",
   [PROCESSOR_ARCHITECTURE.AMD64]: "x64",
   [PROCESSOR_ARCHITECTURE.IA64]: "ia64",
+  [PROCESSOR_ARCHITECTURE.ARM64]: "arm64",
+  [PROCESSOR_ARCHITECTURE.ARM64_OLD]: "arm64",
 };
 
-const CPU_BIT_OF_MACHINE: Readonly<Record<Machine, number>> = { x86: CONTEXT_i386, x64: CONTEXT_AMD64, ia64: CONTEXT_IA64 };
+const CPU_BIT_OF_MACHINE: Readonly<Record<Machine, number>> = { x86: CONTEXT_i386, x64: CONTEXT_AMD64, ia64: CONTEXT_IA64, arm64: CONTEXT_ARM64 };
+
+/** Breakpad's MDRawContextARM64_Old (arm64.md §2.3): 796 bytes, u64 flags with CPU bit 0x80000000, `#pragma pack(4)`. */
+const ARM64_OLD = {
+  size: 796,
+  cpu: 0x8000_0000,
+  integer: 0x02,
+  floatingPoint: 0x04,
+  /** iregs[33]: x0-x28, fp, lr, sp, pc. */
+  iregs: 8,
+  cpsr: 272,
+  fpsr: 276,
+  fpcr: 280,
+  /** float_save.regs[32], 16 bytes each. */
+  vregs: 284,
+} as const;
 
 /**
  * Reads the CONTEXT at `loc` (its descriptor's DataSize at `at`). The layout is chosen from the
@@ -42,7 +64,9 @@ const CPU_BIT_OF_MACHINE: Readonly<Record<Machine, number>> = { x86: CONTEXT_i38
  * the flags at 0x30; otherwise the CPU bits of the flags at offset 0 decide, with SystemInfo
  * standing in when they are 0. Up to 16384 trailing XSAVE bytes are skipped. An x86 record
  * shorter than 716 bytes is accepted and 716 bytes are read regardless. IA-64 (0xA70 bytes) is
- * this project's addition.
+ * this project's addition. ARM64 (arm64.md §2.3): a Windows CONTEXT of at least 912 bytes with
+ * CONTEXT_ARM64, or exactly 796 bytes, Breakpad's older form with u64 flags (CPU bit 0x80000000,
+ * or SystemInfo 0x8003 when the bits are 0), read as the 912-byte form it converts to.
  */
 export function readContext(input: MinidumpInput, loc: MinidumpLocation, at: number, systemArch: number | undefined, what: string): MinidumpContext {
   input.location(loc, at, what);
@@ -68,6 +92,7 @@ export function readContext(input: MinidumpInput, loc: MinidumpLocation, at: num
     }
     return decode("x64");
   }
+  if (size === ARM64_OLD.size) return readArm64Old(input, loc, at, systemArch, what);
   const flags = input.cursor(loc.rva, 4, `${what} ContextFlags`, at).u32();
   let cpu = (flags & CONTEXT_CPU_MASK) >>> 0;
   if (cpu === 0) {
@@ -84,10 +109,46 @@ export function readContext(input: MinidumpInput, loc: MinidumpLocation, at: num
     }
     return decode("ia64");
   }
+  if (cpu === CONTEXT_ARM64) {
+    if (size < ARM64_CONTEXT_SIZE) {
+      throw new InputError("bad-value", `${what}: an ARM64 CONTEXT is ${ARM64_CONTEXT_SIZE} bytes, not ${size}`, { offset: at });
+    }
+    return decode("arm64");
+  }
   if (cpu === CONTEXT_AMD64) {
     throw new InputError("bad-value", `${what}: ContextFlags at offset 0 say AMD64, but an AMD64 CONTEXT is ${AMD64_CONTEXT_SIZE} bytes, not ${size}`, { offset: at });
   }
   throw new InputError("unsupported", `${what}: ContextFlags ${hex(flags)} name a CPU (${hex(cpu)}) the walker does not model`, { offset: loc.rva });
+}
+
+/** Breakpad's 796-byte ARM64 context, its registers under the names of the 912-byte one and its flags converted (arm64.md §2.3). */
+function readArm64Old(input: MinidumpInput, loc: MinidumpLocation, at: number, systemArch: number | undefined, what: string): MinidumpContext {
+  const c = input.cursor(loc.rva, ARM64_OLD.size, `${what} (796-byte ARM64 context)`, at);
+  const view = new DataView(c.bytes.buffer, c.bytes.byteOffset, ARM64_OLD.size);
+  const flags = view.getUint32(0, true);
+  let cpu = (flags & CONTEXT_CPU_MASK) >>> 0;
+  if (cpu === 0 && systemArch === PROCESSOR_ARCHITECTURE.ARM64_OLD) cpu = ARM64_OLD.cpu;
+  if (cpu !== ARM64_OLD.cpu) {
+    throw new InputError("bad-value", `${what}: a 796-byte context whose flags ${hex(flags)} lack Breakpad's ARM64 bit (${hex(ARM64_OLD.cpu)}) is not an ARM64 context`, { offset: loc.rva });
+  }
+  if (systemArch !== undefined && systemArch !== PROCESSOR_ARCHITECTURE.ARM64_OLD) {
+    throw new InputError("bad-value", `${what}: a 796-byte ARM64 context needs SystemInfo ProcessorArchitecture ${hex(PROCESSOR_ARCHITECTURE.ARM64_OLD)}, not ${hex(systemArch)}`, { offset: at });
+  }
+  const u64 = (offset: number): bigint => view.getBigUint64(offset, true);
+  const registers: Record<string, bigint> = {};
+  for (let i = 0; i < 29; i++) registers[`x${i}`] = u64(ARM64_OLD.iregs + 8 * i);
+  registers["fp"] = u64(ARM64_OLD.iregs + 8 * 29);
+  registers["lr"] = u64(ARM64_OLD.iregs + 8 * 30);
+  registers["sp"] = u64(ARM64_OLD.iregs + 8 * 31);
+  registers["pc"] = u64(ARM64_OLD.iregs + 8 * 32);
+  registers["cpsr"] = BigInt(view.getUint32(ARM64_OLD.cpsr, true));
+  registers["fpsr"] = BigInt(view.getUint32(ARM64_OLD.fpsr, true));
+  registers["fpcr"] = BigInt(view.getUint32(ARM64_OLD.fpcr, true));
+  for (let i = 8; i < 16; i++) registers[`d${i}`] = u64(ARM64_OLD.vregs + 16 * i);
+  let contextFlags = CONTEXT_ARM64;
+  if ((flags & ARM64_OLD.integer) !== 0) contextFlags |= CONTEXT_ARM64_CONTROL | CONTEXT_ARM64_INTEGER;
+  if ((flags & ARM64_OLD.floatingPoint) !== 0) contextFlags |= CONTEXT_ARM64_FLOATING_POINT;
+  return { machine: "arm64", contextFlags, registers, location: loc };
 }
 
 /** Runs `read`, turning an InputError into a recorded rejection. */

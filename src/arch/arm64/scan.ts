@@ -1,0 +1,47 @@
+/**
+ * Stack scanning on ARM64: the ARM64 parameters of the one scanning policy (../scan.ts,
+ * minidump.md §5.3, arm64.md Part 5). A word is a return address when, stripped of any pointer
+ * authentication code (a saved lr may be signed), it is 4-aligned, in a module, and the
+ * instruction before it is a `bl` or `blr` where the code is in the snapshot. The caller's sp is
+ * the slot + 8, as Breakpad sets it: on ARM64 a return address is saved wherever the prolog put
+ * lr, so a scanned frame's sp is a guess. No frame pointer is guessed.
+ */
+import type { MemoryReader } from "../../memory/reader.js";
+import { Words } from "../../memory/words.js";
+import { cacheSlot, type UnwindCache } from "../../unwind/cache.js";
+import { scanRegisters, scanStrategy, type ScanMachine } from "../scan.js";
+import { returnAddressInfoArm64 } from "./code.js";
+import { inheritedArm64 } from "./exec.js";
+import { stripPac } from "./pac.js";
+
+/** Words scanned above sp for a caller frame (the window includes its last word). */
+export const ARM64_SCAN_WORDS = 40;
+/** The same for the context frame. */
+export const ARM64_SCAN_WORDS_CONTEXT = 160;
+
+const WORDS = cacheSlot("arm64 scan words", () => new Words());
+const MAX = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** The stack word at `address`, stripped of a pointer authentication code, or undefined. */
+function readStackWord(cache: UnwindCache, memory: MemoryReader, address: bigint): bigint | undefined {
+  const words = cache.get(WORDS);
+  const readable = address + 8n <= MAX ? words.read(memory, Number(address)) : words.readBig(memory, address);
+  return readable ? stripPac(words.big()) : undefined;
+}
+
+/** The ARM64 parameters of the scanning policy. */
+export const ARM64_SCAN: ScanMachine = {
+  width: 8,
+  ...scanRegisters("pc", "sp", "fp"),
+  words: ARM64_SCAN_WORDS,
+  contextWords: ARM64_SCAN_WORDS_CONTEXT,
+  extendedWords: 0,
+  verifyAfterChainEnd: true,
+  readWord: readStackWord,
+  classify: (cache, modules, images, value) => returnAddressInfoArm64(cache, modules, images, value),
+  inherit: inheritedArm64,
+  framePointer: () => undefined,
+};
+
+/** Stack scanning for ARM64, the last resort (trust `scan`). */
+export const arm64Scan = scanStrategy(ARM64_SCAN);
