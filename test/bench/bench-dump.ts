@@ -19,11 +19,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { writeMinidumpFile } from "../../src/cli/emulate.js";
-import { parseBreakpadSym } from "../../src/formats/breakpad-sym.js";
-import { parseVector } from "../../src/formats/vector.js";
-import type { MemoryReader } from "../../src/memory/reader.js";
-import type { Snapshot } from "../../src/model/snapshot.js";
+import { parseBreakpadSym, parseVector, type MemoryReader, type Snapshot } from "../../src/index.js";
+import { writeMinidumpFile } from "../../src/node/index.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const CLI = join(ROOT, "dist/bin/stackwalk.cjs");

@@ -5,9 +5,7 @@
  * after checking that the walk is exact.
  */
 import { fileURLToPath } from "node:url";
-import { compareWithTruth } from "../../src/walk/compare.js";
-import { walkThread } from "../../src/walk/walk.js";
-import { UnwindCache } from "../../src/index.js";
+import { compareWithTruth, UnwindCache, walkThread } from "../../src/index.js";
 import { bestRate } from "./bench-rate.js";
 import { IA64_CORPUS } from "../../emulator/ia64/corpus.js";
 import { runChain } from "../../emulator/ia64/executor.js";

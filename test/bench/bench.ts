@@ -4,15 +4,7 @@
  * (target: 60 s on 2 cores), and the walker's speed on a deep frame chain.
  */
 import { fileURLToPath } from "node:url";
-import type { FrameData } from "../../src/formats/frame-data.js";
-import { readMappedImage } from "../../src/formats/pe-mapped.js";
-import { formatSweep, replaySweep } from "../../src/formats/sweep.js";
-import { FRAME_NONFPO } from "../../src/model/fpo-data.js";
-import type { Snapshot } from "../../src/model/snapshot.js";
-import { RegionMemory } from "../../src/memory/region-memory.js";
-import { compareWithTruth } from "../../src/walk/compare.js";
-import { walkThread } from "../../src/walk/walk.js";
-import { UnwindCache } from "../../src/index.js";
+import { compareWithTruth, formatSweep, FRAME_NONFPO, readMappedImage, RegionMemory, replaySweep, UnwindCache, walkThread, type FrameData, type Snapshot } from "../../src/index.js";
 import { bestRate, rateText } from "./bench-rate.js";
 import { corpusFiles } from "../../emulator/corpus.js";
 import { buildSpec } from "../../emulator/programs/program-file.js";
