@@ -15,8 +15,7 @@
  * point its RUNTIME_FUNCTIONs at an earlier `.xdata` (x64-unwind.md §1.1), and the debug
  * directory points at its own payloads. The same bytes come out for the same input, always.
  */
-import { encodeFpoTable, type FpoData } from "../src/model/fpo-data.js";
-import { IMAGE_FILE_MACHINE } from "../src/model/machine.js";
+import { encodeFpoTable, type FpoData, IMAGE_FILE_MACHINE } from "../src/index.js";
 
 /** The machines the writer lays out: x86 images are PE32, x64 images PE32+. */
 export type ImageMachine = "x86" | "x64";

@@ -18,13 +18,7 @@
  */
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
-import { InputError } from "../src/errors.js";
-import { parsePe, type PeImage } from "../src/formats/pe.js";
-import { replaySweep, type MemoryWrite, type Sweep, type SweepStep } from "../src/formats/sweep.js";
-import type { Vector } from "../src/formats/vector.js";
-import { RegionMemory, type MemoryRegion } from "../src/memory/region-memory.js";
-import type { Machine } from "../src/model/machine.js";
-import type { Module, ModuleSymbol, ModuleUnwind, Registers } from "../src/model/snapshot.js";
+import { InputError, type Machine, type MemoryRegion, type MemoryWrite, type Module, type ModuleSymbol, type ModuleUnwind, parsePe, type PeImage, RegionMemory, type Registers, replaySweep, type Sweep, type SweepStep, type Vector } from "../src/index.js";
 import type { CpuMode } from "./cpu-mode.js";
 import { loadDisassembler, MAX_INSTRUCTION_LENGTH } from "./disassemble.js";
 import { mapPeImage, PAGE_SIZE, type MapPeOptions } from "./pe-loader.js";

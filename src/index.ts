@@ -31,6 +31,7 @@ export * from "./walk/stackwalk64.js";
 export { parseVector, formatVector, VECTOR_FORMAT, type Vector } from "./formats/vector.js";
 export { parseSweep, formatSweep, replaySweep, SWEEP_FORMAT, type Sweep, type SweepStep, type MemoryWrite } from "./formats/sweep.js";
 export { parseJsonInput, type JsonInput } from "./formats/input.js";
+export { JsonNode } from "./formats/json-input.js";
 export {
   parseBreakpadSym,
   BreakpadSymParser,

@@ -25,10 +25,7 @@
  * (`bundle | slot·4`; a caller's is the return address, the bundle after its call), its sp at
  * that point and its BSP. Nothing here imports src/arch or src/walk.
  */
-import { InputError } from "../../src/errors.js";
-import { RegionMemory, type MemoryRegion } from "../../src/memory/region-memory.js";
-import type { Vector } from "../../src/formats/vector.js";
-import type { TruthFrame } from "../../src/model/snapshot.js";
+import { InputError, type MemoryRegion, RegionMemory, type TruthFrame, type Vector } from "../../src/index.js";
 import { frameMarker, interruptionFrameState, isCollectionSlot, previousFunctionState, stepRegisters } from "./rse-model.js";
 import { mapImage, type ImageFunction, type Record } from "./unwind-encode.js";
 

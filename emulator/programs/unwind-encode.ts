@@ -9,7 +9,7 @@
  * SAVE_XMM128 and FrameOffset) and refuses values the chosen form cannot hold, so a test can
  * trust that the bytes mean what the spec says they mean.
  */
-import type { RuntimeFunction } from "../../src/formats/pe.js";
+import type { RuntimeFunction } from "../../src/index.js";
 
 /** UnwindOp values (x64-unwind.md §1.3). */
 export const UWOP = {

@@ -43,7 +43,7 @@
  * to 0. The stack must be at least `stackReserve` bytes (SizeOfStackReserve), below the initial
  * RSP.
  */
-import { X64_CALLEE_SAVED } from "../../src/index.js";
+import { type RuntimeFunction, X64_CALLEE_SAVED } from "../../src/index.js";
 import { createHash } from "node:crypto";
 import { loadAssembler } from "../assemble.js";
 import {
@@ -55,7 +55,6 @@ import {
   writePeImage,
   type SectionSpec,
 } from "../image-writer.js";
-import type { RuntimeFunction } from "../../src/formats/pe.js";
 import {
   allocCode,
   encodeRuntimeFunctions,
