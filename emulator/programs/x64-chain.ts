@@ -413,9 +413,9 @@ function checkProgram(spec: X64ProgramSpec): Func[] {
   const last = spec.functions.length - 1;
   const funcs = spec.functions.map((f, index): Func => {
     const at = `${where}, function ${JSON.stringify(f.name)}`;
-    const fail = (message: string): never => {
+    function fail(message: string): never {
       throw new RangeError(`${at}: ${message}`);
-    };
+    }
     const count = (field: string, value: number | undefined, max: number, multiple = 1): number => {
       const v = value ?? 0;
       if (!Number.isInteger(v) || v < 0 || v > max || v % multiple !== 0) fail(`${field} = ${v} is not a multiple of ${multiple} in 0..${max}`);
