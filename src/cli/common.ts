@@ -95,7 +95,7 @@ function asSpec(symbols: readonly string[] | SymbolSpec): SymbolSpec {
  */
 export function attachSymbols(input: Input, file: string, symbols: readonly string[] | SymbolSpec, io: Io): SymbolNote[] {
   const spec = asSpec(symbols);
-  let notes;
+  let notes: SymbolNote[];
   if (input.kind === "sweep") {
     const target = { modules: input.sweep.modules, memory: new RegionMemory(input.sweep.memory.map((r) => ({ base: r.base, bytes: r.bytes }))) };
     notes = attachSymbolPath(target, spec.path, besideInput(file));
