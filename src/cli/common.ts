@@ -141,6 +141,15 @@ export function reportSymbols(spec: SymbolSpec, notes: readonly SymbolNote[], wa
   if (missing.length > 0) io.err(`symbols: no symbol file for ${missing.length} module(s): ${missing.join(", ")}\n`);
 }
 
+/** Whether `path` names a directory (false when it names nothing). */
+export function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /** Expands directories (recursively, sorted) into the `.json` files below them. */
 export function expandInputs(paths: readonly string[]): string[] {
   const out: string[] = [];

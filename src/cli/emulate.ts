@@ -2,7 +2,7 @@
  * `stackwalk emulate <program>`: runs a program on the emulated CPU and writes snapshots with
  * ground truth: a sweep of every instruction, or one vector per break hit.
  */
-import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
 import type { RunOptions, RunResult } from "../../emulator/run.js";
 import { InputError } from "../errors.js";
@@ -16,7 +16,7 @@ import { formatVector } from "../formats/vector.js";
 import type { MemoryReader } from "../memory/reader.js";
 import type { Module, Snapshot } from "../model/snapshot.js";
 import { writeMinidumpFile } from "../node/file-sink.js";
-import { EXIT, parseOptions, readInputFile, UsageError, type Io } from "./common.js";
+import { EXIT, isDirectory, parseOptions, readInputFile, UsageError, type Io } from "./common.js";
 
 /** The instruction limit when --max-instructions is not given. */
 export const DEFAULT_MAX_INSTRUCTIONS = 1_000_000;
@@ -247,13 +247,6 @@ function programKind(file: string): ProgramKind {
   return kind;
 }
 
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
 
 function sweepPath(output: string | undefined, stem: string): string {
   const name = `${stem}.sweep.json`;

@@ -1,5 +1,4 @@
 /** `stackwalk walk <input>...`: walks every thread (or one) and prints the frames; several inputs go to batch.ts. */
-import { statSync } from "node:fs";
 import { machineInfo } from "../model/machine.js";
 import { writeJson } from "../render/json.js";
 import { renderRoles, renderText } from "../render/text.js";
@@ -7,7 +6,7 @@ import { renderWindbg } from "../render/windbg.js";
 import { breakpadReport } from "../analysis/breakpad-report.js";
 import { writeBreakpad, writeBreakpadMachineReadable } from "../render/breakpad.js";
 import { walkSnapshot, DEFAULT_MAX_FRAMES } from "../walk/walk.js";
-import { EXIT, reportSymbols, maxFramesOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io } from "./common.js";
+import { EXIT, isDirectory, reportSymbols, maxFramesOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io } from "./common.js";
 import { expandDumps, jobsOption, walkBatch, type BatchOptions } from "./batch.js";
 import { loadSnapshot, resolveThread } from "./load.js";
 
@@ -124,13 +123,4 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
   }
   io.out(text);
   return EXIT.ok;
-}
-
-/** Whether `path` names a directory (a folder of dumps). */
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }
