@@ -5,7 +5,7 @@
  * (vectors/README.md "Sweeps"). Snapshots are read in order over one mutable memory image, so a
  * sweep of thousands of instructions costs one copy of memory, not thousands.
  */
-import { InputError } from "../errors.js";
+import { InputError, readingFile } from "../errors.js";
 import { RegionMemory, type MemoryRegion } from "../memory/region-memory.js";
 import { formatAddress, isMachine, machineInfo, MACHINES, type Machine } from "../model/machine.js";
 import type { EtwEvent, Module, Registers, TruthFrame } from "../model/snapshot.js";
@@ -50,12 +50,7 @@ const TOP_KEYS = ["format", "machine", "description", "provenance", "modules", "
 
 /** Parses and validates a sweep; errors name the JSON path (and `file`, when given). */
 export function parseSweep(text: string, file?: string): Sweep {
-  try {
-    return sweepFromJson(JsonNode.parse(text));
-  } catch (e) {
-    if (e instanceof InputError && file !== undefined) throw e.inFile(file);
-    throw e;
-  }
+  return readingFile(file, () => sweepFromJson(JsonNode.parse(text)));
 }
 
 /** Validates parsed JSON as a sweep. */

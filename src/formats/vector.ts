@@ -4,7 +4,7 @@
  * Loading validates every field and names the JSON path of the first bad one.
  */
 import { hex } from "../hex.js";
-import { InputError } from "../errors.js";
+import { InputError, readingFile } from "../errors.js";
 import { RegionMemory, type MemoryRegion } from "../memory/region-memory.js";
 import { formatAddress, isMachine, machineInfo, MACHINES, type Machine } from "../model/machine.js";
 import { decodeDiskItems } from "../etw/extended-data.js";
@@ -136,12 +136,7 @@ export function parseTruth(node: JsonNode, bits: number): TruthFrame[] {
 
 /** Parses and validates a vector; errors name the JSON path (and `file`, when given). */
 export function parseVector(text: string, file?: string): Vector {
-  try {
-    return vectorFromJson(JsonNode.parse(text));
-  } catch (e) {
-    if (e instanceof InputError && file !== undefined) throw e.inFile(file);
-    throw e;
-  }
+  return readingFile(file, () => vectorFromJson(JsonNode.parse(text)));
 }
 
 /** Validates parsed JSON as a vector. */
