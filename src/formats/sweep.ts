@@ -10,7 +10,7 @@ import { RegionMemory, type MemoryRegion } from "../memory/region-memory.js";
 import { formatAddress, isMachine, machineInfo, MACHINES, type Machine } from "../model/machine.js";
 import type { EtwEvent, Module, Registers, TruthFrame } from "../model/snapshot.js";
 import { bytesToHex, JsonNode } from "./json-input.js";
-import { formatEtwEvent, formatModule, formatRegions, formatTruthFrame, parseEtw, parseModule, parseRegion, parseRegisters, parseTruth, type Vector, type ZeroBudget } from "./vector.js";
+import { formatEtwEvent, formatHead, formatModule, formatRegions, formatTruthFrame, parseEtw, parseModule, parseRegion, parseRegisters, parseTruth, list, type Vector, type ZeroBudget } from "./vector.js";
 
 /** The format identifier of sweeps. */
 export const SWEEP_FORMAT = "stackwalk-sweep/1";
@@ -123,12 +123,7 @@ export function* replaySweep(sweep: Sweep): Generator<Vector & { step: number; l
 /** Serialises a sweep: one snapshot per line, deterministic. */
 export function formatSweep(sweep: Sweep): string {
   const a = (x: bigint): string => JSON.stringify(formatAddress(sweep.machine, x));
-  const lines: string[] = ["{"];
-  lines.push(`  "format": ${JSON.stringify(SWEEP_FORMAT)},`);
-  lines.push(`  "machine": ${JSON.stringify(sweep.machine)},`);
-  if (sweep.description !== undefined) lines.push(`  "description": ${JSON.stringify(sweep.description)},`);
-  if (sweep.provenance !== undefined) lines.push(`  "provenance": ${JSON.stringify(sweep.provenance)},`);
-  const list = (items: string[]): string => (items.length === 0 ? "[]" : `[\n${items.join(",\n")}\n  ]`);
+  const lines: string[] = ["{", ...formatHead(SWEEP_FORMAT, sweep)];
   lines.push(`  "modules": ${list(sweep.modules.map((m) => formatModule(sweep.machine, m)))},`);
   lines.push(`  "memory": ${list(formatRegions(sweep.machine, sweep.memory).map((r) => `    ${r}`))},`);
   const steps = sweep.steps.map((s) => {
