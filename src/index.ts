@@ -1,5 +1,6 @@
 /** The public API of stackwalk-emu: re-exports only. */
 export { InputError, type InputErrorCode, type InputLocation } from "./errors.js";
+export { hex } from "./hex.js";
 export * from "./model/machine.js";
 export * from "./model/snapshot.js";
 export * from "./model/address.js";

@@ -43,7 +43,7 @@
  * to 0. The stack must be at least `stackReserve` bytes (SizeOfStackReserve), below the initial
  * RSP.
  */
-import { type RuntimeFunction, X64_CALLEE_SAVED } from "../../src/index.js";
+import { hex, type RuntimeFunction, X64_CALLEE_SAVED } from "../../src/index.js";
 import { createHash } from "node:crypto";
 import { loadAssembler } from "../assemble.js";
 import {
@@ -598,7 +598,6 @@ function stackDepth(funcs: readonly Func[]): number {
   return X64_ABOVE_SENTINEL + funcs.reduce((sum, f) => sum + frameBytes(f) * (f.recursion + 1), 0) + 8;
 }
 
-const hex = (n: number): string => `0x${n.toString(16)}`;
 /** An immediate as the source writes it: hex from 10 up, as Windows disassemblers show offsets and sizes. */
 const imm = (n: number): string => (n < 10 ? String(n) : hex(n));
 const pad = (instruction: string, comment: string): string => `    ${instruction.padEnd(44)} # ${comment}`;
