@@ -1,5 +1,6 @@
 /** The public API of stackwalk-emu: re-exports only. */
 export { InputError, type InputErrorCode, type InputLocation } from "./errors.js";
+export { hex } from "./hex.js";
 export * from "./model/machine.js";
 export * from "./model/snapshot.js";
 export * from "./model/address.js";
@@ -37,6 +38,7 @@ export * from "./walk/stackwalk64.js";
 export { parseVector, formatVector, VECTOR_FORMAT, type Vector } from "./formats/vector.js";
 export { parseSweep, formatSweep, replaySweep, SWEEP_FORMAT, type Sweep, type SweepStep, type MemoryWrite } from "./formats/sweep.js";
 export { parseJsonInput, type JsonInput } from "./formats/input.js";
+export { JsonNode } from "./formats/json-input.js";
 export {
   parseBreakpadSym,
   BreakpadSymParser,

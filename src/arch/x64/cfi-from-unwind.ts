@@ -49,15 +49,15 @@ export function planRules(plan: UnwindPlan): PlanRules | undefined {
   let ra: Sym | undefined;
   const values = new Map<number, Sym>();
   const saved = new Map<number, Sym>();
-  const valueOf = (r: number): Sym => (r === RSP ? rsp : (values.get(r) ?? { base: `$${REG64[r]}`, off: 0 }));
+  const regValue = (r: number): Sym => (r === RSP ? rsp : (values.get(r) ?? { base: `$${REG64[r]}`, off: 0 }));
   const code = plan.code;
   for (let i = 0; i < code.length; i += 3) {
     const r = code[i + 1]!;
     const n = code[i + 2]!;
     switch (code[i]) {
       case OP_BASE_RSP: est = rsp; break;
-      case OP_BASE_REG: est = add(valueOf(r), -n); break;
-      case OP_SET_RSP: rsp = add(valueOf(r), n); break;
+      case OP_BASE_REG: est = add(regValue(r), -n); break;
+      case OP_SET_RSP: rsp = add(regValue(r), n); break;
       case OP_ADD: rsp = add(rsp, n); break;
       case OP_POP:
         if (r === RSP) rsp = add(deref(rsp), 8);
