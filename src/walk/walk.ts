@@ -42,8 +42,8 @@ export interface WalkOptions {
   cache?: UnwindCache;
   /**
    * ARM64: the virtual-address size pointer authentication codes are stripped at (N = 64 − TxSZ,
-   * arm64.md §1.12): bits N-63 of a return address become copies of bit 55. Default
-   * {@link PAC_VA_BITS} (48); 16 to 52.
+   * arm64.md §1.12): bits N-63 of a return address become copies of bit 55. Default 48; 16 to
+   * 52.
    */
   pacVaBits?: number;
   /**
@@ -274,7 +274,7 @@ const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
  * function with no memory frame leaves SP as it found it while BSP moves down, so an unchanged SP
  * is progress when BSP strictly decreases. On a machine whose leaf functions return through a link
  * register (ARM64), an unchanged SP is progress after any frame whose PC was interrupted, when
- * the PC changed. Returns the stop, or undefined when the caller frame is acceptable.
+ * the PC changed (not in Breakpad's order: {@link WalkOptions.breakpad}). Returns the stop, or undefined when the caller frame is acceptable.
  */
 export function checkProgress(arch: ArchWalker, callee: Frame, caller: Registers, calleeInterrupted = false): WalkStop | undefined {
   return progressStop(arch, callee, caller, arch.pcOf(caller), arch.spOf(caller), calleeInterrupted);

@@ -2,10 +2,10 @@
  * Stack scanning on ARM64: the ARM64 parameters of the one scanning policy (../scan.ts,
  * minidump.md §5.3, arm64.md Part 5). A word is a return address when, stripped of any pointer
  * authentication code (a saved lr may be signed), it is 4-aligned, in a module, and the
- * instruction before it is a `bl` or `blr` where the code is in the snapshot. Breakpad's own scan,
- * for its order, checks only the module. The caller's sp is
- * the slot + 8, as Breakpad sets it: on ARM64 a return address is saved wherever the prolog put
- * lr, so a scanned frame's sp is a guess. No frame pointer is guessed.
+ * instruction before it is a `bl` or `blr` where the code is in the snapshot; Breakpad's own scan,
+ * for its order, checks only the module. The caller's sp is the slot + 8, as Breakpad sets it: on
+ * ARM64 a return address is saved wherever the prolog put lr, so a scanned frame's sp is a guess.
+ * No frame pointer is guessed.
  */
 import type { MemoryReader } from "../../memory/reader.js";
 import { Words } from "../../memory/words.js";
