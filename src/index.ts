@@ -28,7 +28,7 @@ export { ia64Unwind, ia64Params, ia64FunctionTableAccess } from "./arch/ia64/wal
 export { IA64_TWO_STACKS } from "./arch/ia64/two-stacks.js";
 export { arm64Unwind } from "./arch/arm64/unwind.js";
 export { arm64FunctionTableAccess } from "./arch/arm64/function-table.js";
-export { stripPac as arm64StripPac, PAC_VA_BITS as ARM64_PAC_VA_BITS } from "./arch/arm64/pac.js";
+export { stripPac as arm64StripPac, pacStripper as arm64PacStripper, PAC_VA_BITS as ARM64_PAC_VA_BITS } from "./arch/arm64/pac.js";
 export { decodeCode as arm64DecodeCode, type Arm64Code } from "./arch/arm64/codes.js";
 export { decodeXdata as arm64DecodeXdata, expandPacked as arm64ExpandPacked, packedFields as arm64PackedFields, type Arm64UnwindData } from "./arch/arm64/xdata.js";
 export { ARM64_LINK_REGISTER } from "./arch/arm64/link-register.js";

@@ -115,7 +115,11 @@ export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: Brea
   const walkOptions: WalkOptions = { ...options.walk, cache: options.walk?.cache ?? new UnwindCache() };
   // Breakpad's own order where the machine's `auto` differs from it (ARM64: lr before the frame record).
   const own = options.walk?.strategies === undefined ? breakpadStrategiesFor(snapshot.machine, options.walk?.walker) : undefined;
-  if (own !== undefined) walkOptions.strategies = own;
+  if (own !== undefined) {
+    walkOptions.strategies = own;
+    // With its pointer stripping and its progress rule.
+    walkOptions.breakpad = true;
+  }
   let index = 0;
   for (const t of dump.threads) {
     if (info?.dumpThreadId !== undefined && t.id === info.dumpThreadId) continue;

@@ -58,8 +58,8 @@ export interface CfiMachine {
    * otherwise only a `.ra` read just below the CFA is, and any other caller PC is an interrupted one.
    */
   raIsReturnAddress?: true;
-  /** What the caller's PC is made before use (ARM64: a pointer authentication code stripped). */
-  cleanPc?: (pc: bigint) => bigint;
+  /** What the caller's PC is made before use, in the walk `ctx` (ARM64: a pointer authentication code stripped). */
+  cleanPc?: (pc: bigint, ctx: ExecContext) => bigint;
 }
 
 /** A compiled expression: numbers are literals, strings names, and operators are tagged. */
@@ -291,7 +291,7 @@ export function execCfi(plan: CfiPlan, registers: Registers, memory: MemoryReade
     recovered.push(r.register);
   }
   for (const e of m.essentials) if (out[e] === undefined) return failed(`the caller's ${e}`);
-  if (m.cleanPc !== undefined) out[m.pc] = m.cleanPc(out[m.pc]!);
+  if (m.cleanPc !== undefined) out[m.pc] = m.cleanPc(out[m.pc]!, ctx);
   const pc = out[m.pc]!;
   // A return address of 0 is the outermost frame; otherwise the stack pointer must be known too.
   if (pc !== 0n && out[m.sp] === 0n) return failed(`the caller's ${m.sp}`);

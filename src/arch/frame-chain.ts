@@ -24,8 +24,8 @@ import { unwindStep, type ExecContext, type OkStep, type UnwindResult } from "..
 
 /** The registers a frame chain uses and how a caller's register set is written. */
 export interface ChainMachine extends ChainRegisters {
-  /** The caller's register object, written with fixed property names (this runs for every frame). */
-  make(pc: bigint, sp: bigint, fp: bigint): Registers;
+  /** The caller's register object, written with fixed property names (this runs for every frame); `ctx` is the walk's. */
+  make(pc: bigint, sp: bigint, fp: bigint, ctx?: ExecContext): Registers;
   /** The registers a chain step recovers: PC, SP and the frame pointer. */
   recovered: readonly string[];
   /**
@@ -96,7 +96,7 @@ export function execFramePointer(plan: FramePointerPlan, registers: Registers, m
   const savedFp = readPointer(memory, fp, c.width);
   if (savedFp === undefined) return { ok: false, stop: walkStop("read-fault", `cannot read the saved ${name} at ${padHex(fp, c.width)}`, fp) };
   const sp = (fp + 2n * w) & mask;
-  return unwindStep(c.make(pc, sp, savedFp), c.rule);
+  return unwindStep(c.make(pc, sp, savedFp, ctx), c.rule);
 }
 
 /** The 32-bit chain on numbers: two word reads, the values made bigints from recent ones. */

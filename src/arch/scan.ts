@@ -60,6 +60,11 @@ export interface ScanMachine {
   verifyAfterChainEnd: boolean;
   /** The stack word at `address`, or undefined when it cannot be read. */
   readWord(cache: UnwindCache, memory: MemoryReader, address: bigint): bigint | undefined;
+  /**
+   * What a stack word is made before it is classified, in the walk `ctx` (ARM64: a saved lr may be
+   * signed, so its pointer authentication code is stripped); absent: the word as it is.
+   */
+  cleanWord?: (ctx: ExecContext) => (value: bigint) => bigint;
   /** {@link NOT_RETURN}, {@link UNKNOWN_TARGET}, {@link UNCHECKED}, or the target of the direct call before `value` (≥ 0). */
   classify(cache: UnwindCache, modules: readonly Module[], images: MemoryReader, value: bigint): number;
   /** The caller's starting registers: the callee-saved registers of the callee, carried over. */
@@ -121,9 +126,9 @@ export function enteredElsewhere(check: CallSiteCheck, target: number): boolean 
  * at the first unreadable word): the first one whose call site is consistent with the frame,
  * else the first one; with `verifiedOnly`, only return addresses whose call site was checked.
  * When the window holds none, the machine's extended words are searched for a verified,
- * consistent one. Undefined when there is none.
+ * consistent one. Each word is first made `clean(word)` when given. Undefined when there is none.
  */
-export function scanForReturn(machine: ScanMachine, cache: UnwindCache, memory: MemoryReader, check: CallSiteCheck, start: bigint, words: number, verifiedOnly = false): ScanFound | undefined {
+export function scanForReturn(machine: ScanMachine, cache: UnwindCache, memory: MemoryReader, check: CallSiteCheck, start: bigint, words: number, verifiedOnly = false, clean?: (value: bigint) => bigint): ScanFound | undefined {
   const w = BigInt(machine.width);
   const mask = machine.width === 4 ? 0xffff_ffffn : 0xffff_ffff_ffff_ffffn;
   const ranged = check.calleeStart >= 0;
@@ -132,8 +137,9 @@ export function scanForReturn(machine: ScanMachine, cache: UnwindCache, memory: 
   for (let i = 0; i <= last; i++) {
     if (i > words && first !== undefined) return first;
     const slot = (start + BigInt(i) * w) & mask;
-    const value = machine.readWord(cache, memory, slot);
-    if (value === undefined) break;
+    const word = machine.readWord(cache, memory, slot);
+    if (word === undefined) break;
+    const value = clean === undefined ? word : clean(word);
     const info = machine.classify(cache, check.modules, check.images, value);
     if (info === NOT_RETURN || ((verifiedOnly || i > words) && info === UNCHECKED)) continue;
     if (ranged) {
@@ -201,7 +207,7 @@ export function execScan(plan: ScanPlan, registers: Registers, memory: MemoryRea
   // After the frame chain's conventional end (a frame pointer of 0 that the chain itself
   // recovered), only a return address its call site confirms shows that the stack goes on.
   const chainEnded = m.verifyAfterChainEnd && ctx.foundBy === "frame-pointer" && registers[m.fp] === 0n;
-  const found = scanForReturn(m, ctx.cache, memory, plan.check, sp, plan.words, chainEnded);
+  const found = scanForReturn(m, ctx.cache, memory, plan.check, sp, plan.words, chainEnded, m.cleanWord?.(ctx));
   if (found === undefined) {
     // Nothing plausible above the stack pointer: as far as a walk can tell, the stack ends here.
     return { ok: false, stop: walkStop("end-of-stack", `${labelOf(plan)}: no return address in the ${plan.words + 1} words from ${m.sp}=${hex(sp)}`), final: false, fallback: plan.fallback };

@@ -27,6 +27,8 @@ export interface BatchOptions {
   format: "jsonl" | "summary";
   walker: WalkerName;
   maxFrames: number;
+  /** ARM64: the virtual-address size pointer authentication codes are stripped at (default 48). */
+  pacVaBits?: number | undefined;
   thread: number | "all" | "crashed";
   symbols: SymbolValues;
   images: string[];
@@ -76,7 +78,7 @@ export async function walkOne(file: string, options: BatchOptions): Promise<Batc
     const quiet: Io = { out: () => undefined, err: () => undefined };
     const { snapshot, dump, symbolNotes } = await loadSnapshot(file, { symbols: symbolSpec(options.symbols), images: options.images }, quiet);
     const thread = resolveThread(snapshot, options.thread, file);
-    const walks = walkSnapshot(snapshot, { walker: options.walker, maxFrames: options.maxFrames, thread });
+    const walks = walkSnapshot(snapshot, { walker: options.walker, maxFrames: options.maxFrames, ...(options.pacVaBits === undefined ? {} : { pacVaBits: options.pacVaBits }), thread });
     let line = "";
     if (options.format === "jsonl") {
       writeJson(snapshot.machine, snapshot.modules, walks, (t) => (line += t), { ...(dump === undefined ? {} : { dump }), os: snapshot.os, symbols: symbolNotes, file }, { indent: false });

@@ -2,6 +2,7 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { RegionMemory } from "../memory/region-memory.js";
+import { PAC_VA_BITS_MAX, PAC_VA_BITS_MIN } from "../arch/arm64/pac.js";
 import { WALKER_NAMES, type WalkerName } from "../walk/registry.js";
 import { loadInput, type Input } from "../node/input.js";
 import { besideInput, readInputFile, type SymbolNote } from "../node/symbol-store.js";
@@ -24,6 +25,16 @@ export function maxFramesOption(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (!/^[1-9]\d*$/.test(value) || !Number.isSafeInteger(Number(value))) throw new UsageError(`--max-frames takes a whole number ≥ 1, not "${value}"`);
   return Number(value);
+}
+
+/** Parses `--pac-va-bits`: the ARM64 virtual-address size pointer authentication codes are stripped at, 16 to 52, or undefined when not given. */
+export function pacVaBitsOption(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < PAC_VA_BITS_MIN || n > PAC_VA_BITS_MAX) {
+    throw new UsageError(`--pac-va-bits takes a whole number from ${PAC_VA_BITS_MIN} to ${PAC_VA_BITS_MAX} (the virtual-address size, 64 − TxSZ), not "${value}"`);
+  }
+  return n;
 }
 
 /**

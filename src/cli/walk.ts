@@ -6,7 +6,7 @@ import { renderWindbg, windbgProcess } from "../render/windbg.js";
 import { breakpadReport } from "../analysis/breakpad-report.js";
 import { writeBreakpad, writeBreakpadMachineReadable } from "../render/breakpad.js";
 import { walkSnapshot, DEFAULT_MAX_FRAMES } from "../walk/walk.js";
-import { EXIT, isDirectory, reportSymbols, maxFramesOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io } from "./common.js";
+import { EXIT, isDirectory, reportSymbols, maxFramesOption, pacVaBitsOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io } from "./common.js";
 import { expandDumps, jobsOption, walkBatch, type BatchOptions } from "./batch.js";
 import { loadSnapshot, resolveThread } from "./load.js";
 
@@ -14,7 +14,7 @@ import { loadSnapshot, resolveThread } from "./load.js";
 export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json|dump.dmp|folder>... [--walker auto|fpo|unwind|frame-pointer]
                      [--symbols PATH]... [--symbols-url URL]... [--symbols-cache DIR]
                      [--symbol-download-timeout-secs S] [--images DIR]... [--thread ID|all|crashed]
-                     [--step N] [--max-frames N] [--jobs N]
+                     [--step N] [--max-frames N] [--pac-va-bits N] [--jobs N]
                      [--format text|json|jsonl|summary|windbg|breakpad|breakpad-m]
                      [--roles] [--registers]
 
@@ -43,6 +43,9 @@ and the batch goes on (exit status 2 when any failed).
   --thread T       a thread id, all of them (default; the crashed thread first), or crashed
   --step N         for a sweep: the snapshot taken at instruction count N
   --max-frames N   frame cap (default ${DEFAULT_MAX_FRAMES})
+  --pac-va-bits N  arm64: the virtual-address size (64 − TxSZ, 16 to 52; default 48) at which
+                   return addresses lose a pointer authentication code: bits N-63 become
+                   copies of bit 55 (Breakpad's report strips as Breakpad does instead)
   --jobs N         worker threads for several inputs (default: the number of cores)
   --format F       text (default), json (the documented schema, walk.schema.json), windbg
                    (kb-style, with kv's FPO notes on x86), breakpad and breakpad-m (a minidump
@@ -62,6 +65,7 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
     walker: { type: "string" },
     thread: { type: "string" },
     "max-frames": { type: "string" },
+    "pac-va-bits": { type: "string" },
     format: { type: "string" },
     roles: { type: "boolean" },
     registers: { type: "boolean" },
@@ -88,6 +92,7 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
       format: format as BatchOptions["format"],
       walker: walkerOption(values.walker),
       maxFrames: maxFramesOption(values["max-frames"]) ?? DEFAULT_MAX_FRAMES,
+      pacVaBits: pacVaBitsOption(values["pac-va-bits"]),
       thread: threadOption(values.thread, true, true) ?? "all",
       symbols: { symbols: values.symbols, "symbols-url": values["symbols-url"], "symbols-cache": values["symbols-cache"], "symbol-download-timeout-secs": values["symbol-download-timeout-secs"] },
       images: values.images ?? [],
@@ -100,6 +105,7 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
   const threadChoice = threadOption(values.thread, true, true) ?? "all";
   const maxFrames = maxFramesOption(values["max-frames"]) ?? DEFAULT_MAX_FRAMES;
   const walker = walkerOption(values.walker);
+  const pacVaBits = pacVaBitsOption(values["pac-va-bits"]);
   const file = positionals[0]!;
   const symbols = symbolSpec(values);
   const { snapshot, dump, symbolNotes } = await loadSnapshot(file, { step: values.step, symbols, images: values.images ?? [], format }, io);
@@ -110,7 +116,7 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
     (format === "breakpad" ? writeBreakpad : writeBreakpadMachineReadable)(report, io.out);
     return EXIT.ok;
   }
-  const walks = walkSnapshot(snapshot, { walker, maxFrames, thread });
+  const walks = walkSnapshot(snapshot, { walker, maxFrames, ...(pacVaBits === undefined ? {} : { pacVaBits }), thread });
   if (format === "json") {
     writeJson(snapshot.machine, snapshot.modules, walks, io.out, { ...(dump === undefined ? {} : { dump }), os: snapshot.os, symbols: symbolNotes });
     return EXIT.ok;

@@ -144,6 +144,12 @@ export interface ExecContext {
   foundBy?: RuleKind | undefined;
   /** The frame pointer of the frame this one was unwound from (its callee); undefined for the context frame. */
   calleeFp?: bigint | undefined;
+  /**
+   * ARM64: how a return address taken from lr or memory loses its pointer authentication code
+   * (arm64.md §1.12): at the walk's virtual-address size, or by Breakpad's `PtrauthStrip` in
+   * Breakpad's order; undefined for the default size, 48 bits.
+   */
+  stripPac?: ((p: bigint) => bigint) | undefined;
   cache: UnwindCache;
 }
 

@@ -17,8 +17,8 @@ import { x64Leaf, x64Scan } from "../arch/x64/scan.js";
 import { x64UnwindInfo } from "../arch/x64/unwind.js";
 import { arm64Cfi } from "../arch/arm64/cfi.js";
 import { arm64BreakpadFramePointer, arm64FrameRecord, arm64LinkRegister } from "../arch/arm64/frame-pointer.js";
-import { arm64Scan } from "../arch/arm64/scan.js";
-import { arm64Unwind } from "../arch/arm64/unwind.js";
+import { arm64BreakpadScan, arm64Scan } from "../arch/arm64/scan.js";
+import { arm64BreakpadUnwind, arm64Unwind } from "../arch/arm64/unwind.js";
 import { ia64Pc } from "../arch/ia64/rse.js";
 import { ia64Params, ia64Unwind } from "../arch/ia64/walker.js";
 import { InputError } from "../errors.js";
@@ -62,7 +62,8 @@ export interface ArchWalker {
   /**
    * Breakpad's own strategy order where it differs from `auto`, for the Breakpad report
    * (`walk --format breakpad`): ARM64's STACK CFI, then its frame-pointer step that takes lr
-   * first, then scanning (arm64.md Part 5).
+   * first, then its scan (arm64.md Part 5). A walk in this order also takes Breakpad's checks
+   * (`WalkOptions.breakpad`, walk.ts).
    */
   breakpad?: readonly ArchStrategy[];
 }
@@ -152,8 +153,9 @@ const ARM64: ArchWalker = {
   // A leaf unwind (pc = lr) leaves sp where it was.
   leafKeepsSp: true,
   // Breakpad never reads .pdata; the image's tables, where the snapshot has them, stand in for
-  // its STACK CFI as they do in the x64 report.
-  breakpad: [arm64Unwind, arm64Cfi, arm64BreakpadFramePointer, arm64Scan],
+  // its STACK CFI as they do in the x64 report (a function without an entry has none: Breakpad
+  // has no leaf rule). Its scan checks only that a word lies in a module.
+  breakpad: [arm64BreakpadUnwind, arm64Cfi, arm64BreakpadFramePointer, arm64BreakpadScan],
 };
 
 const TABLE: Record<Machine, ArchWalker> = { x86: X86, x64: X64, ia64: IA64, arm64: ARM64 };

@@ -5,6 +5,7 @@
  * guard, this loop always terminates.
  */
 import { execRule } from "../arch/exec.js";
+import { breakpadPacStripper, pacStripper, stripPac, type PacStrip } from "../arch/arm64/pac.js";
 import type { ArchStrategy, UnwindRule } from "../arch/rule.js";
 import { InputError } from "../errors.js";
 import { hex } from "../hex.js";
@@ -39,6 +40,19 @@ export interface WalkOptions {
    * that each finds the others' work done.
    */
   cache?: UnwindCache;
+  /**
+   * ARM64: the virtual-address size pointer authentication codes are stripped at (N = 64 − TxSZ,
+   * arm64.md §1.12): bits N-63 of a return address become copies of bit 55. Default 48; 16 to
+   * 52.
+   */
+  pacVaBits?: number;
+  /**
+   * Breakpad's own checks, for its order (`walk --format breakpad`, arm64.md Part 5): ARM64 return
+   * addresses stripped by its `PtrauthStrip` (the module-range mask) instead of at
+   * {@link pacVaBits}, and an unchanged stack pointer accepted only on the first unwind
+   * (`TerminateWalk`), not after a frame whose PC was interrupted.
+   */
+  breakpad?: boolean;
 }
 
 /**
@@ -260,7 +274,7 @@ const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
  * function with no memory frame leaves SP as it found it while BSP moves down, so an unchanged SP
  * is progress when BSP strictly decreases. On a machine whose leaf functions return through a link
  * register (ARM64), an unchanged SP is progress after any frame whose PC was interrupted, when
- * the PC changed. Returns the stop, or undefined when the caller frame is acceptable.
+ * the PC changed (not in Breakpad's order: {@link WalkOptions.breakpad}). Returns the stop, or undefined when the caller frame is acceptable.
  */
 export function checkProgress(arch: ArchWalker, callee: Frame, caller: Registers, calleeInterrupted = false): WalkStop | undefined {
   return progressStop(arch, callee, caller, arch.pcOf(caller), arch.spOf(caller), calleeInterrupted);
@@ -379,7 +393,9 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
   // What the walk knows of the frame being unwound besides its registers: its PC, SP and BSP as
   // numbers (from the step that found it), and the rule that found it. Kept here, not in the
   // frame rows, which stay small.
-  const ctx: ExecContext = { pc: exactNumber(arch.pcOf(context)), sp: exactNumber(arch.spOf(context)), bstore: exactNumber(arch.bstoreOf(context)), recovered: undefined, foundBy: undefined, cache };
+  const ctx: ExecContext = { pc: exactNumber(arch.pcOf(context)), sp: exactNumber(arch.spOf(context)), bstore: exactNumber(arch.bstoreOf(context)), recovered: undefined, foundBy: undefined, stripPac: pacStripFor(snapshot, options), cache };
+  // Breakpad's TerminateWalk lets the stack pointer stay put on the first unwind only.
+  const keepSpAfterInterrupt = options.breakpad !== true;
   let interrupted = false;
   let scanned = 0;
   for (;;) {
@@ -399,7 +415,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     const callerPc = arch.pcOf(callerRegisters);
     const callerSp = arch.spOf(callerRegisters);
     callee.addrReturn = callerPc ?? 0n;
-    const bad = progressStop(arch, callee, callerRegisters, callerPc, callerSp, interrupted);
+    const bad = progressStop(arch, callee, callerRegisters, callerPc, callerSp, interrupted && keepSpAfterInterrupt);
     if (bad !== undefined) return { frames, stop: bad };
     if (frames.length >= maxFrames) {
       return { frames, stop: { reason: "max-frames", detail: `the walk reached the frame cap of ${maxFrames}` } };
@@ -415,6 +431,20 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     ctx.foundBy = rule.kind === "derived" ? rule.of : rule.kind;
     ctx.calleeFp = arch.fpOf(callee.unwindRegisters);
   }
+}
+
+/** How the walk strips ARM64 pointer authentication codes ({@link WalkOptions.pacVaBits}, {@link WalkOptions.breakpad}); undefined on other machines. */
+function pacStripFor(snapshot: Snapshot, options: WalkOptions): PacStrip | undefined {
+  let strip = stripPac;
+  if (options.pacVaBits !== undefined) {
+    try {
+      strip = pacStripper(options.pacVaBits);
+    } catch (e) {
+      throw new InputError("bad-value", (e as Error).message);
+    }
+  }
+  if (snapshot.machine !== "arm64") return undefined;
+  return options.breakpad === true ? breakpadPacStripper(snapshot.modules) : strip;
 }
 
 /** A walked thread together with the thread it came from. */

@@ -171,3 +171,35 @@ describe("Breakpad's output for an ARM64 dump (arm64.md Part 5)", () => {
     expect(doc.threads[0]!.frames.map((f) => f.trust)).toEqual(["context", "unwind-info", "unwind-info", "unwind-info"]);
   });
 });
+
+describe("walk --pac-va-bits: the virtual-address size pointer authentication codes are stripped at", () => {
+  const dir = mkdtempSync(join(tmpdir(), "arm64-pac-"));
+  const file = join(dir, "chain.dmp");
+  writeFileSync(file, chainDump("arm64"));
+  const truth = chainStop().truth.map((t): [bigint, bigint] => [t.pc, t.sp]);
+  const walked = async (...args: string[]): Promise<[bigint, bigint][]> => {
+    const r = await cli("walk", file, "--format", "json", ...args);
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.out) as { threads: { frames: { addrPC: string; addrStack: string }[] }[] };
+    return doc.threads[0]!.frames.map((f): [bigint, bigint] => [BigInt(f.addrPC), BigInt(f.addrStack)]);
+  };
+
+  it("48 by default; a smaller size that still holds every address walks the same; 52 leaves bits 48-51 of the code in the address", async () => {
+    // bigframe's saved return address carries 0x35 in bits 48-55 (chain.ts PAC_BITS): bits 48, 50, 52 and 53.
+    expect(await walked()).toEqual(truth);
+    expect(await walked("--pac-va-bits", "48")).toEqual(truth);
+    // Every address of the dump lies below 2^40.
+    expect(await walked("--pac-va-bits", "40")).toEqual(truth);
+    const wide = await walked("--pac-va-bits", "52");
+    expect(wide[2]![0]).toBe(truth[2]![0] | 0x0005_0000_0000_0000n);
+    expect(wide).not.toEqual(truth);
+  });
+
+  it("a size outside 16-52 is a usage error", async () => {
+    for (const bad of ["15", "53", "4x"]) {
+      const r = await cli("walk", file, "--pac-va-bits", bad);
+      expect(r.code).toBe(2);
+      expect(r.err).toContain("--pac-va-bits takes a whole number from 16 to 52");
+    }
+  });
+});

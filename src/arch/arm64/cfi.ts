@@ -2,7 +2,8 @@
  * STACK CFI on ARM64 (arm64.md Part 5): Breakpad's arm64 register map. Rules name the registers
  * `x0`-`x30`, `sp` and `pc` (x29 is fp, x30 lr); `.cfa` is sp and `.ra` is pc. x19-x29 keep their
  * values where no rule names them; pc and sp must be recovered. Breakpad strips a pointer
- * authentication code from the pc a rule gives; the walk's caller pc is stripped the same way.
+ * authentication code from the pc a rule gives; the walk strips it too, at its virtual-address
+ * size, or as Breakpad's `PtrauthStrip` does in Breakpad's order.
  */
 import { cfiStrategy, type CfiMachine } from "../cfi.js";
 import { stripPac } from "./pac.js";
@@ -19,7 +20,7 @@ export const ARM64_CFI: CfiMachine = {
   ],
   essentials: ["pc", "sp"],
   raIsReturnAddress: true,
-  cleanPc: stripPac,
+  cleanPc: (pc, ctx) => (ctx.stripPac ?? stripPac)(pc),
 };
 
 /** The module's STACK CFI records (trust `cfi`). */

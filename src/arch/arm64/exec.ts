@@ -19,7 +19,7 @@ import { walkStop, type WalkStop } from "../../unwind/frame.js";
 import type { Arm64UnwindRule } from "../../unwind/rule.js";
 import { ruleText } from "../../unwind/rule-text.js";
 import { unwindStep, type ExecContext, type OkStep, type UnwindResult } from "../../unwind/step.js";
-import { stripPac } from "./pac.js";
+import { stripPac, type PacStrip } from "./pac.js";
 import {
   OP_ADD,
   OP_CLEAR,
@@ -78,6 +78,7 @@ export function execArm64Unwind(rule: Arm64Plan, registers: Registers, memory: M
   const sp = registers["sp"];
   if (sp === undefined) return { ok: false, stop: walkStop("unsupported", `${ruleText(plan.rule)}: SP is not known for this frame`) };
   const run = ctx.cache.get(RUN);
+  const strip = ctx.stripPac ?? stripPac;
   const out = inheritedArm64(registers);
   run.interrupted = false;
   run.pcSlot = undefined;
@@ -85,13 +86,13 @@ export function execArm64Unwind(rule: Arm64Plan, registers: Registers, memory: M
   let ran = false;
   if (simple !== undefined) {
     const base = simple.fpOffset < 0 ? (ctx.sp >= 0 ? ctx.sp : sp <= MAX_BIG ? Number(sp) : -1) : baseFromFp(registers, simple.fpOffset);
-    ran = base >= 0 && runSimple(simple, memory, run.words, out, base);
+    ran = base >= 0 && runSimple(simple, memory, run.words, out, base, strip);
   }
   if (!ran) {
-    run.stop = interpret(plan, registers, memory, run, out, sp);
+    run.stop = interpret(plan, registers, memory, run, out, sp, strip);
     if (run.stop !== undefined) return { ok: false, stop: run.stop };
   }
-  const pc = stripPac(out["pc"]!);
+  const pc = strip(out["pc"]!);
   out["pc"] = pc;
   const callerSp = out["sp"]!;
   if ((callerSp & 15n) !== 0n) return { ok: false, stop: walkStop("unsupported", `${ruleText(plan.rule)}: the caller's sp ${hex(callerSp)} is not 16-byte aligned`, callerSp) };
@@ -118,7 +119,7 @@ function baseFromFp(registers: Registers, offset: number): number {
 }
 
 /** The fast path (see {@link Arm64UnwindPlan.simple}), on numbers: true when it ran; false leaves the plan to the interpreter. */
-function runSimple(simple: NonNullable<Arm64UnwindPlan["simple"]>, memory: MemoryReader, words: Words, out: Registers, base: number): boolean {
+function runSimple(simple: NonNullable<Arm64UnwindPlan["simple"]>, memory: MemoryReader, words: Words, out: Registers, base: number, strip: PacStrip): boolean {
   const slots = simple.slots;
   const regs = simple.registers;
   if (base + simple.callerSp > MAX) return false;
@@ -126,7 +127,7 @@ function runSimple(simple: NonNullable<Arm64UnwindPlan["simple"]>, memory: Memor
     if (!words.read(memory, base + slots[k]!)) return false;
     out[NAMES[regs[k]!]!] = words.big();
   }
-  if (simple.stripLr) out["lr"] = stripPac(out["lr"] ?? 0n);
+  if (simple.stripLr) out["lr"] = strip(out["lr"] ?? 0n);
   const lr = out["lr"];
   if (lr === undefined) return false;
   out["pc"] = lr;
@@ -167,7 +168,7 @@ const CTX_CONTROL: readonly (readonly [string, bigint])[] = [["fp", CONTEXT_OFFS
 const TRAP = { vfpState: 0x10n, spsr: 0x90n, sp: 0x98n, x0: 0xa0n, lr: 0x138n, fp: 0x140n, pc: 0x148n, size: 0x150n } as const;
 
 /** The interpreter: runs every instruction of a plan on bigints; the stop, or undefined with `out` filled. */
-function interpret(plan: Arm64UnwindPlan, registers: Registers, memory: MemoryReader, run: Arm64Run, out: Registers, sp0: bigint): WalkStop | undefined {
+function interpret(plan: Arm64UnwindPlan, registers: Registers, memory: MemoryReader, run: Arm64Run, out: Registers, sp0: bigint, strip: PacStrip): WalkStop | undefined {
   const code = plan.code;
   const words = run.words;
   let sp = sp0;
@@ -194,7 +195,7 @@ function interpret(plan: Arm64UnwindPlan, registers: Registers, memory: MemoryRe
       }
       case OP_PAC: {
         const lr = out["lr"];
-        if (lr !== undefined) out["lr"] = stripPac(lr);
+        if (lr !== undefined) out["lr"] = strip(lr);
         break;
       }
       case OP_MACHFRAME: {

@@ -30,7 +30,7 @@ export const ARM64_CHAIN: ChainMachine = chainMachine({
   sp: "sp",
   fp: "fp",
   width: 8,
-  make: (pc, sp, fp) => ({ pc: stripPac(pc), sp, fp }),
+  make: (pc, sp, fp, ctx) => ({ pc: (ctx?.stripPac ?? stripPac)(pc), sp, fp }),
   recovered: ["pc", "sp", "fp"],
   zeroFp: "end-of-stack",
   // Records are only 8-byte aligned in practice (clang's `stp x29, x30, [sp, #40]`, arm64.md Part 4).
@@ -59,10 +59,11 @@ export function execLinkRegister(plan: LinkRegisterPlan, registers: Registers, m
   const raw = registers["lr"];
   const sp = registers["sp"];
   if (raw === undefined || sp === undefined) return notTaken("unsupported", "LR is not known for this frame");
-  const lr = stripPac(raw);
+  const strip = ctx.stripPac ?? stripPac;
+  const lr = strip(raw);
   const fp = registers["fp"];
   const saved = fp === undefined || fp === 0n ? undefined : readU64(memory, fp + 8n);
-  if (saved !== undefined && stripPac(saved) === lr) return notTaken("unsupported", "lr is the return address the frame record holds: the record is followed");
+  if (saved !== undefined && strip(saved) === lr) return notTaken("unsupported", "lr is the return address the frame record holds: the record is followed");
   const info = returnAddressInfoArm64(ctx.cache, plan.check.modules, plan.check.images, lr);
   if (info === NOT_RETURN) return notTaken("unsupported", "lr is not a return address");
   if (info >= 0 && enteredElsewhere(plan.check, info)) return notTaken("unsupported", "lr returns from a call this function made: the frame record is followed");

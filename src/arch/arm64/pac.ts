@@ -9,17 +9,33 @@
  */
 import { moduleAt, type Module } from "../../model/snapshot.js";
 
-/** The virtual-address size the stripping assumes: 48 bits keeps every canonical user address (arm64.md §1.12). */
+/** The virtual-address size the stripping assumes by default: 48 bits keeps every canonical user address (arm64.md §1.12). */
 export const PAC_VA_BITS = 48;
+/** The virtual-address sizes a walk accepts: TxSZ from 12 (52 bits, large VAs) to 48 (16 bits). */
+export const PAC_VA_BITS_MIN = 16;
+export const PAC_VA_BITS_MAX = 52;
 
-const LOW = (1n << BigInt(PAC_VA_BITS)) - 1n;
-const HIGH = 0xffff_ffff_ffff_ffffn ^ LOW;
+/** Strips a pointer authentication code from a return address. */
+export type PacStrip = (p: bigint) => bigint;
+
+const ALL = 0xffff_ffff_ffff_ffffn;
 const BIT55 = 1n << 55n;
 
-/** `p` without its pointer authentication code: bits 48-63 copied from bit 55. */
-export function stripPac(p: bigint): bigint {
-  return (p & BIT55) === 0n ? p & LOW : p | HIGH;
+/**
+ * The stripping for an `vaBits`-bit virtual address (N = 64 − TxSZ): bits N-63 copied from bit 55,
+ * so a user address (bit 55 clear) keeps bits 0 to N − 1 only.
+ */
+export function pacStripper(vaBits: number): PacStrip {
+  if (!Number.isInteger(vaBits) || vaBits < PAC_VA_BITS_MIN || vaBits > PAC_VA_BITS_MAX) {
+    throw new RangeError(`the virtual-address size for pointer authentication must be a whole number from ${PAC_VA_BITS_MIN} to ${PAC_VA_BITS_MAX}, not ${vaBits}`);
+  }
+  const low = (1n << BigInt(vaBits)) - 1n;
+  const high = ALL ^ low;
+  return (p) => ((p & BIT55) === 0n ? p & low : p | high);
 }
+
+/** `p` without its pointer authentication code at the default size ({@link PAC_VA_BITS}): bits 48-63 copied from bit 55. */
+export const stripPac: PacStrip = pacStripper(PAC_VA_BITS);
 
 /** {@link stripPac} on the high half of a 64-bit value given as two 32-bit halves: the stripped high half. */
 export function stripPacHigh(high: number): number {
@@ -43,4 +59,10 @@ export function breakpadPacMask(modules: readonly Module[]): bigint {
 export function breakpadStripPac(modules: readonly Module[], mask: bigint, p: bigint): bigint {
   const stripped = p & mask;
   return moduleAt(modules, stripped) !== undefined ? stripped : p;
+}
+
+/** Breakpad's `PtrauthStrip` for a module list, as a {@link PacStrip}. */
+export function breakpadPacStripper(modules: readonly Module[]): PacStrip {
+  const mask = breakpadPacMask(modules);
+  return (p) => breakpadStripPac(modules, mask, p);
 }

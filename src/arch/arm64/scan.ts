@@ -2,14 +2,16 @@
  * Stack scanning on ARM64: the ARM64 parameters of the one scanning policy (../scan.ts,
  * minidump.md §5.3, arm64.md Part 5). A word is a return address when, stripped of any pointer
  * authentication code (a saved lr may be signed), it is 4-aligned, in a module, and the
- * instruction before it is a `bl` or `blr` where the code is in the snapshot. The caller's sp is
- * the slot + 8, as Breakpad sets it: on ARM64 a return address is saved wherever the prolog put
- * lr, so a scanned frame's sp is a guess. No frame pointer is guessed.
+ * instruction before it is a `bl` or `blr` where the code is in the snapshot; Breakpad's own scan,
+ * for its order, checks only the module. The caller's sp is the slot + 8, as Breakpad sets it: on
+ * ARM64 a return address is saved wherever the prolog put lr, so a scanned frame's sp is a guess.
+ * No frame pointer is guessed.
  */
 import type { MemoryReader } from "../../memory/reader.js";
 import { Words } from "../../memory/words.js";
 import { cacheSlot, type UnwindCache } from "../../unwind/cache.js";
-import { scanRegisters, scanStrategy, type ScanMachine } from "../scan.js";
+import { moduleAt } from "../../model/snapshot.js";
+import { NOT_RETURN, scanRegisters, scanStrategy, UNKNOWN_TARGET, type ScanMachine } from "../scan.js";
 import { returnAddressInfoArm64 } from "./code.js";
 import { inheritedArm64 } from "./exec.js";
 import { stripPac } from "./pac.js";
@@ -22,11 +24,11 @@ export const ARM64_SCAN_WORDS_CONTEXT = 160;
 const WORDS = cacheSlot("arm64 scan words", () => new Words());
 const MAX = BigInt(Number.MAX_SAFE_INTEGER);
 
-/** The stack word at `address`, stripped of a pointer authentication code, or undefined. */
+/** The stack word at `address` as it is, or undefined. */
 function readStackWord(cache: UnwindCache, memory: MemoryReader, address: bigint): bigint | undefined {
   const words = cache.get(WORDS);
   const readable = address + 8n <= MAX ? words.read(memory, Number(address)) : words.readBig(memory, address);
-  return readable ? stripPac(words.big()) : undefined;
+  return readable ? words.big() : undefined;
 }
 
 /** The ARM64 parameters of the scanning policy. */
@@ -38,6 +40,8 @@ export const ARM64_SCAN: ScanMachine = {
   extendedWords: 0,
   verifyAfterChainEnd: true,
   readWord: readStackWord,
+  // A saved lr may be signed: each word is stripped at the walk's virtual-address size.
+  cleanWord: (ctx) => ctx.stripPac ?? stripPac,
   classify: (cache, modules, images, value) => returnAddressInfoArm64(cache, modules, images, value),
   inherit: inheritedArm64,
   framePointer: () => undefined,
@@ -45,3 +49,18 @@ export const ARM64_SCAN: ScanMachine = {
 
 /** Stack scanning for ARM64, the last resort (trust `scan`). */
 export const arm64Scan = scanStrategy(ARM64_SCAN);
+
+/**
+ * Breakpad's ARM64 scan (arm64.md Part 5, minidump.md §5.3, `ScanForReturnAddress`): the first
+ * word in the window whose `word − 1` lies in a module, taken as it is: no pointer authentication
+ * code stripped, no alignment or call-instruction check.
+ */
+const { cleanWord: _stripped, ...UNSTRIPPED } = ARM64_SCAN;
+export const ARM64_BREAKPAD_SCAN: ScanMachine = {
+  ...UNSTRIPPED,
+  verifyAfterChainEnd: false,
+  classify: (_cache, modules, _images, value) => (value >= 1n && moduleAt(modules, value - 1n) !== undefined ? UNKNOWN_TARGET : NOT_RETURN),
+};
+
+/** Breakpad's ARM64 scan, last in its order (trust `scan`). */
+export const arm64BreakpadScan = scanStrategy(ARM64_BREAKPAD_SCAN);

@@ -9,7 +9,9 @@ import { walkThread } from "../../../src/walk/walk.js";
 import type { Walk } from "../../../src/walk/frame.js";
 import { arm64Unwind } from "../../../src/arch/arm64/unwind.js";
 import { BASE, CALLER } from "./fixture.js";
-import { chainStop, STUB_RVA, type ChainStop } from "./chain.js";
+import { chainStop, PAC_BITS, STUB_RVA, type ChainStop } from "./chain.js";
+import { arm64PacStripper } from "../../../src/index.js";
+import { inputError } from "../../support/input-error.js";
 
 const rows = (w: Walk): [bigint, bigint][] => w.frames.map((f) => [f.addrPC, f.addrStack]);
 const expected = (c: ChainStop): [bigint, bigint][] => c.truth.map((t) => [t.pc, t.sp]);
@@ -76,5 +78,19 @@ describe("a machine frame in the middle of an ARM64 walk (arm64.md §1.9, §1.10
     expect(rows(w)).toEqual([[c.registers["pc"]!, c.labels["sp0"]!], [stubRa, c.labels["L"]!]]);
     expect(w.stop).toMatchObject({ reason: "no-progress" });
     expect(w.stop.detail).toContain("already is lr");
+  });
+});
+
+describe("the walk's pointer-authentication size (pacVaBits, arm64.md §1.12)", () => {
+  it("strips at 48 bits by default, at the size given otherwise, and refuses a size outside 16-52", () => {
+    const c = chainStop();
+    const thread = c.snapshot.threads[0]!;
+    // bigframe's saved return address carries a code in bits 48-53 (chain.ts PAC_BITS = 0x35 << 48).
+    expect(rows(walkThread(c.snapshot, thread, { walker: "unwind" }))).toEqual(expected(c));
+    expect(rows(walkThread(c.snapshot, thread, { walker: "unwind", pacVaBits: 36 }))).toEqual(expected(c));
+    const wide = walkThread(c.snapshot, thread, { walker: "unwind", pacVaBits: 50 });
+    expect(wide.frames[2]!.addrPC).toBe(c.truth[2]!.pc | (PAC_BITS & ((1n << 50n) - 1n)));
+    expect(arm64PacStripper(50)(PAC_BITS | 0x1234n)).toBe(0x0001_0000_0000_1234n);
+    for (const bad of [15, 53, 48.5]) expect(inputError(() => walkThread(c.snapshot, thread, { pacVaBits: bad })).message).toContain("from 16 to 52");
   });
 });
