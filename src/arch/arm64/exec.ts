@@ -40,6 +40,16 @@ export const CALLEE_SAVED_ARM64: readonly string[] = machineInfo("arm64").callee
 
 /** The caller's starting register set: pc and sp to be set, and the callee frame's preserved registers. */
 export function inheritedArm64(registers: Registers): Registers {
+  const { x18, x19, x20, x21, x22, x23, x24, x25, x26, x27, x28, fp, lr, d8, d9, d10, d11, d12, d13, d14, d15 } = registers;
+  // The usual case (a context with every register, and every frame unwound from it) in one
+  // object shape, made without a loop of keyed stores.
+  if (
+    x18 !== undefined && x19 !== undefined && x20 !== undefined && x21 !== undefined && x22 !== undefined && x23 !== undefined && x24 !== undefined && x25 !== undefined &&
+    x26 !== undefined && x27 !== undefined && x28 !== undefined && fp !== undefined && lr !== undefined && d8 !== undefined && d9 !== undefined &&
+    d10 !== undefined && d11 !== undefined && d12 !== undefined && d13 !== undefined && d14 !== undefined && d15 !== undefined
+  ) {
+    return { pc: 0n, sp: 0n, fp, lr, x18, x19, x20, x21, x22, x23, x24, x25, x26, x27, x28, d8, d9, d10, d11, d12, d13, d14, d15 };
+  }
   const out: Registers = { pc: 0n, sp: 0n };
   for (const r of CALLEE_SAVED_ARM64) {
     const v = registers[r];
