@@ -175,3 +175,12 @@ describe("synthetic ARM64 chains", () => {
     expect(deepest).toBe(10); // leaf_locals ← ff_fregs ← fg_frag ← fe_pac ← fd ← fc ← fb ← fa ← fh ← entry
   });
 });
+
+describe("the ARM64 walk bench", () => {
+  it("walks a packed-unwind recursion exactly before timing it", async () => {
+    const { benchArm64UnwindWalk } = await import("../../emulator/bench-arm64.js");
+    const r = await benchArm64UnwindWalk(200, 1);
+    expect(r.frames).toBe(203);
+    expect(r.perSecond).toBeGreaterThan(0);
+  });
+});
