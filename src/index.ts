@@ -26,6 +26,7 @@ export { frameStateAt as ia64FrameStateAt, type FrameState as Ia64FrameState } f
 export { ia64Unwind, ia64Params, ia64FunctionTableAccess } from "./arch/ia64/walker.js";
 export { IA64_TWO_STACKS } from "./arch/ia64/two-stacks.js";
 export { lookupAddress } from "./unwind/lookup-address.js";
+export { arm64ModuleCfi, arm64PlanRules, type Arm64PlanRules } from "./arch/arm64/cfi-from-unwind.js";
 export { compareWithTruth, type TruthComparison, type TruthDifference } from "./walk/compare.js";
 export * from "./walk/stackwalk64.js";
 export { parseVector, formatVector, VECTOR_FORMAT, type Vector } from "./formats/vector.js";
