@@ -2,7 +2,9 @@
  * ARM64 call-chain programs: functions written in AArch64 assembly, each with the `.pdata` entry
  * a Windows ARM64 compiler would give it (packed, an `.xdata` record, or none for a leaf that
  * saves nothing), assembled with Keystone at the image's code address and wrapped in a PE32+
- * image for machine 0xAA64: `.text`, `.xdata`, `.pdata` (the exception directory).
+ * image for machine 0xAA64: `.text`, `.xdata`, `.pdata` (the exception directory) and `.rdata` (a
+ * debug directory with a CodeView record naming `<name>.pdb`, its GUID hashed from the code and
+ * unwind data, so the emulator's symbol store can file a `.sym` for it).
  *
  * A function's unwind data is written from the spec, instruction by instruction (arm64.md
  * §1.2–§1.6): FunctionLength and the epilog offsets are taken from where the assembled code
@@ -14,7 +16,8 @@
  * ends when it returns there.
  */
 import { loadAssembler } from "../assemble.js";
-import { SECTION_CHARACTERISTICS, DIRECTORY_INDEX, FIRST_SECTION_RVA, SECTION_ALIGNMENT, writePeImage, type SectionSpec } from "../image-writer.js";
+import { createHash } from "node:crypto";
+import { SECTION_CHARACTERISTICS, DIRECTORY_INDEX, FIRST_SECTION_RVA, SECTION_ALIGNMENT, debugSection, writePeImage, type SectionSpec } from "../image-writer.js";
 import { packedWord, xdataBytes, type PackedUnwind } from "./arm64-unwind-encode.js";
 import type { ModuleSymbol } from "../../src/index.js";
 
@@ -148,7 +151,9 @@ export async function buildArm64Program(spec: Arm64ProgramSpec): Promise<Arm64Bu
       return { bytes, directories: [{ index: DIRECTORY_INDEX.EXCEPTION, rva: placed.rva, size: 8 * sorted.length }] };
     },
   };
-  const image = writePeImage({ machine: "arm64", imageBase: ARM64_IMAGE_BASE, entryRva: FIRST_SECTION_RVA, sections: [text, xdata, pdata] });
+  const hash = createHash("sha256").update(program.bytes).update(xdataBlob).update(JSON.stringify(records.map((r) => [r.begin, r.packed ?? -1]))).digest();
+  const debug = debugSection({ codeView: { guid: Uint8Array.from(hash.subarray(0, 16)), age: 1, pdbName: `${spec.name}.pdb` } });
+  const image = writePeImage({ machine: "arm64", imageBase: ARM64_IMAGE_BASE, entryRva: FIRST_SECTION_RVA, sections: [text, xdata, pdata, debug] });
 
   const starts = spec.functions.filter((f) => f.fragment !== true).map((f) => ({ name: f.name, rva: at(f.name) - ARM64_IMAGE_BASE }));
   const end = BigInt(FIRST_SECTION_RVA + program.bytes.length);
