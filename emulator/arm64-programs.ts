@@ -17,11 +17,11 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { formatSweep } from "../src/index.js";
+import { formatSweep, formatVector } from "../src/index.js";
 import { buildArm64Program, type Arm64ProgramSpec } from "./programs/arm64-chain.js";
 import { ARM64_CORPUS_SPECS } from "./programs/arm64-corpus.js";
 import { EXPECTED, REPO_ROOT, sweepProvenance } from "./real-programs.js";
-import { runImage, runImageFile, type RunResult } from "./run.js";
+import { runImage, runImageFile, vectorsOf, type RunResult } from "./run.js";
 
 /** The programs built for ARM64, in the order of their README. */
 export const ARM64_PROGRAMS = ["recursion-callbacks", "big-frames-varargs", "aligned-callee-saved"] as const;
@@ -85,24 +85,40 @@ export async function arm64ProgramSweeps(): Promise<{ file: string; text: string
   return (await runArm64Programs()).map((r) => ({ file: r.file, text: formatSweep(r.result.sweep) }));
 }
 
-/** Runs a synthetic ARM64 program with a snapshot before every instruction. */
+/** Runs a synthetic ARM64 program: a snapshot before every instruction, or at its capture labels when it names some. */
 export async function runArm64Synthetic(spec: Arm64ProgramSpec): Promise<RunResult> {
   const program = await buildArm64Program(spec);
+  const captures = spec.captures;
   return runImage(
     { name: `${program.name}.exe`, image: program.image, symbols: program.symbols },
     {
-      sweep: true,
+      ...(captures === undefined ? { sweep: true } : { breaks: captures }),
       labels: program.labels,
-      description: `${program.description}: a snapshot before every instruction`,
+      interruptHandlers: program.interruptHandlers.map((address) => ({ address, errorCode: false })),
+      description: captures === undefined ? `${program.description}: a snapshot before every instruction` : `${program.description}: at ${captures.join(", ")}`,
       provenance: `emulator: synthetic ARM64 program ${program.name} (emulator/programs/arm64-corpus.ts); truth from the shadow call stack`,
     },
   );
 }
 
-/** The synthetic ARM64 sweep files (vectors/arm64/synthetic). */
+/**
+ * The synthetic ARM64 files (vectors/arm64/synthetic): a sweep of a swept program, one vector
+ * per capture (`<program>-<label>.json`) of one that names captures.
+ */
 export async function arm64SyntheticSweeps(): Promise<{ file: string; text: string }[]> {
   const files: { file: string; text: string }[] = [];
-  for (const spec of ARM64_CORPUS_SPECS) files.push({ file: `vectors/arm64/synthetic/${spec.name}.sweep.json`, text: formatSweep((await runArm64Synthetic(spec)).sweep) });
+  for (const spec of ARM64_CORPUS_SPECS) {
+    const result = await runArm64Synthetic(spec);
+    if (spec.captures === undefined) {
+      files.push({ file: `vectors/arm64/synthetic/${spec.name}.sweep.json`, text: formatSweep(result.sweep) });
+      continue;
+    }
+    vectorsOf(result).forEach((vector, i) => {
+      const label = result.sweep.steps[i]!.label!;
+      vector.description = `${spec.description} (at ${label})`;
+      files.push({ file: `vectors/arm64/synthetic/${spec.name}-${label}.json`, text: formatVector(vector) });
+    });
+  }
   return files;
 }
 

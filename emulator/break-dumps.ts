@@ -136,14 +136,20 @@ export function x64DumpHits(root = "."): BreakHit[] {
   return hits;
 }
 
-/** The ARM64 break hits: every function of the arm64 and arm64-fp C programs and of the synthetic ARM64 chains. */
+/** The ARM64 break hits: every function of the arm64 and arm64-fp C programs and of the swept synthetic ARM64 chains, and every capture of the others. */
 export function arm64DumpHits(root = "."): BreakHit[] {
   const programs = ["recursion-callbacks", "big-frames-varargs", "aligned-callee-saved"];
   const synthetic = join(root, "vectors/arm64/synthetic");
   return [
     ...folderBreakHits(join(root, "vectors/arm64/c"), programs),
     ...folderBreakHits(join(root, "vectors/arm64/c-fp"), programs),
-    ...readdirSync(synthetic).sort().flatMap((f) => breakHits(join(synthetic, f))),
+    ...readdirSync(synthetic)
+      .sort()
+      .flatMap((f): BreakHit[] => {
+        if (f.endsWith(".sweep.json")) return breakHits(join(synthetic, f));
+        const v = parseVector(readFileSync(join(synthetic, f), "utf8"));
+        return [{ program: f, function: "capture", step: 0, vector: v, truth: v.threads[0]!.truth! }];
+      }),
   ];
 }
 

@@ -22,8 +22,9 @@
  *
  * Interrupts are the exception to "only calls make frames": when execution enters a known
  * interrupt handler, the machine frame the CPU pushed (x64-unwind.md, UWOP_PUSH_MACHFRAME:
- * RIP, CS, RFLAGS, RSP, SS, optionally below an error code) names the interrupted frame, which
- * becomes an entry of its own whose PC is the interrupted instruction, not a return address.
+ * RIP, CS, RFLAGS, RSP, SS, optionally below an error code; on AArch64 MSFT_OP_MACHINE_FRAME's
+ * SP then PC) names the interrupted frame, which becomes an entry of its own whose PC is the
+ * interrupted instruction, not a return address.
  */
 import type { Module, TruthFrame } from "../src/model/snapshot.js";
 import { pointerWidth, type CpuMode } from "./cpu-mode.js";
@@ -149,7 +150,7 @@ export class ShadowStack {
     this.width = BigInt(pointerWidth(mode)) as 4n | 8n;
     this.handlers = new Map(handlers.map((h) => [h.address, h]));
     if (mode === "arm64" && readRegister === undefined) throw new RangeError("an AArch64 shadow stack needs a register reader");
-    if (mode === "arm64" && handlers.length > 0) throw new RangeError("interrupt handlers are followed on x86 and x64 only");
+    if (mode === "arm64" && handlers.some((h) => h.errorCode)) throw new RangeError("an AArch64 machine frame has no error code");
   }
 
   /** The calls in progress, outermost first. */
@@ -238,6 +239,13 @@ export class ShadowStack {
     // A callee's SP never rises above the SP it was called with: whatever moved SP past it
     // (a longjmp) ended that call.
     while (this.stack.length > 0 && this.stack[this.stack.length - 1]!.slot < sp) this.stack.pop();
+
+    if (this.handlers.has(pc)) {
+      // The ARM64 machine frame (MSFT_OP_MACHINE_FRAME, arm64.md §1.9): the interrupted SP at
+      // [SP], the interrupted PC at [SP+8].
+      const interrupted = this.readPointer(sp + 8n);
+      this.stack.push({ slot: sp, returnAddress: interrupted, callSite: interrupted, interruptedSp: this.readPointer(sp) });
+    }
 
     const transfer = decodeArm64ControlTransfer(bytes);
     if (transfer === undefined) return;

@@ -56,6 +56,13 @@ export interface Arm64ProgramSpec {
   name: string;
   description: string;
   functions: readonly Arm64FunctionSpec[];
+  /**
+   * Labels where snapshots are taken (break names); absent, the program is swept (a snapshot
+   * before every instruction).
+   */
+  captures?: readonly string[];
+  /** Functions entered through a machine frame {interrupted SP, interrupted PC} at SP. */
+  interruptHandlers?: readonly string[];
 }
 
 /** A built program, ready for the emulator's runImage. */
@@ -67,6 +74,8 @@ export interface Arm64BuiltProgram {
   labels: ReadonlyMap<string, bigint>;
   /** The assembly source, one function after another. */
   source: string;
+  /** Where the interrupt handlers begin. */
+  interruptHandlers: bigint[];
 }
 
 /** Where the program loads: the default ImageBase of 64-bit executables. */
@@ -158,5 +167,6 @@ export async function buildArm64Program(spec: Arm64ProgramSpec): Promise<Arm64Bu
   const starts = spec.functions.filter((f) => f.fragment !== true).map((f) => ({ name: f.name, rva: at(f.name) - ARM64_IMAGE_BASE }));
   const end = BigInt(FIRST_SECTION_RVA + program.bytes.length);
   const symbols: ModuleSymbol[] = starts.map((s, i) => ({ name: s.name, rva: s.rva, size: (starts[i + 1]?.rva ?? end) - s.rva }));
-  return { name: spec.name, description: spec.description, image: image.bytes, symbols, labels: program.labels, source };
+  const interruptHandlers = (spec.interruptHandlers ?? []).map(at);
+  return { name: spec.name, description: spec.description, image: image.bytes, symbols, labels: program.labels, source, interruptHandlers };
 }

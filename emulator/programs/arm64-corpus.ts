@@ -256,5 +256,73 @@ export const ARM64_CHAIN: Arm64ProgramSpec = {
   ],
 };
 
+/**
+ * An interrupt: `interrupted` stores the machine frame {its SP, the PC to resume at} below its
+ * SP and branches to `handler`, as a CPU delivering an interrupt would leave it; the handler's
+ * codes end with MSFT_OP_MACHINE_FRAME, so the walk continues into the interrupted frame at the
+ * interrupted PC (not a return address) and from there to its caller. The handler returns by
+ * reloading SP and PC from the machine frame by hand. The instructions that build and consume
+ * the machine frame are in a state no unwind data describes, as around a real interrupt, so the
+ * program is not swept: snapshots are taken at the handler's first instructions, in a function
+ * it calls, and at its epilog.
+ */
+export const ARM64_MACHINE_FRAME: Arm64ProgramSpec = {
+  name: "arm64-machine-frame",
+  description: "ARM64 interrupt: a handler entered through a machine frame (MSFT_OP_MACHINE_FRAME)",
+  captures: ["handler", "handler_record", "leaf_bare", "handler_epilog"],
+  interruptHandlers: ["handler"],
+  functions: [
+    {
+      name: "entry",
+      lines: ["stp x29, x30, [sp, #-16]!", "mov x29, sp", "mov x0, #1", "bl interrupted", "ldp x29, x30, [sp], #16", "ret"],
+      unwind: { kind: "packed", cr: 3, frameSize: 16 },
+    },
+    {
+      name: "interrupted",
+      lines: [
+        "stp x19, x20, [sp, #-16]!",
+        "stp x29, x30, [sp, #-16]!",
+        "mov x29, sp",
+        "mov x19, #5",
+        // The interrupt: the machine frame {SP, resume PC}, then into the handler.
+        "adr x17, interrupted_resume",
+        "mov x16, sp",
+        "stp x16, x17, [sp, #-16]!",
+        "b handler",
+        "interrupted_resume:",
+        "add x0, x0, x19",
+        "interrupted_epilog:",
+        "ldp x29, x30, [sp], #16",
+        "ldp x19, x20, [sp], #16",
+        "ret",
+      ],
+      unwind: { kind: "xdata", prolog: [C.set_fp(), C.save_fplr_x(16), C.save_r19r20_x(16)], epilogs: [{ at: "interrupted_epilog", index: 1 }], single: true },
+    },
+    {
+      name: "handler",
+      lines: [
+        "stp x29, x30, [sp, #-16]!",
+        "handler_record:",
+        "mov x29, sp",
+        "bl leaf_bare",
+        "handler_epilog:",
+        "ldp x29, x30, [sp], #16",
+        // Back to the interrupted code through the machine frame.
+        "ldr x17, [sp, #8]",
+        "ldr x16, [sp]",
+        "mov sp, x16",
+        "br x17",
+      ],
+      // The machine frame first (0 instructions), then the frame record.
+      unwind: { kind: "xdata", prolog: [C.set_fp(), C.save_fplr_x(16), C.machine_frame()] },
+    },
+    {
+      name: "leaf_bare",
+      lines: ["add x0, x0, #3", "ret"],
+      unwind: { kind: "none" },
+    },
+  ],
+};
+
 /** Every synthetic ARM64 program of the corpus. */
-export const ARM64_CORPUS_SPECS: readonly Arm64ProgramSpec[] = [ARM64_CHAIN];
+export const ARM64_CORPUS_SPECS: readonly Arm64ProgramSpec[] = [ARM64_CHAIN, ARM64_MACHINE_FRAME];

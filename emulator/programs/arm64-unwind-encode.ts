@@ -77,6 +77,10 @@ export const ARM64_CODE = {
   save_next: (): number[] => [0xe6],
   /** `pacibsp`. */
   pac_sign_lr: (): number[] => [0xfc],
+  /** MSFT_OP_MACHINE_FRAME (no instruction): the interrupted SP and PC at [sp], [sp+8]. */
+  machine_frame: (): number[] => [0xe9],
+  /** MSFT_OP_CLEAR_UNWOUND_TO_CALL (no instruction): the caller's pc is lr, an interrupted pc. */
+  clear_unwound_to_call: (): number[] => [0xec],
 } as const;
 
 /** A two-byte code `prefix:6 | X:4 | Z:6`, X split over the two bytes. */

@@ -7,7 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ARM64_INSTRUCTIONS, ARM64_PROGRAMS, ARM64_TARGETS, runArm64Programs, runArm64Synthetic, type Arm64ProgramRun } from "../../emulator/arm64-programs.js";
 import { loadDisassembler } from "../../emulator/disassemble.js";
 import { buildArm64Program } from "../../emulator/programs/arm64-chain.js";
-import { ARM64_CHAIN } from "../../emulator/programs/arm64-corpus.js";
+import { ARM64_CHAIN, ARM64_MACHINE_FRAME } from "../../emulator/programs/arm64-corpus.js";
 import { ARM64_CODE, packedWord, xdataBytes } from "../../emulator/programs/arm64-unwind-encode.js";
 import { EXPECTED } from "../../emulator/real-programs.js";
 import { decodeArm64ControlTransfer, ShadowStack, TraceError } from "../../emulator/trace.js";
@@ -173,6 +173,27 @@ describe("synthetic ARM64 chains", () => {
     expect(result.sweep.steps.length).toBe(result.instructions);
     const deepest = Math.max(...result.sweep.steps.map((s) => s.truth!.length));
     expect(deepest).toBe(10); // leaf_locals ← ff_fregs ← fg_frag ← fe_pac ← fd ← fc ← fb ← fa ← fh ← entry
+  });
+});
+
+describe("an ARM64 interrupt handler entered through a machine frame", () => {
+  it("puts the interrupted frame in the truth at the interrupted PC and SP, between the handler and the interrupted function's caller", async () => {
+    const program = await buildArm64Program(ARM64_MACHINE_FRAME);
+    const result = await runArm64Synthetic(ARM64_MACHINE_FRAME);
+    const at = (label: string): bigint => program.labels.get(label)!;
+    const steps = result.sweep.steps;
+    expect(steps.map((s) => s.label)).toEqual(["handler", "handler_record", "leaf_bare", "handler_epilog"]);
+    const [handler, , leaf] = steps;
+    // At the handler's entry SP points at the machine frame: [SP] the interrupted SP, [SP+8] the resume PC.
+    const interruptedSp = handler!.registers["sp"]! + 16n;
+    expect(handler!.truth!.map((t) => [t.function, t.pc])).toEqual([
+      ["handler", at("handler")],
+      ["interrupted", at("interrupted_resume")],
+      ["entry", at("entry") + 16n],
+    ]);
+    expect(handler!.truth![1]!.sp).toBe(interruptedSp);
+    expect(leaf!.truth!.map((t) => t.function)).toEqual(["leaf_bare", "handler", "interrupted", "entry"]);
+    expect(() => new ShadowStack("arm64", () => 0n, [{ address: 0n, errorCode: true }], () => 0n)).toThrow(/no error code/);
   });
 });
 

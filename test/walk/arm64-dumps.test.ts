@@ -20,13 +20,18 @@ describe("ARM64 break dumps", () => {
     expect(d.threads[0]!.registers["d8"]).toBe(hits[0]!.vector.threads[0]!.registers["d8"]);
   });
 
-  it("walk exactly from the images in the dump, and from the .sym files' STACK CFI when the images are withheld", () => {
+  it("walk exactly from the images in the dump, and from the .sym files' STACK CFI when the images are withheld (but through a machine frame)", () => {
     const withImages = scoreDumps(hits, { withholdImages: false, symbols: false }, { walker: "auto" });
     const fromCfi = scoreDumps(hits, { withholdImages: true, symbols: true }, { walker: "auto" });
     console.log(`ARM64 break dumps: ${hits.length} hits; with images ${withImages.stacks}/${hits.length} exact; images withheld, .sym STACK CFI ${fromCfi.stacks}/${hits.length} exact`);
     expect(hits.length).toBeGreaterThan(50);
     expect(withImages.stacks).toBe(hits.length);
-    expect(fromCfi.stacks).toBe(hits.length);
+    // STACK CFI has no way to say that a caller's pc is an interrupted one (Breakpad looks every
+    // caller up at pc − 4), so a handler entered through a machine frame gets no record: only the
+    // stacks that pass through one are missed.
+    const missed = hits.filter((h) => !fromCfi.exact.has(h)).map((h) => h.program);
+    expect(missed.length).toBeGreaterThan(0);
+    expect(missed.every((p) => p.startsWith("arm64-machine-frame-"))).toBe(true);
   });
 
   it("write STACK CFI in Breakpad's arm64 register names, with a row wherever a prolog or epilog changes the rules", () => {

@@ -10,7 +10,8 @@
  * Register names are Breakpad's arm64 ones: `x0`-`x30` (x29 the frame pointer, x30 the link
  * register), `sp`; `.cfa` is the caller's sp and `.ra` its pc. Breakpad has no names for the
  * floating-point registers, so d8-d15 saves are left out, and a function whose caller's pc comes
- * from a custom stack (a machine frame, trap frame or CONTEXT) gets no record.
+ * from a custom stack (a machine frame, trap frame or CONTEXT) gets no record: the caller's pc is
+ * then an interrupted one, and a CFI rule cannot say so (Breakpad looks every caller up at pc − 4).
  *
  * A function the module's symbols name (a FUNC with a size) that no `.pdata` entry covers is a
  * leaf to the Windows unwinder (arm64.md §1.10): pc = lr, sp unchanged. It gets that rule as its
