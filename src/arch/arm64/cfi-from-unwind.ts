@@ -21,44 +21,25 @@ import type { BreakpadCfiDelta, BreakpadStackCfi } from "../../formats/breakpad-
 import type { MemoryReader } from "../../memory/reader.js";
 import type { Module } from "../../model/snapshot.js";
 import { cacheSlot, ImageKeyed, UnwindCache } from "../../unwind/cache.js";
+import { cfiAdd, cfiAt, cfiDeref, cfiPostfix, cfiRulesText, type CfiRules, type CfiSym } from "../cfi-text.js";
 import { isProblem } from "../problem.js";
 import { OP_ADD, OP_LEAF, OP_LOAD, OP_PAC, OP_RET, OP_SET_SP, type Arm64UnwindPlan } from "./plan.js";
 import { arm64Tables, entryLength } from "./tables.js";
 import { planAt } from "./unwind.js";
 
-/** A value as a postfix expression plus a constant: `base + off`. */
-interface Sym {
-  base: string;
-  off: number;
-}
-
-const postfix = (s: Sym): string => (s.off === 0 ? s.base : `${s.base} ${Math.abs(s.off)} ${s.off < 0 ? "-" : "+"}`);
-const add = (s: Sym, n: number): Sym => ({ base: s.base, off: s.off + n });
-const deref = (s: Sym): Sym => ({ base: `${postfix(s)} ^`, off: 0 });
 /** Breakpad's name of X register `r`. */
 const xName = (r: number): string => `x${r}`;
 
-/** An address as a rule expression: relative to `.cfa` when it shares the CFA's base. */
-function at(address: Sym, cfa: Sym): string {
-  if (address.base !== cfa.base) return `${postfix(address)} ^`;
-  const below = cfa.off - address.off;
-  return below === 0 ? ".cfa ^" : `.cfa ${Math.abs(below)} ${below > 0 ? "-" : "+"} ^`;
-}
-
-/** A rule set: the `.cfa` and `.ra` expressions and the saved X registers'. */
-export interface Arm64PlanRules {
-  cfa: string;
-  ra: string;
-  registers: [string, string][];
-}
+/** A rule set: the `.cfa` and `.ra` expressions and the saved registers'. */
+export type Arm64PlanRules = CfiRules;
 
 /** The STACK CFI rules a plan amounts to, or undefined when it takes the caller's pc from a custom stack. */
 export function arm64PlanRules(plan: Arm64UnwindPlan): Arm64PlanRules | undefined {
   if (plan.custom) return undefined;
-  let sp: Sym = { base: "sp", off: 0 };
-  const values = new Map<number, Sym>();
-  const saved = new Map<number, Sym>();
-  const valueOf = (r: number): Sym => values.get(r) ?? { base: xName(r), off: 0 };
+  let sp: CfiSym = { base: "sp", off: 0 };
+  const values = new Map<number, CfiSym>();
+  const saved = new Map<number, CfiSym>();
+  const valueOf = (r: number): CfiSym => values.get(r) ?? { base: xName(r), off: 0 };
   let ra: string | undefined;
   const code = plan.code;
   for (let i = 0; i < code.length; i += 3) {
@@ -66,17 +47,17 @@ export function arm64PlanRules(plan: Arm64UnwindPlan): Arm64PlanRules | undefine
     const n = code[i + 2]!;
     switch (code[i]) {
       case OP_ADD:
-        sp = add(sp, n);
+        sp = cfiAdd(sp, n);
         break;
       case OP_LOAD:
         // d8-d15 (and the high halves of q registers) have no Breakpad name.
         if (r < 31) {
-          saved.set(r, add(sp, n));
-          values.set(r, deref(add(sp, n)));
+          saved.set(r, cfiAdd(sp, n));
+          values.set(r, cfiDeref(cfiAdd(sp, n)));
         }
         break;
       case OP_SET_SP:
-        sp = add(valueOf(29), -n);
+        sp = cfiAdd(valueOf(29), -n);
         break;
       case OP_PAC:
         // Breakpad strips the code from the pc a rule gives (PtrauthStrip).
@@ -95,16 +76,8 @@ export function arm64PlanRules(plan: Arm64UnwindPlan): Arm64PlanRules | undefine
   const registers = [...saved]
     .filter(([r]) => r !== 30)
     .sort((a, b) => a[0] - b[0])
-    .map(([r, address]): [string, string] => [xName(r), at(address, cfa)]);
-  return { cfa: postfix(cfa), ra: lr === undefined ? postfix(valueOf(30)) : at(lr, cfa), registers };
-}
-
-/** A rule set as a record's text; `also` are registers named by earlier rows that now hold their own values. */
-function rulesText(rules: Arm64PlanRules, also: Iterable<string>): string {
-  const parts = [`.cfa: ${rules.cfa}`, `.ra: ${rules.ra}`, ...rules.registers.map(([r, e]) => `${r}: ${e}`)];
-  const named = new Set(rules.registers.map(([r]) => r));
-  for (const r of also) if (!named.has(r)) parts.push(`${r}: ${r}`);
-  return parts.join(" ");
+    .map(([r, address]): [string, string] => [xName(r), cfiAt(address, cfa)]);
+  return { cfa: cfiPostfix(cfa), ra: lr === undefined ? cfiPostfix(valueOf(30)) : cfiAt(lr, cfa), registers };
 }
 
 const RECORDS = cacheSlot("arm64 STACK CFI from unwind tables", () => new ImageKeyed<Module, BreakpadStackCfi[]>());
@@ -141,7 +114,7 @@ function moduleCfi(module: Module, memory: MemoryReader): BreakpadStackCfi[] {
       const plan = planAt(site, module.base + BigInt(rva));
       const found = plan === undefined || isProblem(plan) ? undefined : arm64PlanRules(plan);
       if (found === undefined) break;
-      const rules = rulesText(found, mentioned);
+      const rules = cfiRulesText(found, mentioned);
       if (rules === current) continue;
       for (const [r] of found.registers) mentioned.add(r);
       if (init === undefined) init = rules;
