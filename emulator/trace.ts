@@ -183,14 +183,8 @@ export class ShadowStack {
       }
       this.stack.push({ slot: sp, returnAddress: call.returnAddress, callSite: call.site });
     }
-    const returned = this.pendingReturn;
-    if (returned !== undefined) {
-      this.pendingReturn = undefined;
-      const at = this.stack.lastIndexOf(returned);
-      if (at >= 0) this.stack.length = at;
-    }
     // A slot below SP is outside the stack: whatever moved SP past it ended that call.
-    while (this.stack.length > 0 && this.stack[this.stack.length - 1]!.slot < sp) this.stack.pop();
+    this.retire(sp);
 
     const handler = this.handlers.get(pc);
     if (handler !== undefined) {
@@ -217,6 +211,17 @@ export class ShadowStack {
     }
   }
 
+  /** Retires the entry the previous instruction returned through, and every entry whose slot is below `sp`. */
+  private retire(sp: bigint): void {
+    const returned = this.pendingReturn;
+    if (returned !== undefined) {
+      this.pendingReturn = undefined;
+      const at = this.stack.lastIndexOf(returned);
+      if (at >= 0) this.stack.length = at;
+    }
+    while (this.stack.length > 0 && this.stack[this.stack.length - 1]!.slot < sp) this.stack.pop();
+  }
+
   /** {@link before} for AArch64: calls leave the return address in LR and keep SP. */
   private beforeArm64(pc: bigint, sp: bigint, bytes: Uint8Array): void {
     const readRegister = this.readRegister!;
@@ -230,15 +235,9 @@ export class ShadowStack {
       if (sp !== call.sp) throw new TraceError(`the call at 0x${call.site.toString(16)} moved SP from 0x${call.sp.toString(16)} to 0x${sp.toString(16)}`, call.site);
       this.stack.push({ slot: sp, returnAddress: call.returnAddress, callSite: call.site, callerSp: sp });
     }
-    const returned = this.pendingReturn;
-    if (returned !== undefined) {
-      this.pendingReturn = undefined;
-      const at = this.stack.lastIndexOf(returned);
-      if (at >= 0) this.stack.length = at;
-    }
     // A callee's SP never rises above the SP it was called with: whatever moved SP past it
     // (a longjmp) ended that call.
-    while (this.stack.length > 0 && this.stack[this.stack.length - 1]!.slot < sp) this.stack.pop();
+    this.retire(sp);
 
     if (this.handlers.has(pc)) {
       // The ARM64 machine frame (MSFT_OP_MACHINE_FRAME, arm64.md §1.9): the interrupted SP at
