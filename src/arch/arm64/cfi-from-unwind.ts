@@ -40,7 +40,8 @@ export function arm64PlanRules(plan: Arm64UnwindPlan): Arm64PlanRules | undefine
   const values = new Map<number, CfiSym>();
   const saved = new Map<number, CfiSym>();
   const valueOf = (r: number): CfiSym => values.get(r) ?? { base: xName(r), off: 0 };
-  let ra: string | undefined;
+  // Whether the plan ends in pc = lr (every plan without a custom stack does).
+  let returns = false;
   const code = plan.code;
   for (let i = 0; i < code.length; i += 3) {
     const r = code[i + 1]!;
@@ -64,13 +65,13 @@ export function arm64PlanRules(plan: Arm64UnwindPlan): Arm64PlanRules | undefine
         break;
       case OP_RET:
       case OP_LEAF:
-        ra = "";
+        returns = true;
         break;
       default:
         return undefined;
     }
   }
-  if (ra === undefined) return undefined;
+  if (!returns) return undefined;
   const cfa = sp;
   const lr = saved.get(30);
   const registers = [...saved]
