@@ -74,6 +74,9 @@ class Arm64Run {
   /** Where a custom stack's pc was read. */
   pcSlot: bigint | undefined = undefined;
   readonly words = new Words();
+  /** The simple path's caller pc (stripped) and sp as numbers, −1 when not a number below 2^53. */
+  pcNumber = -1;
+  spNumber = -1;
 }
 
 const RUN = cacheSlot("arm64 plan run", () => new Arm64Run());
@@ -95,18 +98,25 @@ export function execArm64Unwind(rule: Arm64Plan, registers: Registers, memory: M
   let ran = false;
   if (simple !== undefined) {
     const base = simple.fpOffset < 0 ? (ctx.sp >= 0 ? ctx.sp : sp <= MAX_BIG ? Number(sp) : -1) : baseFromFp(registers, simple.fpOffset);
-    ran = base >= 0 && runSimple(simple, memory, run.words, out, base);
+    ran = base >= 0 && runSimple(simple, memory, run, out, base);
   }
-  if (!ran) {
+  let pcNumber: number;
+  let spNumber: number;
+  if (ran) {
+    // The simple path worked on numbers: the caller's pc is stripped and sp known as a number.
+    pcNumber = run.pcNumber;
+    spNumber = run.spNumber;
+    if (spNumber % 16 !== 0) return { ok: false, stop: walkStop("unsupported", `${ruleText(plan.rule)}: the caller's sp ${hex(out["sp"]!)} is not 16-byte aligned`, out["sp"]!) };
+  } else {
     run.stop = interpret(plan, registers, memory, run, out, sp);
     if (run.stop !== undefined) return { ok: false, stop: run.stop };
+    const pc = stripPac(out["pc"]!);
+    out["pc"] = pc;
+    const callerSp = out["sp"]!;
+    if ((callerSp & 15n) !== 0n) return { ok: false, stop: walkStop("unsupported", `${ruleText(plan.rule)}: the caller's sp ${hex(callerSp)} is not 16-byte aligned`, callerSp) };
+    pcNumber = pc <= MAX_BIG ? Number(pc) : -1;
+    spNumber = callerSp <= MAX_BIG ? Number(callerSp) : -1;
   }
-  const pc = stripPac(out["pc"]!);
-  out["pc"] = pc;
-  const callerSp = out["sp"]!;
-  if ((callerSp & 15n) !== 0n) return { ok: false, stop: walkStop("unsupported", `${ruleText(plan.rule)}: the caller's sp ${hex(callerSp)} is not 16-byte aligned`, callerSp) };
-  const pcNumber = pc <= MAX_BIG ? Number(pc) : -1;
-  const spNumber = callerSp <= MAX_BIG ? Number(callerSp) : -1;
   if (!plan.custom) {
     const step = rule.scratch;
     if (step === undefined) return (rule.scratch = unwindStep(out, plan.rule, { recovered: plan.recovered, entry: plan.entry, pcNumber, spNumber }));
@@ -127,21 +137,53 @@ function baseFromFp(registers: Registers, offset: number): number {
   return base >= 0 ? base : -1;
 }
 
-/** The fast path (see {@link Arm64UnwindPlan.simple}), on numbers: true when it ran; false leaves the plan to the interpreter. */
-function runSimple(simple: NonNullable<Arm64UnwindPlan["simple"]>, memory: MemoryReader, words: Words, out: Registers, base: number): boolean {
+/**
+ * The fast path (see {@link Arm64UnwindPlan.simple}), on numbers: true when it ran, with the
+ * caller's pc (stripped of a pointer authentication code) and sp also in `run` as numbers; false
+ * leaves the plan to the interpreter.
+ */
+function runSimple(simple: NonNullable<Arm64UnwindPlan["simple"]>, memory: MemoryReader, run: Arm64Run, out: Registers, base: number): boolean {
   const slots = simple.slots;
   const regs = simple.registers;
-  if (base + simple.callerSp > MAX) return false;
+  const words = run.words;
+  const callerSp = base + simple.callerSp;
+  if (callerSp > MAX) return false;
   for (let k = 0; k < slots.length; k++) {
     if (!words.read(memory, base + slots[k]!)) return false;
-    out[NAMES[regs[k]!]!] = words.big();
+    setRegister(out, regs[k]!, words.big());
   }
-  if (simple.stripLr) out["lr"] = stripPac(out["lr"] ?? 0n);
   const lr = out["lr"];
   if (lr === undefined) return false;
-  out["pc"] = lr;
-  out["sp"] = BigInt(base + simple.callerSp);
+  // Below 2^48 a return address has no code to strip (the usual case, decided without bigint work).
+  const pc = lr <= MAX_PLAIN ? lr : stripPac(lr);
+  if (simple.stripLr) out["lr"] = pc;
+  out["pc"] = pc;
+  out["sp"] = BigInt(callerSp);
+  run.pcNumber = pc <= MAX_BIG ? Number(pc) : -1;
+  run.spNumber = callerSp;
   return true;
+}
+
+/** The largest address without bits above the 48-bit virtual address: nothing to strip. */
+const MAX_PLAIN = 0xffff_ffff_ffffn;
+
+/** Sets plan register `r` (an X or D register) with fixed property names: this runs for every frame. */
+function setRegister(out: Registers, r: number, value: bigint): void {
+  switch (r) {
+    case 19: out["x19"] = value; break;
+    case 20: out["x20"] = value; break;
+    case 21: out["x21"] = value; break;
+    case 22: out["x22"] = value; break;
+    case 23: out["x23"] = value; break;
+    case 24: out["x24"] = value; break;
+    case 25: out["x25"] = value; break;
+    case 26: out["x26"] = value; break;
+    case 27: out["x27"] = value; break;
+    case 28: out["x28"] = value; break;
+    case 29: out["fp"] = value; break;
+    case 30: out["lr"] = value; break;
+    default: out[NAMES[r]!] = value;
+  }
 }
 
 function fault(plan: Arm64UnwindPlan, address: bigint, what: string): WalkStop {
