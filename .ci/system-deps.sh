@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests need: libunicorn2 (the emulator's CPU, loaded through
 # koffi), clang-14 + lld-14 (the rebuild check of the real test programs) and chromium (the
-# headless browser that test/browser drives, through playwright-core, at /usr/bin/chromium).
+# headless browser that test/browser drives, through playwright-core, at /usr/bin/chromium) with
+# fonts-dejavu-core (DejaVu Sans Mono, the stack diagram's first font, in which the browser test
+# measures that no text runs past its place).
 set -euo pipefail
-packages=(libunicorn2 clang-14 lld-14 chromium)
+packages=(libunicorn2 clang-14 lld-14 chromium fonts-dejavu-core)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

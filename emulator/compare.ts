@@ -8,9 +8,7 @@
  * ETW records nothing there). Each target gives a
  * vector with its ground truth; src/render/compare.ts walks and compares them.
  */
-import { InputError } from "../src/errors.js";
-import { JsonNode } from "../src/formats/json-input.js";
-import type { Vector } from "../src/formats/vector.js";
+import { InputError, JsonNode, type Vector } from "../src/index.js";
 import { captureVectors, captureX64Vectors } from "./etw-capture.js";
 import { runChain, type Ia64FunctionSpec } from "./ia64/executor.js";
 import { buildSpec } from "./programs/program-file.js";

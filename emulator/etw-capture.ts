@@ -21,11 +21,7 @@
  * etw.md §3), which is on no EBP chain and so is recorded first; the rest is walked from the
  * trap frame's Ebp (x86-fpo.md §6 step 1).
  */
-import { decodeDiskItems, decodeStackTrace, encodeDiskItems, encodeStackTrace, EVENT_HEADER_EXT_TYPE, type StackTrace } from "../src/etw/extended-data.js";
-import { parsePe } from "../src/formats/pe.js";
-import { replaySweep, type SweepStep } from "../src/formats/sweep.js";
-import type { Vector } from "../src/formats/vector.js";
-import type { EtwEvent, ModuleSymbol } from "../src/model/snapshot.js";
+import { decodeDiskItems, decodeStackTrace, encodeDiskItems, encodeStackTrace, type EtwEvent, EVENT_HEADER_EXT_TYPE, type ModuleSymbol, parsePe, replaySweep, type StackTrace, type SweepStep, type Vector } from "../src/index.js";
 import { loadDisassembler } from "./disassemble.js";
 import {
   buildEtwKernelModule,

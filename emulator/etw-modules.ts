@@ -47,8 +47,7 @@
  * data item.
  */
 import { createHash } from "node:crypto";
-import { FRAME_FPO, FRAME_NONFPO, type FpoData } from "../src/model/fpo-data.js";
-import type { ModuleSymbol } from "../src/model/snapshot.js";
+import { type FpoData, FRAME_FPO, FRAME_NONFPO, type ModuleSymbol } from "../src/index.js";
 import { loadAssembler } from "./assemble.js";
 import { DIRECTORY_INDEX, FIRST_SECTION_RVA, SECTION_CHARACTERISTICS, debugSection, writePeImage, type SectionSpec } from "./image-writer.js";
 

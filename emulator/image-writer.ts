@@ -15,8 +15,7 @@
  * point its RUNTIME_FUNCTIONs at an earlier `.xdata` (x64-unwind.md §1.1), and the debug
  * directory points at its own payloads. The same bytes come out for the same input, always.
  */
-import { encodeFpoTable, type FpoData } from "../src/model/fpo-data.js";
-import { IMAGE_FILE_MACHINE } from "../src/model/machine.js";
+import { hex, encodeFpoTable, type FpoData, IMAGE_FILE_MACHINE } from "../src/index.js";
 
 /** The machines the writer lays out: x86 images are PE32, x64 and ARM64 images PE32+. */
 export type ImageMachine = "x86" | "x64" | "arm64";
@@ -168,7 +167,6 @@ const SUBSYSTEM_CONSOLE = 3;
 const DLL_NX_COMPAT = 0x0100;
 
 const alignUp = (value: number, alignment: number): number => Math.ceil(value / alignment) * alignment;
-const hex = (n: number | bigint): string => `0x${n.toString(16)}`;
 
 /** Lays out and writes a PE32 (x86) or PE32+ (x64, ARM64) image; a malformed spec throws a RangeError naming the field. */
 export function writePeImage(spec: ImageSpec): WrittenImage {

@@ -5,10 +5,7 @@
  * is no import binding, no base relocation and no TLS: an image that would need any of the
  * first two is refused with an {@link InputError} of code "unsupported".
  */
-import { InputError } from "../src/errors.js";
-import { IMAGE_DIRECTORY_ENTRY, type PeImage } from "../src/formats/pe.js";
-import { IMAGE_FILE_MACHINE, machineFromImageFileMachine } from "../src/model/machine.js";
-import type { Module, ModuleSymbol, ModuleUnwind } from "../src/model/snapshot.js";
+import { IMAGE_DIRECTORY_ENTRY, IMAGE_FILE_MACHINE, InputError, machineFromImageFileMachine, type Module, type ModuleSymbol, type ModuleUnwind, type PeImage } from "../src/index.js";
 import { UC_PROT, type Unicorn } from "./unicorn.js";
 import { addressBits, cpuName, type CpuMode } from "./cpu-mode.js";
 

@@ -10,9 +10,7 @@
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parsePe } from "../src/formats/pe.js";
-import { formatSweep } from "../src/formats/sweep.js";
-import type { Vector } from "../src/formats/vector.js";
+import { formatSweep, parsePe, type Vector } from "../src/index.js";
 import { pdbPathFor } from "./symbols.js";
 import { runImageFile, vectorsOf, type RunResult } from "./run.js";
 

@@ -19,13 +19,7 @@
  */
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
-import { InputError } from "../src/errors.js";
-import { parsePe, type PeImage } from "../src/formats/pe.js";
-import { replaySweep, type MemoryWrite, type Sweep, type SweepStep } from "../src/formats/sweep.js";
-import type { Vector } from "../src/formats/vector.js";
-import { RegionMemory, type MemoryRegion } from "../src/memory/region-memory.js";
-import type { Machine } from "../src/model/machine.js";
-import type { Module, ModuleSymbol, ModuleUnwind, Registers } from "../src/model/snapshot.js";
+import { hex, InputError, type Machine, type MemoryRegion, type MemoryWrite, type Module, type ModuleSymbol, type ModuleUnwind, parsePe, type PeImage, RegionMemory, type Registers, replaySweep, type Sweep, type SweepStep, type Vector } from "../src/index.js";
 import { cpuName, pointerWidth, type CpuMode } from "./cpu-mode.js";
 import { loadDisassembler, MAX_INSTRUCTION_LENGTH } from "./disassemble.js";
 import { cpuModeOfImage, mapPeImage, PAGE_SIZE, type MapPeOptions } from "./pe-loader.js";
@@ -89,7 +83,6 @@ const USER_SPACE: Readonly<Record<CpuMode, { low: bigint; high: bigint }>> = {
  * or one no free range holds, is an {@link InputError} ("unsupported").
  */
 export function stackFor(mode: CpuMode, reserve: bigint, taken: readonly { begin: bigint; end: bigint }[]): StackLayout {
-  const hex = (v: bigint): string => `0x${v.toString(16)}`;
   if (reserve > MAX_STACK_RESERVE) {
     throw new InputError(
       "unsupported",

@@ -6,11 +6,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
-import { InputError } from "../src/errors.js";
-import { parsePdb, type Pdb, type PdbSymbol } from "../src/formats/pdb.js";
-import type { PeImage } from "../src/formats/pe.js";
-import { IMAGE_FILE_MACHINE } from "../src/model/machine.js";
-import { moduleAt, symbolAt, type Module, type ModuleSymbol, type ModuleUnwind } from "../src/model/snapshot.js";
+import { IMAGE_FILE_MACHINE, InputError, type Module, moduleAt, type ModuleSymbol, type ModuleUnwind, parsePdb, type Pdb, type PdbSymbol, type PeImage, symbolAt } from "../src/index.js";
 
 /**
  * The undecorated name of an x86 public symbol. The x86 Microsoft ABI decorates C names:

@@ -26,7 +26,7 @@
  * SP then PC) names the interrupted frame, which becomes an entry of its own whose PC is the
  * interrupted instruction, not a return address.
  */
-import type { Module, TruthFrame } from "../src/model/snapshot.js";
+import type { Module, TruthFrame } from "../src/index.js";
 import { pointerWidth, type CpuMode } from "./cpu-mode.js";
 import { functionNameAt } from "./symbols.js";
 

@@ -7,6 +7,7 @@
  */
 import koffi from "koffi";
 import type { LibraryHandle, TypeObject } from "koffi";
+import { hex } from "../src/index.js";
 import { assertCpuMode, cpuName, type CpuMode } from "./cpu-mode.js";
 
 export type { CpuMode } from "./cpu-mode.js";
@@ -998,8 +999,4 @@ function permsText(perms: number): string {
   return (
     (perms & UC_PROT.READ ? "r" : "-") + (perms & UC_PROT.WRITE ? "w" : "-") + (perms & UC_PROT.EXEC ? "x" : "-")
   );
-}
-
-function hex(value: bigint): string {
-  return value < 0n ? `-0x${(-value).toString(16)}` : `0x${value.toString(16)}`;
 }

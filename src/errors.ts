@@ -75,3 +75,13 @@ export class InputError extends Error {
     return parts.length > 0 ? `${parts.join(": ")}: ${reason}` : reason;
   }
 }
+
+/** Runs `read`; an {@link InputError} it throws that names no file yet is thrown naming `file`, when one is given. */
+export function readingFile<T>(file: string | undefined, read: () => T): T {
+  try {
+    return read();
+  } catch (e) {
+    if (e instanceof InputError && file !== undefined && e.file === undefined) throw e.inFile(file);
+    throw e;
+  }
+}

@@ -1,5 +1,6 @@
 /** The public API of stackwalk-emu: re-exports only. */
 export { InputError, type InputErrorCode, type InputLocation } from "./errors.js";
+export { hex } from "./hex.js";
 export * from "./model/machine.js";
 export * from "./model/snapshot.js";
 export * from "./model/address.js";
@@ -25,6 +26,12 @@ export * as ia64Descriptors from "./arch/ia64/unwind-descriptors.js";
 export { frameStateAt as ia64FrameStateAt, type FrameState as Ia64FrameState } from "./arch/ia64/state.js";
 export { ia64Unwind, ia64Params, ia64FunctionTableAccess } from "./arch/ia64/walker.js";
 export { IA64_TWO_STACKS } from "./arch/ia64/two-stacks.js";
+export { arm64Unwind } from "./arch/arm64/unwind.js";
+export { arm64FunctionTableAccess } from "./arch/arm64/function-table.js";
+export { stripPac as arm64StripPac, PAC_VA_BITS as ARM64_PAC_VA_BITS } from "./arch/arm64/pac.js";
+export { decodeCode as arm64DecodeCode, type Arm64Code } from "./arch/arm64/codes.js";
+export { decodeXdata as arm64DecodeXdata, expandPacked as arm64ExpandPacked, packedFields as arm64PackedFields, type Arm64UnwindData } from "./arch/arm64/xdata.js";
+export { ARM64_LINK_REGISTER } from "./arch/arm64/link-register.js";
 export { lookupAddress } from "./unwind/lookup-address.js";
 export { arm64ModuleCfi, arm64PlanRules, type Arm64PlanRules } from "./arch/arm64/cfi-from-unwind.js";
 export { compareWithTruth, type TruthComparison, type TruthDifference } from "./walk/compare.js";
@@ -32,6 +39,7 @@ export * from "./walk/stackwalk64.js";
 export { parseVector, formatVector, VECTOR_FORMAT, type Vector } from "./formats/vector.js";
 export { parseSweep, formatSweep, replaySweep, SWEEP_FORMAT, type Sweep, type SweepStep, type MemoryWrite } from "./formats/sweep.js";
 export { parseJsonInput, type JsonInput } from "./formats/input.js";
+export { JsonNode } from "./formats/json-input.js";
 export {
   parseBreakpadSym,
   BreakpadSymParser,
@@ -80,7 +88,7 @@ export { renderJson, walkJson, writeJson, frameJson, type JsonContext, type Modu
 export { dumpSystemInfo, type DumpSystemInfo } from "./analysis/system-info.js";
 export { breakpadStackContents, writeBreakpadBrief } from "./render/breakpad-stack.js";
 export { renderText, renderRoles } from "./render/text.js";
-export { renderWindbg, fpoNote } from "./render/windbg.js";
+export { renderWindbg, fpoNote, windbgProcess, windbgThreadLine, type WindbgProcess, type WindbgThread } from "./render/windbg.js";
 export { locate, locateAddress, locationText, symbolize, type Location, type SymbolMatch } from "./analysis/location.js";
 export { explainWalk, explainSnapshot, MAX_DIAGRAM_WORDS, type ExplainOptions } from "./analysis/explain-walk.js";
 export { stopInWords } from "./analysis/explain-words.js";

@@ -39,10 +39,6 @@ function imports(file: string): string[] {
   return [...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|\bimport\s+)"(\.{1,2}\/[^"]+)"/g)].map((m) => normalize(join(dirname(file), m[1]!)).replace(/\.js$/, ".ts"));
 }
 
-/** Imports against the order that are still being moved; the list only shrinks. */
-const KNOWN: readonly string[] = [
-];
-
 describe("imports point down the layer order", () => {
   it("every src module imports only its own layer or lower ones", () => {
     const against: string[] = [];
@@ -54,115 +50,27 @@ describe("imports point down the layer order", () => {
         if (to === "entry" || ORDER.indexOf(to) > ORDER.indexOf(from)) against.push(`${from} → ${to}: ${file} imports ${target}`);
       }
     }
-    if (process.env["LAYERS_PRINT"] !== undefined) console.log(JSON.stringify(against, null, 2));
-    expect(against.filter((a) => !KNOWN.includes(a))).toEqual([]);
-    expect(KNOWN.filter((k) => !against.includes(k))).toEqual([]);
+    expect(against).toEqual([]);
   });
 
   it("renderers draw walks they are given: no file under src/render runs a walk", () => {
     const against = files(join("src", "render")).filter((f) => /\bwalk(Thread|Snapshot)\b/.test(readFileSync(f, "utf8")));
-    expect(against.filter((a) => !KNOWN_RENDER.includes(a))).toEqual([]);
-    expect(KNOWN_RENDER.filter((k) => !against.includes(k))).toEqual([]);
+    expect(against).toEqual([]);
   });
 
-  it("the emulator imports from src only through the package's entry points", () => {
+  it("the emulator imports only its own files and the package's entry points (src/index.ts, src/node/index.ts)", () => {
+    const entries = [join("src", "index.ts"), join("src", "node", "index.ts")];
     const against: string[] = [];
     for (const file of files("emulator")) {
       for (const target of imports(file)) {
-        if (target.startsWith(`src${sep}`) && target !== join("src", "index.ts") && target !== join("src", "node", "index.ts")) against.push(`${file} imports ${target}`);
+        if (!target.startsWith(`emulator${sep}`) && !entries.includes(target)) against.push(`${file} imports ${target}`);
       }
     }
-    if (process.env["LAYERS_PRINT"] !== undefined) console.log(JSON.stringify(against, null, 2));
-    expect(against.filter((a) => !KNOWN_EMULATOR.includes(a))).toEqual([]);
-    expect(KNOWN_EMULATOR.filter((k) => !against.includes(k))).toEqual([]);
+    expect(against).toEqual([]);
+  });
+
+  it("the emulator never runs a walker: its truth comes from the CPU alone", () => {
+    const walkers = /\b(walkThread|walkSnapshot|execRule|unwindStep|archWalker|strategiesFor|stackWalk64|stackWalk64Detailed|compareWithTruth)\b/;
+    expect(files("emulator").filter((f) => walkers.test(readFileSync(f, "utf8")))).toEqual([]);
   });
 });
-
-/** Emulator imports of src internals that are still being moved; the list only shrinks. */
-const KNOWN_EMULATOR: readonly string[] = [
-    "emulator/bench-deep.ts imports src/cli/emulate.ts",
-    "emulator/bench-deep.ts imports src/cli/common.ts",
-    "emulator/bench-deep.ts imports src/formats/breakpad-sym-write.ts",
-    "emulator/bench-deep.ts imports src/formats/vector.ts",
-    "emulator/bench-deep.ts imports src/walk/compare.ts",
-    "emulator/bench-deep.ts imports src/walk/frame.ts",
-    "emulator/bench-dump.ts imports src/cli/emulate.ts",
-    "emulator/bench-dump.ts imports src/formats/breakpad-sym.ts",
-    "emulator/bench-dump.ts imports src/formats/vector.ts",
-    "emulator/bench-dump.ts imports src/memory/reader.ts",
-    "emulator/bench-dump.ts imports src/model/snapshot.ts",
-    "emulator/bench-ia64.ts imports src/walk/compare.ts",
-    "emulator/bench-ia64.ts imports src/walk/walk.ts",
-    "emulator/bench-x64.ts imports src/formats/sweep.ts",
-    "emulator/bench-x64.ts imports src/walk/compare.ts",
-    "emulator/bench-x64.ts imports src/walk/walk.ts",
-    "emulator/bench.ts imports src/formats/frame-data.ts",
-    "emulator/bench.ts imports src/formats/pe-mapped.ts",
-    "emulator/bench.ts imports src/formats/sweep.ts",
-    "emulator/bench.ts imports src/model/fpo-data.ts",
-    "emulator/bench.ts imports src/model/snapshot.ts",
-    "emulator/bench.ts imports src/memory/region-memory.ts",
-    "emulator/bench.ts imports src/walk/compare.ts",
-    "emulator/bench.ts imports src/walk/walk.ts",
-    "emulator/break-dumps.ts imports src/formats/breakpad-sym.ts",
-    "emulator/break-dumps.ts imports src/formats/breakpad-sym-write.ts",
-    "emulator/break-dumps.ts imports src/formats/minidump.ts",
-    "emulator/break-dumps.ts imports src/formats/minidump-write.ts",
-    "emulator/break-dumps.ts imports src/formats/sweep.ts",
-    "emulator/break-dumps.ts imports src/formats/vector.ts",
-    "emulator/break-dumps.ts imports src/walk/compare.ts",
-    "emulator/break-dumps.ts imports src/walk/walk.ts",
-    "emulator/break-dumps.ts imports src/model/snapshot.ts",
-    "emulator/break-dumps.ts imports src/memory/reader.ts",
-    "emulator/break-dumps.ts imports src/arch/scan.ts",
-    "emulator/break-dumps.ts imports src/arch/x86/scan.ts",
-    "emulator/break-dumps.ts imports src/memory/region-memory.ts",
-    "emulator/break-dumps.ts imports src/arch/x64/cfi-from-unwind.ts",
-    "emulator/compare.ts imports src/errors.ts",
-    "emulator/compare.ts imports src/formats/json-input.ts",
-    "emulator/compare.ts imports src/formats/vector.ts",
-    "emulator/corpus.ts imports src/formats/vector.ts",
-    "emulator/etw-capture.ts imports src/etw/extended-data.ts",
-    "emulator/etw-capture.ts imports src/formats/pe.ts",
-    "emulator/etw-capture.ts imports src/formats/sweep.ts",
-    "emulator/etw-capture.ts imports src/formats/vector.ts",
-    "emulator/etw-capture.ts imports src/model/snapshot.ts",
-    "emulator/etw-modules.ts imports src/model/fpo-data.ts",
-    "emulator/etw-modules.ts imports src/model/snapshot.ts",
-    "emulator/ia64/corpus.ts imports src/formats/vector.ts",
-    "emulator/ia64/executor.ts imports src/errors.ts",
-    "emulator/ia64/executor.ts imports src/memory/region-memory.ts",
-    "emulator/ia64/executor.ts imports src/formats/vector.ts",
-    "emulator/ia64/executor.ts imports src/model/snapshot.ts",
-    "emulator/image-writer.ts imports src/model/fpo-data.ts",
-    "emulator/image-writer.ts imports src/model/machine.ts",
-    "emulator/pe-loader.ts imports src/errors.ts",
-    "emulator/pe-loader.ts imports src/formats/pe.ts",
-    "emulator/pe-loader.ts imports src/model/machine.ts",
-    "emulator/pe-loader.ts imports src/model/snapshot.ts",
-    "emulator/programs/program-file.ts imports src/errors.ts",
-    "emulator/programs/program-file.ts imports src/formats/json-input.ts",
-    "emulator/programs/program-file.ts imports src/model/snapshot.ts",
-    "emulator/programs/unwind-encode.ts imports src/formats/pe.ts",
-    "emulator/programs/x64-chain.ts imports src/formats/pe.ts",
-    "emulator/programs/x86-chain.ts imports src/model/fpo-data.ts",
-    "emulator/real-programs.ts imports src/formats/pe.ts",
-    "emulator/real-programs.ts imports src/formats/sweep.ts",
-    "emulator/real-programs.ts imports src/formats/vector.ts",
-    "emulator/run.ts imports src/errors.ts",
-    "emulator/run.ts imports src/formats/pe.ts",
-    "emulator/run.ts imports src/formats/sweep.ts",
-    "emulator/run.ts imports src/formats/vector.ts",
-    "emulator/run.ts imports src/memory/region-memory.ts",
-    "emulator/run.ts imports src/model/machine.ts",
-    "emulator/run.ts imports src/model/snapshot.ts",
-    "emulator/symbols.ts imports src/errors.ts",
-    "emulator/symbols.ts imports src/formats/pdb.ts",
-    "emulator/symbols.ts imports src/formats/pe.ts",
-    "emulator/symbols.ts imports src/model/machine.ts",
-    "emulator/symbols.ts imports src/model/snapshot.ts",
-    "emulator/trace.ts imports src/model/snapshot.ts",
-];
-
-/** Renderers that still run walks themselves; the list only shrinks. */
-const KNOWN_RENDER: readonly string[] = [];

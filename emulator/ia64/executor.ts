@@ -25,10 +25,7 @@
  * (`bundle | slot·4`; a caller's is the return address, the bundle after its call), its sp at
  * that point and its BSP. Nothing here imports src/arch or src/walk.
  */
-import { InputError } from "../../src/errors.js";
-import { RegionMemory, type MemoryRegion } from "../../src/memory/region-memory.js";
-import type { Vector } from "../../src/formats/vector.js";
-import type { TruthFrame } from "../../src/model/snapshot.js";
+import { hex, InputError, type MemoryRegion, RegionMemory, type TruthFrame, type Vector } from "../../src/index.js";
 import { frameMarker, interruptionFrameState, isCollectionSlot, previousFunctionState, stepRegisters } from "./rse-model.js";
 import { mapImage, type ImageFunction, type Record } from "./unwind-encode.js";
 
@@ -122,8 +119,6 @@ const U64 = (1n << 64n) - 1n;
 const POISON = 0xdead_0000_0000_0000n;
 /** A plausible user-mode cr.ipsr: ic, i, dt, rt, it, bn and cpl 3; ri is added per snapshot. */
 const USER_IPSR = (1n << 13n) | (1n << 14n) | (1n << 17n) | (1n << 27n) | (3n << 32n) | (1n << 36n) | (1n << 44n);
-
-const hex = (n: number | bigint): string => "0x" + n.toString(16);
 
 function bad(spec: string, why: string): never {
   throw new InputError("bad-value", `${spec}: ${why}`);

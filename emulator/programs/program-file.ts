@@ -3,9 +3,7 @@
  * (`stackwalk-program/1`, the same fields as the corpus specs), or plain Intel-syntax assembly.
  * Either becomes a PE image with symbols and labels, so the runner treats it like any image.
  */
-import { InputError } from "../../src/errors.js";
-import { JsonNode } from "../../src/formats/json-input.js";
-import type { ModuleSymbol } from "../../src/model/snapshot.js";
+import { InputError, JsonNode, type ModuleSymbol } from "../../src/index.js";
 import { AssemblyError, loadAssembler, type AssembledProgram } from "../assemble.js";
 import { FIRST_SECTION_RVA, SECTION_CHARACTERISTICS, writePeImage } from "../image-writer.js";
 import { runImage, type RunOptions, type RunResult } from "../run.js";

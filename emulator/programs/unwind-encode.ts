@@ -9,7 +9,7 @@
  * SAVE_XMM128 and FrameOffset) and refuses values the chosen form cannot hold, so a test can
  * trust that the bytes mean what the spec says they mean.
  */
-import type { RuntimeFunction } from "../../src/formats/pe.js";
+import { hex, type RuntimeFunction } from "../../src/index.js";
 
 /** UnwindOp values (x64-unwind.md §1.3). */
 export const UWOP = {
@@ -110,8 +110,6 @@ const UWOP_NAMES = [
   "UWOP_PUSH_NONVOL", "UWOP_ALLOC_LARGE", "UWOP_ALLOC_SMALL", "UWOP_SET_FPREG", "UWOP_SAVE_NONVOL",
   "UWOP_SAVE_NONVOL_FAR", "UWOP_EPILOG", "UWOP_SPARE", "UWOP_SAVE_XMM128", "UWOP_SAVE_XMM128_FAR", "UWOP_PUSH_MACHFRAME",
 ] as const;
-
-const hex = (n: number): string => `0x${n.toString(16)}`;
 
 /** The register number of a general register (x64-unwind.md §1.1). */
 export function unwindRegisterNumber(register: UnwindRegister): number {

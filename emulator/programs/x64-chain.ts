@@ -43,7 +43,7 @@
  * to 0. The stack must be at least `stackReserve` bytes (SizeOfStackReserve), below the initial
  * RSP.
  */
-import { X64_CALLEE_SAVED } from "../../src/index.js";
+import { hex, type RuntimeFunction, X64_CALLEE_SAVED } from "../../src/index.js";
 import { createHash } from "node:crypto";
 import { loadAssembler } from "../assemble.js";
 import {
@@ -55,7 +55,6 @@ import {
   writePeImage,
   type SectionSpec,
 } from "../image-writer.js";
-import type { RuntimeFunction } from "../../src/formats/pe.js";
 import {
   allocCode,
   encodeRuntimeFunctions,
@@ -414,9 +413,9 @@ function checkProgram(spec: X64ProgramSpec): Func[] {
   const last = spec.functions.length - 1;
   const funcs = spec.functions.map((f, index): Func => {
     const at = `${where}, function ${JSON.stringify(f.name)}`;
-    const fail = (message: string): never => {
+    function fail(message: string): never {
       throw new RangeError(`${at}: ${message}`);
-    };
+    }
     const count = (field: string, value: number | undefined, max: number, multiple = 1): number => {
       const v = value ?? 0;
       if (!Number.isInteger(v) || v < 0 || v > max || v % multiple !== 0) fail(`${field} = ${v} is not a multiple of ${multiple} in 0..${max}`);
@@ -599,7 +598,6 @@ function stackDepth(funcs: readonly Func[]): number {
   return X64_ABOVE_SENTINEL + funcs.reduce((sum, f) => sum + frameBytes(f) * (f.recursion + 1), 0) + 8;
 }
 
-const hex = (n: number): string => `0x${n.toString(16)}`;
 /** An immediate as the source writes it: hex from 10 up, as Windows disassemblers show offsets and sizes. */
 const imm = (n: number): string => (n < 10 ? String(n) : hex(n));
 const pad = (instruction: string, comment: string): string => `    ${instruction.padEnd(44)} # ${comment}`;

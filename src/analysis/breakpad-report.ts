@@ -2,7 +2,9 @@
  * What Breakpad's `minidump_stackwalk` prints for a minidump, gathered (minidump.md §4–§6): OS and
  * CPU from SystemInfo, the crash reason and address from the Exception stream, the process uptime
  * from MiscInfo, and one walk per thread in dump order with Breakpad's dump-writer thread skipped.
- * The frames are the project's `auto` walk, not Breakpad's walker; render/breakpad.ts prints the
+ * The frames are the project's `auto` walk, not Breakpad's walker, except where a machine's
+ * `auto` order differs from Breakpad's (ARM64: lr before the frame record, arm64.md Part 5), which
+ * walks in Breakpad's order; render/breakpad.ts prints the
  * report, human (§6.1) and machine-readable `-m` (§6.2).
  */
 import { InputError } from "../errors.js";
@@ -12,6 +14,7 @@ import { moduleAt, type Module, type Snapshot, type ThreadSnapshot } from "../mo
 import { UnwindCache } from "../unwind/cache.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
 import type { Walk } from "../walk/frame.js";
+import { breakpadStrategiesFor } from "../walk/registry.js";
 import { walkThread, type WalkOptions } from "../walk/walk.js";
 import { crashReason } from "./breakpad-crash.js";
 import { dumpSystemInfo } from "./system-info.js";
@@ -110,6 +113,9 @@ export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: Brea
   const unused = [...snapshot.threads];
   // The threads of one dump share what their walks learn.
   const walkOptions: WalkOptions = { ...options.walk, cache: options.walk?.cache ?? new UnwindCache() };
+  // Breakpad's own order where the machine's `auto` differs from it (ARM64: lr before the frame record).
+  const own = options.walk?.strategies === undefined ? breakpadStrategiesFor(snapshot.machine, options.walk?.walker) : undefined;
+  if (own !== undefined) walkOptions.strategies = own;
   let index = 0;
   for (const t of dump.threads) {
     if (info?.dumpThreadId !== undefined && t.id === info.dumpThreadId) continue;
@@ -131,7 +137,7 @@ export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: Brea
   if (options.symbolPathGiven === true) {
     for (const { walk } of report.threads) {
       for (const f of walk.frames) {
-        const m = moduleAt(snapshot.modules, lookupAddress(f.addrPC, f.index > 0));
+        const m = moduleAt(snapshot.modules, lookupAddress(f.addrPC, f.index > 0, snapshot.machine));
         if (m !== undefined && !hasSymbols(m)) report.modulesWithoutSymbols.add(m);
       }
     }

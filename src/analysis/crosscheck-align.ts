@@ -9,23 +9,38 @@ import type { AlignedRow, Diagnosis, Truncation } from "./crosscheck.js";
 import { plural, type Diagnoser, type Holder, type Namer } from "./crosscheck-diagnose.js";
 import { ETW_MAX_ADDRESSES, type ChainCapture } from "./ebp-chain.js";
 
+/** What both alignments work on: the rows they append to, ETW's addresses and the walked frames. */
+export interface Alignment {
+  /** The aligned rows so far; an alignment appends to them. */
+  rows: AlignedRow[];
+  diag: Diagnoser;
+  names: Namer;
+  /** ETW's addresses, innermost first. */
+  E: readonly bigint[];
+  /** The walked frames, innermost first. */
+  W: readonly Frame[];
+  stack: EtwStack;
+}
+
+/** The EBP chain re-run from the capture site, and how far it agrees with ETW's array. */
+export interface ChainMatch {
+  capture: ChainCapture;
+  /** How many of the chain's steps equal ETW's addresses after the anchor. */
+  same: number;
+  /** The chain gives exactly ETW's addresses after the anchor, no more and no fewer. */
+  reproduced: boolean;
+  /** ETW's index of the capture site's address. */
+  anchorEtw: number;
+}
+
 /**
  * Aligns through the re-run chain: the first `same` steps equal ETW's addresses, and each is
  * tied to the walked frame whose saved-EBP slot it was read at (fp + 8 is the frame's
  * AddrStack: the return-address slot is fp + 4). The rest, if any, is aligned by addresses.
  */
-export function alignByChain(
-  rows: AlignedRow[],
-  diag: Diagnoser,
-  names: Namer,
-  capture: ChainCapture,
-  same: number,
-  reproduced: boolean,
-  anchorEtw: number,
-  E: readonly bigint[],
-  W: readonly Frame[],
-  stack: EtwStack,
-): Truncation | undefined {
+export function alignByChain(al: Alignment, chain: ChainMatch): Truncation | undefined {
+  const { rows, diag, names, E, W } = al;
+  const { capture, same, reproduced, anchorEtw } = chain;
   const bySlot = new Map<bigint, number>();
   for (let j = 1; j < W.length; j++) if (!bySlot.has(W[j]!.addrStack)) bySlot.set(W[j]!.addrStack, j);
   let lastWalk = 0;
@@ -49,7 +64,7 @@ export function alignByChain(
     }
   }
   if (!reproduced) {
-    return alignByAddresses(rows, diag, names, anchorEtw + 1 + same, lastWalk + 1, E, W, stack, {
+    return alignByAddresses(al, anchorEtw + 1 + same, lastWalk + 1, {
       why: `ETW's array and the EBP chain re-run on the snapshot part here (${names.hex(E[anchorEtw + 1 + same] ?? 0n)} in ETW, ${capture.steps[same] !== undefined ? names.hex(capture.steps[same]!.ra) : "the end"} in the re-run)`,
       lastEtw,
       lastWalk,
@@ -83,17 +98,8 @@ interface Continuation {
  * Aligns ETW[e0..] with walked frames [w0..] by equal addresses (the longest common
  * subsequence, so that the order is kept), and diagnoses the rest with the ground truth.
  */
-export function alignByAddresses(
-  rows: AlignedRow[],
-  diag: Diagnoser,
-  names: Namer,
-  e0: number,
-  w0: number,
-  E: readonly bigint[],
-  W: readonly Frame[],
-  stack: EtwStack,
-  from?: Continuation,
-): Truncation | undefined {
+export function alignByAddresses(al: Alignment, e0: number, w0: number, from?: Continuation): Truncation | undefined {
+  const { rows, diag, names, E, W, stack } = al;
   const a = E.slice(e0);
   const b = W.slice(w0).map((f) => f.addrPC);
   const pairs = commonSubsequence(a, b);

@@ -320,9 +320,9 @@ export function crossCheckStack(snapshot: Snapshot, walk: Walk, stack: EtwStack,
         : same === capture.steps.length
           ? `re-running the EBP chain from EBP ${names.hex(ebp0!)} reproduces ${plural(same, "address", "addresses")} after the capture site and ends there (${capture.stop.detail}), but ETW has ${plural(rest.length - same, "more address", "more addresses")}`
           : `re-running the EBP chain from EBP ${names.hex(ebp0!)} reproduces all ${plural(rest.length, "address", "addresses")} ETW has after the capture site, but would go on for ${plural(capture.steps.length - same, "more address", "more addresses")}`;
-    const truncation = alignByChain(rows, diag, names, capture, same, reproduced, anchorEtw, E, W, stack);
+    const truncation = alignByChain({ rows, diag, names, E, W, stack }, { capture, same, reproduced, anchorEtw });
     return result(true, "ebp-chain", truncation, model);
   }
-  const truncation = alignByAddresses(rows, diag, names, anchorEtw + 1, anchorWalk + 1, E, W, stack);
+  const truncation = alignByAddresses({ rows, diag, names, E, W, stack }, anchorEtw + 1, anchorWalk + 1);
   return result(true, "addresses", truncation);
 }

@@ -98,6 +98,6 @@ export interface ExplainedWalk {
   backingStore?: StackWord[];
   /** Comparison with the input's ground truth, when it has one. */
   truth?: { exact: boolean; text: string };
-  /** Notes a reader should see first (no truth in the input, a walk that stopped early). */
+  /** Notes a reader should see first (no truth in the input, a stack longer than the words listed); the stop is `stopText`'s. */
   notes: string[];
 }

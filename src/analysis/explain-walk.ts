@@ -6,6 +6,7 @@
  * images (code bytes, unwind tables) are the rules' own business and are left out. The words are
  * explain-words.ts's; render/explain.ts, svg.ts and html.ts draw the result.
  */
+import { stripPac } from "../arch/arm64/pac.js";
 import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
 import { readPointer, type MemoryReader } from "../memory/reader.js";
 import { moduleAt, type Registers, type Snapshot, type ThreadSnapshot } from "../model/snapshot.js";
@@ -116,7 +117,6 @@ export function explainWalk(snapshot: Snapshot, thread: ThreadSnapshot, options:
     }
   }
   const stopText = stopInWords(walk.stop, a);
-  if (walk.stop.reason !== "end-of-stack") notes.push(`The walk stopped before the end of the stack: ${stopText}`);
   const stack = stackWords(snapshot, walk, frames, wordSize, notes);
   const out: ExplainedWalk = {
     machine,
@@ -174,21 +174,31 @@ function classifyReads(machine: Machine, wordSize: number, reads: readonly RawRe
   const recovered = caller.registers;
   const w = BigInt(wordSize);
   // The return-address slot: the read of the caller's PC just below its SP, else the last read of that value.
-  let raIndex = reads.findIndex((r) => r.value === caller.addrPC && r.address === caller.addrStack - w);
+  // An ARM64 return address read from memory may carry a pointer authentication code the walk stripped.
+  const isPc = machine === "arm64" ? (v: bigint): boolean => stripPac(v) === caller.addrPC : (v: bigint): boolean => v === caller.addrPC;
+  let raIndex = reads.findIndex((r) => isPc(r.value) && r.address === caller.addrStack - w);
   if (raIndex < 0) {
-    for (let i = reads.length - 1; i >= 0; i--) if (reads[i]!.value === caller.addrPC && reads[i]!.size === wordSize) { raIndex = i; break; }
+    for (let i = reads.length - 1; i >= 0; i--) if (isPc(reads[i]!.value) && reads[i]!.size === wordSize) { raIndex = i; break; }
   }
   const searched = caller.trust === "scan" || movedBy(caller.rule) > 0;
   const bstoreRange = machineInfo(machine).bstore !== null ? backingStoreRange(snapshot, callee, caller) : undefined;
   const base = callee.unwindRegisters ?? callee.registers;
   // Registers already matched to a slot: two saved registers that hold the same value get one slot each.
   const taken = new Set<string>();
+  const named = savedInOrder(caller.rule, reads, raIndex, recovered);
   return reads.map((r, i): ExplainedRead => {
     let role: ReadRole = searched ? "scanned" : "data";
     let register: string | undefined;
+    const known = named?.[i];
     if (i === raIndex) {
       role = "return-address";
       register = arch.pc;
+    } else if (named !== undefined) {
+      // The rule says which register each read restores.
+      if (known !== undefined) {
+        role = known === arch.fp ? "saved-frame-pointer" : "saved-register";
+        register = known;
+      }
     } else if (arch.fp !== null && recovered[arch.fp] !== undefined && recovered[arch.fp] === r.value && r.size === wordSize) {
       role = "saved-frame-pointer";
       register = arch.fp;
@@ -210,6 +220,27 @@ function classifyReads(machine: Machine, wordSize: number, reads: readonly RawRe
     if (rel !== undefined) read.relative = rel;
     return read;
   });
+}
+
+/**
+ * The register each read restored, by read, when the rule names them in the order they are read:
+ * x64 UNWIND_INFO's pushes and saves, undone last first, entry by entry down the chain. Only when
+ * the reads besides the return address are exactly those and each read's value is the register's
+ * recovered value; otherwise undefined, and the reads are matched by value (two registers that
+ * held the same value are then told apart only by the order they are found in).
+ */
+function savedInOrder(rule: Rule, reads: readonly RawRead[], raIndex: number, recovered: Registers): (string | undefined)[] | undefined {
+  if (rule.kind !== "unwind-info" || rule.epilog !== undefined || rule.jumped !== undefined || rule.machineFrameSlot !== undefined) return undefined;
+  const order = rule.parts.flatMap((p) => [...p.ops].reverse()).flatMap((op) => (op.op === "push" || op.op === "save" ? [op.register] : []));
+  const others = reads.map((_, i) => i).filter((i) => i !== raIndex);
+  if (order.length === 0 || others.length !== order.length) return undefined;
+  const out: (string | undefined)[] = reads.map(() => undefined);
+  for (const [k, i] of others.entries()) {
+    const register = order[k]!;
+    if (recovered[register] !== reads[i]!.value) return undefined;
+    out[i] = register;
+  }
+  return out;
 }
 
 /** The backing-store addresses between two frames (IA-64: the callee's BSP is above the caller's). */

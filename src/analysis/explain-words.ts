@@ -8,8 +8,8 @@ import { hex } from "../hex.js";
 import type { FpoData } from "../model/fpo-data.js";
 import { formatAddress, machineInfo, registerDisplay, type Machine } from "../model/machine.js";
 import type { Snapshot } from "../model/snapshot.js";
-import type { FrameDataRule, Rule, UnwindOpStep } from "../unwind/rule.js";
-import { pspText, ruleText, saveLocationText } from "../unwind/rule-text.js";
+import type { Arm64UnwindRule, FrameDataRule, Rule, UnwindOpStep } from "../unwind/rule.js";
+import { arm64OpInstruction, arm64OpText, pspText, ruleText, saveLocationText } from "../unwind/rule-text.js";
 import type { Frame, Walk, WalkStop } from "../walk/frame.js";
 import type { ExplainedFrame } from "./explain-model.js";
 import { locate, locateAddress, locationText } from "./location.js";
@@ -42,7 +42,9 @@ export function howLines(machine: Machine, callee: ExplainedFrame, e: ExplainedF
     const target = r.register !== undefined ? registerName(machine, r.register) : undefined;
     switch (r.role) {
       case "return-address":
-        lines.push(`${where} = ${a(r.value)} → return address: ${target} ← ${a(r.value)}`);
+        // An ARM64 return address may be signed: the frame's PC is the value without its pointer authentication code.
+        if (r.value !== e.frame.addrPC && machine === "arm64") lines.push(`${where} = ${a(r.value)} → return address: ${target} ← ${a(e.frame.addrPC)}, its pointer authentication code stripped`);
+        else lines.push(`${where} = ${a(r.value)} → return address: ${target} ← ${a(r.value)}`);
         break;
       case "saved-frame-pointer":
         lines.push(`${where} = ${a(r.value)} → the caller's saved frame pointer: ${target} ← ${a(r.value)}`);
@@ -127,6 +129,7 @@ function strategyLines(machine: Machine, frame: Frame, fn: string): string[] {
   const info = machineInfo(machine);
   switch (frame.trust) {
     case "frame-pointer": {
+      if (machine === "arm64") return arm64ChainLines(rule, fn);
       const fp = (info.fp ?? "").toUpperCase();
       const w = info.pointerSize;
       return [`The frame-pointer chain: ${fn} began with push ${fp.toLowerCase()}; mov ${fp.toLowerCase()}, ${info.sp}, so the caller's ${fp} is at [${fp}] and the return address just above it, at [${fp}+${w}].`];
@@ -150,6 +153,7 @@ function strategyLines(machine: Machine, frame: Frame, fn: string): string[] {
       return [`FrameData for ${fn} (rva ${hex(d.rvaStart)}, a PDB or Breakpad STACK WIN record): ${d.localSize} bytes of locals, ${d.savedRegsSize} bytes of saved registers, ${d.paramsSize} bytes of parameters; its program string computes the caller's registers${ra !== undefined ? `, with the return address at ${ra}` : ""}.`];
     }
     case "unwind-info": {
+      if (rule.kind === "arm64-unwind") return arm64UnwindLines(rule, frame, fn);
       if (rule.kind !== "unwind-info") return [];
       const lines = [`UNWIND_INFO for ${fn} (its RUNTIME_FUNCTION in .pdata): the prolog's operations are undone, the last one first${rule.epilog !== undefined ? "; the PC is in an epilogue, so the rest of the epilogue is run instead" : ""}:`];
       // The rule lists the operations in prolog order; they are undone from the last.
@@ -182,6 +186,47 @@ function strategyLines(machine: Machine, frame: Frame, fn: string): string[] {
     default:
       return [];
   }
+}
+
+/** The ARM64 frame-record chain's step, or its step through lr for a frame whose record is not stored yet (arm64.md Part 4). */
+function arm64ChainLines(rule: Rule, fn: string): string[] {
+  if (rule.kind === "link-register") {
+    return [`${fn} has not stored a frame record of its own (a leaf, or a prolog before its stp x29, lr): bl left the return address in the link register, so Pc ← Lr and Sp stays as it is.`];
+  }
+  return [`The frame-record chain: x29 points at the 16-byte frame record {the caller's x29, the return address saved from lr} that ${fn}'s prolog stored with stp x29, lr, so the caller's Pc is [x29+8] (with any pointer authentication code stripped) and its x29 is [x29]; its Sp is a guess, x29+16, right when the record is at the top of the frame.`];
+}
+
+/** What the ARM64 table unwinder did for a frame (arm64.md §1.7, §1.10): the .pdata entry, the codes undone, where the return address came from. */
+function arm64UnwindLines(rule: Arm64UnwindRule, frame: Frame, fn: string): string[] {
+  const a = (v: bigint): string => formatAddress("arm64", v);
+  const f = rule.function;
+  if ("leafRva" in f) {
+    return [`No .pdata entry covers ${fn} (rva ${hex(f.leafRva)}): on ARM64 that is a function that allocates no stack and saves no register, so bl's return address is still in the link register: Pc ← Lr = ${a(frame.addrPC)}, Sp unchanged.`];
+  }
+  const form = f.form === "xdata" ? "an .xdata record" : f.form === "fragment" ? "a packed word for a fragment without prolog or epilog (Flag 2)" : "a packed word (Flag 1: one prolog at the start, one epilog at the end)";
+  const parent = f.parent === undefined ? "" : `, unwound as its parent at rva ${hex(f.parent)} (Flag 3)`;
+  const p = rule.position;
+  const where =
+    p.at === "prolog"
+      ? `; the Pc is in the prolog with ${p.offset} of its instructions run, so the codes of the ${p.skipped} not yet run are skipped`
+      : p.at === "epilog"
+        ? `; the Pc is ${p.offset} instruction${p.offset === 1 ? "" : "s"} into an epilog, so the ${p.skipped} code${p.skipped === 1 ? "" : "s"} it has already run ${p.skipped === 1 ? "is" : "are"} skipped and the rest run`
+        : "";
+  const lines = [`The .pdata entry for ${fn} (rva ${hex(f.begin)}, ${form}${parent}): its unwind codes are undone, the one nearest the body first${where}:`];
+  for (const op of rule.ops) lines.push(`${arm64OpText(op)}: ${arm64OpInstruction(op)}`);
+  if (rule.pcFrom !== "lr") {
+    lines.push(`The caller's Pc comes from the ${rule.pcFrom.replace("-", " ")}: an interrupted instruction, not a return address, so its function is looked up at the Pc itself.`);
+    return lines;
+  }
+  const savedLr = rule.ops.some((o) => o.op === "save" && o.registers.includes("lr"));
+  const lr = frame.registers["lr"];
+  lines.push(
+    savedLr
+      ? "then the return: Pc ← Lr, the return address the prolog saved"
+      : `then the return: Pc ← Lr; ${fn} never saved lr, so the return address is still in the link register where bl left it`,
+  );
+  if (lr !== undefined && lr !== frame.addrPC) lines.push(`Lr = ${a(lr)} carries a pointer authentication code in its top bits; stripped (bits 48-63 copied from bit 55): Pc = ${a(frame.addrPC)}.`);
+  return lines;
 }
 
 /** Why the frame-pointer chain goes wrong at frame `i`, when it does. */

@@ -7,7 +7,7 @@ import type { MemoryReader } from "../memory/reader.js";
 import type { Registers } from "../model/snapshot.js";
 import type { ExecContext, UnwindResult } from "../unwind/step.js";
 import { execArm64Unwind } from "./arm64/exec.js";
-import { execLinkRegister } from "./arm64/frame-pointer.js";
+import { execBreakpadFramePointer, execLinkRegister } from "./arm64/frame-pointer.js";
 import { execCfi } from "./cfi.js";
 import { execFramePointer } from "./frame-chain.js";
 import { execIa64 } from "./ia64/exec.js";
@@ -45,6 +45,8 @@ export function execRule(rule: UnwindRule, registers: Registers, memory: MemoryR
       return execArm64Unwind(rule, registers, memory, ctx);
     case "arm64-link":
       return execLinkRegister(rule, registers, memory, ctx);
+    case "arm64-breakpad-fp":
+      return execBreakpadFramePointer(rule, registers, memory, ctx);
     case "cfi":
       return execCfi(rule, registers, memory, ctx);
     case "scan":

@@ -33,6 +33,8 @@ export interface ChainMachine extends ChainRegisters {
    * ends it with EBP = 0 at thread start), or nothing at all (x64 code keeps no chain).
    */
   zeroFp: "end-of-stack" | "unsupported";
+  /** The alignment a frame pointer must have to be followed (ARM64's frame records: 8), when the machine requires one. */
+  align?: number;
   /** A chain step's rule as the caller frame works it out ({@link chainMachine}). */
   rule: DerivedRule;
 }
@@ -79,6 +81,9 @@ export function execFramePointer(plan: FramePointerPlan, registers: Registers, m
   if (fp === undefined) return { ok: false, stop: walkStop("unsupported", `${name} is not known for this frame`) };
   if (fp === 0n) {
     return { ok: false, stop: walkStop(c.zeroFp, c.zeroFp === "end-of-stack" ? `${name} is 0: the frame chain ends here` : `${name} is 0: no frame pointer to follow`) };
+  }
+  if (c.align !== undefined && fp % BigInt(c.align) !== 0n) {
+    return { ok: false, stop: walkStop("unsupported", `${name} ${padHex(fp, c.width)} is not ${c.align}-byte aligned: not a frame record`, fp) };
   }
   if (c.width === 4 && memory.u32n !== undefined) return execFramePointer32(c, fp, memory as U32Reader, ctx.cache.get(STEP));
   const w = BigInt(c.width);

@@ -6,6 +6,7 @@
  * table cannot be searched, when it cannot.
  */
 import { readMappedImage, readMappedRuntimeFunctions } from "../formats/pe-mapped.js";
+import { hex } from "../hex.js";
 import type { MemoryReader } from "../memory/reader.js";
 import type { Module } from "../model/snapshot.js";
 import { cacheSlot, ImageKeyed, type CacheSlot, type UnwindCache } from "../unwind/cache.js";
@@ -32,7 +33,7 @@ export function mappedFunctionTable(
   module: Module,
   images: MemoryReader,
   machine: number,
-  check: (functions: Uint32Array, sizeOfImage: number) => string | undefined,
+  check: TableCheck,
   entryBytes?: number,
 ): MappedFunctionTable | undefined {
   const image = readMappedImage(images, module.base);
@@ -46,6 +47,36 @@ export function mappedFunctionTable(
   const problem = typeof raw === "string" ? raw : check(raw, sizeOfImage);
   if (problem !== undefined) table.problem = `${module.name}: ${problem}`;
   return table;
+}
+
+/** Why a table cannot be binary-searched, or undefined when it can. */
+export type TableCheck = (functions: Uint32Array, sizeOfImage: number) => string | undefined;
+
+/**
+ * The check of a table of `entry` records (begin, end, unwind data): every entry not empty,
+ * aligned to `align` when given, inside SizeOfImage, and beginning at or after the end of the one
+ * before (sorted by begin, no overlaps).
+ */
+export function entryTableCheck(entry: string, align?: { bytes: number; name: string }): TableCheck {
+  return (f, sizeOfImage) => {
+    let previousEnd = 0;
+    for (let i = 0; i < f.length; i += 3) {
+      const begin = f[i]!;
+      const end = f[i + 1]!;
+      const n = i / 3;
+      const range = `${entry} ${n} (${hex(begin)}..${hex(end)})`;
+      if (end <= begin) return `${range} is empty`;
+      if (align !== undefined && (begin % align.bytes !== 0 || end % align.bytes !== 0)) return `${range} is not ${align.name}`;
+      if (end > sizeOfImage) return `${range} runs past the image (SizeOfImage ${hex(sizeOfImage)})`;
+      if (n > 0) {
+        const previousBegin = f[i - 3]!;
+        if (begin < previousBegin) return `the ${entry} table is not sorted: entry ${n} begins at ${hex(begin)}, before entry ${n - 1} (${hex(previousBegin)})`;
+        if (begin < previousEnd) return `${range} overlaps entry ${n - 1} (${hex(previousBegin)}..${hex(previousEnd)})`;
+      }
+      previousEnd = end;
+    }
+    return undefined;
+  };
 }
 
 /** A module's function table with its decoded unwind infos (`I`: an info, or why it is bad), each decoded once. */
@@ -70,7 +101,7 @@ export function functionTables<I>(
   images: MemoryReader,
   cache: UnwindCache | undefined,
   machine: number,
-  check: (functions: Uint32Array, sizeOfImage: number) => string | undefined,
+  check: TableCheck,
   entryBytes?: number,
 ): FunctionTables<I> | undefined {
   const read = (): FunctionTables<I> | undefined => {

@@ -9,7 +9,7 @@ import type { MemoryReader } from "../memory/reader.js";
 import type { Registers } from "../model/snapshot.js";
 import type { ExecContext, UnwindResult, UnwindStrategy } from "../unwind/step.js";
 import type { Arm64Plan } from "./arm64/exec.js";
-import type { LinkRegisterPlan } from "./arm64/frame-pointer.js";
+import type { BreakpadFramePointerPlan, LinkRegisterPlan } from "./arm64/frame-pointer.js";
 import type { CfiPlan } from "./cfi.js";
 import type { FramePointerPlan } from "./frame-chain.js";
 import type { Ia64Plan } from "./ia64/exec.js";
@@ -45,6 +45,7 @@ export type UnwindRule =
   | UnwindInfoPlan
   | Arm64Plan
   | LinkRegisterPlan
+  | BreakpadFramePointerPlan
   | CfiPlan
   | ScanPlan
   | Ia64Plan

@@ -20,7 +20,7 @@ import { locate, locationText } from "../analysis/location.js";
 import { walkSnapshot, type ThreadWalk } from "../walk/walk.js";
 import type { WalkerName } from "../walk/registry.js";
 import { EXIT, symbolSpec, UsageError, type Io, type SymbolValues } from "./common.js";
-import { loadSnapshot, resolveThread } from "./walk.js";
+import { loadSnapshot, resolveThread } from "./load.js";
 
 /** How every input of a batch is walked. */
 export interface BatchOptions {

@@ -95,7 +95,7 @@ function asSpec(symbols: readonly string[] | SymbolSpec): SymbolSpec {
  */
 export function attachSymbols(input: Input, file: string, symbols: readonly string[] | SymbolSpec, io: Io): SymbolNote[] {
   const spec = asSpec(symbols);
-  let notes;
+  let notes: SymbolNote[];
   if (input.kind === "sweep") {
     const target = { modules: input.sweep.modules, memory: new RegionMemory(input.sweep.memory.map((r) => ({ base: r.base, bytes: r.bytes }))) };
     notes = attachSymbolPath(target, spec.path, besideInput(file));
@@ -139,6 +139,15 @@ export function reportSymbols(spec: SymbolSpec, notes: readonly SymbolNote[], wa
     else io.err(`symbols: ${n.module}: ${n.detail}\n`);
   }
   if (missing.length > 0) io.err(`symbols: no symbol file for ${missing.length} module(s): ${missing.join(", ")}\n`);
+}
+
+/** Whether `path` names a directory (false when it names nothing). */
+export function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** Expands directories (recursively, sorted) into the `.json` files below them. */

@@ -2,7 +2,7 @@
  * `stackwalk emulate <program>`: runs a program on the emulated CPU and writes snapshots with
  * ground truth: a sweep of every instruction, or one vector per break hit.
  */
-import { closeSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
 import type { RunOptions, RunResult } from "../../emulator/run.js";
 import { InputError } from "../errors.js";
@@ -11,12 +11,13 @@ import { x64ModuleCfi } from "../arch/x64/cfi-from-unwind.js";
 import { arm64ModuleCfi } from "../arch/arm64/cfi-from-unwind.js";
 import type { BreakpadStackCfi } from "../formats/breakpad-sym.js";
 import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
-import { moduleCodeView, writeMinidump, type ByteSink, type MinidumpWriteOptions, type MinidumpWriteResult } from "../formats/minidump-write.js";
+import { moduleCodeView } from "../formats/minidump-write.js";
 import { formatSweep, replaySweep } from "../formats/sweep.js";
 import { formatVector } from "../formats/vector.js";
 import type { MemoryReader } from "../memory/reader.js";
 import type { Module, Snapshot } from "../model/snapshot.js";
-import { EXIT, parseOptions, readInputFile, UsageError, type Io } from "./common.js";
+import { writeMinidumpFile } from "../node/file-sink.js";
+import { EXIT, isDirectory, parseOptions, readInputFile, UsageError, type Io } from "./common.js";
 
 /** The instruction limit when --max-instructions is not given. */
 export const DEFAULT_MAX_INSTRUCTIONS = 1_000_000;
@@ -247,13 +248,6 @@ function programKind(file: string): ProgramKind {
   return kind;
 }
 
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
 
 function sweepPath(output: string | undefined, stem: string): string {
   const name = `${stem}.sweep.json`;
@@ -410,51 +404,6 @@ function dumpSnapshot(snapshot: Snapshot, identities: Map<Module, Module>): Snap
     return named;
   });
   return { ...snapshot, modules };
-}
-
-/**
- * A {@link ByteSink} writing to a file, buffered: small chunks are gathered into 1 MiB writes,
- * large ones go straight through. `close()` flushes and closes the file.
- */
-export function fileSink(path: string): ByteSink & { close(): void } {
-  const fd = openSync(path, "w");
-  const buffer = new Uint8Array(1 << 20);
-  let held = 0;
-  const writeAll = (bytes: Uint8Array): void => {
-    let done = 0;
-    while (done < bytes.byteLength) done += writeSync(fd, bytes, done, bytes.byteLength - done);
-  };
-  const flush = (): void => {
-    if (held > 0) writeAll(buffer.subarray(0, held));
-    held = 0;
-  };
-  return {
-    write(chunk: Uint8Array): void {
-      if (held + chunk.byteLength > buffer.byteLength) flush();
-      if (chunk.byteLength >= buffer.byteLength) writeAll(chunk);
-      else {
-        buffer.set(chunk, held);
-        held += chunk.byteLength;
-      }
-    },
-    close(): void {
-      try {
-        flush();
-      } finally {
-        closeSync(fd);
-      }
-    },
-  };
-}
-
-/** Writes `snapshot` as a minidump to the file at `path` (see writeMinidump in src/formats/minidump-write.ts). */
-export function writeMinidumpFile(path: string, snapshot: Snapshot, options: MinidumpWriteOptions = {}): MinidumpWriteResult {
-  const sink = fileSink(path);
-  try {
-    return writeMinidump(snapshot, sink, options);
-  } finally {
-    sink.close();
-  }
 }
 
 /**

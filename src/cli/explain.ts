@@ -6,7 +6,7 @@ import type { ExplainedWalk } from "../analysis/explain-model.js";
 import { explainSnapshot } from "../analysis/explain-walk.js";
 import { formatExplanation } from "../render/explain.js";
 import { EXIT, maxFramesOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io, type SymbolValues } from "./common.js";
-import { loadSnapshot } from "./walk.js";
+import { loadSnapshot } from "./load.js";
 
 /** Usage text of `explain`. */
 export const EXPLAIN_USAGE = `usage: stackwalk explain <vector.json|sweep.json|dump.dmp> [--walker W] [--thread ID|all]

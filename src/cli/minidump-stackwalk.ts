@@ -9,7 +9,7 @@ import { breakpadReport } from "../analysis/breakpad-report.js";
 import { writeBreakpad, writeBreakpadMachineReadable } from "../render/breakpad.js";
 import { breakpadStackContents, writeBreakpadBrief } from "../render/breakpad-stack.js";
 import { EXIT, symbolSpec, UsageError, type Io } from "./common.js";
-import { loadSnapshot } from "./walk.js";
+import { loadSnapshot } from "./load.js";
 
 /** Usage text of `minidump-stackwalk` (Breakpad's, with what this one adds). */
 export const MINIDUMP_STACKWALK_USAGE = `usage: stackwalk minidump-stackwalk [options] <minidump-file> [symbol-path ...]

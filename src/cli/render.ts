@@ -14,9 +14,10 @@ export const RENDER_USAGE = `usage: stackwalk render <vector.json|sweep.json|dum
 Draws the stack of one thread as an SVG diagram: the memory stack as address-labelled rows
 (lower addresses at the top, so frame 0 is at the top and its callers below), each frame's
 words on a band of its own colour, return-address slots with an arrow to the frame each returns
-into, saved frame pointers with back-chain arrows, and on IA-64 the backing store as a second
-column with NaT collection words shaded and each frame's BSP marked. At most ${SVG_MAX_FRAMES} frames
-and ${SVG_MAX_ROWS} rows per column are drawn; the picture says what it leaves out.
+into, saved frame pointers with back-chain arrows, and on IA-64 the backing store below it
+with NaT collection words shaded and each frame's BSP marked; then the frames with their source
+lines. Long names keep their innermost part, the whole name in a title shown on hover. At most
+${SVG_MAX_FRAMES} frames and ${SVG_MAX_ROWS} rows per column are drawn; the picture says what it leaves out.
 
   -o, --output FILE  where to write the SVG (default: the input's base name + .svg in the
                      current directory; "-" writes it to standard output)

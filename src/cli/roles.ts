@@ -2,14 +2,16 @@
 import { isMachine, machineInfo, MACHINES, type Machine } from "../model/machine.js";
 import { renderRoles } from "../render/text.js";
 import { IA64_TWO_STACKS } from "../arch/ia64/two-stacks.js";
+import { ARM64_LINK_REGISTER } from "../arch/arm64/link-register.js";
 import { EXIT, parseOptions, UsageError, type Io } from "./common.js";
 
 /** Usage text of `roles`. */
-export const ROLES_USAGE = `usage: stackwalk roles [--machine x86|x64|ia64] [--json]
+export const ROLES_USAGE = `usage: stackwalk roles [--machine x86|x64|ia64|arm64] [--json]
 
 Prints which register plays each STACKFRAME64 role (AddrPC, AddrFrame, AddrStack, AddrBStore,
 ...) on each machine, side by side, with a line on why. With --machine ia64 it also draws
-Itanium's two stacks (memory stack and register backing store) and where AddrBStore points.
+Itanium's two stacks (memory stack and register backing store) and where AddrBStore points;
+with --machine arm64, where the return address lives: the link register, then the frame record.
 `;
 
 /** Runs `roles`. */
@@ -45,6 +47,8 @@ export function rolesCommand(argv: string[], io: Io): number {
     io.out(renderRoles(machines));
     // Itanium alone: the two stacks AddrStack and AddrBStore point into, as a picture.
     if (machines.length === 1 && machines[0] === "ia64") io.out("\n" + IA64_TWO_STACKS);
+    // ARM64 alone: the return address in the link register before a prolog saves it.
+    if (machines.length === 1 && machines[0] === "arm64") io.out("\n" + ARM64_LINK_REGISTER);
   }
   return EXIT.ok;
 }

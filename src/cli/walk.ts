@@ -1,20 +1,14 @@
 /** `stackwalk walk <input>...`: walks every thread (or one) and prints the frames; several inputs go to batch.ts. */
-import { statSync } from "node:fs";
 import { machineInfo } from "../model/machine.js";
 import { writeJson } from "../render/json.js";
 import { renderRoles, renderText } from "../render/text.js";
-import { renderWindbg } from "../render/windbg.js";
+import { renderWindbg, windbgProcess } from "../render/windbg.js";
 import { breakpadReport } from "../analysis/breakpad-report.js";
 import { writeBreakpad, writeBreakpadMachineReadable } from "../render/breakpad.js";
-import { replaySweep } from "../formats/sweep.js";
-import type { Minidump } from "../formats/minidump.js";
-import type { Snapshot } from "../model/snapshot.js";
 import { walkSnapshot, DEFAULT_MAX_FRAMES } from "../walk/walk.js";
-import { attachSymbols, EXIT, fetchSymbols, reportSymbols, loadInput, maxFramesOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io, type SymbolSpec } from "./common.js";
-import type { SymbolNote } from "../node/symbol-store.js";
-import { InputError } from "../errors.js";
+import { EXIT, isDirectory, reportSymbols, maxFramesOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io } from "./common.js";
 import { expandDumps, jobsOption, walkBatch, type BatchOptions } from "./batch.js";
-import { attachImageDirectories } from "../node/images.js";
+import { loadSnapshot, resolveThread } from "./load.js";
 
 /** Usage text of `walk`. */
 export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json|dump.dmp|folder>... [--walker auto|fpo|unwind|frame-pointer]
@@ -33,8 +27,9 @@ and the batch goes on (exit status 2 when any failed).
 
   --walker W       auto (default): the most trusted strategy per frame, falling back down the
                    trust order, with stack scanning last; fpo (x86): FrameData programs and
-                   FPO_DATA, then the EBP chain, no free scanning; unwind (x64): the unwind
-                   tables, then stack scanning; frame-pointer: the EBP/RBP chain only
+                   FPO_DATA, then the EBP chain, no free scanning; unwind (x64, arm64): the
+                   unwind tables, then stack scanning; frame-pointer: the EBP/RBP chain, or on
+                   arm64 lr for the context frame, then the x29 frame records
   --symbols PATH   where to look for PDBs (DIR/x.pdb, DIR/x.pdb/<id>/x.pdb) and Breakpad
                    .sym files (DIR/x.pdb/<id>/x.sym); repeatable; a symbol path as debuggers
                    take it: DIR, srv*CACHE*URL, srv*URL, cache*DIR, ;-separated lists
@@ -122,76 +117,11 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
   }
   let text = "";
   if (values.roles) text += renderRoles([snapshot.machine]) + "\n";
-  if (format === "windbg") text += renderWindbg(snapshot.machine, snapshot.modules, walks, snapshot.memory);
+  if (format === "windbg") text += renderWindbg(snapshot.machine, snapshot.modules, walks, snapshot.memory, dump !== undefined ? windbgProcess(dump) : { threads: snapshot.threads });
   else {
     const header = `${file}: ${machineInfo(snapshot.machine).title}${snapshot.description !== undefined ? ` - ${snapshot.description}` : ""}\n`;
     text += header + renderText(snapshot.machine, snapshot.modules, walks, values.registers === true || values.roles === true);
   }
   io.out(text);
   return EXIT.ok;
-}
-
-/** Whether `path` names a directory (a folder of dumps). */
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-/** What {@link loadSnapshot} needs besides the file. */
-export interface LoadOptions {
-  /** For a sweep: the instruction count of the snapshot to walk. */
-  step?: string | undefined;
-  symbols: SymbolSpec;
-  images: readonly string[];
-  /** The output format (the Breakpad formats need a minidump). */
-  format?: string;
-}
-
-/** `--thread crashed`: the crashed thread's id (an input error when none crashed); a thread id or "all" as given. */
-export function resolveThread(snapshot: Snapshot, choice: number | "all" | "crashed", file: string): number | "all" {
-  if (choice !== "crashed") return choice;
-  const crashed = snapshot.threads.find((t) => t.crashed);
-  if (crashed === undefined) throw new InputError("bad-value", `no thread crashed (threads: ${snapshot.threads.map((t) => t.id).join(", ")}), so --thread crashed chooses none`, { file });
-  return crashed.id;
-}
-
-/**
- * The snapshot to walk: a vector or minidump itself, or one snapshot of a sweep chosen with
- * `--step`; with the minidump it came from, if any, and what the symbol search found (symbol
- * directories, then symbol servers for what they lacked; its notes are printed on stderr).
- */
-export async function loadSnapshot(file: string, options: LoadOptions, io: Io): Promise<{ snapshot: Snapshot; dump?: Minidump; symbolNotes: SymbolNote[] }> {
-  const { step, symbols, images } = options;
-  const format = options.format ?? "text";
-  const input = loadInput(file);
-  if (input.kind !== "dump" && (format === "breakpad" || format === "breakpad-m")) {
-    throw new UsageError(`--format ${format} reproduces Breakpad's report of a minidump; ${file} is a ${input.kind === "vector" ? "vector" : "sweep"}, not a .dmp`);
-  }
-  if (images.length > 0) {
-    if (input.kind !== "dump") throw new UsageError(`--images applies to minidumps; ${file} is a ${input.kind}, which carries its images in its memory`);
-    for (const n of attachImageDirectories(input.snapshot, images)) if (n.file !== undefined || !n.detail.startsWith("no ")) io.err(`images: ${n.module}: ${n.detail}\n`);
-  }
-  const local = attachSymbols(input, file, symbols, io);
-  const symbolNotes = await fetchSymbols(input.kind === "dump" ? input.snapshot : input.kind === "vector" ? input.vector : undefined, symbols, local, io);
-  if (input.kind === "dump") {
-    // What the reader passed over or repaired in a damaged dump (each names the offset).
-    for (const note of input.dump.notes) io.err(`note: ${file}: ${note}\n`);
-    if (step !== undefined) throw new UsageError(`--step applies to sweeps; ${file} is a minidump`);
-    return { snapshot: input.snapshot, dump: input.dump, symbolNotes };
-  }
-  if (input.kind === "vector") {
-    if (step !== undefined) throw new UsageError(`--step applies to sweeps; ${file} is a single vector`);
-    return { snapshot: input.vector, symbolNotes };
-  }
-  const steps = input.sweep.steps;
-  if (step === undefined) {
-    throw new UsageError(`${file} is a sweep of ${steps.length} snapshots (steps ${steps[0]?.step ?? "-"}..${steps.at(-1)?.step ?? "-"}): choose one with --step N`);
-  }
-  if (!/^\d+$/.test(step)) throw new UsageError(`--step takes an instruction count, not "${step}"`);
-  const wanted = Number(step);
-  for (const v of replaySweep(input.sweep)) if (v.step === wanted) return { snapshot: v, symbolNotes };
-  throw new UsageError(`${file} has no snapshot at step ${wanted}`);
 }

@@ -4,7 +4,7 @@
  */
 import { InputError } from "../errors.js";
 
-/** A JSON value together with its path. */
+/** A parsed JSON value with its JSON path: typed accessors whose errors are InputErrors naming the path. */
 export class JsonNode {
   constructor(
     readonly value: unknown,

@@ -19,7 +19,7 @@ export type { MinidumpSystemInfo, MinidumpCpuInfo } from "./minidump/system-info
 export type { MinidumpThread } from "./minidump/thread-list.js";
 export type { MinidumpModule, MinidumpVersionInfo } from "./minidump/module-list.js";
 export type { MinidumpException } from "./minidump/exception.js";
-export type { MinidumpMiscInfo } from "./minidump/misc-info.js";
+export { MISC1_PROCESS_ID, miscProcessId, type MinidumpMiscInfo } from "./minidump/misc-info.js";
 export type { MinidumpFunctionTable, MinidumpFunctionTableStream } from "./minidump/function-table.js";
 export type { MinidumpAssertion, MinidumpBreakpadInfo } from "./minidump/breakpad-info.js";
 export { elfDebugId } from "./minidump/code-view.js";

@@ -5,12 +5,12 @@
  * (vectors/README.md "Sweeps"). Snapshots are read in order over one mutable memory image, so a
  * sweep of thousands of instructions costs one copy of memory, not thousands.
  */
-import { InputError } from "../errors.js";
+import { InputError, readingFile } from "../errors.js";
 import { RegionMemory, type MemoryRegion } from "../memory/region-memory.js";
 import { formatAddress, isMachine, machineInfo, MACHINES, type Machine } from "../model/machine.js";
 import type { EtwEvent, Module, Registers, TruthFrame } from "../model/snapshot.js";
 import { bytesToHex, JsonNode } from "./json-input.js";
-import { formatEtwEvent, formatModule, formatRegions, formatTruthFrame, parseEtw, parseModule, parseRegion, parseRegisters, parseTruth, type Vector, type ZeroBudget } from "./vector.js";
+import { formatEtwEvent, formatHead, formatModule, formatRegions, formatTruthFrame, parseEtw, parseModule, parseRegion, parseRegisters, parseTruth, list, type Vector, type ZeroBudget } from "./vector.js";
 
 /** The format identifier of sweeps. */
 export const SWEEP_FORMAT = "stackwalk-sweep/1";
@@ -50,12 +50,7 @@ const TOP_KEYS = ["format", "machine", "description", "provenance", "modules", "
 
 /** Parses and validates a sweep; errors name the JSON path (and `file`, when given). */
 export function parseSweep(text: string, file?: string): Sweep {
-  try {
-    return sweepFromJson(JsonNode.parse(text));
-  } catch (e) {
-    if (e instanceof InputError && file !== undefined) throw e.inFile(file);
-    throw e;
-  }
+  return readingFile(file, () => sweepFromJson(JsonNode.parse(text)));
 }
 
 /** Validates parsed JSON as a sweep. */
@@ -128,12 +123,7 @@ export function* replaySweep(sweep: Sweep): Generator<Vector & { step: number; l
 /** Serialises a sweep: one snapshot per line, deterministic. */
 export function formatSweep(sweep: Sweep): string {
   const a = (x: bigint): string => JSON.stringify(formatAddress(sweep.machine, x));
-  const lines: string[] = ["{"];
-  lines.push(`  "format": ${JSON.stringify(SWEEP_FORMAT)},`);
-  lines.push(`  "machine": ${JSON.stringify(sweep.machine)},`);
-  if (sweep.description !== undefined) lines.push(`  "description": ${JSON.stringify(sweep.description)},`);
-  if (sweep.provenance !== undefined) lines.push(`  "provenance": ${JSON.stringify(sweep.provenance)},`);
-  const list = (items: string[]): string => (items.length === 0 ? "[]" : `[\n${items.join(",\n")}\n  ]`);
+  const lines: string[] = ["{", ...formatHead(SWEEP_FORMAT, sweep)];
   lines.push(`  "modules": ${list(sweep.modules.map((m) => formatModule(sweep.machine, m)))},`);
   lines.push(`  "memory": ${list(formatRegions(sweep.machine, sweep.memory).map((r) => `    ${r}`))},`);
   const steps = sweep.steps.map((s) => {

@@ -12,7 +12,7 @@
  * new records, whether or not the snapshot was walked before.
  */
 import { hex } from "../hex.js";
-import { InputError } from "../errors.js";
+import { InputError, readingFile } from "../errors.js";
 import { OverlayMemory } from "../memory/overlay-memory.js";
 import type { MemoryReader } from "../memory/reader.js";
 import type { MemoryRegion } from "../memory/region-memory.js";
@@ -76,14 +76,9 @@ const startsWith = (bytes: Uint8Array, text: string): boolean => {
 
 /** Errors of `parse` name the file, when it has a name. */
 function named<T extends SymbolFile>(name: string | undefined, parse: () => T): T {
-  try {
-    const file = parse();
-    if (name !== undefined) file.name = name;
-    return file;
-  } catch (e) {
-    if (e instanceof InputError && name !== undefined && e.file === undefined) throw e.inFile(name);
-    throw e;
-  }
+  const file = readingFile(name, parse);
+  if (name !== undefined) file.name = name;
+  return file;
 }
 
 /** A Breakpad `.sym` file from its bytes (or text); throws {@link InputError} naming the line and byte offset. */

@@ -4,7 +4,7 @@
  * Loading validates every field and names the JSON path of the first bad one.
  */
 import { hex } from "../hex.js";
-import { InputError } from "../errors.js";
+import { InputError, readingFile } from "../errors.js";
 import { RegionMemory, type MemoryRegion } from "../memory/region-memory.js";
 import { formatAddress, isMachine, machineInfo, MACHINES, type Machine } from "../model/machine.js";
 import { decodeDiskItems } from "../etw/extended-data.js";
@@ -136,12 +136,7 @@ export function parseTruth(node: JsonNode, bits: number): TruthFrame[] {
 
 /** Parses and validates a vector; errors name the JSON path (and `file`, when given). */
 export function parseVector(text: string, file?: string): Vector {
-  try {
-    return vectorFromJson(JsonNode.parse(text));
-  } catch (e) {
-    if (e instanceof InputError && file !== undefined) throw e.inFile(file);
-    throw e;
-  }
+  return readingFile(file, () => vectorFromJson(JsonNode.parse(text)));
 }
 
 /** Validates parsed JSON as a vector. */
@@ -179,15 +174,10 @@ export function formatVector(v: Vector): string {
   const thread = v.threads[0];
   if (thread === undefined || v.threads.length !== 1) throw new InputError("bad-value", "a vector holds exactly one thread");
   const a = (x: bigint): string => JSON.stringify(formatAddress(v.machine, x));
-  const lines: string[] = ["{"];
-  lines.push(`  "format": ${JSON.stringify(VECTOR_FORMAT)},`);
-  lines.push(`  "machine": ${JSON.stringify(v.machine)},`);
-  if (v.description !== undefined) lines.push(`  "description": ${JSON.stringify(v.description)},`);
-  if (v.provenance !== undefined) lines.push(`  "provenance": ${JSON.stringify(v.provenance)},`);
+  const lines: string[] = ["{", ...formatHead(VECTOR_FORMAT, v)];
   const regs = Object.entries(thread.registers).map(([k, x]) => `${JSON.stringify(k)}: ${a(x)}`);
   lines.push(`  "context": { ${regs.join(", ")} },`);
   const regions = formatRegions(v.machine, v.memory.regions).map((r) => `    ${r}`);
-  const list = (items: string[]): string => (items.length === 0 ? "[]" : `[\n${items.join(",\n")}\n  ]`);
   lines.push(`  "memory": ${list(regions)},`);
   const modules = v.modules.map((m) => formatModule(v.machine, m));
   const truth = (thread.truth ?? []).map((t) => `    ${formatTruthFrame(v.machine, t)}`);
@@ -197,6 +187,19 @@ export function formatVector(v: Vector): string {
   lines.push(tail.join(",\n"));
   lines.push("}");
   return lines.join("\n") + "\n";
+}
+
+/** The keys a vector and a sweep begin with, one line each (after the opening brace). */
+export function formatHead(format: string, doc: { machine: Machine; description?: string | undefined; provenance?: string | undefined }): string[] {
+  const lines = [`  "format": ${JSON.stringify(format)},`, `  "machine": ${JSON.stringify(doc.machine)},`];
+  if (doc.description !== undefined) lines.push(`  "description": ${JSON.stringify(doc.description)},`);
+  if (doc.provenance !== undefined) lines.push(`  "provenance": ${JSON.stringify(doc.provenance)},`);
+  return lines;
+}
+
+/** A top-level list, one item per line (items already indented), or `[]`. */
+export function list(items: readonly string[]): string {
+  return items.length === 0 ? "[]" : `[\n${items.join(",\n")}\n  ]`;
 }
 
 /** Whole 4 KiB pages of zeros are written as `zeros` regions; everything else as hex. */

@@ -1,10 +1,11 @@
 /**
  * stackwalk-emu/node: what needs the file system or the network. Minidumps read lazily from
- * files, inputs loaded by path, symbol and image directories searched for a snapshot's modules,
- * symbol paths and HTTP(S) symbol servers. Everything
- * else (walking, formats on bytes, renderers) is in the core entry, `stackwalk-emu`.
+ * files and written to files, inputs loaded by path, symbol and image directories searched for a
+ * snapshot's modules, symbol paths and HTTP(S) symbol servers. Everything else (walking, formats
+ * on bytes, renderers) is in the core entry, `stackwalk-emu`.
  */
 export { fileSource, ioReason } from "./file-source.js";
+export { fileSink, writeMinidumpFile } from "./file-sink.js";
 export { openDump, loadInput, type Input, type OpenedDump } from "./input.js";
 export { attachSymbolDirectories, besideInput, readInputFile, readSymbolFile, type SymbolNote } from "./symbol-store.js";
 export { attachImageDirectories, type ImageNote } from "./images.js";

@@ -2,7 +2,7 @@
  * Inputs from files: a stackwalk-vector/1 or stackwalk-sweep/1 JSON file, or a minidump read by
  * position, so that only the bytes a walk asks for are read from disk.
  */
-import { InputError } from "../errors.js";
+import { InputError, readingFile } from "../errors.js";
 import { parseJsonInput, type JsonInput } from "../formats/input.js";
 import { minidumpSnapshot, readMinidump, type Minidump } from "../formats/minidump.js";
 import type { Snapshot } from "../model/snapshot.js";
@@ -28,10 +28,9 @@ export function openDump(path: string): OpenedDump {
   const source = fileSource(path);
   try {
     const dump = readMinidump(source, path);
-    return { dump, snapshot: minidumpSnapshot(dump), close: () => source.close() };
+    return { dump, snapshot: readingFile(path, () => minidumpSnapshot(dump)), close: () => source.close() };
   } catch (e) {
     source.close();
-    if (e instanceof InputError && e.file === undefined) throw e.inFile(path);
     throw e;
   }
 }

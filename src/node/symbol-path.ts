@@ -29,7 +29,7 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { InputError } from "../errors.js";
 import { symbolStorePath } from "../formats/breakpad-sym.js";
-import { attachSymbolFile, moduleIdentity, parseSymbolFile, symbolFileMismatch, type SymbolTarget } from "../formats/symbol-file.js";
+import { attachSymbolFile, moduleIdentity, parseSymbolFile, symbolFileMismatch, type SymbolFile, type SymbolTarget } from "../formats/symbol-file.js";
 import { attachSymbolDirectories, type SymbolNote } from "./symbol-store.js";
 
 /** One HTTP(S) symbol server and the cache its downloads go to. */
@@ -298,7 +298,7 @@ export async function downloadSymbols(target: SymbolTarget, path: SymbolPath, op
           continue;
         }
         const cached = join(server.cache, ...rel.split("/"));
-        let file;
+        let file: SymbolFile;
         try {
           file = parseSymbolFile(got.bytes, { name: url, skipMalformed: true });
         } catch (e) {

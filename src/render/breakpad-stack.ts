@@ -9,8 +9,8 @@
  * word of that stretch whose value lies in a module with symbols and names a function there
  * (looked up at the value itself, by Breakpad's resolver rules), as
  * `     *(0x%08x) = 0x%08x <function> [file : line + 0xoff]`, the file and line empty and 0 and
- * the offset from 0 when no line record covers the value, then an empty line. x86 and amd64
- * only (4- and 8-byte words); a frame without a stack pointer prints nothing.
+ * the offset from 0 when no line record covers the value, then an empty line. x86, amd64 and
+ * arm64 only (4- and 8-byte words); a frame without a stack pointer prints nothing.
  *
  * `-b`: the requesting thread's frame lines alone, under `Thread N (crashed)`.
  */
@@ -35,7 +35,7 @@ function hasSymbols(m: Module): boolean {
 
 /** The stack pointer Breakpad's frame holds: ESP or RSP as its register block prints it; 0 when it has none. */
 function stackPointer(cpu: string, frame: BreakpadThread["walk"]["frames"][number]): bigint {
-  const name = cpu === "x86" ? "esp" : "rsp";
+  const name = cpu === "x86" ? "esp" : cpu === "arm64" ? "sp" : "rsp";
   return breakpadRegisters(cpu, frame).find(([n]) => n === name)?.[1] ?? 0n;
 }
 
@@ -44,7 +44,7 @@ function stackPointer(cpu: string, frame: BreakpadThread["walk"]["frames"][numbe
  * {@link BreakpadPrintOptions.afterFrame}). `snapshot` is the one the report was made from.
  */
 export function breakpadStackContents(report: BreakpadReport, snapshot: Snapshot): (thread: BreakpadThread, frameIndex: number) => string {
-  const word = report.cpu === "x86" ? 4 : report.cpu === "amd64" ? 8 : 0;
+  const word = report.cpu === "x86" ? 4 : report.cpu === "amd64" || report.cpu === "arm64" ? 8 : 0;
   const digits = word * 2;
   const indent = "    ";
   return (t, i) => {

@@ -7,6 +7,7 @@
 import type { BreakpadReport, BreakpadThread } from "../analysis/breakpad-report.js";
 import { locate, type Location } from "../analysis/location.js";
 import type { Module } from "../model/snapshot.js";
+import { breakpadPacMask, breakpadStripPac } from "../arch/arm64/pac.js";
 import type { Frame } from "../walk/frame.js";
 import { hex, hexPadded } from "../hex.js";
 import { chunked, collect } from "./chunks.js";
@@ -36,6 +37,8 @@ const X86_REGISTERS: readonly (readonly [string, string])[] = [
 ];
 /** Printed for the context frame only (validity ALL). */
 const X86_CONTEXT_ONLY: readonly (readonly [string, string])[] = [["eax", "eax"], ["ecx", "ecx"], ["edx", "edx"], ["efl", "eflags"]];
+/** ARM64 as Breakpad prints it (arm64.md Part 5): x0-x28, fp, lr, sp, pc. */
+const ARM64_REGISTERS = [...Array.from({ length: 29 }, (_, i) => `x${i}`), "fp", "lr", "sp", "pc"];
 const AMD64_REGISTERS = ["rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip"];
 
 /**
@@ -45,12 +48,12 @@ const AMD64_REGISTERS = ["rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
  * and scanning paths all set them, EBP carried over when the rule leaves it alone), so EBP is
  * printed from the carried-over registers when the rule did not recover it.
  */
-export function breakpadRegisters(cpu: string, frame: Frame): [string, bigint][] {
-  return Object.hasOwn(REGISTERS_BY_CPU, cpu) ? REGISTERS_BY_CPU[cpu]!(frame) : [];
+export function breakpadRegisters(cpu: string, frame: Frame, modules: readonly Module[] = []): [string, bigint][] {
+  return Object.hasOwn(REGISTERS_BY_CPU, cpu) ? REGISTERS_BY_CPU[cpu]!(frame, modules) : [];
 }
 
 /** The registers Breakpad prints, by its CPU name; a CPU it has no walker for prints none. */
-const REGISTERS_BY_CPU: Readonly<Record<string, (frame: Frame) => [string, bigint][]>> = {
+const REGISTERS_BY_CPU: Readonly<Record<string, (frame: Frame, modules: readonly Module[]) => [string, bigint][]>> = {
   x86: (frame) => {
     const regs = frame.registers;
     const out: [string, bigint][] = [];
@@ -62,16 +65,29 @@ const REGISTERS_BY_CPU: Readonly<Record<string, (frame: Frame) => [string, bigin
     if (frame.trust === "context") for (const [name, key] of X86_CONTEXT_ONLY) out.push([name, regs[key] ?? 0n]);
     return out;
   },
-  amd64: (frame) => {
-    const regs = frame.registers;
-    const out: [string, bigint][] = [];
-    for (const name of AMD64_REGISTERS) {
-      const value = regs[name];
-      if (value !== undefined) out.push([name, value]);
-    }
-    return out;
+  amd64: (frame) => present(frame, AMD64_REGISTERS),
+  // The context frame prints every register, lr through Breakpad's PtrauthStrip as it makes the
+  // frame; a caller frame the ones its rule recovered (Breakpad's validity: CFI's registers with
+  // x19-x29 carried, the frame-pointer step's pc, lr, fp and sp, a scan's pc and sp).
+  arm64: (frame, modules) => {
+    if (frame.trust !== "context") return present(frame, ARM64_REGISTERS);
+    const mask = breakpadPacMask(modules);
+    return ARM64_REGISTERS.map((name): [string, bigint] => {
+      const value = frame.registers[name] ?? 0n;
+      return [name, name === "lr" ? breakpadStripPac(modules, mask, value) : value];
+    });
   },
 };
+
+/** The registers of `names` a frame has, in that order. */
+function present(frame: Frame, names: readonly string[]): [string, bigint][] {
+  const out: [string, bigint][] = [];
+  for (const name of names) {
+    const value = frame.registers[name];
+    if (value !== undefined) out.push([name, value]);
+  }
+  return out;
+}
 
 /** Breakpad's `kMaxWidth`: a register that would pass this column starts a new line. */
 const MAX_WIDTH = 80;
@@ -207,7 +223,7 @@ export function writeBreakpad(report: BreakpadReport, write: (text: string) => v
         text = frameText(loc, f.addrPC);
         texts.set(loc, text);
       }
-      out.push(`${String(f.index).padStart(2)}  ${text}\n ${formatRegisterLines(breakpadRegisters(report.cpu, f), digits)}\n    Found by: ${breakpadTrust(f)}\n`);
+      out.push(`${String(f.index).padStart(2)}  ${text}\n ${formatRegisterLines(breakpadRegisters(report.cpu, f, report.modules), digits)}\n    Found by: ${breakpadTrust(f)}\n`);
       if (options.afterFrame !== undefined) out.push(options.afterFrame(t, f.index));
     }
   }

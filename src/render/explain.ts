@@ -1,6 +1,6 @@
 /**
  * `explain` as text: one block per frame of an explained walk (src/analysis/explain-walk.ts) with
- * its registers, its trust and the words of how it was found, then the stop and the truth.
+ * its source line, registers, trust and the words of how it was found, then the stop and the truth.
  */
 import { formatAddress, machineInfo } from "../model/machine.js";
 import type { ExplainedWalk } from "../analysis/explain-model.js";
@@ -18,6 +18,7 @@ export function formatExplanation(e: ExplainedWalk): string {
     if (arch.bstore !== null) regs.push(`${registerName(e.machine, arch.bstore)}=${a(f.frame.addrBStore)}`);
     out.push("");
     out.push(`frame ${f.index}  ${f.location}  [${f.frame.trust}]${f.truth !== undefined ? `  truth: ${f.truth}` : ""}`);
+    if (f.source !== undefined) out.push(`  source: ${f.source.file}:${f.source.line}`);
     out.push(`  ${regs.join("  ")}`);
     for (const line of f.how) out.push(`  ${line}`);
     if (f.weaker !== undefined) out.push(`  weaker walker: ${f.weaker}`);

@@ -1,11 +1,17 @@
 /**
  * One self-contained HTML page that steps through explained walks frame by frame: the stack
- * diagram of svg.ts inline, beside the list of frames with the rule that found each, the plain
- * words of explain.ts and the memory each unwind read. Previous/Next buttons and the arrow keys
- * move a highlight from frame to frame: the frame's band in the diagram, the words its unwind
- * read, and its explanation. Several threads get a picker. All CSS and script are inline and a
- * Content-Security-Policy forbids every network request, so the page works from a file:// URL
- * with no network; without script every explanation is shown at once.
+ * diagram of svg.ts inline, beside the list of frames with the rule that found each, its source
+ * line, the plain words of explain.ts and the memory each unwind read. Previous/Next buttons and
+ * the arrow keys move a highlight from frame to frame: the frame's band in the diagram, the words
+ * its unwind read, and its explanation. Several threads get a picker. All CSS and script are
+ * inline and a Content-Security-Policy forbids every network request, so the page works from a
+ * file:// URL with no network; without script every thread and every explanation is shown.
+ *
+ * The diagram scales down to its pane (never wider than the pane, never larger than drawn), so
+ * the page has no horizontal scroll at any width; below 1200 px the panes stack. Each fact is
+ * said once: the machine and walker in the page's heading, each thread's name and frame count in
+ * the picker (a heading of its own without script), its stop reason, truth and notes above the
+ * panes; the diagram leaves out its own heading and frame list, which the page has.
  */
 import { formatAddress, machineInfo } from "../model/machine.js";
 import { ruleText } from "../unwind/rule-text.js";
@@ -37,6 +43,11 @@ function registersLine(e: ExplainedWalk, f: ExplainedFrame): string {
   return parts.join(" · ");
 }
 
+/** A thread in a few words: its id, whether it crashed, how many frames its walk found. */
+function threadName(e: ExplainedWalk): string {
+  return `thread ${e.threadId}${e.crashed === true ? " (crashed)" : ""} · ${e.frames.length} frame${e.frames.length === 1 ? "" : "s"}`;
+}
+
 function frameItem(e: ExplainedWalk, w: number, f: ExplainedFrame): string {
   const c = frameColours(f.index);
   const out: string[] = [];
@@ -45,18 +56,23 @@ function frameItem(e: ExplainedWalk, w: number, f: ExplainedFrame): string {
   out.push(
     `<h3><span class="num" style="background:${c.band}">#${f.index}</span> <span class="loc">${esc(f.location)}</span> <span class="badge trust">${esc(f.frame.trust)}</span>${truth}</h3>`,
   );
+  if (f.source !== undefined) out.push(`<p class="src" title="source file and line">${esc(`${f.source.file}:${f.source.line}`)}</p>`);
   out.push(`<p class="regs">${esc(registersLine(e, f))}</p>`);
   out.push(`<div class="detail">`);
   out.push(`<p class="rule">rule: <code>${esc(ruleText(f.frame.rule))}</code></p>`);
   if (f.how.length > 0) out.push(`<ul class="how">${f.how.map((l) => `<li>${esc(l)}</li>`).join("")}</ul>`);
   if (f.reads.length > 0) {
-    out.push(`<table class="reads"><caption>memory this unwind read, in order</caption><thead><tr><th>address</th><th>as</th><th>value</th><th>what it was</th><th>stack</th></tr></thead><tbody>`);
+    // Three columns, each fact under the one it qualifies, so that the table fits a narrow pane:
+    // the address over where it is relative to a register, the value, what it was over which stack
+    // (said only where there are two, IA-64's memory stack and backing store).
+    const twoStacks = e.backingStore !== undefined;
+    out.push(`<table class="reads"><caption>memory this unwind read, in order</caption><thead><tr><th>address</th><th>value</th><th>what it was</th></tr></thead><tbody>`);
     for (const r of f.reads.slice(0, MAX_READS)) {
       const what = r.register !== undefined ? `${r.role} → ${r.register}` : r.role;
       const value = hexPadded(r.value, r.size * 2);
-      out.push(
-        `<tr class="read-${esc(r.role)}"><td><code>${esc(address(e, r.address))}</code></td><td>${esc(r.relative ?? "")}</td><td><code>${esc(value)}</code></td><td>${esc(what)}</td><td>${esc(r.area)}</td></tr>`,
-      );
+      const at = r.relative !== undefined ? `<br><span class="as">${esc(r.relative)}</span>` : "";
+      const where = twoStacks ? `<br><span class="area">${esc(r.area)}</span>` : "";
+      out.push(`<tr class="read-${esc(r.role)}"><td><code>${esc(address(e, r.address))}</code>${at}</td><td><code>${esc(value)}</code></td><td>${esc(what)}${where}</td></tr>`);
     }
     out.push(`</tbody></table>`);
     if (f.reads.length > MAX_READS) out.push(`<p class="cut">… and ${f.reads.length - MAX_READS} more reads.</p>`);
@@ -67,13 +83,13 @@ function frameItem(e: ExplainedWalk, w: number, f: ExplainedFrame): string {
 }
 
 function walkSection(e: ExplainedWalk, w: number, count: number): string {
-  const info = machineInfo(e.machine);
   const early = e.stop.reason !== "end-of-stack";
   const out: string[] = [];
-  out.push(`<section class="walk" id="walk-${w}" data-walk="${w}" data-thread="${e.threadId}" aria-label="thread ${e.threadId}"${w > 0 ? " hidden" : ""}>`);
-  if (count > 1) out.push(`<h2>${esc(e.title)} — thread ${e.threadId}</h2>`);
+  out.push(`<section class="walk" id="walk-${w}" data-walk="${w}" data-thread="${e.threadId}" aria-label="thread ${e.threadId}">`);
+  // With several threads the picker names the shown one; this heading does without script.
+  if (count > 1) out.push(`<h2 class="thread-name">${esc(threadName(e))}</h2>`);
   out.push(`<div class="summary">`);
-  out.push(`<p class="meta">${esc(`${info?.title ?? e.machine} · thread ${e.threadId} · walker ${e.walker} · ${e.frames.length} frame${e.frames.length === 1 ? "" : "s"}`)}</p>`);
+  if (count === 1) out.push(`<p class="meta">${esc(threadName(e))}</p>`);
   out.push(`<p class="stop ${early ? "stop-early" : "stop-end"}"><strong>${early ? "Stopped early:" : "Stop:"}</strong> ${esc(e.stopText)}</p>`);
   if (e.truth !== undefined) out.push(`<p class="truth ${e.truth.exact ? "truth-exact" : "truth-differs"}"><strong>Ground truth:</strong> ${esc(e.truth.text)}</p>`);
   if (e.notes.length > 0) out.push(`<ul class="notes">${e.notes.map((n) => `<li>${esc(n)}</li>`).join("")}</ul>`);
@@ -83,7 +99,7 @@ function walkSection(e: ExplainedWalk, w: number, count: number): string {
     `<div class="controls"><button type="button" class="prev">◀ Previous</button> <span class="position" aria-live="polite">${listed.length > 0 ? `frame 0 (1 of ${listed.length})` : "no frames"}</span> <button type="button" class="next">Next ▶</button> <span class="hint">or the ← → keys; click a frame to jump to it</span></div>`,
   );
   out.push(`<div class="panes">`);
-  out.push(`<div class="diagram">${renderSvg(e, { idPrefix: `w${w}-`, heading: false })}</div>`);
+  out.push(`<div class="diagram">${renderSvg(e, { idPrefix: `w${w}-`, heading: false, frameList: false })}</div>`);
   out.push(`<div class="explanation">`);
   if (listed.length === 0) out.push(`<p class="empty">The walk found no frames. ${esc(e.stopText)}</p>`);
   else out.push(`<ol class="frames" start="0">${listed.map((f) => frameItem(e, w, f)).join("\n")}</ol>`);
@@ -92,7 +108,6 @@ function walkSection(e: ExplainedWalk, w: number, count: number): string {
       `<p class="cut">✂ Frames #${listed.length}..#${e.frames.length - 1} (${(e.frames.length - listed.length).toLocaleString("en-US")} more) are not listed: this page lists at most ${HTML_MAX_FRAMES} frames per thread; <code>stackwalk walk</code> prints them all.</p>`,
     );
   }
-  out.push(`<p class="stop ${early ? "stop-early" : "stop-end"} stop-footer"><strong>${early ? "Stopped early:" : "Stop:"}</strong> ${esc(e.stopText)}</p>`);
   out.push(`</div></div></section>`);
   return out.join("\n");
 }
@@ -117,10 +132,11 @@ code, .regs, .reads td { font-family: "DejaVu Sans Mono", Menlo, Consolas, monos
 .controls button:disabled { opacity: 0.4; cursor: default; }
 .position { display: inline-block; min-width: 9em; text-align: center; font-weight: 600; }
 .hint { color: #6b7280; font-size: 0.85rem; margin-left: 8px; }
-.panes { display: grid; grid-template-columns: minmax(0, 3fr) minmax(340px, 2fr); gap: 16px; margin-top: 8px; }
-@media (max-width: 1100px) { .panes { grid-template-columns: 1fr; } }
+.panes { display: grid; grid-template-columns: fit-content(60%) minmax(340px, 1fr); gap: 16px; margin-top: 8px; }
+@media (max-width: 1200px) { .panes { grid-template-columns: minmax(0, 1fr); } }
 .diagram { overflow: auto; max-height: 85vh; background: #fff; border: 1px solid #e5e7eb; border-radius: 6px; }
-.diagram svg { display: block; }
+.diagram svg { display: block; max-width: 100%; height: auto; }
+.src { margin: 2px 0; font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.82rem; color: #1f2937; overflow-wrap: anywhere; }
 .explanation { overflow: auto; max-height: 85vh; }
 .frames { list-style: none; margin: 0; padding: 0; }
 .frame { background: #fff; border: 1px solid #e5e7eb; border-left: 6px solid #9ca3af; border-radius: 6px; padding: 6px 10px; margin: 0 0 8px; cursor: pointer; }
@@ -133,15 +149,18 @@ code, .regs, .reads td { font-family: "DejaVu Sans Mono", Menlo, Consolas, monos
 .rule code { overflow-wrap: anywhere; }
 .how { margin: 4px 0; padding-left: 20px; }
 .how li { margin: 2px 0; overflow-wrap: anywhere; }
-.reads { border-collapse: collapse; margin: 6px 0; font-size: 0.85rem; }
+.reads { border-collapse: collapse; margin: 6px 0; font-size: 0.85rem; max-width: 100%; }
 .reads caption { text-align: left; color: #6b7280; font-size: 0.8rem; }
-.reads th, .reads td { border: 1px solid #e5e7eb; padding: 1px 6px; text-align: left; }
+.reads th, .reads td { border: 1px solid #e5e7eb; padding: 1px 6px; text-align: left; vertical-align: top; }
+.reads code { white-space: nowrap; }
+.reads .as, .reads .area { color: #6b7280; font-size: 0.8rem; }
 .read-return-address td { color: #b91c1c; }
 .read-saved-frame-pointer td { color: #1d4ed8; }
 .read-saved-register td { color: #6d28d9; }
 .weaker { background: #fef2f2; border-radius: 4px; padding: 4px 8px; }
 .cut { color: #b91c1c; }
 body.js .frame:not(.current) .detail { display: none; }
+body.js .thread-name { display: none; }
 body.js .walk .band rect { fill-opacity: 0.45; }
 body.js .walk .band.current rect { fill-opacity: 1; }
 `;
@@ -152,6 +171,7 @@ const SCRIPT = `
   document.body.classList.add("js");
   var sections = Array.prototype.slice.call(document.querySelectorAll("section.walk"));
   var current = sections.map(function () { return 0; });
+  sections.forEach(function (s, w) { s.hidden = w > 0; });
   function active() {
     for (var i = 0; i < sections.length; i++) if (!sections[i].hidden) return i;
     return 0;
@@ -189,6 +209,7 @@ const SCRIPT = `
   });
   var picker = document.getElementById("thread-picker");
   if (picker) {
+    picker.parentNode.hidden = false;
     picker.addEventListener("change", function () {
       var chosen = Number(picker.value);
       sections.forEach(function (s, w) { s.hidden = w !== chosen; });
@@ -209,7 +230,8 @@ const SCRIPT = `
 /** Renders explained walks (one per thread) as one self-contained HTML page. */
 export function renderHtml(walks: readonly ExplainedWalk[]): string {
   const title = walks[0]?.title ?? "stack walk";
-  const machines = [...new Set(walks.map((e) => machineInfo(e.machine)?.title ?? e.machine))];
+  const machines = [...new Set(walks.map((e) => machineInfo(e.machine).title))];
+  const walkers = [...new Set(walks.map((e) => e.walker))];
   const out: string[] = [];
   out.push(`<!DOCTYPE html>`);
   out.push(`<html lang="en"><head><meta charset="utf-8">`);
@@ -219,11 +241,12 @@ export function renderHtml(walks: readonly ExplainedWalk[]): string {
   out.push(`<style>${STYLE}</style></head><body>`);
   out.push(`<header class="page-head"><h1>${esc(title)}</h1>`);
   out.push(
-    `<p>${esc(machines.join(", "))}: the stack walk frame by frame. Each step highlights a frame's band in the diagram, the words its unwind read, and how it was found.</p>`,
+    `<p>${esc(`${machines.join(", ")} · walker ${walkers.join(", ")}`)}: the stack walk frame by frame. Each step highlights a frame's band in the diagram, the words its unwind read, and how it was found.</p>`,
   );
   if (walks.length > 1) {
-    const options = walks.map((e, w) => `<option value="${w}">${esc(`thread ${e.threadId} — ${e.frames.length} frame${e.frames.length === 1 ? "" : "s"}${e.stop.reason !== "end-of-stack" ? `, stopped: ${e.stop.reason}` : ""}`)}</option>`);
-    out.push(`<p class="picker"><label for="thread-picker">Thread: </label><select id="thread-picker">${options.join("")}</select> <span class="hint">${walks.length} threads</span></p>`);
+    const options = walks.map((e, w) => `<option value="${w}">${esc(threadName(e))}</option>`);
+    // Shown by the script, which is what makes it work.
+    out.push(`<p class="picker" hidden><label for="thread-picker">Thread: </label><select id="thread-picker">${options.join("")}</select> <span class="hint">${walks.length} threads</span></p>`);
   }
   out.push(`</header><main>`);
   if (walks.length === 0) out.push(`<p class="empty stop-early">The input has no threads to walk.</p>`);

@@ -6,7 +6,7 @@
  * base_addr, debug_id, …; per frame `offset`, `module_offset`, `function_offset`, `file`, `line`,
  * `missing_symbols`), so that tools reading its output read this one.
  */
-import type { Minidump } from "../formats/minidump.js";
+import { miscProcessId, type Minidump } from "../formats/minidump.js";
 import { formatAddress, type Machine } from "../model/machine.js";
 import type { Module, OperatingSystem } from "../model/snapshot.js";
 import { ruleText } from "../unwind/rule-text.js";
@@ -152,7 +152,7 @@ function documentHead(machine: Machine, modules: readonly Module[], walks: reado
     machine,
     ...(notes === undefined ? {} : { notes: [...notes] }),
     status: "OK",
-    pid: dump?.miscInfo !== undefined && (dump.miscInfo.flags1 & 0x1) !== 0 ? dump.miscInfo.processId >>> 0 : null,
+    pid: miscProcessId(dump?.miscInfo) ?? null,
     crash_info: {
       type: crash?.reason ?? null,
       address: crash === undefined ? null : a(crash.address),

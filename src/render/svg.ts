@@ -4,10 +4,17 @@
  * the top, so the innermost frame (frame 0) is at the top and callers lie below it; each frame's
  * words on a band of its own colour, labelled with the frame number and function; return-address
  * slots outlined, with an arrow to the band of the frame each returns into; saved frame pointers
- * with back-chain arrows to the slot they point at. On IA-64 a second column shows the backing
- * store the register stack engine spills stacked registers to, in the same orientation (it grows
- * toward higher addresses, so frame 0's registers are at the bottom), NaT collection words
- * shaded and each frame's BSP marked. A list of the frames with their trust stands at the right.
+ * with back-chain arrows to the slot they point at. On IA-64 a second column below the first
+ * shows the backing store the register stack engine spills stacked registers to, in the same
+ * orientation (it grows toward higher addresses, so frame 0's registers are at the bottom), NaT
+ * collection words shaded and each frame's BSP marked. The list of the frames, with their trust
+ * and source lines, closes the picture.
+ *
+ * The picture is about as wide as one column of words, so that it reads at its own size in a
+ * page or a README and scales down to a narrow pane; text that does not fit its place wraps onto
+ * more lines (a row grows to hold its words), and a band label too long for its band keeps the
+ * innermost part of the name, the whole of it in the band's title (shown on hover). Each fact is
+ * said once: the stop reason in the heading, what the caps left out in one line.
  *
  * The picture is bounded whatever the depth of the stack: runs of words no unwind read are
  * folded into one row, at most {@link SVG_MAX_FRAMES} frames and {@link SVG_MAX_ROWS} rows per
@@ -20,7 +27,7 @@
 import { hexPadded } from "../hex.js";
 import { machineInfo, registerMark, type Machine } from "../model/machine.js";
 import { ruleText } from "../unwind/rule-text.js";
-import type { ExplainedWalk, ReadRole, StackArea, StackWord } from "../analysis/explain-model.js";
+import type { ExplainedFrame, ExplainedWalk, ReadRole, StackArea, StackWord } from "../analysis/explain-model.js";
 
 /** The most rows (words and folded runs) a column of the diagram draws. */
 export const SVG_MAX_ROWS = 320;
@@ -37,6 +44,8 @@ export interface SvgOptions {
    * true); a page that shows them itself turns them off. What the caps left out is always said.
    */
   heading?: boolean;
+  /** Whether the picture ends with the list of frames (default true); a page that lists them itself turns it off. */
+  frameList?: boolean;
 }
 
 /**
@@ -56,7 +65,7 @@ export function escapeXml(text: string): string {
 /** Band colour, pale row colour and dark line colour of a frame. */
 export function frameColours(frame: number): { band: string; row: string; line: string } {
   if (frame < 0) return { band: "#e5e7eb", row: "#f9fafb", line: "#4b5563" };
-  return PALETTE[frame % PALETTE.length]!;
+  return PALETTE[frame % PALETTE.length] ?? PALETTE[0];
 }
 
 const PALETTE = [
@@ -68,7 +77,7 @@ const PALETTE = [
   { band: "#ddd6fe", row: "#f5f3ff", line: "#6d28d9" },
   { band: "#fed7aa", row: "#fff7ed", line: "#c2410c" },
   { band: "#d9f99d", row: "#f7fee7", line: "#4d7c0f" },
-];
+] as const;
 
 /** How each role is outlined on a word's value cell. */
 const ROLE_STYLE: Record<ReadRole, { stroke: string; dash?: string; text: string }> = {
@@ -79,10 +88,30 @@ const ROLE_STYLE: Record<ReadRole, { stroke: string; dash?: string; text: string
   data: { stroke: "#a16207", dash: "1 2", text: "read by the rule" },
 };
 
+/** The roles in the order the legend lists them. */
+const LEGEND_ROLES = ["return-address", "saved-frame-pointer", "saved-register", "scanned", "data"] as const;
+
+/** Height of one line of a row. */
 const ROW = 16;
-const CHAR = 7.2;
+/** The picture's font size in px. */
+const FONT = 12;
+/**
+ * The advance of a character as a fraction of the font size: 0.602 for DejaVu Sans Mono and
+ * Menlo, less for Consolas; rounded up so that text laid out with it never runs past its place.
+ */
+const EM = 0.6025;
+/** The width of one character at `size` px. */
+const charWidth = (size = FONT): number => size * EM;
+/** How many characters of `size` px fit in `width`. */
+const fits = (width: number, size = FONT): number => Math.max(1, Math.floor(width / charWidth(size)));
+/** The width of `text` at `size` px. */
+const textWidth = (text: string, size = FONT): number => [...text].length * charWidth(size);
 const PAD = 16;
 const LINE = 16;
+/** Characters of the "what it is" cell before its text wraps. */
+const NOTE_CHARS = 36;
+/** Characters of a band's label. */
+const BAND_CHARS = 22;
 
 /** Register names as the rows mark them (the machine table's marks): stack pointer, frame pointer (or null), backing-store pointer (or null). */
 function markNames(machine: Machine): { sp: string; fp: string | null; bsp: string | null } {
@@ -90,8 +119,11 @@ function markNames(machine: Machine): { sp: string; fp: string | null; bsp: stri
   return { sp: registerMark(machine, m.sp), fp: m.fp === null ? null : registerMark(machine, m.fp), bsp: m.bstore === null ? null : registerMark(machine, m.bstore) };
 }
 
+/** Where a saved frame pointer leads: the row it points at, the end of the chain (0), itself, or a word not drawn. */
+type ChainTarget = number | "end" | "self" | "outside";
+
 type Row =
-  | { kind: "word"; word: StackWord; reads: number[]; marks: string[]; returnsInto?: number; readRole?: ReadRole }
+  | { kind: "word"; word: StackWord; reads: number[]; marks: string[]; returnsInto?: number; readRole?: ReadRole; chain?: ChainTarget }
   | { kind: "gap"; count: number; from: bigint; to: bigint; frame: number };
 
 interface ColumnPlan {
@@ -116,7 +148,26 @@ const wordHex = (v: bigint, bytes: number): string => hexPadded(v, bytes * 2);
 
 /** Cuts text to `max` characters with an ellipsis. */
 function clip(text: string, max: number): string {
-  return text.length <= max ? text : text.slice(0, Math.max(1, max - 1)) + "…";
+  const chars = [...text];
+  return chars.length <= max ? text : chars.slice(0, Math.max(1, max - 1)).join("") + "…";
+}
+
+/**
+ * A name in at most `max` characters: whole when it fits, else its innermost part (from the last
+ * `::` outside template arguments and parameter lists) after an ellipsis, cut at the end when
+ * even that is too long.
+ */
+export function fitName(name: string, max: number): string {
+  if ([...name].length <= max) return name;
+  let depth = 0;
+  let cut = -1;
+  for (let i = 0; i < name.length; i++) {
+    const c = name[i];
+    if (c === "<" || c === "(") depth++;
+    else if ((c === ">" || c === ")") && depth > 0) depth--;
+    else if (depth === 0 && c === ":" && name[i + 1] === ":") cut = i + 2;
+  }
+  return clip(cut > 0 ? "…" + name.slice(cut - 2) : name, max);
 }
 
 /** Splits text into lines of at most `width` characters, at spaces where it can. */
@@ -125,20 +176,21 @@ function wrap(text: string, width: number): string[] {
   let line = "";
   for (const word of text.split(/\s+/)) {
     if (word === "") continue;
-    let w = word;
+    let w = [...word];
     while (w.length > width) {
       if (line !== "") {
         out.push(line);
         line = "";
       }
-      out.push(w.slice(0, width));
+      out.push(w.slice(0, width).join(""));
       w = w.slice(width);
     }
-    if (line === "") line = w;
-    else if (line.length + 1 + w.length <= width) line += " " + w;
+    const piece = w.join("");
+    if (line === "") line = piece;
+    else if ([...line].length + 1 + w.length <= width) line += " " + piece;
     else {
       out.push(line);
-      line = w;
+      line = piece;
     }
   }
   if (line !== "") out.push(line);
@@ -146,8 +198,14 @@ function wrap(text: string, width: number): string[] {
 }
 
 function text(x: number, y: number, content: string, attrs = ""): string {
-  return `<text x="${x}" y="${y}"${attrs === "" ? "" : " " + attrs}>${escapeXml(content)}</text>`;
+  return `<text x="${round(x)}" y="${round(y)}"${attrs === "" ? "" : " " + attrs}>${escapeXml(content)}</text>`;
 }
+
+/** A coordinate with at most two decimals. */
+const round = (v: number): number => Math.round(v * 100) / 100;
+
+/** `file:line` of a frame, when symbols give its source line. */
+const sourceOf = (f: ExplainedFrame): string | undefined => (f.source === undefined ? undefined : `${f.source.file}:${f.source.line}`);
 
 /**
  * The rows of one column: words that matter (read by an unwind, marked by a frame's register,
@@ -199,22 +257,21 @@ function planColumn(
   let leftOut = words.length - drawable.length;
   const ordered = fromEnd ? [...drawable].reverse() : drawable;
   const n = ordered.length;
-  const important = new Array<boolean>(n).fill(false);
-  for (let i = 0; i < n; i++) {
-    const w = ordered[i]!;
-    if (w.role !== undefined || w.natCollection === true || w.value === undefined || readers.has(w.address) || marks.has(w.address)) important[i] = true;
-    if (i === 0 || i === n - 1 || ordered[i - 1]!.frame !== w.frame || ordered[i + 1]!.frame !== w.frame) important[i] = true;
-  }
+  const important = ordered.map((w, i) => {
+    if (w.role !== undefined || w.natCollection === true || w.value === undefined || readers.has(w.address) || marks.has(w.address)) return true;
+    return i === 0 || i === n - 1 || ordered[i - 1]?.frame !== w.frame || ordered[i + 1]?.frame !== w.frame;
+  });
   const kept = important.map((v, i) => v || (important[i - 1] ?? false) || (important[i + 1] ?? false));
   const rows: Row[] = [];
   let i = 0;
   while (i < n) {
+    const w = ordered[i];
+    if (w === undefined) break;
     if (rows.length >= SVG_MAX_ROWS) {
-      for (let j = i; j < n; j++) leftOut++;
+      leftOut += n - i;
       break;
     }
-    if (kept[i]) {
-      const w = ordered[i]!;
+    if (kept[i] === true) {
       const byName = marks.get(w.address);
       const row: Row = {
         kind: "word",
@@ -231,20 +288,40 @@ function planColumn(
       continue;
     }
     let j = i;
-    while (j < n && !kept[j] && ordered[j]!.frame === ordered[i]!.frame) j++;
+    while (j < n && kept[j] !== true && ordered[j]?.frame === w.frame) j++;
     if (j - i < 3) {
-      for (let k = i; k < j; k++) rows.push({ kind: "word", word: ordered[k]!, reads: [], marks: [] });
+      for (const word of ordered.slice(i, j)) rows.push({ kind: "word", word, reads: [], marks: [] });
     } else {
-      const a = ordered[i]!.address;
-      const b = ordered[j - 1]!.address;
-      rows.push({ kind: "gap", count: j - i, from: a < b ? a : b, to: a < b ? b : a, frame: ordered[i]!.frame });
+      const a = w.address;
+      const b = ordered[j - 1]?.address ?? a;
+      rows.push({ kind: "gap", count: j - i, from: a < b ? a : b, to: a < b ? b : a, frame: w.frame });
     }
     i = j;
   }
   if (fromEnd) rows.reverse();
+  chainTargets(rows);
   return { area, rows, leftOut };
 }
 
+/** Where each saved frame pointer of a column leads: the row holding the word it points at, when drawn. */
+function chainTargets(rows: Row[]): void {
+  const rowOf = new Map<bigint, number>();
+  rows.forEach((r, i) => {
+    if (r.kind === "word") rowOf.set(r.word.address, i);
+  });
+  rows.forEach((r, i) => {
+    if (r.kind !== "word" || r.word.role !== "saved-frame-pointer" || r.word.value === undefined) return;
+    const v = r.word.value;
+    if (v === 0n) {
+      r.chain = "end";
+      return;
+    }
+    const target = rowOf.get(v) ?? rows.findIndex((g) => g.kind === "gap" && v >= g.from && v <= g.to);
+    r.chain = target === i ? "self" : target < 0 ? "outside" : target;
+  });
+}
+
+/** What a word turned out to be, in words: its role, the frames that read it, the registers that point at it. */
 function rowAnnotation(row: Row & { kind: "word" }, machine: Machine): string {
   const parts: string[] = [];
   const w = row.word;
@@ -256,9 +333,14 @@ function rowAnnotation(row: Row & { kind: "word" }, machine: Machine): string {
       case "return-address":
         parts.push(`return address${row.returnsInto !== undefined ? ` → #${row.returnsInto}` : ""}`);
         break;
-      case "saved-frame-pointer":
-        parts.push(`saved ${reg ?? markNames(machine).fp ?? "frame pointer"} (back chain)`);
+      case "saved-frame-pointer": {
+        const saved = `saved ${reg ?? markNames(machine).fp ?? "frame pointer"}`;
+        if (row.chain === "end") parts.push(`${saved} = 0: the back chain ends`);
+        else if (row.chain === "outside") parts.push(`${saved} (back chain) → a word not drawn`);
+        else if (row.chain === "self") parts.push(`${saved} (back chain) → itself`);
+        else parts.push(`${saved} (back chain)`);
         break;
+      }
       case "saved-register":
         parts.push(`saved ${reg ?? "register"}`);
         break;
@@ -272,67 +354,86 @@ function rowAnnotation(row: Row & { kind: "word" }, machine: Machine): string {
 }
 
 function registerLabel(machine: Machine, register: string): string {
-  const role = machineInfo(machine)?.roles.find((r) => r.register === register);
+  const role = machineInfo(machine).roles.find((r) => r.register === register);
   if (role !== undefined && role.role === "AddrPC") return role.display;
   return register.toUpperCase();
 }
 
-function geometry(x: number, wordSize: number, wide: boolean): ColumnGeometry {
-  const cell = Math.ceil((wordSize * 2 + 2) * CHAR + 12);
-  return { x, bandW: wide ? 170 : 90, chainW: 44, addrW: cell, valW: cell, annW: wide ? 44 * CHAR : 38 * CHAR, raW: 56 };
+function geometry(x: number, wordSize: number): ColumnGeometry {
+  const cell = Math.ceil(textWidth("0x" + "0".repeat(wordSize * 2)) + 12);
+  return {
+    x,
+    bandW: Math.ceil(BAND_CHARS * charWidth() + 10),
+    chainW: 40,
+    addrW: cell,
+    valW: cell,
+    annW: Math.ceil(NOTE_CHARS * charWidth() + 10),
+    raW: 56,
+  };
 }
 
 function columnWidth(g: ColumnGeometry): number {
   return g.bandW + g.chainW + g.addrW + g.valW + g.annW + g.raW;
 }
 
-/** Draws one column's rows, bands and arrows; returns the SVG and the height used. */
+/** Draws one column's rows, bands and arrows from `top`; returns the SVG and the height used. */
 function drawColumn(plan: ColumnPlan, g: ColumnGeometry, top: number, e: ExplainedWalk, wordSize: number, ids: { ra: string; chain: string }): { svg: string[]; height: number } {
   const out: string[] = [];
   const addrX = g.x + g.bandW + g.chainW;
   const valX = addrX + g.addrW;
   const annX = valX + g.valW;
   const rightX = annX + g.annW;
-  const maxAnn = Math.floor((g.annW - 8) / CHAR);
-  const y = (i: number): number => top + i * ROW;
   const frameOf = (r: Row): number => (r.kind === "word" ? r.word.frame : r.frame);
+
+  // Each row's lines: the annotation of a word (its value on the first), the words of a gap.
+  const lines = plan.rows.map((r) =>
+    r.kind === "gap"
+      ? wrap(`⋯ ${r.count.toLocaleString("en-US")} words that no unwind read: ${wordHex(r.from, wordSize)}..${wordHex(r.to, wordSize)}`, fits(rightX - addrX - 8))
+      : wrap(rowAnnotation(r, e.machine), fits(g.annW - 8)),
+  );
+  const tops: number[] = [];
+  let y = top;
+  for (const l of lines) {
+    tops.push(y);
+    y += l.length * ROW;
+  }
+  const bottom = y;
+  const rowTop = (i: number): number => tops[i] ?? bottom;
+  const rowHeight = (i: number): number => (lines[i]?.length ?? 1) * ROW;
 
   // Bands: one per run of rows of the same frame.
   for (let i = 0; i < plan.rows.length; ) {
-    const k = frameOf(plan.rows[i]!);
+    const first = plan.rows[i];
+    if (first === undefined) break;
+    const k = frameOf(first);
     let j = i;
-    while (j < plan.rows.length && frameOf(plan.rows[j]!) === k) j++;
+    while (j < plan.rows.length && frameOf(plan.rows[j] ?? first) === k) j++;
     const c = frameColours(k);
     const f = k >= 0 ? e.frames[k] : undefined;
-    const name = k < 0 ? "below #0" : `#${k} ${f?.functionName ?? f?.location ?? ""}`;
-    const h = (j - i) * ROW;
+    const h = rowTop(j) - rowTop(i);
+    const chars = fits(g.bandW - 10);
+    const label = k < 0 ? ["below #0"] : [`#${k} ${fitName(f?.functionName ?? f?.location ?? "", Math.max(1, chars - `#${k} `.length))}`, f?.frame.trust ?? ""];
+    const title = f === undefined ? "words below frame 0's stack pointer" : `frame ${k}: ${f.location}${sourceOf(f) !== undefined ? ` — ${sourceOf(f)}` : ""} (${f.frame.trust})`;
     out.push(`<g class="band" data-frame="${k}">`);
-    out.push(`<rect x="${g.x}" y="${y(i)}" width="${g.bandW - 4}" height="${h}" fill="${c.band}" stroke="${c.line}" stroke-width="1"/>`);
-    out.push(`<title>${escapeXml(k < 0 ? "words below frame 0's stack pointer" : `frame ${k}: ${f?.location ?? ""} (${f?.frame.trust ?? ""})`)}</title>`);
-    const chars = Math.floor((g.bandW - 12) / CHAR);
-    out.push(text(g.x + 4, y(i) + 12, clip(name, chars), `font-weight="bold" fill="${c.line}"`));
-    if (j - i >= 2 && f !== undefined) out.push(text(g.x + 4, y(i) + 12 + ROW, clip(f.frame.trust, chars), `fill="${c.line}"`));
+    out.push(`<rect x="${g.x}" y="${round(rowTop(i))}" width="${g.bandW - 4}" height="${round(h)}" fill="${c.band}" stroke="${c.line}" stroke-width="1"/>`);
+    out.push(`<title>${escapeXml(title)}</title>`);
+    label.slice(0, Math.max(1, Math.floor(h / ROW))).forEach((l, n) => {
+      out.push(text(g.x + 4, rowTop(i) + 12 + n * ROW, clip(l, chars), n === 0 ? `font-weight="bold" fill="${c.line}"` : `fill="${c.line}"`));
+    });
     out.push(`</g>`);
     i = j;
   }
 
   // Rows.
-  const addrRow = new Map<bigint, number>();
-  plan.rows.forEach((r, i) => {
-    if (r.kind === "word") addrRow.set(r.word.address, i);
-  });
-  const rowFor = (address: bigint): number | undefined => {
-    const hit = addrRow.get(address);
-    if (hit !== undefined) return hit;
-    const gap = plan.rows.findIndex((r) => r.kind === "gap" && address >= r.from && address <= r.to);
-    return gap >= 0 ? gap : undefined;
-  };
   plan.rows.forEach((r, i) => {
     const c = frameColours(frameOf(r));
+    const ry = rowTop(i);
+    const rh = rowHeight(i);
+    const rowLines = lines[i] ?? [];
     if (r.kind === "gap") {
       out.push(`<g class="row gap" data-frame="${r.frame}">`);
-      out.push(`<rect x="${addrX}" y="${y(i)}" width="${rightX - addrX}" height="${ROW}" fill="${c.row}" stroke="#d1d5db" stroke-dasharray="4 3"/>`);
-      out.push(text(addrX + 4, y(i) + 12, `⋯ ${r.count.toLocaleString("en-US")} more words (${wordHex(r.from, wordSize)}..${wordHex(r.to, wordSize)}) that no unwind read`, `fill="#6b7280" font-style="italic"`));
+      out.push(`<rect x="${addrX}" y="${ry}" width="${rightX - addrX}" height="${rh}" fill="${c.row}" stroke="#d1d5db" stroke-dasharray="4 3"/>`);
+      rowLines.forEach((l, n) => out.push(text(addrX + 4, ry + 12 + n * ROW, l, `fill="#6b7280" font-style="italic"`)));
       out.push(`</g>`);
       return;
     }
@@ -343,19 +444,22 @@ function drawColumn(plan: ColumnPlan, g: ColumnGeometry, top: number, e: Explain
     if (w.natCollection === true) classes.push("nat");
     const readsAttr = r.reads.length > 0 ? ` data-reads="${r.reads.join(" ")}"` : "";
     out.push(`<g class="${classes.join(" ")}" data-frame="${w.frame}" data-address="${wordHex(w.address, wordSize)}"${readsAttr}>`);
-    out.push(`<rect class="cell" x="${addrX}" y="${y(i)}" width="${rightX - addrX}" height="${ROW}" fill="${c.row}" stroke="#e5e7eb" stroke-width="0.5"/>`);
+    out.push(`<rect class="cell" x="${addrX}" y="${ry}" width="${rightX - addrX}" height="${rh}" fill="${c.row}" stroke="#e5e7eb" stroke-width="0.5"/>`);
     const style = role !== undefined ? ROLE_STYLE[role] : undefined;
     const valueFill = w.natCollection === true ? "#9ca3af" : w.value === undefined ? "#ffffff" : c.row;
     const valueStroke = style !== undefined ? `stroke="${style.stroke}" stroke-width="2"${style.dash !== undefined ? ` stroke-dasharray="${style.dash}"` : ""}` : `stroke="#e5e7eb" stroke-width="0.5"`;
-    out.push(`<rect class="value" x="${valX + 1}" y="${y(i) + 1}" width="${g.valW - 2}" height="${ROW - 2}" fill="${valueFill}" ${valueStroke}/>`);
-    out.push(text(addrX + 4, y(i) + 12, wordHex(w.address, wordSize), `fill="#374151"`));
+    out.push(`<rect class="value" x="${valX + 1}" y="${ry + 1}" width="${g.valW - 2}" height="${ROW - 2}" fill="${valueFill}" ${valueStroke}/>`);
+    out.push(text(addrX + 4, ry + 12, wordHex(w.address, wordSize), `fill="#374151"`));
     out.push(
       w.value === undefined
-        ? text(valX + 6, y(i) + 12, "????????", `fill="#9ca3af"`)
-        : text(valX + 6, y(i) + 12, wordHex(w.value, wordSize), w.role === "return-address" ? `font-weight="bold"` : ""),
+        ? text(valX + 6, ry + 12, "?".repeat(wordSize * 2), `fill="#9ca3af"`)
+        : text(valX + 6, ry + 12, wordHex(w.value, wordSize), w.role === "return-address" ? `font-weight="bold"` : ""),
     );
-    const ann = rowAnnotation(r, e.machine);
-    if (ann !== "") out.push(text(annX + 4, y(i) + 12, clip(ann, maxAnn), style !== undefined ? `fill="${style.stroke}"` : `fill="#374151"`));
+    const ann = rowLines.join(" ");
+    const annFill = style !== undefined ? `fill="${style.stroke}"` : `fill="#374151"`;
+    rowLines.forEach((l, n) => {
+      if (l !== "") out.push(text(annX + 4, ry + 12 + n * ROW, l, annFill));
+    });
     out.push(`<title>${escapeXml(`${wordHex(w.address, wordSize)} = ${w.value === undefined ? "(not in the snapshot)" : wordHex(w.value, wordSize)}${ann !== "" ? ` — ${ann}` : ""}`)}</title>`);
     out.push(`</g>`);
   });
@@ -370,7 +474,7 @@ function drawColumn(plan: ColumnPlan, g: ColumnGeometry, top: number, e: Explain
     if (r.kind !== "word" || r.returnsInto === undefined) return;
     const k = r.returnsInto;
     const target = firstRowOf.get(k);
-    const y0 = y(i) + ROW / 2;
+    const y0 = rowTop(i) + ROW / 2;
     const x0 = rightX + 2;
     const bulge = x0 + 16 + (k % 3) * 8;
     const c = frameColours(k);
@@ -378,30 +482,42 @@ function drawColumn(plan: ColumnPlan, g: ColumnGeometry, top: number, e: Explain
       out.push(`<g class="arrow ra" data-reads="${k}">${text(x0 + 4, y0 + 4, `→ #${k}`, `fill="${c.line}"`)}</g>`);
       return;
     }
-    const y1 = y(target) + (target === i ? ROW : ROW / 2);
+    const y1 = target === i ? rowTop(i) + rowHeight(i) : rowTop(target) + ROW / 2;
     out.push(
-      `<g class="arrow ra" data-reads="${k}"><path d="M${x0},${y0} C${bulge},${y0} ${bulge},${y1} ${x0 + 4},${y1}" fill="none" stroke="#dc2626" stroke-width="1.5" marker-end="url(#${ids.ra})"/>` +
+      `<g class="arrow ra" data-reads="${k}"><path d="M${x0},${round(y0)} C${bulge},${round(y0)} ${bulge},${round(y1)} ${x0 + 4},${round(y1)}" fill="none" stroke="#dc2626" stroke-width="1.5" marker-end="url(#${ids.ra})"/>` +
         text(bulge + 2, (y0 + y1) / 2 + 4, `#${k}`, `fill="#dc2626" font-size="10"`) +
         `</g>`,
     );
   });
 
-  // Back-chain arrows: from a saved frame pointer to the slot it points at.
+  // Back-chain arrows: from a saved frame pointer to the slot it points at (the annotation says where the others lead).
   plan.rows.forEach((r, i) => {
-    if (r.kind !== "word" || r.word.role !== "saved-frame-pointer" || r.word.value === undefined) return;
-    const target = rowFor(r.word.value);
-    const y0 = y(i) + ROW / 2;
+    if (r.kind !== "word" || typeof r.chain !== "number") return;
+    const y0 = rowTop(i) + ROW / 2;
+    const y1 = rowTop(r.chain) + ROW / 2;
     const x0 = addrX - 2;
-    const readsAttr = r.reads.length > 0 ? ` data-reads="${r.reads.join(" ")}"` : "";
-    if (target === undefined || target === i) {
-      out.push(`<g class="arrow chain"${readsAttr}>${text(g.x + g.bandW, y0 + 4, r.word.value === 0n ? "end" : "↓ off", `fill="#2563eb" font-size="10"`)}</g>`);
-      return;
-    }
-    const y1 = y(target) + ROW / 2;
     const bulge = addrX - 12 - (i % 3) * 9;
-    out.push(`<g class="arrow chain"${readsAttr}><path d="M${x0},${y0} C${bulge},${y0} ${bulge},${y1} ${x0 - 3},${y1}" fill="none" stroke="#2563eb" stroke-width="1.5" marker-end="url(#${ids.chain})"/></g>`);
+    const readsAttr = r.reads.length > 0 ? ` data-reads="${r.reads.join(" ")}"` : "";
+    out.push(`<g class="arrow chain"${readsAttr}><path d="M${x0},${round(y0)} C${bulge},${round(y0)} ${bulge},${round(y1)} ${x0 - 3},${round(y1)}" fill="none" stroke="#2563eb" stroke-width="1.5" marker-end="url(#${ids.chain})"/></g>`);
   });
-  return { svg: out, height: plan.rows.length * ROW };
+  return { svg: out, height: bottom - top };
+}
+
+/** What the legend has to explain: the roles, shadings and arrows the columns draw. */
+function legendEntries(plans: readonly ColumnPlan[]): { roles: Set<ReadRole>; nat: boolean; unreadable: boolean; ra: boolean; chain: boolean } {
+  const found = { roles: new Set<ReadRole>(), nat: false, unreadable: false, ra: false, chain: false };
+  for (const plan of plans) {
+    for (const r of plan.rows) {
+      if (r.kind !== "word") continue;
+      const role = r.word.role ?? r.readRole;
+      if (role !== undefined) found.roles.add(role);
+      if (r.word.natCollection === true) found.nat = true;
+      if (r.word.value === undefined) found.unreadable = true;
+      if (r.returnsInto !== undefined) found.ra = true;
+      if (typeof r.chain === "number") found.chain = true;
+    }
+  }
+  return found;
 }
 
 /** Renders the diagram of one explained walk as a standalone SVG document. */
@@ -409,35 +525,29 @@ export function renderSvg(e: ExplainedWalk, options: SvgOptions = {}): string {
   const p = (options.idPrefix ?? "sw-").replace(/[^A-Za-z0-9_-]/g, "_");
   const ids = { ra: `${p}arrow-ra`, chain: `${p}arrow-chain`, title: `${p}title` };
   const info = machineInfo(e.machine);
-  const wordSize = e.wordSize === 4 || e.wordSize === 8 ? e.wordSize : (info?.pointerSize ?? 8);
+  const wordSize = e.wordSize === 4 || e.wordSize === 8 ? e.wordSize : info.pointerSize;
   const frameLimit = Math.min(e.frames.length, SVG_MAX_FRAMES);
-  const ia64 = e.backingStore !== undefined;
 
-  const stackGeo = geometry(PAD, wordSize, true);
   const stackPlan = planColumn("stack", e.stack, wordSize, e, frameLimit, false);
-  const bsGeo = ia64 ? geometry(PAD + columnWidth(stackGeo) + 24, 8, false) : undefined;
-  const bsPlan = ia64 ? planColumn("backing-store", e.backingStore ?? [], 8, e, frameLimit, true) : undefined;
-  const listX = (bsGeo !== undefined ? bsGeo.x + columnWidth(bsGeo) : PAD + columnWidth(stackGeo)) + 24;
-  const listChars = 58;
-  const width = Math.ceil(listX + listChars * CHAR + PAD);
-  const wrapAt = Math.floor((width - 2 * PAD) / CHAR);
+  const bsPlan = e.backingStore !== undefined ? planColumn("backing-store", e.backingStore, 8, e, frameLimit, true) : undefined;
+  const stackGeo = geometry(PAD, wordSize);
+  const bsGeo = geometry(PAD, 8);
+  const width = Math.ceil(PAD + Math.max(columnWidth(stackGeo), bsPlan !== undefined ? columnWidth(bsGeo) : 0) + PAD);
+  const inner = width - 2 * PAD;
 
-  // Header: what this is, how the walk ended, what the reader should know first.
+  // Heading: what this is, how the walk ended, what the reader should know first.
   const head: string[] = [];
   let hy = PAD + 14;
-  const headLine = (content: string, attrs: string): void => {
-    for (const l of wrap(content, wrapAt)) {
+  const headLine = (content: string, attrs: string, size = FONT): void => {
+    for (const l of wrap(content, fits(inner, size))) {
       head.push(text(PAD, hy, l, attrs));
-      hy += LINE;
+      hy += size > FONT ? LINE + 2 : LINE;
     }
   };
   const early = e.stop.reason !== "end-of-stack";
   if (options.heading ?? true) {
-    headLine(e.title, `font-size="14" font-weight="bold"`);
-    headLine(
-      `${info?.title ?? e.machine} · thread ${e.threadId} · walker ${e.walker} · ${e.frames.length} frame${e.frames.length === 1 ? "" : "s"}`,
-      `fill="#374151"`,
-    );
+    headLine(e.title, `font-size="14" font-weight="bold"`, 14);
+    headLine(`${info.title} · thread ${e.threadId} · walker ${e.walker} · ${e.frames.length} frame${e.frames.length === 1 ? "" : "s"}`, `fill="#374151"`);
     headLine(`${early ? "Stopped early: " : "Stop: "}${e.stopText}`, `fill="${early ? "#b91c1c" : "#374151"}"${early ? ` font-weight="bold"` : ""}`);
     if (e.truth !== undefined) headLine(`Ground truth: ${e.truth.text}`, `fill="${e.truth.exact ? "#15803d" : "#b91c1c"}"`);
     for (const n of e.notes) headLine(`Note: ${n}`, `fill="#92400e"`);
@@ -448,102 +558,121 @@ export function renderSvg(e: ExplainedWalk, options: SvgOptions = {}): string {
   if (leftOut > 0) capped.push(`${leftOut.toLocaleString("en-US")} words past the cut are not drawn`);
   if (capped.length > 0) headLine(`Cut: this diagram draws at most ${SVG_MAX_FRAMES} frames and ${SVG_MAX_ROWS} rows per column; ${capped.join("; ")}.`, `fill="#b91c1c"`);
 
-  // Legend.
+  // Legend: only what the columns draw, flowed into as many lines as the width needs.
   hy += 4;
   const legend: string[] = [];
-  let lx = PAD;
-  for (const role of ["return-address", "saved-frame-pointer", "saved-register", "scanned", "data"] as const) {
-    const s = ROLE_STYLE[role];
-    legend.push(`<rect x="${lx}" y="${hy - 10}" width="22" height="12" fill="#ffffff" stroke="${s.stroke}" stroke-width="2"${s.dash !== undefined ? ` stroke-dasharray="${s.dash}"` : ""}/>`);
-    legend.push(text(lx + 28, hy, s.text, `fill="${s.stroke}"`));
-    lx += 28 + s.text.length * CHAR + 18;
-  }
-  if (ia64) {
-    legend.push(`<rect x="${lx}" y="${hy - 10}" width="22" height="12" fill="#9ca3af"/>`);
-    legend.push(text(lx + 28, hy, "NaT collection word", `fill="#374151"`));
-    lx += 28 + 19 * CHAR + 18;
-  }
-  legend.push(text(lx, hy, "???????? not in the snapshot", `fill="#9ca3af"`));
-  hy += LINE;
-  legend.push(`<path d="M${PAD},${hy - 4} h22" stroke="#dc2626" stroke-width="1.5" marker-end="url(#${ids.ra})"/>`);
-  legend.push(text(PAD + 30, hy, "return-address slot → the frame it returns into", `fill="#dc2626"`));
-  const chainX = PAD + 30 + 48 * CHAR + 18;
-  legend.push(`<path d="M${chainX},${hy - 4} h22" stroke="#2563eb" stroke-width="1.5" marker-end="url(#${ids.chain})"/>`);
-  legend.push(text(chainX + 30, hy, "saved frame pointer → the slot it points at (the back chain)", `fill="#2563eb"`));
-  hy += LINE + 8;
-
-  // Column headings.
-  const columnsTop = hy + 2 * LINE + 6;
-  const headings: string[] = [];
-  const heading = (g: ColumnGeometry, title: string, orientation: string): void => {
-    const addrX = g.x + g.bandW + g.chainW;
-    headings.push(text(g.x, hy, title, `font-weight="bold"`));
-    headings.push(text(g.x, hy + LINE, orientation, `fill="#4b5563" font-size="11"`));
-    headings.push(text(g.x, hy + 2 * LINE, "frame", `fill="#6b7280" font-size="11"`));
-    headings.push(text(addrX + 4, hy + 2 * LINE, "address", `fill="#6b7280" font-size="11"`));
-    headings.push(text(addrX + g.addrW + 6, hy + 2 * LINE, "value", `fill="#6b7280" font-size="11"`));
-    headings.push(text(addrX + g.addrW + g.valW + 4, hy + 2 * LINE, "what it is", `fill="#6b7280" font-size="11"`));
+  const present = legendEntries(bsPlan !== undefined ? [stackPlan, bsPlan] : [stackPlan]);
+  const items: { width: number; draw: (x: number, y: number) => string[] }[] = [];
+  const boxItem = (label: string, fill: string, stroke: string, colour: string, dash?: string): void => {
+    items.push({
+      width: 28 + textWidth(label),
+      draw: (x, y) => [
+        `<rect x="${round(x)}" y="${y - 10}" width="22" height="12" fill="${fill}"${stroke === "" ? "" : ` stroke="${stroke}" stroke-width="2"`}${dash !== undefined ? ` stroke-dasharray="${dash}"` : ""}/>`,
+        text(x + 28, y, label, `fill="${colour}"`),
+      ],
+    });
   };
-  heading(stackGeo, "Memory stack", `addresses increase downward; frame 0 (innermost) is at the top, its callers below`);
-  if (bsGeo !== undefined) heading(bsGeo, "Backing store (RSE)", `addresses increase downward; it grows up, so frame 0's registers are last`);
-  headings.push(text(listX, hy, "Frames", `font-weight="bold"`));
-  headings.push(text(listX, hy + LINE, "# location · trust · truth", `fill="#4b5563" font-size="11"`));
-
-  const body: string[] = [];
-  const stackDrawn = drawColumn(stackPlan, stackGeo, columnsTop, e, wordSize, ids);
-  body.push(...stackDrawn.svg);
-  let stackBottom = columnsTop + stackDrawn.height;
-  if (stackPlan.rows.length === 0) {
-    body.push(text(stackGeo.x, columnsTop + 12, "(no stack words to show)", `fill="#6b7280"`));
-    stackBottom += ROW;
+  for (const role of LEGEND_ROLES) {
+    const s = ROLE_STYLE[role];
+    if (present.roles.has(role)) boxItem(s.text, "#ffffff", s.stroke, s.stroke, s.dash);
   }
-  const footer = (g: ColumnGeometry, plan: ColumnPlan, at: number, extra: string[]): number => {
-    let fy = at + 14;
-    const lines = [...extra];
-    if (plan.leftOut > 0) lines.unshift(`✂ ${plan.leftOut.toLocaleString("en-US")} more words are not drawn (cap: ${SVG_MAX_FRAMES} frames, ${SVG_MAX_ROWS} rows)`);
-    for (const l of lines) {
-      for (const w of wrap(l, Math.floor((columnWidth(g) - 8) / CHAR))) {
-        body.push(text(g.x, fy, w, `fill="${l.startsWith("✂") || early ? "#b91c1c" : "#374151"}"`));
-        fy += LINE;
+  if (present.nat) boxItem("NaT collection word", "#9ca3af", "", "#374151");
+  if (present.unreadable) {
+    const label = `${"?".repeat(wordSize * 2)} not in the snapshot`;
+    items.push({ width: textWidth(label), draw: (x, y) => [text(x, y, label, `fill="#9ca3af"`)] });
+  }
+  const arrowItem = (label: string, colour: string, marker: string): void => {
+    items.push({
+      width: 30 + textWidth(label),
+      draw: (x, y) => [`<path d="M${round(x)},${y - 4} h22" stroke="${colour}" stroke-width="1.5" marker-end="url(#${marker})"/>`, text(x + 30, y, label, `fill="${colour}"`)],
+    });
+  };
+  if (present.ra) arrowItem("return-address slot → the frame it returns into", "#dc2626", ids.ra);
+  if (present.chain) arrowItem("saved frame pointer → the slot it points at (the back chain)", "#2563eb", ids.chain);
+  let lx = PAD;
+  for (const item of items) {
+    if (lx > PAD && lx + item.width > width - PAD) {
+      lx = PAD;
+      hy += LINE;
+    }
+    legend.push(...item.draw(lx, hy));
+    lx += item.width + 18;
+  }
+  if (items.length > 0) hy += LINE + 8;
+
+  // Columns, one below the other, each under its heading.
+  const body: string[] = [];
+  const column = (g: ColumnGeometry, plan: ColumnPlan, title: string, orientation: string, empty: string, footer: string[]): void => {
+    const addrX = g.x + g.bandW + g.chainW;
+    body.push(text(g.x, hy, title, `font-weight="bold"`));
+    hy += LINE;
+    for (const l of wrap(orientation, fits(columnWidth(g), 11))) {
+      body.push(text(g.x, hy, l, `fill="#4b5563" font-size="11"`));
+      hy += LINE;
+    }
+    body.push(text(g.x, hy, "frame", `fill="#6b7280" font-size="11"`));
+    body.push(text(addrX + 4, hy, "address", `fill="#6b7280" font-size="11"`));
+    body.push(text(addrX + g.addrW + 6, hy, "value", `fill="#6b7280" font-size="11"`));
+    body.push(text(addrX + g.addrW + g.valW + 4, hy, "what it is", `fill="#6b7280" font-size="11"`));
+    hy += 6;
+    const drawn = drawColumn(plan, g, hy, e, plan.area === "stack" ? wordSize : 8, ids);
+    body.push(...drawn.svg);
+    hy += drawn.height;
+    if (plan.rows.length === 0) {
+      body.push(text(g.x, hy + 12, empty, `fill="#6b7280"`));
+      hy += ROW;
+    }
+    const notes = plan.leftOut > 0 ? ["⋯ the rest of this column is not drawn", ...footer] : footer;
+    hy += notes.length > 0 ? 14 : 0;
+    for (const l of notes) {
+      for (const w of wrap(l, fits(columnWidth(g) - 8))) {
+        body.push(text(g.x, hy, w, `fill="${l.startsWith("⋯") ? "#b91c1c" : "#374151"}"`));
+        hy += LINE;
       }
     }
-    return fy;
+    hy += 4;
   };
-  let bottom = footer(stackGeo, stackPlan, stackBottom, [`${early ? "■ walk stopped early: " : "■ "}${e.stopText}`]);
-  if (bsGeo !== undefined && bsPlan !== undefined) {
-    const drawn = drawColumn(bsPlan, bsGeo, columnsTop, e, 8, ids);
-    body.push(...drawn.svg);
-    let bsBottom = columnsTop + drawn.height;
-    if (bsPlan.rows.length === 0) {
-      body.push(text(bsGeo.x, columnsTop + 12, "(no backing-store words to show)", `fill="#6b7280"`));
-      bsBottom += ROW;
-    }
+  column(stackGeo, stackPlan, "Memory stack", "addresses increase downward; frame 0 (innermost) is at the top, its callers below", "(no stack words to show)", []);
+  if (bsPlan !== undefined) {
     const f0 = e.frames[0];
-    const top = f0 !== undefined && f0.frame.addrBStore !== 0n ? ` (${wordHex(f0.frame.addrBStore, 8)}): frame 0's own stacked registers are still in the register file` : "";
-    bottom = Math.max(bottom, footer(bsGeo, bsPlan, bsBottom, [`BSP #0${top}`]));
+    const bsp0 = f0 !== undefined && f0.frame.addrBStore !== 0n ? [`BSP #0 (${wordHex(f0.frame.addrBStore, 8)}): frame 0's own stacked registers are still in the register file`] : [];
+    hy += LINE + 12;
+    column(bsGeo, bsPlan, "Backing store (RSE)", "addresses increase downward; it grows up, so frame 0's registers are last", "(no backing-store words to show)", bsp0);
   }
 
-  // The frame list.
+  // The frame list: every drawn frame with its trust, truth and source line, wrapped to the width.
   const list: string[] = [];
-  e.frames.slice(0, frameLimit).forEach((f, i) => {
-    const c = frameColours(f.index);
-    const ly = columnsTop + i * ROW;
-    const truth = f.truth !== undefined ? ` · ${f.truth}` : "";
-    const label = `#${f.index} ${f.location} · ${f.frame.trust}${truth}`;
-    list.push(`<g class="legend-frame" data-frame="${f.index}">`);
-    list.push(`<rect x="${listX}" y="${ly + 2}" width="12" height="12" fill="${c.band}" stroke="${c.line}"/>`);
-    list.push(text(listX + 18, ly + 12, clip(label, listChars - 3), f.truth === "differs" || f.truth === "extra" ? `fill="#b91c1c"` : `fill="#111827"`));
-    list.push(`<title>${escapeXml(`frame ${f.index}: ${f.location}; ${f.frame.trust}: ${ruleText(f.frame.rule)}${truth}`)}</title>`);
-    list.push(`</g>`);
-  });
-  if (e.frames.length === 0) list.push(text(listX, columnsTop + 12, "(no frames)", `fill="#b91c1c"`));
-  if (e.frames.length > frameLimit) list.push(text(listX, columnsTop + frameLimit * ROW + 12, `✂ ${(e.frames.length - frameLimit).toLocaleString("en-US")} more frames not drawn`, `fill="#b91c1c"`));
-  bottom = Math.max(bottom, columnsTop + (frameLimit + 1) * ROW + 8);
+  if (options.frameList ?? true) {
+    hy += LINE + 12;
+    list.push(text(PAD, hy, "Frames", `font-weight="bold"`));
+    hy += LINE;
+    const sources = e.frames.slice(0, frameLimit).some((f) => f.source !== undefined);
+    list.push(text(PAD, hy, `# location · trust${e.truth !== undefined ? " · truth" : ""}${sources ? ", then the source line" : ""}`, `fill="#4b5563" font-size="11"`));
+    hy += 6;
+    for (const f of e.frames.slice(0, frameLimit)) {
+      const c = frameColours(f.index);
+      const truth = f.truth !== undefined ? ` · ${f.truth}` : "";
+      const source = sourceOf(f);
+      const label = wrap(`#${f.index} ${f.location} · ${f.frame.trust}${truth}`, fits(inner - 18));
+      const lines = source === undefined ? label : [...label, ...wrap(source, fits(inner - 18))];
+      const colour = f.truth === "differs" || f.truth === "extra" ? `fill="#b91c1c"` : `fill="#111827"`;
+      list.push(`<g class="legend-frame" data-frame="${f.index}">`);
+      list.push(`<rect x="${PAD}" y="${hy + 2}" width="12" height="12" fill="${c.band}" stroke="${c.line}"/>`);
+      lines.forEach((l, n) => list.push(text(PAD + 18, hy + 12 + n * ROW, l, n < label.length ? colour : `fill="#4b5563"`)));
+      list.push(`<title>${escapeXml(`frame ${f.index}: ${f.location}${source !== undefined ? ` — ${source}` : ""}; ${f.frame.trust}: ${ruleText(f.frame.rule)}${truth}`)}</title>`);
+      list.push(`</g>`);
+      hy += lines.length * ROW;
+    }
+    if (e.frames.length === 0) {
+      list.push(text(PAD, hy + 12, "(no frames)", `fill="#b91c1c"`));
+      hy += ROW;
+    }
+  }
 
-  const height = Math.ceil(bottom + PAD);
-  const description = `Stack diagram of ${e.title}: ${e.frames.length} frames on ${info?.title ?? e.machine}. ${e.stopText}`;
+  const height = Math.ceil(hy + PAD);
+  const description = `Stack diagram of ${e.title}: ${e.frames.length} frames on ${info.title}.`;
   return [
-    `<svg xmlns="http://www.w3.org/2000/svg" class="stack-diagram" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="DejaVu Sans Mono, Menlo, Consolas, monospace" font-size="12" role="img" aria-labelledby="${ids.title}">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" class="stack-diagram" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="DejaVu Sans Mono, Menlo, Consolas, monospace" font-size="${FONT}" role="img" aria-labelledby="${ids.title}">`,
     `<title id="${ids.title}">${escapeXml(`${e.title} — thread ${e.threadId}`)}</title>`,
     `<desc>${escapeXml(description)}</desc>`,
     `<defs>`,
@@ -554,7 +683,6 @@ export function renderSvg(e: ExplainedWalk, options: SvgOptions = {}): string {
     `<rect x="0" y="0" width="${width}" height="${height}" fill="#ffffff"/>`,
     ...head,
     ...legend,
-    ...headings,
     ...body,
     ...list,
     `</svg>`,

@@ -9,12 +9,20 @@
  * EBP (fUseBP), with the EBP value it saved, i.e. the caller's; `(FPO: [p,l] TrapFrame @ …)`
  * for a kernel trap frame, at the frame's EBP; and `(FPO: [Non-Fpo])` for an EBP frame
  * (FRAME_NONFPO) or a function without a record. Frames outside every module get no note.
+ *
+ * Several threads are printed as `~*k` prints them, in the debugger's thread order, each stack
+ * under the thread's `~` line:
+ * `.  0  Id: f5c.bf4 Suspend: 1 Teb: 7ffdf000 Unfrozen` — a `.` marking the current thread (a
+ * dump's exception thread, else its first), the debugger's decimal thread number (the thread's
+ * position in the dump's thread list) right-aligned in three columns, then the process and thread
+ * ids in hex, and the suspend count and TEB address the dump records for the thread.
  */
 import { findFpo, x86Tables } from "../arch/x86/tables.js";
 import type { MemoryReader } from "../memory/reader.js";
+import { miscProcessId, type Minidump } from "../formats/minidump.js";
 import { FRAME_NONFPO, FRAME_TRAP, type FpoData } from "../model/fpo-data.js";
-import type { Machine } from "../model/machine.js";
-import { moduleAt, type Module } from "../model/snapshot.js";
+import { machineInfo, type Machine } from "../model/machine.js";
+import { moduleAt, type Module, type ThreadSnapshot } from "../model/snapshot.js";
 import type { Frame } from "../walk/frame.js";
 import { hexPadded } from "../hex.js";
 import { UnwindCache } from "../unwind/cache.js";
@@ -57,15 +65,63 @@ export function fpoNote(modules: readonly Module[], frame: Frame, caller: Frame 
   return ` (FPO: ${counts})`;
 }
 
+/** One thread as WinDbg's `~` line describes it. */
+export interface WindbgThread {
+  id: number;
+  /** The suspend count a dump records (MINIDUMP_THREAD.SuspendCount). */
+  suspendCount?: number;
+  /** The address of the thread's TEB, as a dump records it (MINIDUMP_THREAD.Teb). */
+  teb?: bigint;
+}
+
+/** What WinDbg's `~` lines say besides the stacks: the process id and the threads in the debugger's order. */
+export interface WindbgProcess {
+  /** The process id (a minidump's MiscInfo stream); 0 is printed when the input records none. */
+  processId?: number;
+  /** Every thread of the process, in the order the debugger numbers them (a dump's thread list order). */
+  threads: readonly WindbgThread[];
+}
+
+/** The `~` facts of a minidump: MiscInfo's process id, the thread list's order, suspend counts and TEBs. */
+export function windbgProcess(dump: Minidump): WindbgProcess {
+  const processId = miscProcessId(dump.miscInfo);
+  const threads = dump.threads.map((t) => ({ id: t.id, suspendCount: t.suspendCount, teb: t.teb }));
+  return processId === undefined ? { threads } : { processId, threads };
+}
+
 /**
- * Renders walks the way WinDbg's `kb` prints them, with `kv`'s FPO notes on x86. `images` (the
- * snapshot's memory) lets the notes use FPO_DATA from mapped images' debug directories.
+ * WinDbg's `~` line of a thread: `.` for the current thread (else a space), its number in three
+ * columns, `Id: pid.tid` in hex, then `Suspend: n Teb: addr Unfrozen` when the dump records them.
  */
-export function renderWindbg(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[], images?: MemoryReader): string {
+export function windbgThreadLine(machine: Machine, process: WindbgProcess, thread: ThreadSnapshot, current: boolean): string {
+  const index = process.threads.findIndex((t) => t.id === thread.id);
+  const known = process.threads[index];
+  const id = `${((process.processId ?? 0) >>> 0).toString(16)}.${(thread.id >>> 0).toString(16)}`;
+  const line = `${current ? "." : " "}${(index < 0 ? "?" : String(index)).padStart(3)}  Id: ${id}`;
+  if (known?.suspendCount === undefined || known.teb === undefined) return line;
+  const teb = machineInfo(machine).pointerSize === 4 ? h32(known.teb) : h64(known.teb);
+  return `${line} Suspend: ${known.suspendCount} Teb: ${teb} Unfrozen`;
+}
+
+/**
+ * Renders walks the way WinDbg's `kb` prints them, with `kv`'s FPO notes on x86; several threads
+ * as `~*k` does, each under its `~` line. `images` (the snapshot's memory) lets the notes use
+ * FPO_DATA from mapped images' debug directories; `process` gives the `~` lines their numbers and
+ * ids (default: the threads walked, in the order given, in a process whose id is not known).
+ */
+export function renderWindbg(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[], images?: MemoryReader, process?: WindbgProcess): string {
   const out: string[] = [];
   const cache = new UnwindCache();
-  for (const { thread, walk } of walks) {
-    if (walks.length > 1) out.push(`${thread.crashed ? "." : " "}  ${thread.id}  Id: ${thread.id}`);
+  const threads = process ?? { threads: walks.map((w) => w.thread) };
+  // The debugger's current thread: the exception thread, else the first thread of the process.
+  const current = walks.find((w) => w.thread.crashed)?.thread.id ?? threads.threads[0]?.id;
+  // `~*k` goes through the threads in the debugger's order.
+  const position = (w: ThreadWalk): number => {
+    const i = threads.threads.findIndex((t) => t.id === w.thread.id);
+    return i < 0 ? threads.threads.length : i;
+  };
+  for (const { thread, walk } of [...walks].sort((a, b) => position(a) - position(b))) {
+    if (walks.length > 1) out.push(windbgThreadLine(machine, threads, thread, thread.id === current));
     out.push(...STACK_LINES[machine]({ modules, frames: walk.frames, images, cache }));
     out.push("");
   }

@@ -54,6 +54,10 @@ export function ruleText(rule: Rule): string {
       return arm64Text(rule);
     case "link-register":
       return `lr=${hexPadded(rule.lr, 16)}: the return address is still in the link register; sp=${hexPadded(rule.sp, 16)} unchanged`;
+    case "arm64-breakpad-fp":
+      return rule.fp === 0n
+        ? `pc=lr=${hexPadded(rule.lr, 16)}; fp=0: sp unchanged, fp=lr=0`
+        : `pc=lr=${hexPadded(rule.lr, 16)}; [fp=${hexPadded(rule.fp, 16)}]=${hexPadded(rule.savedFp, 16)} [fp+8]=${hexPadded(rule.savedLr, 16)} sp=fp+0x10`;
     case "rescan":
       return `${rule.problem}; scanned from ${hex(rule.start)} to ra@[${hex(rule.slot)}]=${hex(rule.value)}`;
     case "cfi":

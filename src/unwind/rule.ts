@@ -195,6 +195,19 @@ export interface LinkRegisterRule {
   sp: bigint;
 }
 
+/**
+ * Breakpad's ARM64 frame-pointer step (arm64.md Part 5, `GetCallerByFramePointer`): the caller's
+ * pc is the callee's lr, its x29 and lr are read from the record at the callee's x29 (`fp`), its
+ * sp is fp + 16; with fp 0, the caller keeps the callee's sp and gets fp = lr = 0.
+ */
+export interface Arm64BreakpadFpRule {
+  kind: "arm64-breakpad-fp";
+  fp: bigint;
+  lr: bigint;
+  savedFp: bigint;
+  savedLr: bigint;
+}
+
 /** A rule's result that was not a frame (`problem`), repaired by scanning from `start` to the return address at `slot`. */
 export interface RescanRule {
   kind: "rescan";
@@ -296,6 +309,7 @@ export type Rule =
   | UnwindInfoRule
   | Arm64UnwindRule
   | LinkRegisterRule
+  | Arm64BreakpadFpRule
   | RescanRule
   | CfiRule
   | ScanRule

@@ -142,6 +142,8 @@ export interface ExecContext {
   recovered?: readonly string[] | undefined;
   /** The kind of rule that found the frame; undefined for the context frame. */
   foundBy?: RuleKind | undefined;
+  /** The frame pointer of the frame this one was unwound from (its callee); undefined for the context frame. */
+  calleeFp?: bigint | undefined;
   cache: UnwindCache;
 }
 

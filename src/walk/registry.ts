@@ -16,7 +16,7 @@ import { x64CheckedFramePointer, x64FramePointer } from "../arch/x64/frame-point
 import { x64Leaf, x64Scan } from "../arch/x64/scan.js";
 import { x64UnwindInfo } from "../arch/x64/unwind.js";
 import { arm64Cfi } from "../arch/arm64/cfi.js";
-import { arm64FrameRecord, arm64LinkRegister } from "../arch/arm64/frame-pointer.js";
+import { arm64BreakpadFramePointer, arm64FrameRecord, arm64LinkRegister } from "../arch/arm64/frame-pointer.js";
 import { arm64Scan } from "../arch/arm64/scan.js";
 import { arm64Unwind } from "../arch/arm64/unwind.js";
 import { ia64Pc } from "../arch/ia64/rse.js";
@@ -59,6 +59,12 @@ export interface ArchWalker {
    * returns through the link register and leaves sp as it found it (ARM64, arm64.md §3.3 step 6).
    */
   leafKeepsSp?: true;
+  /**
+   * Breakpad's own strategy order where it differs from `auto`, for the Breakpad report
+   * (`walk --format breakpad`): ARM64's STACK CFI, then its frame-pointer step that takes lr
+   * first, then scanning (arm64.md Part 5).
+   */
+  breakpad?: readonly ArchStrategy[];
 }
 
 /** The role register names of a machine, from the machine table. */
@@ -131,7 +137,7 @@ const ARM64: ArchWalker = {
     // The image's .pdata/.xdata first (arm64.md Part 1), then a symbol file's STACK CFI; where
     // neither describes the code (JIT code, a module without unwind data), the frame-record chain
     // x29 keeps, then scanning (arm64.md §3.3 step 7, Part 5).
-    auto: [arm64Unwind, arm64Cfi, arm64FrameRecord, arm64Scan],
+    auto: [arm64Unwind, arm64Cfi, arm64LinkRegister, arm64FrameRecord, arm64Scan],
     unwind: [arm64Unwind, arm64Cfi, arm64Scan],
     // The frame-record chain (arm64.md Part 4): lr for a context frame whose record is not stored yet.
     "frame-pointer": [arm64LinkRegister, arm64FrameRecord],
@@ -145,6 +151,9 @@ const ARM64: ArchWalker = {
   params: () => [0n, 0n, 0n, 0n],
   // A leaf unwind (pc = lr) leaves sp where it was.
   leafKeepsSp: true,
+  // Breakpad never reads .pdata; the image's tables, where the snapshot has them, stand in for
+  // its STACK CFI as they do in the x64 report.
+  breakpad: [arm64Unwind, arm64Cfi, arm64BreakpadFramePointer, arm64Scan],
 };
 
 const TABLE: Record<Machine, ArchWalker> = { x86: X86, x64: X64, ia64: IA64, arm64: ARM64 };
@@ -152,6 +161,11 @@ const TABLE: Record<Machine, ArchWalker> = { x86: X86, x64: X64, ia64: IA64, arm
 /** The walker table for a machine. */
 export function archWalker(machine: Machine): ArchWalker {
   return TABLE[machine];
+}
+
+/** The strategies of Breakpad's own walk on `machine` for `walker` `auto`, where they differ from `auto`'s; otherwise undefined. */
+export function breakpadStrategiesFor(machine: Machine, walker: WalkerName | undefined): readonly ArchStrategy[] | undefined {
+  return walker === undefined || walker === "auto" ? TABLE[machine].breakpad : undefined;
 }
 
 /**

@@ -31,7 +31,7 @@ import { ia64FunctionTableAccess, ia64Params, ia64Unwind } from "../arch/ia64/wa
 import type { Machine } from "../model/machine.js";
 import { UnwindCache } from "../unwind/cache.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
-import { execContext, type FrameSite } from "../unwind/step.js";
+import { execContext, type FrameSite, type OkStep } from "../unwind/step.js";
 import { strategiesFor } from "./registry.js";
 
 /** PREAD_PROCESS_MEMORY_ROUTINE64: all bytes of the range, or undefined (FALSE). */
@@ -260,16 +260,36 @@ function unwind64(ctx: Registers, pc: bigint, contextFrame: boolean, target: Sna
   if (lookup === 0n || cb.getModuleBase(lookup) === 0n) return false;
   const rtf = cb.functionTableAccess(lookup);
   entry?.(rtf);
+  return unwindInPlace(x64UnwindInfo, "x64", ctx, pc, lookup, contextFrame, target, memory, cb) !== undefined;
+}
+
+/**
+ * One unwind of the CONTEXT `ctx` in place by a table strategy (x64's UNWIND_INFO, ARM64's
+ * .pdata/.xdata), looked up at `lookup`: the step, or undefined when the strategy has no rule, the
+ * unwind fails or `accept` rejects the caller's registers (the CONTEXT is then unchanged).
+ */
+function unwindInPlace(
+  strategy: ArchStrategy,
+  machine: Machine,
+  ctx: Registers,
+  pc: bigint,
+  lookup: bigint,
+  contextFrame: boolean,
+  target: Snapshot | undefined,
+  memory: MemoryReader,
+  cb: Resolved,
+  accept: (caller: Registers) => boolean = () => true,
+): OkStep | undefined {
   const site: FrameSite = {
-    machine: "x64", index: contextFrame ? 0 : 1, interrupted: false, registers: ctx, pc, lookupPc: lookup,
+    machine, index: contextFrame ? 0 : 1, interrupted: false, registers: ctx, pc, lookupPc: lookup,
     modules: target?.modules ?? [], images: memory, calleeParams: 0, cache: cb.cache,
   };
-  const rule = x64UnwindInfo.ruleFor(site);
-  if (rule === undefined) return false;
+  const rule = strategy.ruleFor(site);
+  if (rule === undefined) return undefined;
   const result = execRule(rule, { ...ctx }, memory, execContext(cb.cache));
-  if (!result.ok) return false;
+  if (!result.ok || !accept(result.registers)) return undefined;
   for (const [k, v] of Object.entries(result.registers)) ctx[k] = v & U64;
-  return true;
+  return result;
 }
 
 /**
@@ -404,7 +424,9 @@ const ARM64_MODE = { start: 0n, walking: 1n, done: 2n } as const;
  * CONTEXT_UNWOUND_TO_CALL is set, else at Pc; RtlVirtualUnwind over the function's .pdata entry,
  * or the leaf rule; the new Pc stripped of any pointer authentication code. The flag is set after
  * an unwind that returned to a call and cleared after one a custom stack gave. False when the
- * Pc is in no module or the unwind fails.
+ * Pc is in no module, the unwind fails, or its result fails the sanity checks of §3.3 step 6: Pc
+ * and Sp both unchanged, a Pc other than 0 below 0x1000, or an Sp that moved down (an Sp that is
+ * not 16-byte aligned already fails the unwind).
  */
 function unwindArm64(context: ContextRecord, target: Snapshot | undefined, memory: MemoryReader, cb: Resolved): boolean {
   const ctx = context.registers;
@@ -412,15 +434,14 @@ function unwindArm64(context: ContextRecord, target: Snapshot | undefined, memor
   const returned = ((context.contextFlags ?? 0) & CONTEXT_UNWOUND_TO_CALL) !== 0;
   const lookup = lookupAddress(pc, returned, "arm64") & U64;
   if (lookup === 0n || cb.getModuleBase(lookup) === 0n) return false;
-  const site: FrameSite = {
-    machine: "arm64", index: returned ? 1 : 0, interrupted: false, registers: ctx, pc, lookupPc: lookup,
-    modules: target?.modules ?? [], images: memory, calleeParams: 0, cache: cb.cache,
+  const sp = ctx["sp"] ?? 0n;
+  const sane = (caller: Registers): boolean => {
+    const newPc = caller["pc"] ?? 0n;
+    const newSp = caller["sp"] ?? 0n;
+    return !(newPc === pc && newSp === sp) && !(newPc !== 0n && newPc < 0x1000n) && newSp >= sp;
   };
-  const rule = arm64Unwind.ruleFor(site);
-  if (rule === undefined) return false;
-  const result = execRule(rule, { ...ctx }, memory, execContext(cb.cache));
-  if (!result.ok) return false;
-  for (const [k, v] of Object.entries(result.registers)) ctx[k] = v & U64;
+  const result = unwindInPlace(arm64Unwind, "arm64", ctx, pc, lookup, !returned, target, memory, cb, sane);
+  if (result === undefined) return false;
   const flags = context.contextFlags ?? 0;
   context.contextFlags = result.interrupted === true ? flags & ~CONTEXT_UNWOUND_TO_CALL : flags | CONTEXT_UNWOUND_TO_CALL;
   return true;

@@ -413,6 +413,7 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     ctx.bstore = step.bstoreNumber ?? -1;
     ctx.recovered = step.recovered;
     ctx.foundBy = rule.kind === "derived" ? rule.of : rule.kind;
+    ctx.calleeFp = arch.fpOf(callee.unwindRegisters);
   }
 }
 

@@ -1,6 +1,9 @@
 /**
  * The HTML view in a real browser: Debian's headless Chromium, driven by playwright-core, opens
- * pages written by `stackwalk view` from file:// URLs and steps through them.
+ * pages written by `stackwalk view` from file:// URLs and steps through them, and lays each out
+ * at 800, 1280 and 1920 px wide: nothing may run past the window or its box, the page may not
+ * scroll sideways, every full name is in a title, and the stop reason is said once. Screenshots
+ * go to a temporary folder, or to $STACKWALK_SCREENSHOTS when it is set, to be looked at.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,7 +20,97 @@ const IA64 = resolve("vectors/ia64/synthetic/frame-63.json");
 const DUMP = resolve("../shared/fixtures/breakpad/minidump2.dmp");
 const SYMBOLS = resolve("../shared/fixtures/breakpad/symbols");
 
+/** The few DOM types the checks that run in the page use: the test program is compiled without the DOM library. */
+interface Box {
+  left: number;
+  right: number;
+  top: number;
+  bottom: number;
+  width: number;
+  height: number;
+}
+interface DomElement {
+  tagName: string;
+  id: string;
+  className: unknown;
+  textContent: string | null;
+  clientWidth: number;
+  scrollWidth: number;
+  parentElement: DomElement | null;
+  selectedOptions?: ArrayLike<{ text: string }>;
+  getBoundingClientRect(): Box;
+  getClientRects(): { length: number };
+  querySelector(selector: string): DomElement | null;
+  querySelectorAll(selector: string): ArrayLike<DomElement>;
+  closest(selector: string): DomElement | null;
+}
+declare const document: {
+  documentElement: DomElement;
+  body: DomElement;
+  querySelector(selector: string): DomElement | null;
+  querySelectorAll(selector: string): ArrayLike<DomElement>;
+  createTreeWalker(root: DomElement, show: number): { nextNode(): { textContent: string | null; parentElement: DomElement | null } | null };
+};
+/** NodeFilter.SHOW_TEXT. */
+const SHOW_TEXT = 4;
+
 const dir = mkdtempSync(join(tmpdir(), "stackwalk-view-"));
+const shots = process.env["STACKWALK_SCREENSHOTS"] ?? dir;
+
+/** The width and height of a PNG file, from its IHDR chunk. */
+function pngSize(path: string): [number, number] {
+  const png = readFileSync(path);
+  expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return [png.readUInt32BE(16), png.readUInt32BE(20)];
+}
+
+/**
+ * What is wrong with the layout of the shown thread `w` of the page, in words: the page wider
+ * than the window, an element past the window's sides, a box whose content is wider than the box
+ * (text cut off or scrolled), the diagram wider than its pane, a text of the diagram outside it.
+ */
+function layoutProblems(page: Page, w: number): Promise<string[]> {
+  return page.evaluate((w) => {
+    const problems: string[] = [];
+    const name = (el: DomElement): string => `${el.tagName.toLowerCase()}${el.id !== "" ? "#" + el.id : ""}${typeof el.className === "string" && el.className !== "" ? "." + el.className.split(" ").join(".") : ""} "${(el.textContent ?? "").trim().slice(0, 40)}"`;
+    const root = document.documentElement;
+    if (root.scrollWidth > root.clientWidth) problems.push(`the page scrolls sideways: ${root.scrollWidth} > ${root.clientWidth} px`);
+    const vw = root.clientWidth;
+    for (const el of Array.from(document.body.querySelectorAll("*"))) {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) continue;
+      if (r.left < -0.5 || r.right > vw + 0.5) problems.push(`${name(el)} spans ${Math.round(r.left)}..${Math.round(r.right)} in a ${vw} px window`);
+      if (el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1) problems.push(`${name(el)} holds ${el.scrollWidth} px in ${el.clientWidth} px`);
+    }
+    const pane = document.querySelector(`#walk-${w} .diagram`);
+    const svg = pane?.querySelector("svg") ?? null;
+    if (pane === null || svg === null) return [...problems, `thread ${w} has no diagram`];
+    const p = pane.getBoundingClientRect();
+    const s = svg.getBoundingClientRect();
+    if (s.width === 0) problems.push(`thread ${w}'s diagram is not shown`);
+    if (s.left < p.left - 0.5 || s.right > p.right + 0.5) problems.push(`the diagram spans ${Math.round(s.left)}..${Math.round(s.right)} in a pane of ${Math.round(p.left)}..${Math.round(p.right)}`);
+    for (const t of Array.from(svg.querySelectorAll("text"))) {
+      const r = t.getBoundingClientRect();
+      if (r.left < s.left - 0.5 || r.right > s.right + 0.5 || r.top < s.top - 0.5 || r.bottom > s.bottom + 0.5) problems.push(`the diagram's text "${t.textContent ?? ""}" runs outside it`);
+    }
+    return problems;
+  }, w);
+}
+
+/** The words a reader sees on the page: displayed text, not titles, descriptions, styles, scripts or closed options. */
+function shownText(page: Page): Promise<string> {
+  return page.evaluate((show) => {
+    const parts: string[] = [];
+    const walker = document.createTreeWalker(document.body, show);
+    for (let n = walker.nextNode(); n !== null; n = walker.nextNode()) {
+      const el = n.parentElement;
+      if (el === null || el.closest("title, desc, style, script, select") !== null || el.getClientRects().length === 0) continue;
+      parts.push(n.textContent ?? "");
+    }
+    for (const select of Array.from(document.querySelectorAll("select"))) parts.push(select.selectedOptions?.[0]?.text ?? "");
+    return parts.join(" ").replace(/\s+/g, " ");
+  }, SHOW_TEXT);
+}
 let browser: Browser | undefined;
 
 /** Writes the page for `argv` with `stackwalk view` and returns its path. */
@@ -70,7 +163,7 @@ describe("stackwalk view in headless Chromium", () => {
     expect(await frames.count()).toBe(3);
     for (let k = 0; k < 3; k++) {
       await expect.poll(() => page.locator(`#w0-frame-${k}`).isVisible()).toBe(true);
-      expect(await page.locator(`#walk-0 svg .legend-frame[data-frame="${k}"]`).count()).toBe(1);
+      expect(await page.locator(`#walk-0 svg .band[data-frame="${k}"]`).count()).toBe(1);
     }
     expect(await page.locator("#walk-0 svg").count()).toBe(1);
     expect(await page.locator("#walk-0 .position").textContent()).toBe("frame 0 (1 of 3)");
@@ -143,6 +236,59 @@ describe("stackwalk view in headless Chromium", () => {
     await page.screenshot({ path: shot });
     expect(statSync(shot).size).toBeGreaterThan(1000);
     expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  describe.each([
+    ["an x86 FPO vector", "fpo-leaf-etw", [resolve("vectors/x86/etw/fpo-leaf-etw.json")]],
+    ["an x64 vector", "push-nonvol", [resolve("vectors/x64/synthetic/push-nonvol-capture.json")]],
+    ["an IA-64 vector", "frame-63", [IA64]],
+    ["minidump2 with symbols", "minidump2", [DUMP, "--symbols", SYMBOLS]],
+  ])("%s fits the window at every width", (_what, name, argv) => {
+    it.each([800, 1280, 1920])("%i px: nothing cut off, no sideways scroll, full names in titles, the stop said once", async (width) => {
+      const file = await view(`${name}-${width}.html`, ...argv);
+      const page = await browser!.newPage({ viewport: { width, height: 900 } });
+      await page.goto(pathToFileURL(file).href, { waitUntil: "load" });
+      const threads = await page.locator("section.walk").count();
+      for (let w = 0; w < threads; w++) {
+        if (w > 0) await page.locator("#thread-picker").selectOption(String(w));
+        expect(await page.locator(`#walk-${w}`).isVisible()).toBe(true);
+        expect(await layoutProblems(page, w), `${width} px`).toEqual([]);
+        // Stepping opens each frame's explanation in turn: each still fits.
+        const frames = await page.locator(`#walk-${w} li.frame`).count();
+        for (let k = 1; k < frames; k++) {
+          await page.locator(`#walk-${w} button.next`).click();
+          expect(await layoutProblems(page, w), `frame ${k}`).toEqual([]);
+        }
+        // The full name of every band's frame is in the band's title, shown on hover.
+        const names = await page.locator(`#walk-${w} li.frame .loc`).allTextContents();
+        const bands = await page.locator(`#walk-${w} svg .band`).evaluateAll((els) => els.map((el) => [Number(el.getAttribute("data-frame")), el.querySelector("title")?.textContent ?? ""] as const));
+        expect(bands.length).toBeGreaterThan(0);
+        for (const [k, title] of bands) if (k >= 0) expect(title).toContain(`frame ${k}: ${names[k]}`);
+        // The stop reason is said once, in plain words.
+        const stop = (await page.locator(`#walk-${w} p.stop`).textContent())!.replace(/^(Stop|Stopped early):\s*/, "");
+        expect(stop.length).toBeGreaterThan(20);
+        const shown = await shownText(page);
+        expect(shown.split(stop).length - 1, stop).toBe(1);
+        expect(shown).not.toMatch(/↓|\boff\b/);
+        // Stepping scrolled the page, and the controls stick to the window's top: a full-page
+        // screenshot is taken from the top, as the page is first seen.
+        await page.evaluate("window.scrollTo(0, 0)");
+        const shot = join(shots, `${name}-${width}${threads > 1 ? `-thread-${w}` : ""}.png`);
+        await page.screenshot({ path: shot, fullPage: true });
+        const [shotWidth, shotHeight] = pngSize(shot);
+        expect(shotWidth).toBe(width);
+        expect(shotHeight).toBeGreaterThanOrEqual(900);
+      }
+      await page.close();
+    }, 60_000);
+  });
+
+  it("minidump2: the source lines of the .sym file's line records are in the frame list", async () => {
+    const { page } = await open(await view("minidump2-source.html", DUMP, "--symbols", SYMBOLS));
+    expect(await page.locator("#w0-frame-0 .src").textContent()).toBe("c:\\test_app.cc:58");
+    expect(await page.locator("#w0-frame-1 .src").textContent()).toBe("c:\\test_app.cc:65");
+    expect(await page.locator("#w0-frame-3 .src").count()).toBe(0);
     await page.close();
   }, 60_000);
 });

@@ -169,7 +169,7 @@ describe("stackwalk roles", () => {
     expect([role("ia64", "AddrPC").register, role("ia64", "AddrFrame").register, role("ia64", "AddrStack").register, role("ia64", "AddrBStore").register]).toEqual([
       "stiip", null, "intsp", "rsbsp",
     ]);
-    expect([role("arm64", "AddrPC").register, role("arm64", "AddrFrame").register, role("arm64", "AddrStack").register, role("arm64", "AddrReturn").register]).toEqual(["pc", "fp", "sp", "lr"]);
+    expect([role("arm64", "AddrPC").register, role("arm64", "AddrReturn").register, role("arm64", "AddrFrame").register, role("arm64", "AddrStack").register]).toEqual(["pc", "lr", "fp", "sp"]);
     for (const d of doc) for (const r of d.roles) expect(r.explanation.length).toBeGreaterThan(10);
   });
 

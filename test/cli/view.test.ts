@@ -43,6 +43,9 @@ describe("stackwalk view", () => {
     expect(html).toContain(`<select id="thread-picker">`);
     expect(html.indexOf(`data-thread="3060"`)).toBeLessThan(html.indexOf(`data-thread="4544"`));
     expect(html).toContain("CrashFunction");
+    // The source lines the .sym file's line records give.
+    expect(html).toContain(`<span class="loc">test_app.exe!\`anonymous namespace&#39;::CrashFunction+0xe</span>`);
+    expect(html).toContain(`<p class="src" title="source file and line">c:\\test_app.cc:58</p>`);
     expect(html).toContain("Stopped early:");
     expect(html).toContain("The input has no ground truth");
   });

@@ -199,7 +199,7 @@ describe("an ARM64 interrupt handler entered through a machine frame", () => {
 
 describe("the ARM64 walk bench", () => {
   it("walks a packed-unwind recursion exactly before timing it", async () => {
-    const { benchArm64UnwindWalk } = await import("../../emulator/bench-arm64.js");
+    const { benchArm64UnwindWalk } = await import("../bench/bench-arm64.js");
     const r = await benchArm64UnwindWalk(200, 1);
     expect(r.frames).toBe(203);
     expect(r.perSecond).toBeGreaterThan(0);

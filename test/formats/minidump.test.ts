@@ -752,7 +752,6 @@ describe("bad input is an InputError naming the offset", () => {
   });
 
   it("an unmodelled machine is unsupported at snapshot time, but still parses", () => {
-    // PROCESSOR_ARCHITECTURE_ARM (32-bit ARM): not modelled.
     const { bytes, streams } = writeMinidump({ machine: "x86", processorArchitecture: 5, threads: [] });
     const dump = readMinidump(bytesSource(bytes));
     expect(dump.machine).toBeUndefined();

@@ -486,7 +486,7 @@ describe("CONTEXT edge cases", () => {
   it("an unknown machine is an InputError", () => {
     let caught: unknown;
     try {
-      decodeContext("mips" as ContextMachine, new Uint8Array(2000));
+      decodeContext("arm" as ContextMachine, new Uint8Array(2000));
     } catch (e) {
       caught = e;
     }

@@ -6,6 +6,7 @@ import { parseVector } from "../../src/formats/vector.js";
 import { explainWalk } from "../../src/analysis/explain-walk.js";
 import { formatExplanation } from "../../src/render/explain.js";
 import { ROOT } from "../support/corpus.js";
+import { readmeBlockAfter } from "../support/readme.js";
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
@@ -72,6 +73,33 @@ describe("explain", () => {
     expect(f1.weaker).toMatch(/The frame-pointer chain never reaches this frame/);
   });
 
+  it("names each pushed register's slot where the assembly pushed it, also when several held the same value", () => {
+    // `# saver: pushes [rbp, rbx, rsi, rdi], …`: the registers each function pushes, in push order.
+    const pushes = new Map(
+      [...readFileSync(`${ROOT}vectors/programs/x64/push-nonvol.asm`, "utf8").matchAll(/^# (\w+): pushes \[([^\]]*)\]/gm)].map((m) => [m[1]!, m[2]!.split(", ")]),
+    );
+    const v = load("vectors/x64/synthetic/push-nonvol-capture.json");
+    const e = explainWalk(v, v.threads[0]!);
+    expect(e.truth?.exact).toBe(true);
+    let checked = 0;
+    let shared = 0;
+    for (const f of e.frames.slice(1)) {
+      const callee = e.frames[f.index - 1]!.functionName!;
+      const ra = f.reads.find((r) => r.role === "return-address")!;
+      // The k-th push lands 8(k+1) bytes below the return address.
+      const slots = f.reads.filter((r) => r.register !== undefined && r.role !== "return-address").map((r) => [r.register, Number(ra.address - r.address) / 8 - 1]);
+      expect(slots.sort((a, b) => Number(a[1]) - Number(b[1])), callee).toEqual(pushes.get(callee)!.map((reg, k) => [reg, k]));
+      const values = f.reads.filter((r) => r.role !== "return-address").map((r) => r.value);
+      if (new Set(values).size < values.length) shared++;
+      checked++;
+    }
+    expect(checked).toBe(3);
+    // saver's rbp, rsi and rdi all held 0: the slots are told apart by the rule, not by value.
+    expect(shared).toBeGreaterThan(0);
+    const saver = e.frames.find((f) => e.frames[f.index - 1]?.functionName === "saver")!;
+    expect(saver.reads.filter((r) => r.role === "saved-frame-pointer").map((r) => r.register)).toEqual(["rbp"]);
+  });
+
   it("names the frame register's operation and every operation of the prolog, read from the rule's fields", () => {
     const v = load("vectors/x64/synthetic/epilog-lea-capture.json");
     const e = explainWalk(v, v.threads[0]!);
@@ -116,13 +144,17 @@ describe("explain", () => {
     }
   });
 
-  it("says when the input has no truth and when the walk stopped early", () => {
+  it("says when the input has no truth, and once why the walk stopped early", () => {
     const v = load("vectors/x86/ebp-chain-4.json");
     const { truth: _truth, ...thread } = v.threads[0]!;
     const e = explainWalk(v, thread, { maxFrames: 2 });
     expect(e.notes[0]).toMatch(/no ground truth/);
-    expect(e.notes.some((n) => /stopped before the end of the stack: The walk stopped at its frame limit/.test(n))).toBe(true);
-    expect(formatExplanation(e)).toMatch(/^stop: The walk stopped at its frame limit \(max-frames:/m);
+    // The stop is the walk's stopText, said once: at the end of the explanation.
+    expect(e.stopText).toMatch(/^The walk stopped at its frame limit/);
+    expect(e.notes.join(" ")).not.toContain(e.stopText);
+    const text = formatExplanation(e);
+    expect(text).toMatch(/^stop: The walk stopped at its frame limit \(max-frames:/m);
+    expect(text.split(e.stopText).length - 1).toBe(1);
   });
 
   it("prints the same text for the CLI as the committed explanations", async () => {
@@ -138,6 +170,15 @@ describe("explain", () => {
       expect(code).toBe(0);
       await expect(out.replaceAll(ROOT, "")).toMatchFileSnapshot(`explain/${name}`);
     }
+  });
+
+  it("prints the README's examples: an FPO leaf's caller, and a frame's source line from the symbols", async () => {
+    const fpo = await cli("explain", `${ROOT}vectors/x86/etw/fpo-leaf-etw.json`);
+    expect(fpo.code).toBe(0);
+    expect(fpo.out).toContain(readmeBlockAfter("From `vectors/x86/etw/fpo-leaf-etw.json`").join("\n"));
+    const dump = await cli("explain", `${ROOT}../shared/fixtures/breakpad/minidump2.dmp`, "--symbols", `${ROOT}../shared/fixtures/breakpad/symbols`);
+    expect(dump.code).toBe(0);
+    expect(dump.out).toContain(readmeBlockAfter("`stackwalk explain minidump2.dmp --symbols symbols`").join("\n"));
   });
 
   it("rejects a thread that is not there, naming the threads", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { HTML_MAX_FRAMES, renderHtml } from "../../src/render/html.js";
-import { deepWalk, ia64Walk, parseXml, stoppedWalk, x64Walk, x86Walk } from "../support/explained.js";
+import { allElements, deepText, deepWalk, ia64Walk, parseXml, stoppedWalk, x64Walk, x86Walk } from "../support/explained.js";
 
 /** The inline SVG pictures of a page. */
 const svgs = (html: string): string[] => [...html.matchAll(/<svg[\s\S]*?<\/svg>/g)].map((m) => m[0]);
@@ -26,7 +26,7 @@ describe("renderHtml", () => {
     const html = renderHtml([e]);
     for (const f of e.frames) expect(html).toContain(`<li class="frame" id="w0-frame-${f.index}" data-frame="${f.index}"`);
     expect(html).toContain("FPO_DATA for leaf (rva 0x1060)");
-    expect(html).toContain("<td>ESP+8</td><td><code>0x00401053</code></td><td>return-address → eip</td>");
+    expect(html).toContain(`<td><code>0x0012ff08</code><br><span class="as">ESP+8</span></td><td><code>0x00401053</code></td><td>return-address → eip</td>`);
     expect(html).toContain("A weaker walker:</strong> The frame-pointer chain misses this frame");
     expect(html).toContain("EIP 0x00401053 · ESP 0x0012ff0c · EBP 0x0012ff18 · return 0x00401017");
     expect(html).toContain(`<span class="badge truth-exact"`);
@@ -37,7 +37,7 @@ describe("renderHtml", () => {
   it("names IA-64's registers as the machine does", () => {
     const html = renderHtml([ia64Walk()]);
     expect(html).toContain("StIIP 0x00000001000010a0 · SP (r12) 0x000007ffefffffb0 · RsBSP 0x60000000000001e0");
-    expect(html).toContain("<td>RsBSP</td><td><code>0x0000000100001060</code></td><td>return-address → stiip</td><td>backing-store</td>");
+    expect(html).toContain(`<br><span class="as">RsBSP</span></td><td><code>0x0000000100001060</code></td><td>return-address → stiip<br><span class="area">backing-store</span></td>`);
   });
 
   it("embeds each thread's diagram, well-formed and with ids unique on the page, and a thread picker", () => {
@@ -49,9 +49,35 @@ describe("renderHtml", () => {
     expect(new Set(ids).size).toBe(ids.length);
     expect(html).toContain(`<select id="thread-picker">`);
     expect(html.match(/<option value="\d+">/g)).toHaveLength(3);
-    expect(html).toContain("thread 3 — 2 frames, stopped: read-fault");
-    expect(html).toContain(`<section class="walk" id="walk-0" data-walk="0" data-thread="7" aria-label="thread 7">`);
-    expect(html).toContain(`<section class="walk" id="walk-1" data-walk="1" data-thread="3" aria-label="thread 3" hidden>`);
+    expect(html).toContain(`<option value="1">thread 3 · 2 frames</option>`);
+    // Without script every thread shows, under its own heading; the script shows one and the picker.
+    expect(html).toContain(`<p class="picker" hidden>`);
+    expect(html).toContain(`<section class="walk" id="walk-1" data-walk="1" data-thread="3" aria-label="thread 3">\n<h2 class="thread-name">thread 3 · 2 frames</h2>`);
+    expect(html).not.toMatch(/<section[^>]* hidden>/);
+  });
+
+  it("says each fact once: machine and walker in the page heading, the stop above the panes, not in the diagram", () => {
+    const e = stoppedWalk();
+    const html = renderHtml([e]);
+    // What a reader sees: not the page's and the picture's titles and descriptions.
+    const shown = html.replace(/<(title|desc)[^>]*>[\s\S]*?<\/\1>/g, "");
+    expect(shown.split(e.stopText).length - 1).toBe(1);
+    expect(shown.split("x86 (I386)").length - 1).toBe(1);
+    expect(html).toContain("x86 (I386) · walker frame-pointer: the stack walk frame by frame.");
+    expect(html).toContain(`<p class="meta">thread 3 · 2 frames</p>`);
+    // The diagram has neither the heading nor the frame list the page has.
+    const svg = allElements(parseXml(svgs(html)[0]!));
+    expect(svg.filter((el) => el.attributes["class"] === "legend-frame")).toEqual([]);
+    expect(svg.filter((el) => el.name === "text").map(deepText)).not.toContain(e.title);
+  });
+
+  it("shows each frame's source file and line", () => {
+    const e = x86Walk();
+    e.frames[1]!.source = { file: "c:\\demo\\middle.c", line: 42 };
+    const html = renderHtml([e]);
+    expect(html).toContain(`<span class="loc">demo.exe!middle+0x23</span>`);
+    expect(html).toContain(`<p class="src" title="source file and line">c:\\demo\\middle.c:42</p>`);
+    expect(html.match(/class="src"/g)).toHaveLength(1);
   });
 
   it("shows a walk that stopped early, on an input without truth, honestly", () => {

@@ -1,15 +1,31 @@
 import { describe, expect, it } from "vitest";
-import { escapeXml, renderSvg, SVG_MAX_FRAMES, SVG_MAX_ROWS } from "../../src/render/svg.js";
+import { escapeXml, fitName, renderSvg, SVG_MAX_FRAMES, SVG_MAX_ROWS } from "../../src/render/svg.js";
 import type { ExplainedWalk } from "../../src/analysis/explain-model.js";
-import { allElements, deepText, deepWalk, ia64Walk, IA64_NAT_WORD, parseXml, stoppedWalk, x64Walk, x86Walk, type XmlElement } from "../support/explained.js";
+import { allElements, deepText, deepWalk, flatText, ia64Walk, IA64_NAT_WORD, parseXml, stoppedWalk, x64Walk, x86Walk, type XmlElement } from "../support/explained.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 
-function svgOf(e: ExplainedWalk): { root: XmlElement; all: XmlElement[]; text: string; source: string } {
-  const source = renderSvg(e);
+/** The picture of a walk: its elements, the words its text elements draw (wrapped lines joined), its source. */
+function svgOf(e: ExplainedWalk, options: Parameters<typeof renderSvg>[1] = {}): { root: XmlElement; all: XmlElement[]; text: string; source: string } {
+  const source = renderSvg(e, options);
   const root = parseXml(source);
   const all = allElements(root);
-  return { root, all, text: deepText(root), source };
+  return { root, all, text: all.filter((el) => el.name === "text").map(deepText).join(" ").replace(/\s+/g, " "), source };
+}
+
+/** How often `part` occurs in `text`. */
+const count = (text: string, part: string): number => text.split(part).length - 1;
+
+/**
+ * The text elements that would run past the picture's right edge, drawn in a font whose
+ * characters are 0.602 em wide (DejaVu Sans Mono, Menlo), the widest of those the picture names.
+ */
+function overflowing(root: XmlElement): string[] {
+  const width = Number(root.attributes["width"]);
+  return allElements(root)
+    .filter((el) => el.name === "text")
+    .filter((el) => Number(el.attributes["x"]) + [...deepText(el)].length * Number(el.attributes["font-size"] ?? 12) * 0.602 > width)
+    .map((el) => deepText(el));
 }
 
 const byClass = (all: XmlElement[], cls: string): XmlElement[] => all.filter((el) => (el.attributes["class"] ?? "").split(" ").includes(cls));
@@ -30,7 +46,7 @@ describe("renderSvg", () => {
     const { all } = svgOf(x86Walk());
     const bands = byClass(all, "band");
     expect(bands.map((b) => b.attributes["data-frame"])).toEqual(["0", "1", "2", "3"]);
-    expect(deepText(bands[1]!)).toContain("#1 middle");
+    expect(flatText(bands[1]!)).toContain("#1 middle");
     expect(deepText(bands[1]!)).toContain("fpo");
     expect(deepText(bands[2]!)).toContain("frame-pointer");
     // Each band's colour differs from its neighbour's.
@@ -96,26 +112,46 @@ describe("renderSvg", () => {
     expect(byClass(all, "legend-frame").map((el) => el.attributes["data-frame"])).toEqual(["0", "1", "2", "3"]);
   });
 
-  it("a walk that stopped early without truth says so in words, and shows unreadable words", () => {
+  it("a walk that stopped early without truth says so in words, once, and shows unreadable words", () => {
     const e = stoppedWalk();
     const { all, text } = svgOf(e);
     expect(text).toContain("Stopped early: The walk stopped: memory it needed at 0x0012ff80 is not in the snapshot");
-    expect(text).toContain("walk stopped early");
+    expect(count(text, e.stopText)).toBe(1);
     expect(text).toContain("The input has no ground truth");
     expect(text).not.toContain("Ground truth:");
     expect(deepText(rowAt(all, "0x0012ff10")!)).toContain("????????");
     expect(deepText(rowAt(all, "0x0012ff10")!)).toContain("not in the snapshot");
     expect(deepText(rowAt(all, "0x0012ff0c")!)).toContain("return address → #1");
-    // The back chain leaves the drawn words: a stub, not an arrow into nowhere.
-    expect(byClass(all, "chain")).toHaveLength(1);
-    expect(byClass(all, "chain")[0]!.children.some((c) => c.name === "path")).toBe(false);
+    // The back chain leaves the drawn words: no arrow into nowhere, and the row says so in words.
+    expect(byClass(all, "chain")).toHaveLength(0);
+    expect(flatText(rowAt(all, "0x0012ff08")!)).toContain("saved EBP (back chain) → a word not drawn");
+    expect(text).not.toContain("off");
+  });
+
+  it("the end of the back chain is said in words on the saved frame pointer", () => {
+    const e = x86Walk();
+    // start's saved EBP, 0, as a walk that went one frame further would have read it.
+    const word = e.stack.find((w) => w.address === 0x0012ff40n)!;
+    Object.assign(word, { role: "saved-frame-pointer", register: "ebp" });
+    const { all, text } = svgOf(e);
+    expect(flatText(rowAt(all, "0x0012ff40")!)).toContain("saved EBP = 0: the back chain ends");
+    expect(text).not.toMatch(/↓|\boff\b/);
+  });
+
+  it("without a heading (a page shows it) the stop is not said, and without a frame list no frames are listed", () => {
+    const e = stoppedWalk();
+    const { all, text } = svgOf(e, { heading: false, frameList: false });
+    expect(count(text, e.stopText)).toBe(0);
+    expect(text).not.toContain(e.title);
+    expect(byClass(all, "legend-frame")).toHaveLength(0);
+    expect(byClass(all, "band").length).toBeGreaterThan(0);
   });
 
   it("a walk with no frames still draws a picture that says why", () => {
     const e: ExplainedWalk = { ...stoppedWalk(), frames: [], stack: [], stop: { reason: "unsupported", detail: "no walker for this machine" }, stopText: "The walk stopped: no rule applies to the next frame (unsupported: no walker for this machine)." };
     const { text } = svgOf(e);
     expect(text).toContain("(no frames)");
-    expect(text).toContain("no walker for this machine");
+    expect(count(text, "no walker for this machine")).toBe(1);
   });
 
   it("escapes every text it draws", () => {
@@ -139,7 +175,7 @@ describe("renderSvg", () => {
     const { all, source } = svgOf(e);
     const gaps = byClass(all, "gap");
     expect(gaps).toHaveLength(1);
-    expect(deepText(gaps[0]!)).toMatch(/⋯ 5,00\d more words/);
+    expect(flatText(gaps[0]!)).toMatch(/⋯ 5,00\d words that no unwind read: 0x0012ff/);
     expect(source.length).toBeLessThan(40_000);
   });
 
@@ -152,8 +188,9 @@ describe("renderSvg", () => {
     expect(Math.max(...bands)).toBeLessThan(SVG_MAX_FRAMES);
     expect(byClass(all, "legend-frame")).toHaveLength(SVG_MAX_FRAMES);
     expect(text).toContain(`this diagram draws at most ${SVG_MAX_FRAMES} frames and ${SVG_MAX_ROWS} rows per column`);
-    expect(text).toContain(`frames #${SVG_MAX_FRAMES}..#9999 (${(10_000 - SVG_MAX_FRAMES).toLocaleString("en-US")}) are not drawn`);
-    expect(text).toContain("more frames not drawn");
+    // What the caps left out is said once, at the top, with or without the heading.
+    expect(count(text, `frames #${SVG_MAX_FRAMES}..#9999 (${(10_000 - SVG_MAX_FRAMES).toLocaleString("en-US")}) are not drawn`)).toBe(1);
+    expect(count(svgOf(e, { heading: false, frameList: false }).text, `frames #${SVG_MAX_FRAMES}..#9999`)).toBe(1);
     expect(text).toContain("Stopped early");
   });
 
@@ -164,5 +201,61 @@ describe("renderSvg", () => {
     expect(ids(a).every((id) => id.startsWith("w0-"))).toBe(true);
     expect(ids(a).filter((id) => ids(b).includes(id))).toEqual([]);
     expect(new Set(ids(a)).size).toBe(ids(a).length);
+  });
+
+  it("is about one column of words wide, and no text runs past its right edge", () => {
+    const long = x86Walk();
+    long.frames[0]!.location = "demo.exe!`anonymous namespace'::Parser<std::basic_string<char>, std::allocator<char>>::read_token_with_a_long_name(int, char const*)+0x12";
+    long.frames[0]!.functionName = "`anonymous namespace'::Parser<std::basic_string<char>, std::allocator<char>>::read_token_with_a_long_name(int, char const*)";
+    long.frames[0]!.source = { file: "c:\\src\\very\\deeply\\nested\\folders\\of\\a\\project\\that\\has\\many\\levels\\parser.cc", line: 1234 };
+    long.notes.push("A note long enough to need several lines in a picture of this width, which the heading wraps at spaces where it can.");
+    for (const [e, most] of [[long, 760], [x64Walk(), 860], [ia64Walk(), 860], [stoppedWalk(), 760], [deepWalk(300), 760]] as const) {
+      const { root } = svgOf(e);
+      expect(Number(root.attributes["width"])).toBeLessThanOrEqual(most);
+      expect(overflowing(root), e.title).toEqual([]);
+    }
+  });
+
+  it("keeps a long name's innermost part in its band and the whole name in the band's title", () => {
+    const e = x86Walk();
+    e.frames[1]!.location = "demo.exe!`anonymous namespace'::CrashFunction+0xe";
+    e.frames[1]!.functionName = "`anonymous namespace'::CrashFunction";
+    e.frames[1]!.source = { file: "c:\\test_app.cc", line: 58 };
+    const { all } = svgOf(e);
+    const band = byClass(all, "band").find((b) => b.attributes["data-frame"] === "1")!;
+    const label = band.children.filter((c) => c.name === "text").map(deepText);
+    expect(label[0]).toBe("#1 …::CrashFunction");
+    const title = band.children.find((c) => c.name === "title")!;
+    expect(deepText(title)).toBe("frame 1: demo.exe!`anonymous namespace'::CrashFunction+0xe — c:\\test_app.cc:58 (fpo)");
+    // The frame list says the whole name and the source line.
+    const listed = byClass(all, "legend-frame").find((el) => el.attributes["data-frame"] === "1")!;
+    expect(flatText(listed)).toContain("#1 demo.exe!`anonymous namespace'::CrashFunction+0xe · fpo · exact");
+    expect(flatText(listed)).toContain("c:\\test_app.cc:58");
+  });
+
+  it("fitName keeps what follows the last :: outside template arguments and parameters", () => {
+    expect(fitName("main", 10)).toBe("main");
+    expect(fitName("`anonymous namespace'::CrashFunction", 16)).toBe("…::CrashFunction");
+    expect(fitName("std::vector<std::pair<int, int>>::push_back(std::pair<int, int> const&)", 40)).toBe("…::push_back(std::pair<int, int> const&)");
+    expect(fitName("ns::f(a::b)", 8)).toBe("…::f(a:…");
+    expect(fitName("RtlUserThreadStartWithALongName", 12)).toBe("RtlUserThre…");
+  });
+
+  it("the legend explains only what the picture draws", () => {
+    const x64 = svgOf(x64Walk()).text;
+    expect(x64).toContain("saved register");
+    expect(x64).not.toContain("scanned, passed over");
+    expect(x64).not.toContain("NaT collection word");
+    expect(svgOf(ia64Walk()).text).toContain("NaT collection word");
+    expect(svgOf(x86Walk()).text).toContain("saved frame pointer → the slot it points at (the back chain)");
+  });
+
+  it("ia64: the backing store column stands below the memory stack, so the picture stays one column wide", () => {
+    const { all } = svgOf(ia64Walk());
+    const heading = (t: string): XmlElement => all.find((el) => el.name === "text" && deepText(el) === t)!;
+    const stackRows = byClass(all, "row").filter((r) => !r.attributes["data-address"]!.startsWith("0x6"));
+    const lastStackY = Math.max(...stackRows.map((r) => Number(r.children.find((c) => c.name === "rect")!.attributes["y"])));
+    expect(Number(heading("Backing store (RSE)").attributes["y"])).toBeGreaterThan(lastStackY);
+    expect(heading("Backing store (RSE)").attributes["x"]).toBe(heading("Memory stack").attributes["x"]);
   });
 });

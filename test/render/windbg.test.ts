@@ -10,8 +10,10 @@ import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
 import { FRAME_FPO, FRAME_NONFPO, FRAME_TRAP, type FpoData } from "../../src/model/fpo-data.js";
 import type { Module } from "../../src/model/snapshot.js";
-import { fpoNote } from "../../src/render/windbg.js";
+import { fpoNote, renderWindbg, windbgThreadLine } from "../../src/render/windbg.js";
 import type { Frame } from "../../src/walk/frame.js";
+import type { ThreadWalk } from "../../src/walk/walk.js";
+import { readmeBlockAfter } from "../support/readme.js";
 
 const VECTOR = "vectors/x86/synthetic/mixed-8.json";
 const ASM = "vectors/programs/x86/mixed-8.asm";
@@ -94,5 +96,64 @@ describe("fpoNote", () => {
     expect(fpoNote([moduleWith([record(FRAME_FPO, true)])], frame(0, 0x10001010n, 0xbadn), frame(1, 0x401000n, 0x12ff80n))).toBe(" (FPO: [EBP 0x0012ff80] [3,2,1])");
     expect(fpoNote([moduleWith([record(FRAME_NONFPO)])], frame(0, 0x10001010n, 0n), undefined)).toBe(" (FPO: [Non-Fpo])");
     expect(fpoNote([moduleWith([record(FRAME_FPO)])], frame(0, 0x401000n, 0n), undefined)).toBe("");
+  });
+});
+
+/** The threads and process id Breakpad's minidump_dump printed for minidump2 (fixtures/breakpad/minidump2.dump.out). */
+function dumpedThreads(): { processId: number; threads: { id: number; suspendCount: number; teb: bigint }[] } {
+  const text = readFileSync("../shared/fixtures/breakpad/minidump2.dump.out", "utf8");
+  const threads = [...text.matchAll(/^MDRawThread\n {2}thread_id += (0x[0-9a-f]+)\n {2}suspend_count += (\d+)\n(?:.*\n)*? {2}teb += (0x[0-9a-f]+)$/gm)].map((m) => ({
+    id: Number(m[1]),
+    suspendCount: Number(m[2]),
+    teb: BigInt(m[3]!),
+  }));
+  const pid = /^ {2}process_id += (\d+)$/m.exec(text);
+  return { processId: Number(pid![1]), threads };
+}
+
+describe("windbg ~*k thread lines", () => {
+  it("minidump2: each stack under its ~ line, numbered in the dump's thread order, with MiscInfo's process id in hex", async () => {
+    const { processId, threads } = dumpedThreads();
+    expect(threads).toHaveLength(2);
+    const { code, out } = await cli("walk", "../shared/fixtures/breakpad/minidump2.dmp", "--format", "windbg");
+    expect(code).toBe(0);
+    const heads = out.split("\n").filter((l) => l.includes("  Id: "));
+    // The exception thread (0xbf4, the dump's first) is the debugger's current one.
+    expect(heads).toEqual(
+      threads.map((t, i) => `${i === 0 ? "." : " "}  ${i}  Id: ${processId.toString(16)}.${t.id.toString(16)} Suspend: ${t.suspendCount} Teb: ${t.teb.toString(16).padStart(8, "0")} Unfrozen`),
+    );
+    expect(heads[0]).toBe(".  0  Id: f5c.bf4 Suspend: 0 Teb: 7ffdf000 Unfrozen");
+    // Each line is followed by that thread's kb header.
+    const lines = out.split("\n");
+    for (const h of heads) expect(lines[lines.indexOf(h) + 1]).toBe("ChildEBP RetAddr  Args to Child              ");
+  });
+
+  it("prints the README's example for minidump2 with its symbols", async () => {
+    const { code, out } = await cli("walk", "../shared/fixtures/breakpad/minidump2.dmp", "--symbols", "../shared/fixtures/breakpad/symbols", "--format", "windbg");
+    expect(code).toBe(0);
+    const example = readmeBlockAfter("`stackwalk walk minidump2.dmp --symbols symbols --format windbg`");
+    expect(example.length).toBeGreaterThan(2);
+    expect(out.split("\n").map((l) => l.trimEnd()).slice(0, example.length)).toEqual(example);
+  });
+
+  it("one thread gets no ~ line, as k prints it", async () => {
+    const { out } = await cli("walk", "../shared/fixtures/breakpad/minidump2.dmp", "--format", "windbg", "--thread", "crashed");
+    expect(out.startsWith("ChildEBP RetAddr")).toBe(true);
+  });
+
+  it("the number takes three columns, 64-bit TEBs are written as WinDbg writes addresses, and an unknown process id is 0", () => {
+    const threads = Array.from({ length: 12 }, (_, i) => ({ id: 0x100 + i, suspendCount: 1, teb: 0x000000d16b3b5000n + BigInt(i) * 0x2000n }));
+    const thread = (id: number) => ({ id, crashed: false, registers: {} });
+    expect(windbgThreadLine("x64", { processId: 0x1a64, threads }, thread(0x10b), false)).toBe("  11  Id: 1a64.10b Suspend: 1 Teb: 000000d1`6b3cb000 Unfrozen");
+    expect(windbgThreadLine("x64", { processId: 0x1a64, threads }, thread(0x100), true)).toBe(".  0  Id: 1a64.100 Suspend: 1 Teb: 000000d1`6b3b5000 Unfrozen");
+    expect(windbgThreadLine("x86", { threads: [{ id: 7 }, { id: 9 }] }, thread(9), false)).toBe("   1  Id: 0.9");
+  });
+
+  it("without an exception thread the first thread of the process is the current one", () => {
+    const walk = (id: number, crashed: boolean): ThreadWalk => ({ thread: { id, crashed, registers: {} }, walk: { frames: [], stop: { reason: "end-of-stack", detail: "" } } });
+    const heads = (walks: ThreadWalk[]) => renderWindbg("x86", [], walks, undefined, { processId: 4, threads: [{ id: 20 }, { id: 10 }] }).split("\n").filter((l) => l.includes("Id:"));
+    expect(heads([walk(10, false), walk(20, false)])).toEqual([".  0  Id: 4.14", "   1  Id: 4.a"]);
+    // In the debugger's thread order, whichever thread crashed.
+    expect(heads([walk(10, true), walk(20, false)])).toEqual(["   0  Id: 4.14", ".  1  Id: 4.a"]);
   });
 });

@@ -298,10 +298,7 @@ export function stoppedWalk(): ExplainedWalk {
     stopText: "The walk stopped: memory it needed at 0x0012ff80 is not in the snapshot (read-fault: cannot read the saved EBP at 0x0012ff80).",
     wordSize: 4,
     stack,
-    notes: [
-      "The input has no ground truth: the frames below are what the walker found, unchecked.",
-      "The walk stopped before the end of the stack: The walk stopped: memory it needed at 0x0012ff80 is not in the snapshot (read-fault: cannot read the saved EBP at 0x0012ff80).",
-    ],
+    notes: ["The input has no ground truth: the frames below are what the walker found, unchecked."],
   };
 }
 
@@ -343,7 +340,7 @@ export function deepWalk(count: number): ExplainedWalk {
     stopText: `The walk stopped at its frame limit (max-frames: the frame cap (${count}) was reached).`,
     wordSize: 4,
     stack: words(base, base + BigInt(count) * 16n, 4, values, fs, true),
-    notes: [`The walk stopped before the end of the stack: the frame cap (${count}) was reached.`],
+    notes: [],
   };
 }
 
@@ -398,4 +395,9 @@ export function allElements(el: XmlElement): XmlElement[] {
 /** The text of an element and all its descendants, concatenated. */
 export function deepText(el: XmlElement): string {
   return el.text + el.children.map(deepText).join("");
+}
+
+/** The text of an element and its descendants with each run of white space made one space, as a reader sees wrapped lines. */
+export function flatText(el: XmlElement): string {
+  return deepText(el).replace(/\s+/g, " ");
 }

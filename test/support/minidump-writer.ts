@@ -1,14 +1,15 @@
 /**
  * A TEST-ONLY minidump writer. It shares no code with the reader in src/formats/minidump.ts:
  * every offset and constant below is written out again from ../shared/spec/minidump.md (§1–§3,
- * §3.4) and ia64.md §4.1, so a mistake in one side's tables shows up as a failing round trip.
+ * §3.4), ia64.md §4.1 and arm64.md §2.3, so a mistake in one side's tables shows up as a failing round trip.
  *
  * Layout (minidump.md §3.4): header at 0, directory at 32, then stream bodies; every structure
  * 4-aligned, CONTEXT records and memory 16-aligned; every RVA and DataSize exact. The result
  * also says where each piece went, so tests can corrupt one field and expect that offset back.
  */
 
-export type WriterMachine = "x86" | "x64" | "ia64";
+/** `arm64-old`: Breakpad's 796-byte MDRawContextARM64_Old, written by its non-Windows writers. */
+export type WriterMachine = "x86" | "x64" | "ia64" | "arm64" | "arm64-old";
 
 /** Target memory: `bytes` captured at `base`. */
 export interface WriterRange {
@@ -139,10 +140,21 @@ const IA64_REGS: Record<string, [number, number]> = {
   intgp: [0x878, 8], intsp: [0x8d0, 8], brrp: [0x980, 8], rspfs: [0x9e8, 8], rsbsp: [0x9f0, 8], rsbspstore: [0x9f8, 8],
   rsrnat: [0xa08, 8], stipsr: [0xa10, 8], stiip: [0xa18, 8], stifs: [0xa20, 8],
 };
+// arm64.md §2.1/§2.3: x0-x28 from 8, fp 0xf0, lr 0xf8, sp 0x100, pc 0x108 in both forms (the
+// Windows form's u32 flags and Cpsr, the old form's u64 flags, take the first 8 bytes); Cpsr at 4
+// (Windows) or 272 (old).
+const ARM64_GPRS: Record<string, [number, number]> = {
+  ...Object.fromEntries(Array.from({ length: 29 }, (_, i) => [`x${i}`, [8 + 8 * i, 8] as [number, number]])),
+  fp: [0xf0, 8], lr: [0xf8, 8], sp: [0x100, 8], pc: [0x108, 8],
+};
+const ARM64_REGS: Record<string, [number, number]> = { ...ARM64_GPRS, cpsr: [4, 4] };
+const ARM64_OLD_REGS: Record<string, [number, number]> = { ...ARM64_GPRS, cpsr: [272, 4] };
 const CONTEXT: Record<WriterMachine, { size: number; flagsAt: number; flags: number; regs: Record<string, [number, number]>; arch: number }> = {
   x86: { size: 716, flagsAt: 0, flags: 0x0001003f, regs: X86_REGS, arch: 0 },
   x64: { size: 1232, flagsAt: 48, flags: 0x0010001f, regs: AMD64_REGS, arch: 9 },
   ia64: { size: 0xa70, flagsAt: 0, flags: 0x0008003f, regs: IA64_REGS, arch: 6 },
+  arm64: { size: 912, flagsAt: 0, flags: 0x00400003, regs: ARM64_REGS, arch: 12 },
+  "arm64-old": { size: 796, flagsAt: 0, flags: 0x80000007, regs: ARM64_OLD_REGS, arch: 0x8003 },
 };
 
 /** A growable little-endian buffer addressed by absolute offset. */

@@ -6,7 +6,7 @@
  * the .sym files the emulator's symbol store writes, whose STACK CFI comes from .pdata/.xdata.
  */
 import { describe, expect, it } from "vitest";
-import { arm64DumpHits, dumpOf, scoreDumps } from "../../emulator/break-dumps.js";
+import { arm64DumpHits, dumpOf, scoreDumps } from "../support/break-dumps.js";
 import { formatBreakpadSym, symFileInput } from "../../src/formats/breakpad-sym-write.js";
 import { arm64ModuleCfi } from "../../src/index.js";
 

@@ -1,7 +1,7 @@
 /**
  * Walking minidumps of the emulator's snapshots against its ground truth (the shadow call stack),
  * as `stackwalk emulate --dmp --break NAME` writes them for every function of the real C programs
- * (emulator/break-dumps.ts), and for every capture of the synthetic x64 chains:
+ * (test/support/break-dumps.ts), and for every capture of the synthetic x64 chains:
  *
  * - x64, module images withheld (stack and context only, as a real Windows dump holds): with the
  *   STACK CFI the emulator's symbol store writes, every stack is exact; without any symbols, the
@@ -11,7 +11,7 @@
  *   Breakpad's rules find; with the symbol store, every stack.
  */
 import { describe, expect, it } from "vitest";
-import { BREAKPAD_X86, scoreDumps, x64DumpHits, x86FpoDumpHits } from "../../emulator/break-dumps.js";
+import { BREAKPAD_X86, scoreDumps, x64DumpHits, x86FpoDumpHits } from "../support/break-dumps.js";
 
 const pct = (n: number, total: number): string => `${((100 * n) / total).toFixed(1)}%`;
 

@@ -15,7 +15,7 @@ import { x86FunctionTableEntry } from "../../src/arch/x86/function-table.js";
 import { stackWalk64Detailed } from "../../src/walk/stackwalk64.js";
 import { walkThread } from "../../src/walk/walk.js";
 import { snapshots } from "../support/corpus.js";
-import { dumpOf, x86FpoDumpHits } from "../../emulator/break-dumps.js";
+import { dumpOf, x86FpoDumpHits } from "../support/break-dumps.js";
 
 function rate(folder: string, walker: WalkerName): { exact: number; total: number; firstMiss?: string } {
   let exact = 0;

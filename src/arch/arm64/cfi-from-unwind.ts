@@ -39,7 +39,7 @@ export function arm64PlanRules(plan: Arm64UnwindPlan): Arm64PlanRules | undefine
   let sp: CfiSym = { base: "sp", off: 0 };
   const values = new Map<number, CfiSym>();
   const saved = new Map<number, CfiSym>();
-  const valueOf = (r: number): CfiSym => values.get(r) ?? { base: xName(r), off: 0 };
+  const regValue = (r: number): CfiSym => values.get(r) ?? { base: xName(r), off: 0 };
   // Whether the plan ends in pc = lr (every plan without a custom stack does).
   let returns = false;
   const code = plan.code;
@@ -58,7 +58,7 @@ export function arm64PlanRules(plan: Arm64UnwindPlan): Arm64PlanRules | undefine
         }
         break;
       case OP_SET_SP:
-        sp = cfiAdd(valueOf(29), -n);
+        sp = cfiAdd(regValue(29), -n);
         break;
       case OP_PAC:
         // Breakpad strips the code from the pc a rule gives (PtrauthStrip).
@@ -78,7 +78,7 @@ export function arm64PlanRules(plan: Arm64UnwindPlan): Arm64PlanRules | undefine
     .filter(([r]) => r !== 30)
     .sort((a, b) => a[0] - b[0])
     .map(([r, address]): [string, string] => [xName(r), cfiAt(address, cfa)]);
-  return { cfa: cfiPostfix(cfa), ra: lr === undefined ? cfiPostfix(valueOf(30)) : cfiAt(lr, cfa), registers };
+  return { cfa: cfiPostfix(cfa), ra: lr === undefined ? cfiPostfix(regValue(30)) : cfiAt(lr, cfa), registers };
 }
 
 const RECORDS = cacheSlot("arm64 STACK CFI from unwind tables", () => new ImageKeyed<Module, BreakpadStackCfi[]>());

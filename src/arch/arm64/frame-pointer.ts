@@ -13,15 +13,16 @@
  * record's; the caller then has this frame's sp and fp. Otherwise lr is a stale return address
  * from a call this function made, and the record is followed.
  */
+import { hex } from "../../hex.js";
 import { readU64, type MemoryReader } from "../../memory/reader.js";
-import type { Registers } from "../../model/snapshot.js";
-import type { LinkRegisterRule } from "../../unwind/rule.js";
+import type { Module, Registers } from "../../model/snapshot.js";
+import type { Arm64BreakpadFpRule, LinkRegisterRule } from "../../unwind/rule.js";
 import { unwindStep, type ExecContext, type FrameSite, type UnwindResult, type UnwindStrategy } from "../../unwind/step.js";
 import { chainMachine, notTaken, type ChainMachine, type FramePointerPlan } from "../frame-chain.js";
 import { callSiteCheck, enteredElsewhere, NOT_RETURN, type CallSiteCheck } from "../scan.js";
 import { returnAddressInfoArm64 } from "./code.js";
 import { inheritedArm64 } from "./exec.js";
-import { stripPac } from "./pac.js";
+import { breakpadPacMask, breakpadStripPac, stripPac } from "./pac.js";
 
 /** The chain's registers; the return address read from a record is stripped of its pointer authentication code. */
 export const ARM64_CHAIN: ChainMachine = chainMachine({
@@ -32,6 +33,8 @@ export const ARM64_CHAIN: ChainMachine = chainMachine({
   make: (pc, sp, fp) => ({ pc: stripPac(pc), sp, fp }),
   recovered: ["pc", "sp", "fp"],
   zeroFp: "end-of-stack",
+  // Records are only 8-byte aligned in practice (clang's `stp x29, x30, [sp, #40]`, arm64.md Part 4).
+  align: 8,
 });
 
 /** The frame-record rule; one value serves every frame. */
@@ -75,4 +78,77 @@ export const arm64LinkRegister: UnwindStrategy<LinkRegisterPlan> = {
   name: "link-register",
   trust: "frame-pointer",
   ruleFor: (site: FrameSite) => (site.index === 0 || site.interrupted ? { kind: "arm64-link", check: callSiteCheck(site) } : undefined),
+};
+
+/** Breakpad's ARM64 frame-pointer step (arm64.md Part 5), kept by value, with the modules and mask its pointer stripping uses. */
+export interface BreakpadFramePointerPlan {
+  kind: "arm64-breakpad-fp";
+  modules: readonly Module[];
+  mask: bigint;
+}
+
+/**
+ * This frame's lr as Breakpad's frame-pointer step sees it: the context frame's stripped by
+ * Breakpad's `PtrauthStrip`, a recovered one as it was recovered (Breakpad does not strip an lr
+ * that call frame info restored). Otherwise Breakpad first tries `CorrectRegLRByFramePointer`:
+ * when x29 is above sp and the record at the callee's x29 holds this frame's x29, lr is the
+ * (stripped) word after it. Failing that, a frame found by call frame info (here also by the
+ * unwind tables) has lr 0, from the zeroed context Breakpad builds it in, and a scanned frame the
+ * lr its context was copied with.
+ */
+function breakpadLr(plan: BreakpadFramePointerPlan, registers: Registers, memory: MemoryReader, ctx: ExecContext): bigint | undefined {
+  const lr = registers["lr"];
+  // The context frame's lr, which Breakpad strips when it makes the frame.
+  if (ctx.recovered === undefined) return lr === undefined ? undefined : breakpadStripPac(plan.modules, plan.mask, lr);
+  if (ctx.recovered.includes("lr")) return lr;
+  const fp = registers["fp"];
+  const sp = registers["sp"];
+  const calleeFp = ctx.calleeFp;
+  if (fp !== undefined && sp !== undefined && calleeFp !== undefined && fp > sp) {
+    const saved = calleeFp === 0n ? 0n : readU64(memory, calleeFp);
+    if (saved === fp) {
+      const next = calleeFp === 0n ? 0n : readU64(memory, calleeFp + 8n);
+      if (next !== undefined) return breakpadStripPac(plan.modules, plan.mask, next);
+    }
+  }
+  return ctx.foundBy === "cfi" || ctx.foundBy === "arm64-unwind" ? 0n : lr;
+}
+
+/**
+ * Runs Breakpad's frame-pointer step (`GetCallerByFramePointer`): the caller's pc is this frame's
+ * lr (for the context frame, lr first, even where the function has stored its own record and lr
+ * is stale; see {@link breakpadLr} for a frame whose rule did not recover lr); the caller's x29
+ * and lr come from the record at x29, lr stripped of any pointer authentication code, and its sp
+ * is x29 + 16. With x29 = 0 the caller keeps this frame's sp, with x29 = lr = 0. An unreadable
+ * record gives no frame.
+ */
+export function execBreakpadFramePointer(plan: BreakpadFramePointerPlan, registers: Registers, memory: MemoryReader, ctx: ExecContext): UnwindResult {
+  const lr = breakpadLr(plan, registers, memory, ctx);
+  const fp = registers["fp"];
+  const sp = registers["sp"];
+  if (lr === undefined || fp === undefined || sp === undefined) return notTaken("unsupported", "lr, fp or sp is not known for this frame");
+  let savedFp = 0n;
+  let savedLr = 0n;
+  if (fp !== 0n) {
+    const f = readU64(memory, fp);
+    if (f === undefined) return notTaken("read-fault", `cannot read the frame record at fp ${hex(fp)}`, fp);
+    const l = readU64(memory, fp + 8n);
+    if (l === undefined) return notTaken("read-fault", `cannot read the saved lr at fp+8 ${hex(fp + 8n)}`, fp + 8n);
+    savedFp = f;
+    savedLr = breakpadStripPac(plan.modules, plan.mask, l);
+  }
+  const out = inheritedArm64(registers);
+  out["pc"] = lr;
+  out["sp"] = fp === 0n ? sp : fp + 16n;
+  out["fp"] = savedFp;
+  out["lr"] = savedLr;
+  const rule: Arm64BreakpadFpRule = { kind: "arm64-breakpad-fp", fp, lr: out["pc"], savedFp, savedLr };
+  return unwindStep(out, rule, { recovered: ["pc", "lr", "fp", "sp"] });
+}
+
+/** Breakpad's ARM64 frame-pointer step (trust `frame-pointer`), its order after STACK CFI and before scanning. */
+export const arm64BreakpadFramePointer: UnwindStrategy<BreakpadFramePointerPlan> = {
+  name: "breakpad-frame-pointer",
+  trust: "frame-pointer",
+  ruleFor: (site: FrameSite) => ({ kind: "arm64-breakpad-fp", modules: site.modules, mask: breakpadPacMask(site.modules) }),
 };

@@ -12,7 +12,7 @@ import type { MemoryReader } from "../../memory/reader.js";
 import { IMAGE_FILE_MACHINE } from "../../model/machine.js";
 import type { Module } from "../../model/snapshot.js";
 import type { UnwindCache } from "../../unwind/cache.js";
-import { functionTables, tablesSlot, type FunctionTables } from "../function-table.js";
+import { entryTableCheck, functionTables, tablesSlot, type FunctionTables } from "../function-table.js";
 import type { DataProblem } from "../problem.js";
 import { decodeUnwindInfo, type Ia64RuntimeFunction, type UnwindInfo } from "./unwind-descriptors.js";
 
@@ -35,22 +35,8 @@ export function ia64Tables(module: Module, images: MemoryReader, cache?: UnwindC
   return functionTables(TABLES, module, images, cache, IMAGE_FILE_MACHINE.IA64, checkTable);
 }
 
-/** Why an entry table cannot be binary-searched, or undefined when it can. */
-function checkTable(f: Uint32Array, sizeOfImage: number): string | undefined {
-  let previousEnd = 0;
-  for (let i = 0; i < f.length; i += 3) {
-    const begin = f[i]!;
-    const end = f[i + 1]!;
-    const n = i / 3;
-    const range = `IMAGE_IA64_RUNTIME_FUNCTION_ENTRY ${n} (${hex(begin)}..${hex(end)})`;
-    if (end <= begin) return `${range} is empty`;
-    if ((begin & 0xf) !== 0 || (end & 0xf) !== 0) return `${range} is not bundle-aligned`;
-    if (end > sizeOfImage) return `${range} runs past the image (SizeOfImage ${hex(sizeOfImage)})`;
-    if (n > 0 && begin < previousEnd) return `${range} begins before the end of entry ${n - 1} (${hex(previousEnd)}): the table is not sorted or its entries overlap`;
-    previousEnd = end;
-  }
-  return undefined;
-}
+/** Entries sorted, disjoint, inside the image and on bundle (16-byte) boundaries (ia64.md §3.1). */
+const checkTable = entryTableCheck("IMAGE_IA64_RUNTIME_FUNCTION_ENTRY", { bytes: 16, name: "bundle-aligned" });
 
 /** Index of the entry with BeginAddress ≤ rva < EndAddress, or −1. */
 export function findEntryIndex(tables: Ia64Tables, rva: number): number {

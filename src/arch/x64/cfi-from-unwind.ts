@@ -29,15 +29,15 @@ export function planRules(plan: UnwindPlan): PlanRules | undefined {
   let ra: CfiSym | undefined;
   const values = new Map<number, CfiSym>();
   const saved = new Map<number, CfiSym>();
-  const valueOf = (r: number): CfiSym => (r === RSP ? rsp : (values.get(r) ?? { base: `$${REG64[r]}`, off: 0 }));
+  const regValue = (r: number): CfiSym => (r === RSP ? rsp : (values.get(r) ?? { base: `$${REG64[r]}`, off: 0 }));
   const code = plan.code;
   for (let i = 0; i < code.length; i += 3) {
     const r = code[i + 1]!;
     const n = code[i + 2]!;
     switch (code[i]) {
       case OP_BASE_RSP: est = rsp; break;
-      case OP_BASE_REG: est = cfiAdd(valueOf(r), -n); break;
-      case OP_SET_RSP: rsp = cfiAdd(valueOf(r), n); break;
+      case OP_BASE_REG: est = cfiAdd(regValue(r), -n); break;
+      case OP_SET_RSP: rsp = cfiAdd(regValue(r), n); break;
       case OP_ADD: rsp = cfiAdd(rsp, n); break;
       case OP_POP:
         if (r === RSP) rsp = cfiAdd(cfiDeref(rsp), 8);

@@ -12,7 +12,7 @@ import type { MemoryReader } from "../../memory/reader.js";
 import { IMAGE_FILE_MACHINE } from "../../model/machine.js";
 import type { Module } from "../../model/snapshot.js";
 import type { UnwindCache } from "../../unwind/cache.js";
-import { functionTables, tablesSlot, type FunctionTables } from "../function-table.js";
+import { entryTableCheck, functionTables, tablesSlot, type FunctionTables } from "../function-table.js";
 import { isProblem, problemAt, type DataProblem } from "../problem.js";
 import { decodeUnwindInfo, UNW_FLAG_CHAININFO, UNWIND_CHAIN_LIMIT, type RuntimeFunctionEntry, type UnwindInfo } from "./unwind-info.js";
 
@@ -35,24 +35,8 @@ export function x64Tables(module: Module, images: MemoryReader, cache?: UnwindCa
   return functionTables(TABLES, module, images, cache, IMAGE_FILE_MACHINE.AMD64, checkTable);
 }
 
-/** Why a RUNTIME_FUNCTION table cannot be binary-searched, or undefined when it can. */
-function checkTable(f: Uint32Array, sizeOfImage: number): string | undefined {
-  let previousEnd = 0;
-  for (let i = 0; i < f.length; i += 3) {
-    const begin = f[i]!;
-    const end = f[i + 1]!;
-    const n = i / 3;
-    if (end <= begin) return `RUNTIME_FUNCTION ${n} (${hex(begin)}..${hex(end)}) is empty`;
-    if (end > sizeOfImage) return `RUNTIME_FUNCTION ${n} (${hex(begin)}..${hex(end)}) runs past the image (SizeOfImage ${hex(sizeOfImage)})`;
-    if (n > 0) {
-      const pb = f[i - 3]!;
-      if (begin < pb) return `the RUNTIME_FUNCTION table is not sorted: entry ${n} begins at ${hex(begin)}, before entry ${n - 1} (${hex(pb)})`;
-      if (begin < previousEnd) return `RUNTIME_FUNCTIONs ${n - 1} (${hex(pb)}..${hex(previousEnd)}) and ${n} (${hex(begin)}..${hex(end)}) overlap`;
-    }
-    previousEnd = end;
-  }
-  return undefined;
-}
+/** RUNTIME_FUNCTIONs sorted, disjoint and inside the image (x64-unwind.md §1.1). */
+const checkTable = entryTableCheck("RUNTIME_FUNCTION");
 
 /** Index of the entry with BeginAddress ≤ rva < EndAddress, or −1 (binary search). */
 export function findEntryIndex(tables: X64Tables, rva: number): number {

@@ -20,6 +20,14 @@ export interface MinidumpMiscInfo {
   processKernelTime: number;
 }
 
+/** MINIDUMP_MISC1_PROCESS_ID: Flags1 bit saying ProcessId is valid (minidump.md §2.7). */
+export const MISC1_PROCESS_ID = 0x1;
+
+/** The process id a MiscInfo stream records, or undefined when it has none (Flags1 lacks MINIDUMP_MISC1_PROCESS_ID). */
+export function miscProcessId(info: MinidumpMiscInfo | undefined): number | undefined {
+  return info !== undefined && (info.flags1 & MISC1_PROCESS_ID) !== 0 ? info.processId >>> 0 : undefined;
+}
+
 /** sizeof(MINIDUMP_MISC_INFO), version 1. */
 export const MISC_INFO_MIN_SIZE = 24;
 /** MINIDUMP_MISC_INFO versions by SizeOfInfo. */

@@ -9,7 +9,7 @@
  * file offset of the field at fault (stream.ts). Only a dump whose header or directory cannot be
  * read is an {@link InputError}.
  */
-import { InputError } from "../../errors.js";
+import { InputError, readingFile } from "../../errors.js";
 import { hex } from "../../hex.js";
 import type { ByteSource } from "../../memory/byte-source.js";
 import { breakpadInfoStream, assertionStream } from "./breakpad-info.js";
@@ -97,12 +97,7 @@ function readDirectory(input: MinidumpInput, header: MinidumpHeader): MinidumpSt
  * Captured memory is not read. Errors are {@link InputError}s naming `file` when it is given.
  */
 export function readMinidump(source: ByteSource, file?: string): Minidump {
-  try {
-    return parse(source, file);
-  } catch (e) {
-    if (e instanceof InputError && file !== undefined && e.file === undefined) throw e.inFile(file);
-    throw e;
-  }
+  return readingFile(file, () => parse(source, file));
 }
 
 function parse(source: ByteSource, file: string | undefined): Minidump {

@@ -14,6 +14,13 @@ import {
   type UnwindCode,
 } from "../../../emulator/programs/unwind-encode.js";
 
+/** CodeOffset, UnwindOp and OpInfo of the UNWIND_CODE in slot `slot` of an UNWIND_INFO (x64-unwind.md §1.2). */
+function codeAt(info: Uint8Array, slot: number): [number, number, number] {
+  const view = new DataView(info.buffer, info.byteOffset, info.byteLength);
+  const opByte = view.getUint8(5 + 2 * slot);
+  return [view.getUint8(4 + 2 * slot), opByte & 0xf, opByte >> 4];
+}
+
 /** Bytes from the spec's hex notation: "01 0E 03 00 | 0E 01 ..." (bars and spaces ignored). */
 const bytes = (text: string): Uint8Array => Uint8Array.from(text.replace(/\|/g, " ").trim().split(/\s+/).map((b) => parseInt(b, 16)));
 
@@ -188,9 +195,9 @@ describe("UNWIND_INFO: the worked examples of x64-unwind.md §1.10 byte for byte
       prolog: [{ op: "push-nonvol", codeOffset: 2, register: "r12" }, allocCode(9, 0x88), saveXmm128Code(0x0d, 6, 0x20)],
     });
     expect(info[2]).toBe(5);
-    expect([info[4], info[5] & 0xf]).toEqual([0x0d, UWOP.SAVE_XMM128]);
-    expect([info[8], info[9] & 0xf]).toEqual([0x09, UWOP.ALLOC_LARGE]);
-    expect([info[12], info[13] & 0xf, info[13] >> 4]).toEqual([0x02, UWOP.PUSH_NONVOL, 12]);
+    expect(codeAt(info, 0)).toEqual([0x0d, UWOP.SAVE_XMM128, 6]);
+    expect(codeAt(info, 2)).toEqual([0x09, UWOP.ALLOC_LARGE, 0]);
+    expect(codeAt(info, 4)).toEqual([0x02, UWOP.PUSH_NONVOL, 12]);
     expect(info.length).toBe(4 + 2 * 6);
   });
 

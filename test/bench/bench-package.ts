@@ -1,6 +1,6 @@
 /**
- * The package as a user meets it, run by `npm run bench` (emulator/bench.ts, after `npm run
- * build`) or alone with `tsx emulator/bench-package.ts`:
+ * The package as a user meets it, run by `npm run bench` (test/bench/bench.ts, after `npm run
+ * build`) or alone with `tsx test/bench/bench-package.ts`:
  *
  * 1. Whole processes, on the compiled bin: `stackwalk walk minidump2.dmp --symbols <store>
  *    --format breakpad`, `stackwalk --help` and `node -e 0`, each started many times in turn; the
@@ -20,7 +20,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BIN = join(ROOT, "dist/bin/stackwalk.cjs");
 const CORE = join(ROOT, "dist/src/index.js");
 const FIXTURES = join(ROOT, "../shared/fixtures/breakpad");

@@ -1,10 +1,10 @@
 /**
- * How walks of the emulator's break dumps fare against its truth (emulator/break-dumps.ts), for
+ * How walks of the emulator's break dumps fare against its truth (test/support/break-dumps.ts), for
  * `npm run bench`: x64 dumps without images or symbols (the exact-stack and exact-frame rates of
  * `auto` beside the frame-pointer walker's) and x86 FPO dumps without the symbol store (the
  * exact-stack rate of `auto` beside the frame-pointer walker's and Breakpad's rules').
  */
-import { BREAKPAD_X86, scoreDumps, x64DumpHits, x86FpoDumpHits, type DumpScore } from "./break-dumps.js";
+import { BREAKPAD_X86, scoreDumps, x64DumpHits, x86FpoDumpHits, type DumpScore } from "../support/break-dumps.js";
 
 const pct = (n: number, total: number): string => `${((100 * n) / total).toFixed(1)}%`;
 const stacks = (s: DumpScore, n: number): string => `${s.stacks}/${n} stacks (${pct(s.stacks, n)})`;

@@ -5,12 +5,10 @@
  * after checking that the walk is exact.
  */
 import { fileURLToPath } from "node:url";
-import { compareWithTruth } from "../src/walk/compare.js";
-import { walkThread } from "../src/walk/walk.js";
-import { UnwindCache } from "../src/index.js";
+import { compareWithTruth, UnwindCache, walkThread } from "../../src/index.js";
 import { bestRate } from "./bench-rate.js";
-import { IA64_CORPUS } from "./ia64/corpus.js";
-import { runChain } from "./ia64/executor.js";
+import { IA64_CORPUS } from "../../emulator/ia64/corpus.js";
+import { runChain } from "../../emulator/ia64/executor.js";
 
 /** Frames per second the IA-64 walker must reach on the 1000-deep chain. */
 export const IA64_WALK_TARGET = 1_000_000;

@@ -9,21 +9,21 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseBreakpadSym, stackWinToFpoData, stackWinToFrameData } from "../src/formats/breakpad-sym.js";
-import { formatBreakpadSym, symFileInput } from "../src/formats/breakpad-sym-write.js";
-import { bytesSource, minidumpSnapshot, readMinidump } from "../src/formats/minidump.js";
-import { bytesSink, writeMinidump, type MemoryExtent } from "../src/formats/minidump-write.js";
-import { parseSweep, replaySweep } from "../src/formats/sweep.js";
-import { parseVector, type Vector } from "../src/formats/vector.js";
-import { compareWithTruth } from "../src/walk/compare.js";
-import { walkThread, type WalkOptions } from "../src/walk/walk.js";
-import { moduleAt, type ModuleSymbol, type Snapshot, type TruthFrame } from "../src/model/snapshot.js";
-import { readU32 } from "../src/memory/reader.js";
-import { arm64ModuleCfi, lookupAddress, UnwindCache, type ArchStrategy, type UnwindResult } from "../src/index.js";
-import { NOT_RETURN, scanRuleFor, UNCHECKED } from "../src/arch/scan.js";
-import { X86_SCAN } from "../src/arch/x86/scan.js";
-import { RegionMemory } from "../src/memory/region-memory.js";
-import { x64ModuleCfi } from "../src/arch/x64/cfi-from-unwind.js";
+import { parseBreakpadSym, stackWinToFpoData, stackWinToFrameData } from "../../src/formats/breakpad-sym.js";
+import { formatBreakpadSym, symFileInput } from "../../src/formats/breakpad-sym-write.js";
+import { bytesSource, minidumpSnapshot, readMinidump } from "../../src/formats/minidump.js";
+import { bytesSink, writeMinidump, type MemoryExtent } from "../../src/formats/minidump-write.js";
+import { parseSweep, replaySweep } from "../../src/formats/sweep.js";
+import { parseVector, type Vector } from "../../src/formats/vector.js";
+import { compareWithTruth } from "../../src/walk/compare.js";
+import { walkThread, type WalkOptions } from "../../src/walk/walk.js";
+import { moduleAt, type ModuleSymbol, type Snapshot, type TruthFrame } from "../../src/model/snapshot.js";
+import { readU32 } from "../../src/memory/reader.js";
+import { arm64ModuleCfi, lookupAddress, UnwindCache, type ArchStrategy, type UnwindResult } from "../../src/index.js";
+import { NOT_RETURN, scanRuleFor, UNCHECKED } from "../../src/arch/scan.js";
+import { X86_SCAN } from "../../src/arch/x86/scan.js";
+import { RegionMemory } from "../../src/memory/region-memory.js";
+import { x64ModuleCfi } from "../../src/arch/x64/cfi-from-unwind.js";
 
 /** A break hit: the snapshot, the function it broke in and its ground truth. */
 export interface BreakHit {

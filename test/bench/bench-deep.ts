@@ -1,5 +1,5 @@
 /**
- * Deep stacks, run by `npm run bench` (emulator/bench.ts) or alone with `tsx emulator/bench-deep.ts`:
+ * Deep stacks, run by `npm run bench` (test/bench/bench.ts) or alone with `tsx test/bench/bench-deep.ts`:
  * deep-recursion (vectors/programs/c), real clang-14/lld-14 output, emulated to its break at the
  * bottom of the recursion and written with `--dmp`, then walked as a user walks a dump.
  *
@@ -20,15 +20,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { writeMinidumpFile } from "../src/cli/emulate.js";
-import { attachSymbols, loadInput } from "../src/cli/common.js";
-import { formatBreakpadSym, symFileInput } from "../src/formats/breakpad-sym-write.js";
-import { parseVector, formatVector } from "../src/formats/vector.js";
-import { breakpadReport, writeBreakpad } from "../src/index.js";
-import { compareWithTruth } from "../src/walk/compare.js";
-import type { Walk } from "../src/walk/frame.js";
+import { breakpadReport, compareWithTruth, formatBreakpadSym, formatVector, parseVector, symFileInput, writeBreakpad, type Walk } from "../../src/index.js";
+import { attachSymbolDirectories, besideInput, loadInput, writeMinidumpFile } from "../../src/node/index.js";
 import { check, runChild } from "./bench-dump.js";
-import { DEEP_RECURSION, deepRecursionLimit, REPO_ROOT, runDeepRecursion, writeDeepRecursion, type RealTarget } from "./real-programs.js";
+import { DEEP_RECURSION, deepRecursionLimit, REPO_ROOT, runDeepRecursion, writeDeepRecursion, type RealTarget } from "../../emulator/real-programs.js";
 
 /** Targets for walking the 100,000-frame x86 dump with `stackwalk walk X.dmp --format breakpad`. */
 export const DEEP_WALK_MS_TARGET = 1000;
@@ -98,7 +93,7 @@ export async function benchDeepCase(target: RealTarget, depth: number, dir: stri
   const printed = walkRuns[0]!.stdout.match(/\n {4}Found by: /g)?.length ?? 0;
   const input = loadInput(dumpFile);
   if (input.kind !== "dump") throw new Error(`${dumpFile} is not a dump`);
-  attachSymbols(input, dumpFile, [], { out: () => {}, err: () => {} });
+  attachSymbolDirectories(input.snapshot, [], besideInput(dumpFile));
   const { snapshot, dump } = input;
   // The library's part of what the command does: the walk (as a Breakpad report walks a thread,
   // through its own stack memory), then the walk and the report.
@@ -177,7 +172,7 @@ export function formatDeepBench(cases: readonly DeepCase[]): string {
   return lines.join("\n") + "\n";
 }
 
-/** Runs and prints the deep-stack benchmarks (called from emulator/bench.ts). */
+/** Runs and prints the deep-stack benchmarks (called from test/bench/bench.ts). */
 export async function printDeepBench(): Promise<void> {
   process.stdout.write(formatDeepBench(await benchDeep()));
 }

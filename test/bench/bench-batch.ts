@@ -1,6 +1,6 @@
 /**
  * Many dumps at once, run by `npm run bench` (after `npm run build`) or alone with
- * `tsx emulator/bench-batch.ts`: 1,000 minidumps written by the compiled bin's `stackwalk emulate
+ * `tsx test/bench/bench-batch.ts`: 1,000 minidumps written by the compiled bin's `stackwalk emulate
  * --sweep --dmp` (500 snapshots of a real clang x86 FPO program, 500 of the same program built
  * for x64, evenly spaced over their runs, with the .sym store the emulator writes beside them),
  * walked
@@ -18,9 +18,9 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, 
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseSweep, replaySweep } from "../src/index.js";
+import { parseSweep, replaySweep } from "../../src/index.js";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BIN = join(ROOT, "dist/bin/stackwalk.cjs");
 const PROGRAMS = [
   { name: "x86", exe: "vectors/programs/c/build/x86-fpo/recursion-callbacks.exe" },

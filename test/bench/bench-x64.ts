@@ -5,14 +5,11 @@
  * `--walker unwind` after checking that the walk is exact.
  */
 import { fileURLToPath } from "node:url";
-import { replaySweep } from "../src/formats/sweep.js";
-import { compareWithTruth } from "../src/walk/compare.js";
+import { compareWithTruth, replaySweep, UnwindCache, walkThread } from "../../src/index.js";
 import { bestRate, rateText } from "./bench-rate.js";
-import { walkThread } from "../src/walk/walk.js";
-import { UnwindCache } from "../src/index.js";
-import { buildSpec, runBuiltProgram } from "./programs/program-file.js";
-import type { X64ProgramSpec } from "./programs/x64-chain.js";
-import { RECURSION_1000 } from "./programs/x64-corpus.js";
+import { buildSpec, runBuiltProgram } from "../../emulator/programs/program-file.js";
+import type { X64ProgramSpec } from "../../emulator/programs/x64-chain.js";
+import { RECURSION_1000 } from "../../emulator/programs/x64-corpus.js";
 
 /**
  * Builds and runs a recursion `depth` calls deep, then walks its stack with the `unwind` walker:

@@ -1,6 +1,6 @@
 /**
- * Minidump and symbol-file benchmarks, run by `npm run bench` (emulator/bench.ts) or alone with
- * `tsx emulator/bench-dump.ts`. Every memory figure is a peak RSS measured in a child process, so
+ * Minidump and symbol-file benchmarks, run by `npm run bench` (test/bench/bench.ts) or alone with
+ * `tsx test/bench/bench-dump.ts`. Every memory figure is a peak RSS measured in a child process, so
  * that it is the command's own and not the bench's:
  *
  * 1. `stackwalk walk minidump2.dmp --symbols <store>` as a user runs it: wall time of the whole
@@ -19,13 +19,10 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { writeMinidumpFile } from "../src/cli/emulate.js";
-import { parseBreakpadSym } from "../src/formats/breakpad-sym.js";
-import { parseVector } from "../src/formats/vector.js";
-import type { MemoryReader } from "../src/memory/reader.js";
-import type { Snapshot } from "../src/model/snapshot.js";
+import { parseBreakpadSym, parseVector, type MemoryReader, type Snapshot } from "../../src/index.js";
+import { writeMinidumpFile } from "../../src/node/index.js";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const CLI = join(ROOT, "dist/bin/stackwalk.cjs");
 const SELF = fileURLToPath(import.meta.url);
 const FIXTURES = join(ROOT, "../shared/fixtures/breakpad");
@@ -178,7 +175,7 @@ export function benchDumps(): DumpBench {
 
 const mb = (n: number): string => `${(n / 1e6).toFixed(1)} MB`;
 
-/** The bench lines, one per number, aligned as emulator/bench.ts prints its own. */
+/** The bench lines, one per number, aligned as test/bench/bench.ts prints its own. */
 export function formatDumpBench(b: DumpBench): string {
   const s = b.synthetic;
   const verdict = s.walkRss <= DUMP_WALK_RSS_TARGET ? "within" : "OVER";
@@ -194,7 +191,7 @@ export function formatDumpBench(b: DumpBench): string {
   ].join("\n") + "\n";
 }
 
-/** Runs and prints the dump benchmarks (called from emulator/bench.ts). */
+/** Runs and prints the dump benchmarks (called from test/bench/bench.ts). */
 export function printDumpBench(): void {
   process.stdout.write(formatDumpBench(benchDumps()));
 }

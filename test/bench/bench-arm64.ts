@@ -6,10 +6,10 @@
  * checking that the walk is exact against the shadow stack's truth.
  */
 import { fileURLToPath } from "node:url";
-import { compareWithTruth, replaySweep, UnwindCache, walkThread } from "../src/index.js";
+import { compareWithTruth, replaySweep, UnwindCache, walkThread } from "../../src/index.js";
 import { bestRate, rateText } from "./bench-rate.js";
-import { buildArm64Program, type Arm64ProgramSpec } from "./programs/arm64-chain.js";
-import { runImage } from "./run.js";
+import { buildArm64Program, type Arm64ProgramSpec } from "../../emulator/programs/arm64-chain.js";
+import { runImage } from "../../emulator/run.js";
 
 /** entry → recurse × (depth + 1) → bottom; the snapshot is taken at `bottom`. */
 export function arm64RecursionSpec(depth: number): Arm64ProgramSpec {

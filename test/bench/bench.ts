@@ -4,26 +4,18 @@
  * (target: 60 s on 2 cores), and the walker's speed on a deep frame chain.
  */
 import { fileURLToPath } from "node:url";
-import type { FrameData } from "../src/formats/frame-data.js";
-import { readMappedImage } from "../src/formats/pe-mapped.js";
-import { formatSweep, replaySweep } from "../src/formats/sweep.js";
-import { FRAME_NONFPO } from "../src/model/fpo-data.js";
-import type { Snapshot } from "../src/model/snapshot.js";
-import { RegionMemory } from "../src/memory/region-memory.js";
-import { compareWithTruth } from "../src/walk/compare.js";
-import { walkThread } from "../src/walk/walk.js";
-import { UnwindCache } from "../src/index.js";
+import { compareWithTruth, formatSweep, FRAME_NONFPO, readMappedImage, RegionMemory, replaySweep, UnwindCache, walkThread, type FrameData, type Snapshot } from "../../src/index.js";
 import { bestRate, rateText } from "./bench-rate.js";
-import { corpusFiles } from "./corpus.js";
-import { buildSpec } from "./programs/program-file.js";
-import { RECURSION_1000 } from "./programs/x86-corpus.js";
-import type { X86ProgramSpec } from "./programs/x86-chain.js";
-import { loadAssembler } from "./assemble.js";
-import type { CpuMode } from "./cpu-mode.js";
-import { loadDisassembler } from "./disassemble.js";
-import { runRealPrograms } from "./real-programs.js";
-import { DEFAULT_STACKS, emulate, mapStack, runImage, type RunOptions, type RunResult } from "./run.js";
-import { UC_PROT, Unicorn } from "./unicorn.js";
+import { corpusFiles } from "../../emulator/corpus.js";
+import { buildSpec } from "../../emulator/programs/program-file.js";
+import { RECURSION_1000 } from "../../emulator/programs/x86-corpus.js";
+import type { X86ProgramSpec } from "../../emulator/programs/x86-chain.js";
+import { loadAssembler } from "../../emulator/assemble.js";
+import type { CpuMode } from "../../emulator/cpu-mode.js";
+import { loadDisassembler } from "../../emulator/disassemble.js";
+import { runRealPrograms } from "../../emulator/real-programs.js";
+import { DEFAULT_STACKS, emulate, mapStack, runImage, type RunOptions, type RunResult } from "../../emulator/run.js";
+import { UC_PROT, Unicorn } from "../../emulator/unicorn.js";
 
 /** The measured rates. */
 export interface EmulatorBench {
