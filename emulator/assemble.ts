@@ -1,5 +1,5 @@
 /**
- * Intel-syntax x86/x64 assembly to machine code, with the Keystone assembler compiled to
+ * Intel-syntax x86/x64 assembly and GNU-syntax AArch64 assembly to machine code, with the Keystone assembler compiled to
  * WebAssembly (`@alexaltea/keystone-js`). Load it once with {@link loadAssembler} (the
  * WebAssembly module initialises asynchronously); after that, assembling is synchronous.
  *
@@ -11,11 +11,11 @@
  * some malformed operands (`[ebx+` assembles as `[ebx]`), so check bytes that matter.
  */
 import { createRequire } from "node:module";
-import { assertAddress, assertCpuMode, type CpuMode } from "./cpu-mode.js";
+import { assertAddress, assertCpuMode, pointerWidth, type CpuMode } from "./cpu-mode.js";
 
 /** What {@link Assembler.assemble} needs besides the source. */
 export interface AssembleOptions {
-  /** 32 for x86, 64 for x64. */
+  /** 32 for x86, 64 for x64, "arm64" for AArch64. */
   readonly mode: CpuMode;
   /** The address of the first byte, which relative branches and `$` are computed from (default 0). */
   readonly address?: bigint;
@@ -72,8 +72,10 @@ export interface Assembler {
 /** The part of keystone-js's module object used here. */
 interface KeystoneModule {
   readonly ARCH_X86: number;
+  readonly ARCH_ARM64: number;
   readonly MODE_32: number;
   readonly MODE_64: number;
+  readonly MODE_LITTLE_ENDIAN: number;
   strerror(code: number): string;
   readonly Keystone: new (arch: number, mode: number) => KeystoneEngine;
 }
@@ -115,7 +117,8 @@ async function initialise(): Promise<Assembler> {
       // Keystone's x86 default is already Intel syntax with decimal numbers. Setting
       // KS_OPT_SYNTAX to KS_OPT_SYNTAX_INTEL explicitly would switch the default radix to 16
       // (`add eax, 35` would add 0x35), so the option is left alone.
-      engine = new ks.Keystone(ks.ARCH_X86, mode === 64 ? ks.MODE_64 : ks.MODE_32);
+      // AArch64 is assembled little-endian, in GNU syntax (`#` immediates, `//` comments).
+      engine = mode === "arm64" ? new ks.Keystone(ks.ARCH_ARM64, ks.MODE_LITTLE_ENDIAN) : new ks.Keystone(ks.ARCH_X86, mode === 64 ? ks.MODE_64 : ks.MODE_32);
       engines.set(mode, engine);
     }
     return engine;
@@ -162,8 +165,8 @@ async function initialise(): Promise<Assembler> {
   const assembleProgram = (source: string, options: AssembleOptions): AssembledProgram => {
     const bytes = assemble(source, options);
     const names = [...new Set(source.split(/\r?\n/).flatMap(labelsOf))];
-    const width = options.mode === 64 ? 8 : 4;
-    const directive = options.mode === 64 ? ".quad" : ".long";
+    const width = pointerWidth(options.mode);
+    const directive = width === 8 ? ".quad" : ".long";
     const address = options.address ?? 0n;
     const engine = engineFor(options.mode);
     const lines = source.split(/\r?\n/).map(currentAddressToDot);

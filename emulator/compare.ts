@@ -1,9 +1,11 @@
 /**
- * `stackwalk compare`: one call chain, described once, built for four targets and run on the
+ * `stackwalk compare`: one call chain, described once, built for five targets and run on the
  * emulator — x86 with frame pointers, x86 with frame-pointer omission (both logging an ETW
  * stack through RtlWalkFrameChain executed on the emulated CPU), x64 (with a profile sample
- * standing in for ETW, whose x64 stacks are unwound with the tables) and IA-64 (the register
- * stack engine model; Unicorn has no IA-64 and ETW records nothing there). Each target gives a
+ * standing in for ETW, whose x64 stacks are unwound with the tables), ARM64 (frame records and
+ * .xdata on Unicorn's AArch64 CPU; the innermost function is a leaf whose return address stays
+ * in the link register) and IA-64 (the register stack engine model; Unicorn has no IA-64 and
+ * ETW records nothing there). Each target gives a
  * vector with its ground truth; src/render/compare.ts walks and compares them.
  */
 import { InputError, JsonNode, type Vector } from "../src/index.js";
@@ -12,6 +14,9 @@ import { runChain, type Ia64FunctionSpec } from "./ia64/executor.js";
 import { buildSpec } from "./programs/program-file.js";
 import type { X64FunctionSpec, X64NonvolatileRegister } from "./programs/x64-chain.js";
 import type { X86FunctionSpec, X86SavedRegister } from "./programs/x86-chain.js";
+import { buildArm64Program, type Arm64FunctionSpec } from "./programs/arm64-chain.js";
+import { ARM64_CODE } from "./programs/arm64-unwind-encode.js";
+import { runImage, vectorsOf } from "./run.js";
 
 /** The `format` of a call-chain spec file. */
 export const CHAIN_FORMAT = "stackwalk-chain/1";
@@ -35,8 +40,8 @@ export interface ChainSpec {
   functions: ChainFunction[];
 }
 
-/** The four targets, in the order they are shown. */
-export const COMPARE_TARGETS = ["x86-fp", "x86-fpo", "x64", "ia64"] as const;
+/** The five targets, in the order they are shown. */
+export const COMPARE_TARGETS = ["x86-fp", "x86-fpo", "x64", "arm64", "ia64"] as const;
 export type CompareTarget = (typeof COMPARE_TARGETS)[number];
 
 /** One target's run: its snapshot with truth, and what stands for its ETW stack. */
@@ -104,6 +109,60 @@ function x64Functions(spec: ChainSpec): X64FunctionSpec[] {
   });
 }
 
+/**
+ * ARM64 (arm64.md Part 6, clang's shapes): a caller saves its registers (x19, x20, x21) at the
+ * top of its frame, then the frame record `stp x29, lr, [sp, #-16]!; mov x29, sp`, then its locals;
+ * the epilog undoes them from `mov sp, x29`. The innermost function makes no call, so like a clang
+ * leaf it never saves lr: its return address stays in the link register, and only its saved
+ * registers and locals are described. Every function has an `.xdata` record (E = 1).
+ */
+function arm64Functions(spec: ChainSpec): Arm64FunctionSpec[] {
+  return spec.functions.map((f, i) => {
+    const last = i === spec.functions.length - 1;
+    const locals = Math.ceil(f.locals / 16) * 16;
+    const pairs = Math.ceil(f.saved / 2) * 16;
+    const prolog: string[] = [];
+    const epilog: string[] = [];
+    const codes: number[][] = [];
+    if (f.saved === 1) {
+      prolog.push("str x19, [sp, #-16]!");
+      epilog.unshift("ldr x19, [sp], #16");
+      codes.push(ARM64_CODE.save_reg_x(19, 16));
+    } else if (f.saved >= 2) {
+      prolog.push(`stp x19, x20, [sp, #-${pairs}]!`);
+      epilog.unshift(`ldp x19, x20, [sp], #${pairs}`);
+      codes.push(ARM64_CODE.save_regp_x(19, pairs));
+      if (f.saved === 3) {
+        prolog.push("str x21, [sp, #16]");
+        epilog.unshift("ldr x21, [sp, #16]");
+        codes.push(ARM64_CODE.save_reg(21, 16));
+      }
+    }
+    if (!last) {
+      prolog.push("stp x29, x30, [sp, #-16]!", "mov x29, sp");
+      epilog.unshift("ldp x29, x30, [sp], #16");
+      codes.push(ARM64_CODE.save_fplr_x(16), ARM64_CODE.set_fp());
+    }
+    if (locals > 0) {
+      prolog.push(`sub sp, sp, #${locals}`);
+      epilog.unshift(last ? `add sp, sp, #${locals}` : "mov sp, x29");
+      codes.push(locals < 512 ? ARM64_CODE.alloc_s(locals) : ARM64_CODE.alloc_m(locals));
+    }
+    const stored = codes.reverse();
+    const body = last ? ["capture:", "mov x0, #0"] : [...Array.from({ length: Math.min(f.params, 8) }, (_, k) => `mov x${k}, #${k + 1}`), `bl ${spec.functions[i + 1]!.name}`];
+    if (stored.length === 0) return { name: f.name, lines: [...body, "ret"], unwind: { kind: "none" as const } };
+    // The epilog's codes are the prolog's, from the first one an epilog instruction undoes:
+    // `mov sp, x29` undoes set_fp and the allocation both, so the allocation's code is skipped.
+    // Without locals there is no `mov sp, x29`: the epilog starts at the frame record's code.
+    const index = last ? 0 : locals > 0 ? stored[0]!.length : 1;
+    return {
+      name: f.name,
+      lines: [...prolog, ...body, `${f.name}_epilog:`, ...epilog, "ret"],
+      unwind: { kind: "xdata" as const, prolog: stored, epilogs: [{ at: `${f.name}_epilog`, index }], single: true },
+    };
+  });
+}
+
 /** IA-64: inputs are the parameters; locals keep ar.pfs and rp (and the saved registers); outputs feed the callee. */
 function ia64Functions(spec: ChainSpec): Ia64FunctionSpec[] {
   return spec.functions.map((f, i) => {
@@ -136,10 +195,22 @@ export async function runCompareTargets(spec: ChainSpec): Promise<TargetRun[]> {
     { captures: x64Program.captures.map((l) => `0x${x64Program.labels.get(l)!.toString(16)}`), sample: true, provenance: `emulator: stackwalk compare ${spec.name} (x64)` },
   );
   const ia64 = runChain({ name: spec.name, description, functions: ia64Functions(spec), stop: { step: "restore-rp" } }).vector;
+  const arm64Program = await buildArm64Program({ name: spec.name, description, functions: arm64Functions(spec) });
+  const arm64Run = await runImage(
+    { name: `${arm64Program.name}.exe`, image: arm64Program.image, symbols: arm64Program.symbols },
+    { breaks: ["capture"], labels: arm64Program.labels, provenance: `emulator: stackwalk compare ${spec.name} (arm64)` },
+  );
+  const arm64 = vectorsOf(arm64Run)[0]!;
   return [
     { target: "x86-fp", build: "every function begins push ebp; mov ebp, esp (FRAME_NONFPO records)", vector: await x86("ebp"), etwSource: "RtlWalkFrameChain run on the emulated CPU: the EBP chain" },
     { target: "x86-fpo", build: "frame-pointer omission: ESP-relative frames, FPO_DATA records in the image", vector: await x86("fpo"), etwSource: "RtlWalkFrameChain run on the emulated CPU: the EBP chain" },
     { target: "x64", build: "pushes and an allocation described by UNWIND_INFO in .pdata/.xdata", vector: x64!, etwSource: "a profile sample: the kernel unwinds x64 stacks with the tables, so the emulator's call stack stands for it" },
+    {
+      target: "arm64",
+      build: "frame records (stp x29, lr; mov x29, sp) and .xdata unwind codes; the innermost leaf keeps its return address in lr",
+      vector: arm64,
+      etwSource: "none: ETW stack capture is not modelled on ARM64",
+    },
     { target: "ia64", build: "alloc'd register frames; rp and ar.pfs in stacked registers, described by unwind descriptors", vector: ia64, etwSource: "none: ETW stack capture is not modelled on IA-64" },
   ];
 }

@@ -15,6 +15,7 @@ import { X86_ETW_SPECS } from "./programs/x86-corpus.js";
 import { realProgramSweeps, REPO_ROOT } from "./real-programs.js";
 import { vectorsOf, type RunResult } from "./run.js";
 import { ia64CorpusFiles } from "./ia64/corpus.js";
+import { arm64CorpusFiles } from "./arm64-programs.js";
 
 /** One generated file: a path relative to the repository root, and its text. */
 export interface CorpusFile {
@@ -23,7 +24,18 @@ export interface CorpusFile {
 }
 
 /** The folders whose every file the generator owns. */
-export const GENERATED_FOLDERS = ["vectors/x86/c-fpo", "vectors/x86/c-fp", "vectors/x64/c", "vectors/x86/synthetic", "vectors/x86/etw", "vectors/x64/synthetic", "vectors/ia64/synthetic"] as const;
+export const GENERATED_FOLDERS = [
+  "vectors/x86/c-fpo",
+  "vectors/x86/c-fp",
+  "vectors/x64/c",
+  "vectors/x86/synthetic",
+  "vectors/x86/etw",
+  "vectors/x64/synthetic",
+  "vectors/ia64/synthetic",
+  "vectors/arm64/c",
+  "vectors/arm64/c-fp",
+  "vectors/arm64/synthetic",
+] as const;
 
 /** One vector per snapshot of a break run, described by the program and the label it was taken at. */
 function captureVectors(result: RunResult, description: string): { label: string; vector: Vector }[] {
@@ -96,7 +108,7 @@ export function syntheticX64Files(): Promise<CorpusFile[]> {
 
 /** Every generated file of the corpus. */
 export async function corpusFiles(): Promise<CorpusFile[]> {
-  return [...(await realProgramSweeps()), ...(await syntheticX86Files()), ...(await etwX86Files()), ...(await syntheticX64Files()), ...ia64CorpusFiles()];
+  return [...(await realProgramSweeps()), ...(await syntheticX86Files()), ...(await etwX86Files()), ...(await syntheticX64Files()), ...ia64CorpusFiles(), ...(await arm64CorpusFiles())];
 }
 
 /** Rewrites the corpus: every generated folder is emptied of .json files first, so nothing stale stays. */

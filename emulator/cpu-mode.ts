@@ -1,19 +1,39 @@
 /**
- * The two x86 widths the emulator layer handles. Mode 32 is IA-32 protected mode with a flat
- * address space (what a 32-bit Windows thread sees); mode 64 is long mode (x64).
+ * The CPUs the emulator layer handles. Mode 32 is IA-32 protected mode with a flat address space
+ * (what a 32-bit Windows thread sees); mode 64 is long mode (x64); "arm64" is AArch64 at EL0,
+ * little-endian, as a Windows on ARM thread runs.
  */
 
-/** The CPU width: 32 for x86, 64 for x64. */
-export type CpuMode = 32 | 64;
+/** The CPU: 32 for x86, 64 for x64, "arm64" for AArch64. */
+export type CpuMode = 32 | 64 | "arm64";
 
-/** Throws a RangeError unless `mode` is 32 or 64 (for callers that are not type-checked). */
+/** Every CPU the emulator layer opens. */
+export const CPU_MODES: readonly CpuMode[] = [32, 64, "arm64"];
+
+/** Throws a RangeError unless `mode` is 32, 64 or "arm64" (for callers that are not type-checked). */
 export function assertCpuMode(mode: unknown): asserts mode is CpuMode {
-  if (mode !== 32 && mode !== 64) throw new RangeError(`mode must be 32 or 64, not ${String(mode)}`);
+  if (mode !== 32 && mode !== 64 && mode !== "arm64") throw new RangeError(`mode must be 32, 64 or "arm64", not ${String(mode)}`);
+}
+
+/** The address width of a CPU in bits: 32 for x86, 64 for x64 and AArch64. */
+export function addressBits(mode: CpuMode): 32 | 64 {
+  return mode === 32 ? 32 : 64;
+}
+
+/** The size of a pointer (and of a return-address slot) in bytes. */
+export function pointerWidth(mode: CpuMode): 4 | 8 {
+  return mode === 32 ? 4 : 8;
+}
+
+/** The CPU's name in messages: "32-bit", "64-bit" or "ARM64". */
+export function cpuName(mode: CpuMode): string {
+  return mode === "arm64" ? "ARM64" : `${mode}-bit`;
 }
 
 /** Throws a RangeError unless `address` is a valid linear address for `mode`. */
 export function assertAddress(address: bigint, mode: CpuMode): void {
-  if (address < 0n || address >= 1n << BigInt(mode)) {
-    throw new RangeError(`0x${address.toString(16)} is not a ${mode}-bit address`);
+  const bits = addressBits(mode);
+  if (address < 0n || address >= 1n << BigInt(bits)) {
+    throw new RangeError(`0x${address.toString(16)} is not a ${bits}-bit address`);
   }
 }

@@ -4,7 +4,7 @@
  * disassembling is synchronous, so error paths can describe the instruction at a faulting PC.
  */
 import { createRequire } from "node:module";
-import { assertAddress, assertCpuMode, type CpuMode } from "./cpu-mode.js";
+import { assertAddress, assertCpuMode, pointerWidth, type CpuMode } from "./cpu-mode.js";
 
 /** The longest x86 instruction: the CPU refuses anything over 15 bytes. */
 export const MAX_INSTRUCTION_LENGTH = 15;
@@ -43,8 +43,10 @@ export interface Disassembler {
 /** The part of capstone-js's module object used here. */
 interface CapstoneModule {
   readonly ARCH_X86: number;
+  readonly ARCH_ARM64: number;
   readonly MODE_32: number;
   readonly MODE_64: number;
+  readonly MODE_ARM: number;
   readonly OPT_SYNTAX: number;
   readonly OPT_SYNTAX_INTEL: number;
   readonly Capstone: new (arch: number, mode: number) => CapstoneEngine;
@@ -103,8 +105,11 @@ async function initialise(): Promise<Disassembler> {
   const engineFor = (mode: CpuMode): CapstoneEngine => {
     let engine = engines.get(mode);
     if (engine === undefined) {
-      engine = new cs.Capstone(cs.ARCH_X86, mode === 64 ? cs.MODE_64 : cs.MODE_32);
-      engine.option(cs.OPT_SYNTAX, cs.OPT_SYNTAX_INTEL);
+      if (mode === "arm64") engine = new cs.Capstone(cs.ARCH_ARM64, cs.MODE_ARM);
+      else {
+        engine = new cs.Capstone(cs.ARCH_X86, mode === 64 ? cs.MODE_64 : cs.MODE_32);
+        engine.option(cs.OPT_SYNTAX, cs.OPT_SYNTAX_INTEL);
+      }
       engines.set(mode, engine);
     }
     return engine;
@@ -142,7 +147,7 @@ async function initialise(): Promise<Disassembler> {
     disassemble,
     disassembleOne,
     describe(bytes: Uint8Array, address: bigint, mode: CpuMode): string {
-      const width = mode === 64 ? 16 : 8;
+      const width = 2 * pointerWidth(mode);
       const at = `0x${address.toString(16).padStart(width, "0")}`;
       const insn = disassembleOne(bytes, address, mode);
       if (insn !== undefined) return `${at}: ${hexBytes(insn.bytes)}  ${insn.text}`;

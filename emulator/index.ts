@@ -19,3 +19,4 @@ export * from "./compare.js";
 export * from "./programs/index.js";
 export * from "./programs/program-file.js";
 export { runChain, layoutFunction, type Ia64ChainSpec, type Ia64FunctionSpec, type ChainRun, type FunctionLayout } from "./ia64/executor.js";
+export { runArm64Program, runArm64Programs, runArm64Synthetic, arm64CorpusFiles, ARM64_PROGRAMS, ARM64_TARGETS, type Arm64Program, type Arm64Target } from "./arm64-programs.js";

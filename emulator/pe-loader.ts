@@ -7,6 +7,7 @@
  */
 import { IMAGE_DIRECTORY_ENTRY, IMAGE_FILE_MACHINE, InputError, machineFromImageFileMachine, type Module, type ModuleSymbol, type ModuleUnwind, type PeImage } from "../src/index.js";
 import { UC_PROT, type Unicorn } from "./unicorn.js";
+import { addressBits, cpuName, type CpuMode } from "./cpu-mode.js";
 
 /** Unicorn maps and protects memory in whole 4 KiB pages. */
 export const PAGE_SIZE = 0x1000n;
@@ -39,11 +40,26 @@ export interface MapPeOptions {
   unwind?: ModuleUnwind;
 }
 
-/** The CPU width an image's machine needs: I386 runs on the 32-bit CPU, AMD64 on the 64-bit one. */
-function modeFor(machine: number): 32 | 64 | undefined {
+/** The CPU an image's machine needs: I386 runs on the 32-bit CPU, AMD64 on the 64-bit one, ARM64 on AArch64. */
+function modeFor(machine: number): CpuMode | undefined {
   if (machine === IMAGE_FILE_MACHINE.I386) return 32;
   if (machine === IMAGE_FILE_MACHINE.AMD64) return 64;
+  if (machine === IMAGE_FILE_MACHINE.ARM64) return "arm64";
   return undefined;
+}
+
+/** The machine's name in messages. */
+const MODE_MACHINE: Readonly<Record<CpuMode, string>> = { 32: "x86", 64: "x64", arm64: "ARM64" };
+
+/**
+ * The CPU that runs `pe`; an {@link InputError} ("unsupported") names the machine of an image
+ * no emulated CPU runs.
+ */
+export function cpuModeOfImage(pe: PeImage, name: string): CpuMode {
+  const mode = modeFor(pe.machine);
+  if (mode !== undefined) return mode;
+  const known = machineFromImageFileMachine(pe.machine);
+  throw new InputError("unsupported", `${name}: machine 0x${pe.machine.toString(16)}${known !== undefined ? ` (${known})` : ""} cannot run on the emulated x86/x64/ARM64 CPU`);
 }
 
 /**
@@ -55,16 +71,9 @@ function modeFor(machine: number): 32 | 64 | undefined {
 export function mapPeImage(uc: Unicorn, pe: PeImage, options: MapPeOptions): LoadedImage {
   const { name } = options;
   const machineText = `0x${pe.machine.toString(16)}`;
-  const mode = modeFor(pe.machine);
-  if (mode === undefined) {
-    const known = machineFromImageFileMachine(pe.machine);
-    throw new InputError("unsupported", `${name}: machine ${machineText}${known !== undefined ? ` (${known})` : ""} cannot run on the emulated x86/x64 CPU`);
-  }
+  const mode = cpuModeOfImage(pe, name);
   if (mode !== uc.mode) {
-    throw new InputError(
-      "unsupported",
-      `${name}: an ${mode === 64 ? "x64" : "x86"} image (machine ${machineText}) cannot run on the ${uc.mode}-bit CPU`,
-    );
+    throw new InputError("unsupported", `${name}: an ${MODE_MACHINE[mode]} image (machine ${machineText}) cannot run on the ${cpuName(uc.mode)} CPU`);
   }
   for (const [index, what] of [
     [IMAGE_DIRECTORY_ENTRY.IMPORT, "import"],
@@ -84,8 +93,8 @@ export function mapPeImage(uc: Unicorn, pe: PeImage, options: MapPeOptions): Loa
   if (base % PAGE_SIZE !== 0n) {
     throw new InputError("unsupported", `${name}: ImageBase 0x${base.toString(16)} is not page-aligned`);
   }
-  if (base + mapped > 1n << BigInt(uc.mode)) {
-    throw new InputError("unsupported", `${name}: 0x${mapped.toString(16)} bytes at ImageBase 0x${base.toString(16)} run past the end of the ${uc.mode}-bit address space`);
+  if (base + mapped > 1n << BigInt(addressBits(uc.mode))) {
+    throw new InputError("unsupported", `${name}: 0x${mapped.toString(16)} bytes at ImageBase 0x${base.toString(16)} run past the end of the ${cpuName(uc.mode)} address space`);
   }
   for (const region of uc.memRegions()) {
     if (region.begin < base + mapped && base <= region.end) {

@@ -4,8 +4,9 @@
  * (emulator/trace.ts).
  *
  * The thread starts as if its entry function had just been called (vectors/programs/c/README.md,
- * "Loader contract"): a stack is mapped, a sentinel return address of 0 sits at [SP], and every
- * general register is 0 except the stack pointer (so on x86 the EBP chain ends at EBP = 0). The
+ * "Loader contract"): a stack is mapped, a sentinel return address of 0 sits at [SP] (on AArch64
+ * in LR, where `bl` leaves it), and every general register is 0 except the stack pointer (so on
+ * x86 the EBP chain ends at EBP = 0, on AArch64 the frame-record chain at x29 = 0). The
  * run ends when the entry function returns to the sentinel. Reaching the instruction limit,
  * touching unmapped memory, or executing something the CPU refuses stops the run with an
  * {@link EmulationError} that names the address and the instruction there.
@@ -19,9 +20,9 @@
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { hex, InputError, type Machine, type MemoryRegion, type MemoryWrite, type Module, type ModuleSymbol, type ModuleUnwind, parsePe, type PeImage, RegionMemory, type Registers, replaySweep, type Sweep, type SweepStep, type Vector } from "../src/index.js";
-import type { CpuMode } from "./cpu-mode.js";
+import { cpuName, pointerWidth, type CpuMode } from "./cpu-mode.js";
 import { loadDisassembler, MAX_INSTRUCTION_LENGTH } from "./disassemble.js";
-import { mapPeImage, PAGE_SIZE, type MapPeOptions } from "./pe-loader.js";
+import { cpuModeOfImage, mapPeImage, PAGE_SIZE, type MapPeOptions } from "./pe-loader.js";
 import { loadModuleDebugInfo } from "./symbols.js";
 import { ShadowStack, TraceError, type InterruptHandler } from "./trace.js";
 import { UC_PROT, Unicorn, UnicornError, type InvalidMemoryAccess, type RegisterName, type StopInfo } from "./unicorn.js";
@@ -48,15 +49,16 @@ export interface StackLayout {
  * Windows put a main thread's stack, and 0x00200000..0x00300000 on x64; both are clear of the
  * default image bases 0x00400000 and 0x140000000.
  */
-export const STACK_TOP: Readonly<Record<CpuMode, bigint>> = { 32: 0x0013_0000n, 64: 0x0030_0000n };
+export const STACK_TOP: Readonly<Record<CpuMode, bigint>> = { 32: 0x0013_0000n, 64: 0x0030_0000n, arm64: 0x0030_0000n };
 
 /**
  * Bytes between the initial stack pointer and the stack's top. On x86 ESP starts ≡ 12 (mod 16),
  * as after a call from 16-byte-aligned code, with 16 bytes above the return address. On x64 RSP
  * starts ≡ 8 (mod 16), as after a call, with the caller's 32-byte home area above the return
- * address and 16 more bytes above that.
+ * address and 16 more bytes above that. On AArch64 SP is 16-byte aligned at all times and the
+ * return address is in LR, so SP starts 64 bytes below the top (room for stacked arguments).
  */
-const ABOVE_INITIAL_SP: Readonly<Record<CpuMode, bigint>> = { 32: 0x14n, 64: 0x38n };
+const ABOVE_INITIAL_SP: Readonly<Record<CpuMode, bigint>> = { 32: 0x14n, 64: 0x38n, arm64: 0x40n };
 
 /** The largest SizeOfStackReserve the emulator maps a stack for: 256 MiB. */
 export const MAX_STACK_RESERVE = 0x1000_0000n;
@@ -68,6 +70,7 @@ const ALLOCATION_GRANULARITY = 0x1_0000n;
 const USER_SPACE: Readonly<Record<CpuMode, { low: bigint; high: bigint }>> = {
   32: { low: 0x1_0000n, high: 0x7fff_0000n },
   64: { low: 0x1_0000n, high: 0x7fff_ffff_0000n },
+  arm64: { low: 0x1_0000n, high: 0x7fff_ffff_0000n },
 };
 
 /**
@@ -99,7 +102,7 @@ export function stackFor(mode: CpuMode, reserve: bigint, taken: readonly { begin
     a < b ? -1 : a > b ? 1 : 0,
   );
   const base = candidates.find(free);
-  if (base === undefined) throw new InputError("unsupported", `no free ${hex(size)}-byte range for a stack of SizeOfStackReserve ${hex(reserve)} in the ${mode}-bit address space`);
+  if (base === undefined) throw new InputError("unsupported", `no free ${hex(size)}-byte range for a stack of SizeOfStackReserve ${hex(reserve)} in the ${cpuName(mode)} address space`);
   return layout(base);
 }
 
@@ -115,6 +118,7 @@ function alignTo(value: bigint, unit: bigint): bigint {
 export const DEFAULT_STACKS: Readonly<Record<CpuMode, StackLayout>> = {
   32: { base: STACK_TOP[32] - ALLOCATION_GRANULARITY, size: ALLOCATION_GRANULARITY, initialSp: STACK_TOP[32] - ABOVE_INITIAL_SP[32] },
   64: { base: STACK_TOP[64] - ALLOCATION_GRANULARITY, size: ALLOCATION_GRANULARITY, initialSp: STACK_TOP[64] - ABOVE_INITIAL_SP[64] },
+  arm64: { base: STACK_TOP.arm64 - ALLOCATION_GRANULARITY, size: ALLOCATION_GRANULARITY, initialSp: STACK_TOP.arm64 - ABOVE_INITIAL_SP.arm64 },
 };
 
 /** The default instruction limit. */
@@ -124,13 +128,21 @@ export const DEFAULT_MAX_INSTRUCTIONS = 1_000_000;
 export const SNAPSHOT_REGISTERS: Readonly<Record<CpuMode, readonly string[]>> = {
   32: ["eip", "esp", "ebp", "eax", "ebx", "ecx", "edx", "esi", "edi", "eflags"],
   64: ["rip", "rsp", "rbp", "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "eflags"],
+  arm64: ["pc", "sp", "fp", "lr", ...Array.from({ length: 29 }, (_, i) => `x${i}`), ...Array.from({ length: 8 }, (_, i) => `d${i + 8}`), "cpsr"],
 };
 
 /** General registers cleared before the run (everything but the stack pointer). */
 const CLEARED: Readonly<Record<CpuMode, readonly string[]>> = {
   32: ["eax", "ebx", "ecx", "edx", "esi", "edi", "ebp"],
   64: ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"],
+  // LR is the sentinel return address ({@link SENTINEL} is 0).
+  arm64: ["fp", "lr", ...Array.from({ length: 29 }, (_, i) => `x${i}`)],
 };
+
+/** The machine each CPU's snapshots are of. */
+const MACHINE_OF: Readonly<Record<CpuMode, Machine>> = { 32: "x86", 64: "x64", arm64: "arm64" };
+/** The stack pointer's register name on each CPU. */
+const SP_NAME: Readonly<Record<CpuMode, string>> = { 32: "esp", 64: "rsp", arm64: "sp" };
 
 /** Why a run stopped without reaching the sentinel. */
 export type EmulationErrorKind = "runaway" | "fault" | "trace" | "cpu" | "bad-exit";
@@ -221,13 +233,14 @@ export interface RunResult {
 }
 
 /**
- * Maps a read/write stack and stores the sentinel return address at its initial SP. Unicorn maps
+ * Maps a read/write stack and stores the sentinel return address at its initial SP (on AArch64
+ * the sentinel goes into LR when the run starts, and the stack is left as mapped). Unicorn maps
  * memory zero-filled, and the pages stay untouched (and take no host memory) until the program
  * uses them: a run records the stack below the page of the initial SP as zeros without reading it.
  */
 export function mapStack(uc: Unicorn, stack: StackLayout = DEFAULT_STACKS[uc.mode]): void {
   uc.memMap(stack.base, stack.size, UC_PROT.READ | UC_PROT.WRITE);
-  uc.memWrite(stack.initialSp, pointerBytes(SENTINEL, uc.mode));
+  if (uc.mode !== "arm64") uc.memWrite(stack.initialSp, pointerBytes(SENTINEL, uc.mode));
 }
 
 /**
@@ -237,8 +250,8 @@ export function mapStack(uc: Unicorn, stack: StackLayout = DEFAULT_STACKS[uc.mod
 export function emulate(setup: EmulationSetup, options: RunOptions, describe: (bytes: Uint8Array, address: bigint, mode: CpuMode) => string): RunResult {
   const { uc, modules, stack } = setup;
   const mode = uc.mode;
-  const machine: Machine = mode === 64 ? "x64" : "x86";
-  const width = mode === 64 ? 8 : 4;
+  const machine = MACHINE_OF[mode];
+  const width = pointerWidth(mode);
   const maxInstructions = options.maxInstructions ?? DEFAULT_MAX_INSTRUCTIONS;
   if (!Number.isSafeInteger(maxInstructions) || maxInstructions < 1) throw new RangeError(`maxInstructions must be a whole number ≥ 1, not ${maxInstructions}`);
   const trace = options.trace ?? true;
@@ -246,7 +259,7 @@ export function emulate(setup: EmulationSetup, options: RunOptions, describe: (b
   const breaks = resolveBreaks(options.breaks ?? [], modules, setup.labels);
   if (!trace && (sweepAll || breaks.size > 0)) throw new RangeError("snapshots need tracing: sweep and breaks cannot be used with trace: false");
 
-  const spName = (mode === 64 ? "rsp" : "esp") as RegisterName<typeof mode>;
+  const spName = SP_NAME[mode] as RegisterName<typeof mode>;
   for (const name of CLEARED[mode]) uc.regWrite(name as RegisterName<typeof mode>, 0n);
   uc.regWrite(spName, stack.initialSp);
 
@@ -261,7 +274,8 @@ export function emulate(setup: EmulationSetup, options: RunOptions, describe: (b
   );
   const registerNames = SNAPSHOT_REGISTERS[mode] as readonly RegisterName<typeof mode>[];
   const readPointer = (address: bigint): bigint => readLittleEndian(uc.memRead(address, width));
-  const shadow = new ShadowStack(mode, readPointer, options.interruptHandlers);
+  const readRegister = (n: number): bigint => uc.regRead(`x${n}` as RegisterName<typeof mode>);
+  const shadow = new ShadowStack(mode, readPointer, options.interruptHandlers, mode === "arm64" ? readRegister : undefined);
   const steps: SweepStep[] = [];
   const written: { address: bigint; size: number }[] = [];
   let compactAt = COMPACT_WRITES;
@@ -344,7 +358,9 @@ export function emulate(setup: EmulationSetup, options: RunOptions, describe: (b
   }
   // Reaching address 0 is the end only when it is the entry function's return: the sentinel
   // slot has been popped and no call made during the run is still open.
-  if (sp <= stack.initialSp || shadow.entries.length > 0) {
+  // x86 and x64 pop the sentinel (SP ends above its slot); AArch64 returns with SP as it began.
+  const returnedSp = mode === "arm64" ? sp === stack.initialSp : sp > stack.initialSp;
+  if (!returnedSp || shadow.entries.length > 0) {
     const from = previousPc === undefined ? "" : ` from ${codeLine(previousPc)}`;
     throw new EmulationError("bad-exit", `jumped to address 0${from} without returning from the entry point (SP 0x${sp.toString(16)})`, where(stop.pc));
   }
@@ -489,7 +505,7 @@ function readLittleEndian(bytes: Uint8Array): bigint {
 }
 
 function pointerBytes(value: bigint, mode: CpuMode): Uint8Array {
-  const width = mode === 64 ? 8 : 4;
+  const width = pointerWidth(mode);
   const bytes = new Uint8Array(width);
   for (let i = 0; i < width; i++) bytes[i] = Number((value >> BigInt(8 * i)) & 0xffn);
   return bytes;
@@ -517,14 +533,14 @@ export interface RunImageOptions extends RunOptions {
 }
 
 /**
- * Runs a PE image from its entry point on a fresh engine (x86 or x64 from the image's
+ * Runs a PE image from its entry point on a fresh engine (x86, x64 or AArch64 from the image's
  * machine) and returns its snapshots. Bad images are {@link InputError}s, failed runs
  * {@link EmulationError}s.
  */
 export async function runImage(main: ImageSource, options: RunImageOptions = {}): Promise<RunResult> {
   const disassembler = await loadDisassembler();
   const pe = main.image instanceof Uint8Array ? parseImage(main.image, main.name) : main.image;
-  const mode: CpuMode = pe.is64 ? 64 : 32;
+  const mode: CpuMode = cpuModeOfImage(pe, main.name);
   const uc = Unicorn.open(mode);
   try {
     const images = [main, ...(options.extraModules ?? [])].map((source) => {
@@ -594,7 +610,7 @@ function parseImage(bytes: Uint8Array, file: string): PeImage {
  */
 export function vectorsOf(result: RunResult): Vector[] {
   const { sweep, stack } = result;
-  const spName = sweep.machine === "x64" ? "rsp" : "esp";
+  const spName = sweep.machine === "x64" ? "rsp" : sweep.machine === "arm64" ? "sp" : "esp";
   const vectors: Vector[] = [];
   let index = 0;
   for (const replayed of replaySweep(sweep)) {

@@ -11,13 +11,23 @@
  * Jumps, tail calls included, leave the entries alone: the jumping frame's return address stays
  * in its slot and now belongs to the function jumped to.
  *
+ * On AArch64 a call leaves its return address in the link register, not on the stack: `bl` and
+ * `blr` (and the pointer-authenticating `blraa`/`blrab` forms) are checked at the next
+ * instruction for LR = the address after the call, and the entry records the stack pointer at
+ * the call, which is the caller's SP once the callee has returned. `ret Xn` (and `retaa`/`retab`,
+ * which return through LR) returns through the newest entry when Xn holds its return address; an
+ * entry is also retired when SP rises above the SP it was made with. The truth is the same
+ * whether the return address is still in LR (a leaf, a prolog before it saves LR) or already on
+ * the stack: the CPU made the call, so the caller is a frame.
+ *
  * Interrupts are the exception to "only calls make frames": when execution enters a known
  * interrupt handler, the machine frame the CPU pushed (x64-unwind.md, UWOP_PUSH_MACHFRAME:
- * RIP, CS, RFLAGS, RSP, SS, optionally below an error code) names the interrupted frame, which
- * becomes an entry of its own whose PC is the interrupted instruction, not a return address.
+ * RIP, CS, RFLAGS, RSP, SS, optionally below an error code; on AArch64 MSFT_OP_MACHINE_FRAME's
+ * SP then PC) names the interrupted frame, which becomes an entry of its own whose PC is the
+ * interrupted instruction, not a return address.
  */
 import type { Module, TruthFrame } from "../src/index.js";
-import type { CpuMode } from "./cpu-mode.js";
+import { pointerWidth, type CpuMode } from "./cpu-mode.js";
 import { functionNameAt } from "./symbols.js";
 
 /** One call the CPU made and has not yet returned from, or an interrupt being handled. */
@@ -30,6 +40,8 @@ export interface ShadowEntry {
   callSite: bigint;
   /** Set for an interrupt: the interrupted frame's stack pointer, saved in the machine frame. */
   interruptedSp?: bigint;
+  /** AArch64: the stack pointer when the call executed, the caller's SP after the return. */
+  callerSp?: bigint;
 }
 
 /** An interrupt handler's entry point: execution reaching it finds a machine frame at SP. */
@@ -43,6 +55,28 @@ export interface InterruptHandler {
 export type ControlTransfer =
   | { kind: "call"; form: "rel" | "indirect" }
   | { kind: "ret"; /** Bytes of arguments `ret n` releases after popping the return address. */ release: number };
+
+/**
+ * Decodes an AArch64 call or return from the instruction word at the start of `bytes`: `bl`,
+ * `blr Xn`, `blraa`/`blrab`/`blraaz`/`blrabz`, `ret Xn`, `retaa`/`retab`. `register` is the
+ * register a return branches through (30 for LR).
+ */
+export function decodeArm64ControlTransfer(bytes: Uint8Array): (ControlTransfer & { register?: number }) | undefined {
+  if (bytes.length < 4) return undefined;
+  const word = (bytes[0]! | (bytes[1]! << 8) | (bytes[2]! << 16) | (bytes[3]! << 24)) >>> 0;
+  if ((word & 0xfc00_0000) >>> 0 === 0x9400_0000) return { kind: "call", form: "rel" };
+  // BLR: 1101011 0001 11111 000000 Rn 00000; BLRAAZ/BLRABZ: op3 00001x, Rm 11111; BLRAA/BLRAB: 1101011 1001 11111 00001x Rn Rm.
+  if ((word & 0xffff_fc1f) >>> 0 === 0xd63f_0000) return { kind: "call", form: "indirect" };
+  if ((word & 0xffff_f81f) >>> 0 === 0xd63f_081f) return { kind: "call", form: "indirect" };
+  if ((word & 0xffff_f800) >>> 0 === 0xd73f_0800) return { kind: "call", form: "indirect" };
+  // RET Xn: 1101011 0010 11111 000000 Rn 00000; RETAA/RETAB: D65F0BFF / D65F0FFF (through LR).
+  if ((word & 0xffff_fc1f) >>> 0 === 0xd65f_0000) return { kind: "ret", release: 0, register: (word >>> 5) & 31 };
+  if (word === 0xd65f_0bff || word === 0xd65f_0fff) return { kind: "ret", release: 0, register: 30 };
+  return undefined;
+}
+
+/** Reads an AArch64 general register by number (0-30). */
+export type RegisterReader = (register: number) => bigint;
 
 /** The x86 legacy prefixes: operand size, address size, rep/repne (bnd), lock and segment overrides. */
 const LEGACY_PREFIXES = new Set([0x66, 0x67, 0xf2, 0xf3, 0xf0, 0x2e, 0x36, 0x3e, 0x26, 0x64, 0x65]);
@@ -94,7 +128,7 @@ export type PointerReader = (address: bigint) => bigint;
 
 /** The shadow call stack of one thread. Feed it every instruction with {@link before}. */
 export class ShadowStack {
-  /** 4 on x86, 8 on x64: the size of a return-address slot. */
+  /** 4 on x86, 8 on x64 and AArch64: the size of a return-address slot. */
   readonly width: 4n | 8n;
   private readonly stack: ShadowEntry[] = [];
   /** A call that executed: checked and pushed at the next instruction. */
@@ -104,13 +138,19 @@ export class ShadowStack {
 
   private readonly handlers: ReadonlyMap<bigint, InterruptHandler>;
 
+  /**
+   * `readRegister` is needed on AArch64 only, where calls and returns go through registers.
+   */
   constructor(
     readonly mode: CpuMode,
     private readonly readPointer: PointerReader,
     handlers: readonly InterruptHandler[] = [],
+    private readonly readRegister?: RegisterReader,
   ) {
-    this.width = mode === 64 ? 8n : 4n;
+    this.width = BigInt(pointerWidth(mode)) as 4n | 8n;
     this.handlers = new Map(handlers.map((h) => [h.address, h]));
+    if (mode === "arm64" && readRegister === undefined) throw new RangeError("an AArch64 shadow stack needs a register reader");
+    if (mode === "arm64" && handlers.some((h) => h.errorCode)) throw new RangeError("an AArch64 machine frame has no error code");
   }
 
   /** The calls in progress, outermost first. */
@@ -123,6 +163,10 @@ export class ShadowStack {
    * to execute at `pc` (its bytes, as many as it has) with the stack pointer `sp`.
    */
   before(pc: bigint, sp: bigint, bytes: Uint8Array): void {
+    if (this.mode === "arm64") {
+      this.beforeArm64(pc, sp, bytes);
+      return;
+    }
     const call = this.pendingCall;
     if (call !== undefined) {
       this.pendingCall = undefined;
@@ -139,14 +183,8 @@ export class ShadowStack {
       }
       this.stack.push({ slot: sp, returnAddress: call.returnAddress, callSite: call.site });
     }
-    const returned = this.pendingReturn;
-    if (returned !== undefined) {
-      this.pendingReturn = undefined;
-      const at = this.stack.lastIndexOf(returned);
-      if (at >= 0) this.stack.length = at;
-    }
     // A slot below SP is outside the stack: whatever moved SP past it ended that call.
-    while (this.stack.length > 0 && this.stack[this.stack.length - 1]!.slot < sp) this.stack.pop();
+    this.retire(sp);
 
     const handler = this.handlers.get(pc);
     if (handler !== undefined) {
@@ -173,6 +211,52 @@ export class ShadowStack {
     }
   }
 
+  /** Retires the entry the previous instruction returned through, and every entry whose slot is below `sp`. */
+  private retire(sp: bigint): void {
+    const returned = this.pendingReturn;
+    if (returned !== undefined) {
+      this.pendingReturn = undefined;
+      const at = this.stack.lastIndexOf(returned);
+      if (at >= 0) this.stack.length = at;
+    }
+    while (this.stack.length > 0 && this.stack[this.stack.length - 1]!.slot < sp) this.stack.pop();
+  }
+
+  /** {@link before} for AArch64: calls leave the return address in LR and keep SP. */
+  private beforeArm64(pc: bigint, sp: bigint, bytes: Uint8Array): void {
+    const readRegister = this.readRegister!;
+    const call = this.pendingCall;
+    if (call !== undefined) {
+      this.pendingCall = undefined;
+      const lr = readRegister(30);
+      if (lr !== call.returnAddress) {
+        throw new TraceError(`the call at 0x${call.site.toString(16)} left LR at 0x${lr.toString(16)}, not its return address 0x${call.returnAddress.toString(16)}`, call.site);
+      }
+      if (sp !== call.sp) throw new TraceError(`the call at 0x${call.site.toString(16)} moved SP from 0x${call.sp.toString(16)} to 0x${sp.toString(16)}`, call.site);
+      this.stack.push({ slot: sp, returnAddress: call.returnAddress, callSite: call.site, callerSp: sp });
+    }
+    // A callee's SP never rises above the SP it was called with: whatever moved SP past it
+    // (a longjmp) ended that call.
+    this.retire(sp);
+
+    if (this.handlers.has(pc)) {
+      // The ARM64 machine frame (MSFT_OP_MACHINE_FRAME, arm64.md §1.9): the interrupted SP at
+      // [SP], the interrupted PC at [SP+8].
+      const interrupted = this.readPointer(sp + 8n);
+      this.stack.push({ slot: sp, returnAddress: interrupted, callSite: interrupted, interruptedSp: this.readPointer(sp) });
+    }
+
+    const transfer = decodeArm64ControlTransfer(bytes);
+    if (transfer === undefined) return;
+    if (transfer.kind === "call") {
+      this.pendingCall = { site: pc, sp, returnAddress: pc + 4n };
+      return;
+    }
+    const newest = this.stack[this.stack.length - 1];
+    const target = transfer.register === 31 ? undefined : readRegister(transfer.register ?? 30);
+    if (newest !== undefined && target !== undefined && stripPac(target) === newest.returnAddress) this.pendingReturn = newest;
+  }
+
   /**
    * Ground truth for a snapshot taken before the instruction at `pc`, with stack pointer
    * `sp`: frame 0 is the context; frame k ≥ 1 is the k-th newest call in progress, with the
@@ -185,6 +269,7 @@ export class ShadowStack {
     for (let i = this.stack.length - 1; i >= 0; i--) {
       const e = this.stack[i]!;
       if (e.interruptedSp !== undefined) frames.push(named({ pc: e.returnAddress, sp: e.interruptedSp }, functionNameAt(modules, e.returnAddress)));
+      else if (e.callerSp !== undefined) frames.push(named({ pc: e.returnAddress, sp: e.callerSp }, functionNameAt(modules, callerAddress(e.returnAddress))));
       else frames.push(named({ pc: e.returnAddress, sp: e.slot + this.width }, functionNameAt(modules, callerAddress(e.returnAddress))));
     }
     return frames;
@@ -197,6 +282,15 @@ export class ShadowStack {
  */
 function callerAddress(returnAddress: bigint): bigint {
   return returnAddress - 1n;
+}
+
+/**
+ * A return address without a pointer-authentication code: `retaa`/`retab` authenticate LR and
+ * branch to the plain address, which is what the entry recorded. User addresses have bit 55
+ * clear, so the code bits above the 48-bit virtual address are cleared (arm64.md §1.12).
+ */
+function stripPac(address: bigint): bigint {
+  return (address >> 55n) & 1n ? address : address & 0xffff_ffff_ffffn;
 }
 
 function named(frame: TruthFrame, name: string | undefined): TruthFrame {

@@ -8,7 +8,7 @@
 import koffi from "koffi";
 import type { LibraryHandle, TypeObject } from "koffi";
 import { hex } from "../src/index.js";
-import { assertCpuMode, type CpuMode } from "./cpu-mode.js";
+import { assertCpuMode, cpuName, type CpuMode } from "./cpu-mode.js";
 
 export type { CpuMode } from "./cpu-mode.js";
 
@@ -89,6 +89,9 @@ const UC_MEM: Readonly<Record<number, { kind: MemoryAccessKind; cause: InvalidMe
 const UC_ARCH_X86 = 4;
 const UC_MODE_32 = 1 << 2;
 const UC_MODE_64 = 1 << 3;
+/** `uc_arch` for AArch64; `UC_MODE_ARM` (0) is little-endian A64. */
+const UC_ARCH_ARM64 = 2;
+const UC_MODE_ARM = 0;
 /** `uc_query` item that says whether the last run ended because its time limit ran out. */
 const UC_QUERY_TIMEOUT = 4;
 /**
@@ -185,17 +188,50 @@ const X64_SPECS = {
   ...SEGMENT_SPECS,
 } as const satisfies Record<string, RegisterSpec>;
 
+/**
+ * AArch64 registers by Unicorn 2's `uc_arm64_reg` numbers (unicorn/arm64.h): X29 1, X30 2,
+ * NZCV 3, SP 4, D0-D31 from 40, X0-X28 from 199, PC 260. The names are the CONTEXT's lower-case
+ * ones: `fp` is x29 and `lr` x30 (both also by number); `cpsr` reads NZCV, the flags a user-mode
+ * Cpsr shows.
+ */
+const ARM64_SPECS = {
+  pc: { id: 260, bits: 64 },
+  sp: { id: 4, bits: 64 },
+  fp: { id: 1, bits: 64 },
+  lr: { id: 2, bits: 64 },
+  x29: { id: 1, bits: 64 },
+  x30: { id: 2, bits: 64 },
+  cpsr: { id: 3, bits: 32 },
+  ...(Object.fromEntries(Array.from({ length: 29 }, (_, i) => [`x${i}`, { id: 199 + i, bits: 64 }])) as Record<`x${number}`, RegisterSpec>),
+  ...(Object.fromEntries(Array.from({ length: 32 }, (_, i) => [`d${i}`, { id: 40 + i, bits: 64 }])) as Record<`d${number}`, RegisterSpec>),
+} as const satisfies Record<string, RegisterSpec>;
+
 /** Register names of a 32-bit (x86) engine. */
 export type X86RegisterName = keyof typeof X86_SPECS;
 /** Register names of a 64-bit (x64) engine. */
 export type X64RegisterName = keyof typeof X64_SPECS;
+/** Register names of an AArch64 engine: pc, sp, fp, lr, cpsr, x0-x30, d0-d31. */
+export type Arm64RegisterName = "pc" | "sp" | "fp" | "lr" | "cpsr" | `x${number}` | `d${number}`;
 /** The register names an engine of mode `M` accepts. */
-export type RegisterName<M extends CpuMode> = M extends 64 ? X64RegisterName : X86RegisterName;
+export type RegisterName<M extends CpuMode> = M extends "arm64" ? Arm64RegisterName : M extends 64 ? X64RegisterName : X86RegisterName;
 
 /** The register names a 32-bit engine accepts. */
 export const X86_REGISTERS = Object.keys(X86_SPECS) as readonly X86RegisterName[];
 /** The register names a 64-bit engine accepts. */
 export const X64_REGISTERS = Object.keys(X64_SPECS) as readonly X64RegisterName[];
+/** The register names an AArch64 engine accepts. */
+export const ARM64_REGISTERS = Object.keys(ARM64_SPECS) as readonly Arm64RegisterName[];
+
+/** Each CPU's register table. */
+const SPECS: Readonly<Record<CpuMode, Readonly<Record<string, RegisterSpec>>>> = { 32: X86_SPECS, 64: X64_SPECS, arm64: ARM64_SPECS };
+/** Each CPU's `uc_open` arguments. */
+const OPEN_ARGS: Readonly<Record<CpuMode, { arch: number; mode: number; name: string }>> = {
+  32: { arch: UC_ARCH_X86, mode: UC_MODE_32, name: "x86, 32-bit" },
+  64: { arch: UC_ARCH_X86, mode: UC_MODE_64, name: "x86, 64-bit" },
+  arm64: { arch: UC_ARCH_ARM64, mode: UC_MODE_ARM, name: "arm64" },
+};
+/** Each CPU's program counter and stack pointer. */
+const PC_SP: Readonly<Record<CpuMode, { pc: string; sp: string }>> = { 32: { pc: "eip", sp: "esp" }, 64: { pc: "rip", sp: "rsp" }, arm64: { pc: "pc", sp: "sp" } };
 
 /** Whether a memory access read, wrote, or fetched an instruction. */
 export type MemoryAccessKind = "read" | "write" | "fetch";
@@ -246,7 +282,7 @@ export type StopReason = "until" | "count" | "timeout" | "stop" | "ended";
 /** How a run that raised no error ended. */
 export interface StopInfo {
   readonly reason: StopReason;
-  /** EIP or RIP after the run. */
+  /** EIP, RIP or PC after the run. */
   readonly pc: bigint;
 }
 
@@ -480,12 +516,12 @@ export class UnicornHook {
 const EVERYWHERE: AddressRange = { begin: 1n, end: 0n };
 
 /**
- * One emulated x86 (mode 32) or x64 (mode 64) CPU with its own memory. Open with
+ * One emulated x86 (mode 32), x64 (mode 64) or AArch64 ("arm64") CPU with its own memory. Open with
  * {@link Unicorn.open}, and {@link Unicorn.close} when done: the engine's memory lives outside
  * the JavaScript heap and is not reclaimed by the garbage collector.
  */
 export class Unicorn<M extends CpuMode = CpuMode> {
-  /** 32 (x86) or 64 (x64). */
+  /** 32 (x86), 64 (x64) or "arm64" (AArch64). */
   readonly mode: M;
   private handle: NativePointer | undefined;
   private readonly lib: Native;
@@ -508,16 +544,17 @@ export class Unicorn<M extends CpuMode = CpuMode> {
     this.lib = lib;
     this.mode = mode;
     this.handle = handle;
-    this.specs = mode === 64 ? X64_SPECS : X86_SPECS;
+    this.specs = SPECS[mode];
   }
 
-  /** Opens an engine for 32-bit x86 or 64-bit x64 code. */
+  /** Opens an engine for 32-bit x86, 64-bit x64 or AArch64 ("arm64") code. */
   static open<M extends CpuMode>(mode: M): Unicorn<M> {
     assertCpuMode(mode);
     const lib = native();
     const out: [NativePointer] = [null];
-    const code = lib.uc_open(UC_ARCH_X86, mode === 64 ? UC_MODE_64 : UC_MODE_32, out);
-    if (code !== UC_ERR.OK) throw new UnicornError(code, `uc_open(x86, ${mode}-bit)`, lib.uc_strerror(code));
+    const args = OPEN_ARGS[mode];
+    const code = lib.uc_open(args.arch, args.mode, out);
+    if (code !== UC_ERR.OK) throw new UnicornError(code, `uc_open(${args.name})`, lib.uc_strerror(code));
     const engine = new Unicorn(lib, mode, out[0]);
     engine.installInvalidMemoryDispatcher();
     return engine;
@@ -634,14 +671,14 @@ export class Unicorn<M extends CpuMode = CpuMode> {
     this.check(this.lib.uc_reg_write(this.open(), spec.id, this.scratch), `uc_reg_write(${name}, ${hex(value)})`);
   }
 
-  /** The instruction pointer: EIP in 32-bit mode, RIP in 64-bit mode. */
+  /** The instruction pointer: EIP in 32-bit mode, RIP in 64-bit mode, PC on AArch64. */
   pc(): bigint {
-    return this.regRead((this.mode === 64 ? "rip" : "eip") as RegisterName<M>);
+    return this.regRead(PC_SP[this.mode].pc as RegisterName<M>);
   }
 
-  /** The stack pointer: ESP in 32-bit mode, RSP in 64-bit mode. */
+  /** The stack pointer: ESP in 32-bit mode, RSP in 64-bit mode, SP on AArch64. */
   sp(): bigint {
-    return this.regRead((this.mode === 64 ? "rsp" : "esp") as RegisterName<M>);
+    return this.regRead(PC_SP[this.mode].sp as RegisterName<M>);
   }
 
   /** Calls `callback` before each instruction in `range` (default: everywhere) executes. */
@@ -824,7 +861,7 @@ export class Unicorn<M extends CpuMode = CpuMode> {
   private spec(name: string): RegisterSpec {
     const spec = this.specs[name];
     if (spec === undefined) {
-      throw new RangeError(`${name} is not a register of the ${this.mode}-bit engine`);
+      throw new RangeError(`${name} is not a register of the ${cpuName(this.mode)} engine`);
     }
     return spec;
   }

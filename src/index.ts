@@ -33,6 +33,7 @@ export { decodeCode as arm64DecodeCode, type Arm64Code } from "./arch/arm64/code
 export { decodeXdata as arm64DecodeXdata, expandPacked as arm64ExpandPacked, packedFields as arm64PackedFields, type Arm64UnwindData } from "./arch/arm64/xdata.js";
 export { ARM64_LINK_REGISTER } from "./arch/arm64/link-register.js";
 export { lookupAddress } from "./unwind/lookup-address.js";
+export { arm64ModuleCfi, arm64PlanRules, type Arm64PlanRules } from "./arch/arm64/cfi-from-unwind.js";
 export { compareWithTruth, type TruthComparison, type TruthDifference } from "./walk/compare.js";
 export * from "./walk/stackwalk64.js";
 export { parseVector, formatVector, VECTOR_FORMAT, type Vector } from "./formats/vector.js";

@@ -149,7 +149,7 @@ export interface ExecContext {
    * (arm64.md §1.12): at the walk's virtual-address size, or by Breakpad's `PtrauthStrip` in
    * Breakpad's order; undefined for the default size, 48 bits.
    */
-  stripPac?: ((p: bigint) => bigint) | undefined;
+  stripPac?: PacStrip | undefined;
   cache: UnwindCache;
 }
 
@@ -175,3 +175,9 @@ export interface UnwindStrategy<R> {
    */
   ruleFor(site: FrameSite): R | undefined;
 }
+
+/**
+ * Strips an ARM64 pointer authentication code from a return address; a value at or below
+ * `plainBelow` holds no code and comes back as it is.
+ */
+export type PacStrip = ((p: bigint) => bigint) & { readonly plainBelow: bigint };

@@ -19,7 +19,7 @@ import { compareWithTruth } from "../../src/walk/compare.js";
 import { walkThread, type WalkOptions } from "../../src/walk/walk.js";
 import { moduleAt, type ModuleSymbol, type Snapshot, type TruthFrame } from "../../src/model/snapshot.js";
 import { readU32 } from "../../src/memory/reader.js";
-import { lookupAddress, UnwindCache, type ArchStrategy, type UnwindResult } from "../../src/index.js";
+import { arm64ModuleCfi, lookupAddress, UnwindCache, type ArchStrategy, type UnwindResult } from "../../src/index.js";
 import { NOT_RETURN, scanRuleFor, UNCHECKED } from "../../src/arch/scan.js";
 import { X86_SCAN } from "../../src/arch/x86/scan.js";
 import { RegionMemory } from "../../src/memory/region-memory.js";
@@ -41,7 +41,7 @@ export function breakHits(file: string): BreakHit[] {
   const hits: BreakHit[] = [];
   for (const v of replaySweep(sweep)) {
     const thread = v.threads[0]!;
-    const pc = thread.registers["eip"] ?? thread.registers["rip"]!;
+    const pc = thread.registers["eip"] ?? thread.registers["rip"] ?? thread.registers["pc"]!;
     for (const m of v.modules) {
       if (pc < m.base || pc - m.base >= m.size) continue;
       const fn = m.symbols.find((s) => s.size !== undefined && m.base + s.rva === pc);
@@ -82,6 +82,7 @@ export function dumpOf(snapshot: Snapshot, options: { withholdImages: boolean; s
       const input = symFileInput(original, snapshot.machine, snapshot.memory);
       if (input === undefined) return;
       if (snapshot.machine === "x64") input.stackCfi = x64ModuleCfi(original, snapshot.memory, cache);
+      if (snapshot.machine === "arm64") input.stackCfi = arm64ModuleCfi(original, snapshot.memory, cache);
       const sym = parseBreakpadSym(formatBreakpadSym(input));
       m.unwind = { fpo: stackWinToFpoData(sym.stackWin), frameData: stackWinToFrameData(sym.stackWin), stackCfi: sym.stackCfi, origin: "Breakpad .sym" };
       m.symbols = [
@@ -133,6 +134,23 @@ export function x64DumpHits(root = "."): BreakHit[] {
     hits.push({ program: f, function: "capture", step: 0, vector: v, truth: v.threads[0]!.truth! });
   }
   return hits;
+}
+
+/** The ARM64 break hits: every function of the arm64 and arm64-fp C programs and of the swept synthetic ARM64 chains, and every capture of the others. */
+export function arm64DumpHits(root = "."): BreakHit[] {
+  const programs = ["recursion-callbacks", "big-frames-varargs", "aligned-callee-saved"];
+  const synthetic = join(root, "vectors/arm64/synthetic");
+  return [
+    ...folderBreakHits(join(root, "vectors/arm64/c"), programs),
+    ...folderBreakHits(join(root, "vectors/arm64/c-fp"), programs),
+    ...readdirSync(synthetic)
+      .sort()
+      .flatMap((f): BreakHit[] => {
+        if (f.endsWith(".sweep.json")) return breakHits(join(synthetic, f));
+        const v = parseVector(readFileSync(join(synthetic, f), "utf8"));
+        return [{ program: f, function: "capture", step: 0, vector: v, truth: v.threads[0]!.truth! }];
+      }),
+  ];
 }
 
 /** The x86 break hits: every function of the C programs built without frame pointers. */

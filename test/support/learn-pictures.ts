@@ -1,6 +1,6 @@
 /**
  * The pictures of the README's "Learn" section: one call chain (vectors/programs/chains/
- * config-parser.json) built for the four targets of `stackwalk compare`, each walked with its
+ * config-parser.json) built for the five targets of `stackwalk compare`, each walked with its
  * table walker and drawn by `render`. `npm run pictures` writes them to vectors/pictures/; a test
  * keeps the committed files equal to a fresh drawing.
  */
@@ -18,11 +18,12 @@ export const LEARN_CHAIN = "vectors/programs/chains/config-parser.json";
 /** Where the pictures go. */
 export const PICTURES_FOLDER = "vectors/pictures";
 
-const WALKER: Record<CompareTarget, WalkerName> = { "x86-fp": "frame-pointer", "x86-fpo": "fpo", x64: "unwind", ia64: "ia64" };
+const WALKER: Record<CompareTarget, WalkerName> = { "x86-fp": "frame-pointer", "x86-fpo": "fpo", x64: "unwind", arm64: "unwind", ia64: "ia64" };
 const TITLE: Record<CompareTarget, string> = {
   "x86-fp": "x86 with frame pointers",
   "x86-fpo": "x86 with frame-pointer omission",
   x64: "x64",
+  arm64: "ARM64",
   ia64: "IA-64",
 };
 

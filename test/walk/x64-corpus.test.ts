@@ -6,34 +6,7 @@
  * stack, not from any walker.
  */
 import { describe, expect, it } from "vitest";
-import { compareWithTruth } from "../../src/walk/compare.js";
-import type { WalkerName } from "../../src/walk/registry.js";
-import { walkThread } from "../../src/walk/walk.js";
-import { snapshots } from "../support/corpus.js";
-
-interface Rate {
-  exact: number;
-  total: number;
-  files: Set<string>;
-  firstMiss?: string;
-}
-
-function rate(folder: string, walker: WalkerName): Rate {
-  const r: Rate = { exact: 0, total: 0, files: new Set() };
-  for (const { file, vector } of snapshots(folder)) {
-    r.files.add(file);
-    for (const thread of vector.threads) {
-      if (thread.truth === undefined) continue;
-      r.total++;
-      const c = compareWithTruth(vector.machine, walkThread(vector, thread, { walker }), thread.truth);
-      if (c.exact) r.exact++;
-      else r.firstMiss ??= `${file}${vector.step === undefined ? "" : ` step ${vector.step}`}: ${c.difference?.text ?? ""}`;
-    }
-  }
-  return r;
-}
-
-const pct = (r: Rate): string => `${((100 * r.exact) / r.total).toFixed(1)}%`;
+import { ratePercent as pct, truthRate as rate } from "../support/corpus.js";
 
 describe("x64 walkers against the emulator's truth", () => {
   it("--walker unwind is exact on every synthetic x64 vector (188: every UWOP, epilogs, chains, machine frames, leaf, recursion 1000)", () => {

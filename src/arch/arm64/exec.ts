@@ -40,6 +40,16 @@ export const CALLEE_SAVED_ARM64: readonly string[] = machineInfo("arm64").callee
 
 /** The caller's starting register set: pc and sp to be set, and the callee frame's preserved registers. */
 export function inheritedArm64(registers: Registers): Registers {
+  const { x18, x19, x20, x21, x22, x23, x24, x25, x26, x27, x28, fp, lr, d8, d9, d10, d11, d12, d13, d14, d15 } = registers;
+  // The usual case (a context with every register, and every frame unwound from it) in one
+  // object shape, made without a loop of keyed stores.
+  if (
+    x18 !== undefined && x19 !== undefined && x20 !== undefined && x21 !== undefined && x22 !== undefined && x23 !== undefined && x24 !== undefined && x25 !== undefined &&
+    x26 !== undefined && x27 !== undefined && x28 !== undefined && fp !== undefined && lr !== undefined && d8 !== undefined && d9 !== undefined &&
+    d10 !== undefined && d11 !== undefined && d12 !== undefined && d13 !== undefined && d14 !== undefined && d15 !== undefined
+  ) {
+    return { pc: 0n, sp: 0n, fp, lr, x18, x19, x20, x21, x22, x23, x24, x25, x26, x27, x28, d8, d9, d10, d11, d12, d13, d14, d15 };
+  }
   const out: Registers = { pc: 0n, sp: 0n };
   for (const r of CALLEE_SAVED_ARM64) {
     const v = registers[r];
@@ -64,6 +74,9 @@ class Arm64Run {
   /** Where a custom stack's pc was read. */
   pcSlot: bigint | undefined = undefined;
   readonly words = new Words();
+  /** The simple path's caller pc (stripped) and sp as numbers, −1 when not a number below 2^53. */
+  pcNumber = -1;
+  spNumber = -1;
 }
 
 const RUN = cacheSlot("arm64 plan run", () => new Arm64Run());
@@ -86,18 +99,25 @@ export function execArm64Unwind(rule: Arm64Plan, registers: Registers, memory: M
   let ran = false;
   if (simple !== undefined) {
     const base = simple.fpOffset < 0 ? (ctx.sp >= 0 ? ctx.sp : sp <= MAX_BIG ? Number(sp) : -1) : baseFromFp(registers, simple.fpOffset);
-    ran = base >= 0 && runSimple(simple, memory, run.words, out, base, strip);
+    ran = base >= 0 && runSimple(simple, memory, run, out, base, strip);
   }
-  if (!ran) {
+  let pcNumber: number;
+  let spNumber: number;
+  if (ran) {
+    // The simple path worked on numbers: the caller's pc is stripped and sp known as a number.
+    pcNumber = run.pcNumber;
+    spNumber = run.spNumber;
+    if (spNumber % 16 !== 0) return { ok: false, stop: walkStop("unsupported", `${ruleText(plan.rule)}: the caller's sp ${hex(out["sp"]!)} is not 16-byte aligned`, out["sp"]!) };
+  } else {
     run.stop = interpret(plan, registers, memory, run, out, sp, strip);
     if (run.stop !== undefined) return { ok: false, stop: run.stop };
+    const pc = strip(out["pc"]!);
+    out["pc"] = pc;
+    const callerSp = out["sp"]!;
+    if ((callerSp & 15n) !== 0n) return { ok: false, stop: walkStop("unsupported", `${ruleText(plan.rule)}: the caller's sp ${hex(callerSp)} is not 16-byte aligned`, callerSp) };
+    pcNumber = pc <= MAX_BIG ? Number(pc) : -1;
+    spNumber = callerSp <= MAX_BIG ? Number(callerSp) : -1;
   }
-  const pc = strip(out["pc"]!);
-  out["pc"] = pc;
-  const callerSp = out["sp"]!;
-  if ((callerSp & 15n) !== 0n) return { ok: false, stop: walkStop("unsupported", `${ruleText(plan.rule)}: the caller's sp ${hex(callerSp)} is not 16-byte aligned`, callerSp) };
-  const pcNumber = pc <= MAX_BIG ? Number(pc) : -1;
-  const spNumber = callerSp <= MAX_BIG ? Number(callerSp) : -1;
   if (!plan.custom) {
     const step = rule.scratch;
     if (step === undefined) return (rule.scratch = unwindStep(out, plan.rule, { recovered: plan.recovered, entry: plan.entry, pcNumber, spNumber }));
@@ -118,21 +138,51 @@ function baseFromFp(registers: Registers, offset: number): number {
   return base >= 0 ? base : -1;
 }
 
-/** The fast path (see {@link Arm64UnwindPlan.simple}), on numbers: true when it ran; false leaves the plan to the interpreter. */
-function runSimple(simple: NonNullable<Arm64UnwindPlan["simple"]>, memory: MemoryReader, words: Words, out: Registers, base: number, strip: PacStrip): boolean {
+/**
+ * The fast path (see {@link Arm64UnwindPlan.simple}), on numbers: true when it ran, with the
+ * caller's pc (stripped of a pointer authentication code) and sp also in `run` as numbers; false
+ * leaves the plan to the interpreter.
+ */
+function runSimple(simple: NonNullable<Arm64UnwindPlan["simple"]>, memory: MemoryReader, run: Arm64Run, out: Registers, base: number, strip: PacStrip): boolean {
   const slots = simple.slots;
   const regs = simple.registers;
-  if (base + simple.callerSp > MAX) return false;
+  const words = run.words;
+  const callerSp = base + simple.callerSp;
+  if (callerSp > MAX) return false;
   for (let k = 0; k < slots.length; k++) {
     if (!words.read(memory, base + slots[k]!)) return false;
-    out[NAMES[regs[k]!]!] = words.big();
+    setRegister(out, regs[k]!, words.big());
   }
-  if (simple.stripLr) out["lr"] = strip(out["lr"] ?? 0n);
   const lr = out["lr"];
   if (lr === undefined) return false;
-  out["pc"] = lr;
-  out["sp"] = BigInt(base + simple.callerSp);
+  // At or below the stripping's plain limit a return address has no code to strip (the usual case,
+  // decided without bigint work).
+  const pc = lr <= strip.plainBelow ? lr : strip(lr);
+  if (simple.stripLr) out["lr"] = pc;
+  out["pc"] = pc;
+  out["sp"] = BigInt(callerSp);
+  run.pcNumber = pc <= MAX_BIG ? Number(pc) : -1;
+  run.spNumber = callerSp;
   return true;
+}
+
+/** Sets plan register `r` (an X or D register) with fixed property names: this runs for every frame. */
+function setRegister(out: Registers, r: number, value: bigint): void {
+  switch (r) {
+    case 19: out["x19"] = value; break;
+    case 20: out["x20"] = value; break;
+    case 21: out["x21"] = value; break;
+    case 22: out["x22"] = value; break;
+    case 23: out["x23"] = value; break;
+    case 24: out["x24"] = value; break;
+    case 25: out["x25"] = value; break;
+    case 26: out["x26"] = value; break;
+    case 27: out["x27"] = value; break;
+    case 28: out["x28"] = value; break;
+    case 29: out["fp"] = value; break;
+    case 30: out["lr"] = value; break;
+    default: out[NAMES[r]!] = value;
+  }
 }
 
 function fault(plan: Arm64UnwindPlan, address: bigint, what: string): WalkStop {

@@ -8,6 +8,7 @@
  * addresses without describing it.
  */
 import { moduleAt, type Module } from "../../model/snapshot.js";
+import type { PacStrip } from "../../unwind/step.js";
 
 /** The virtual-address size the stripping assumes by default: 48 bits keeps every canonical user address (arm64.md §1.12). */
 export const PAC_VA_BITS = 48;
@@ -15,8 +16,12 @@ export const PAC_VA_BITS = 48;
 export const PAC_VA_BITS_MIN = 16;
 export const PAC_VA_BITS_MAX = 52;
 
-/** Strips a pointer authentication code from a return address. */
-export type PacStrip = (p: bigint) => bigint;
+export type { PacStrip };
+
+/** A {@link PacStrip} from its function and plain limit. */
+function pacStrip(f: (p: bigint) => bigint, plainBelow: bigint): PacStrip {
+  return Object.assign(f, { plainBelow });
+}
 
 const ALL = 0xffff_ffff_ffff_ffffn;
 const BIT55 = 1n << 55n;
@@ -31,7 +36,7 @@ export function pacStripper(vaBits: number): PacStrip {
   }
   const low = (1n << BigInt(vaBits)) - 1n;
   const high = ALL ^ low;
-  return (p) => ((p & BIT55) === 0n ? p & low : p | high);
+  return pacStrip((p) => ((p & BIT55) === 0n ? p & low : p | high), low);
 }
 
 /** `p` without its pointer authentication code at the default size ({@link PAC_VA_BITS}): bits 48-63 copied from bit 55. */
@@ -64,5 +69,5 @@ export function breakpadStripPac(modules: readonly Module[], mask: bigint, p: bi
 /** Breakpad's `PtrauthStrip` for a module list, as a {@link PacStrip}. */
 export function breakpadPacStripper(modules: readonly Module[]): PacStrip {
   const mask = breakpadPacMask(modules);
-  return (p) => breakpadStripPac(modules, mask, p);
+  return pacStrip((p) => breakpadStripPac(modules, mask, p), mask);
 }

@@ -13,76 +13,56 @@ import type { BreakpadCfiDelta, BreakpadStackCfi } from "../../formats/breakpad-
 import type { MemoryReader } from "../../memory/reader.js";
 import type { Module } from "../../model/snapshot.js";
 import { cacheSlot, ImageKeyed, type UnwindCache } from "../../unwind/cache.js";
+import { cfiAdd, cfiAt, cfiDeref, cfiPostfix, cfiRulesText, type CfiRules, type CfiSym } from "../cfi-text.js";
 import { isProblem } from "../problem.js";
 import { buildPlan, OP_ADD, OP_BASE_REG, OP_BASE_RSP, OP_LOAD, OP_MACHFRAME, OP_POP, OP_RET, OP_SET_RSP, type UnwindPlan } from "./plan.js";
 import { resolveEntry, x64Tables } from "./tables.js";
 import { REG64, RSP } from "./unwind-info.js";
 
-/** A value as a postfix expression plus a constant: `base + off`. */
-interface Sym {
-  base: string;
-  off: number;
-}
-
-const postfix = (s: Sym): string => (s.off === 0 ? s.base : `${s.base} ${Math.abs(s.off)} ${s.off < 0 ? "-" : "+"}`);
-const add = (s: Sym, n: number): Sym => ({ base: s.base, off: s.off + n });
-const deref = (s: Sym): Sym => ({ base: `${postfix(s)} ^`, off: 0 });
-
-/** An address as a rule expression: relative to `.cfa` when it shares the CFA's base, as dump_syms writes DWARF rules. */
-function at(address: Sym, cfa: Sym): string {
-  if (address.base !== cfa.base) return `${postfix(address)} ^`;
-  const below = cfa.off - address.off;
-  return below === 0 ? ".cfa ^" : `.cfa ${Math.abs(below)} ${below > 0 ? "-" : "+"} ^`;
-}
-
-/** A rule set: the `.cfa` and `.ra` expressions and the saved registers' (by `$name`). */
-export interface PlanRules {
-  cfa: string;
-  ra: string;
-  registers: [string, string][];
-}
+/** A rule set: the `.cfa` and `.ra` expressions and the saved registers'. */
+export type PlanRules = CfiRules;
 
 /** The STACK CFI rules that a plan amounts to, or undefined when it finds no return address. */
 export function planRules(plan: UnwindPlan): PlanRules | undefined {
-  let rsp: Sym = { base: "$rsp", off: 0 };
-  let est: Sym = rsp;
-  let ra: Sym | undefined;
-  const values = new Map<number, Sym>();
-  const saved = new Map<number, Sym>();
-  const regValue = (r: number): Sym => (r === RSP ? rsp : (values.get(r) ?? { base: `$${REG64[r]}`, off: 0 }));
+  let rsp: CfiSym = { base: "$rsp", off: 0 };
+  let est: CfiSym = rsp;
+  let ra: CfiSym | undefined;
+  const values = new Map<number, CfiSym>();
+  const saved = new Map<number, CfiSym>();
+  const regValue = (r: number): CfiSym => (r === RSP ? rsp : (values.get(r) ?? { base: `$${REG64[r]}`, off: 0 }));
   const code = plan.code;
   for (let i = 0; i < code.length; i += 3) {
     const r = code[i + 1]!;
     const n = code[i + 2]!;
     switch (code[i]) {
       case OP_BASE_RSP: est = rsp; break;
-      case OP_BASE_REG: est = add(regValue(r), -n); break;
-      case OP_SET_RSP: rsp = add(regValue(r), n); break;
-      case OP_ADD: rsp = add(rsp, n); break;
+      case OP_BASE_REG: est = cfiAdd(regValue(r), -n); break;
+      case OP_SET_RSP: rsp = cfiAdd(regValue(r), n); break;
+      case OP_ADD: rsp = cfiAdd(rsp, n); break;
       case OP_POP:
-        if (r === RSP) rsp = add(deref(rsp), 8);
+        if (r === RSP) rsp = cfiAdd(cfiDeref(rsp), 8);
         else {
           saved.set(r, rsp);
-          values.set(r, deref(rsp));
-          rsp = add(rsp, 8);
+          values.set(r, cfiDeref(rsp));
+          rsp = cfiAdd(rsp, 8);
         }
         break;
       case OP_LOAD: {
-        const address = add(est, n);
-        if (r === RSP) rsp = deref(address);
+        const address = cfiAdd(est, n);
+        if (r === RSP) rsp = cfiDeref(address);
         else {
           saved.set(r, address);
-          values.set(r, deref(address));
+          values.set(r, cfiDeref(address));
         }
         break;
       }
       case OP_MACHFRAME:
-        ra = add(rsp, n);
-        rsp = deref(add(rsp, n + 24));
+        ra = cfiAdd(rsp, n);
+        rsp = cfiDeref(cfiAdd(rsp, n + 24));
         break;
       case OP_RET:
         ra = rsp;
-        rsp = add(rsp, 8);
+        rsp = cfiAdd(rsp, 8);
         break;
       default:
         // OP_LOAD_XMM: Breakpad's register map has no XMM registers.
@@ -91,16 +71,8 @@ export function planRules(plan: UnwindPlan): PlanRules | undefined {
   }
   if (ra === undefined) return undefined;
   const cfa = rsp;
-  const registers = [...saved].sort((a, b) => a[0] - b[0]).map(([r, address]): [string, string] => [`$${REG64[r]}`, at(address, cfa)]);
-  return { cfa: postfix(cfa), ra: at(ra, cfa), registers };
-}
-
-/** A rule set as a record's text; `also` are registers named by earlier rows that now hold their own values. */
-function rulesText(rules: PlanRules, also: Iterable<string>): string {
-  const parts = [`.cfa: ${rules.cfa}`, `.ra: ${rules.ra}`, ...rules.registers.map(([r, e]) => `${r}: ${e}`)];
-  const named = new Set(rules.registers.map(([r]) => r));
-  for (const r of also) if (!named.has(r)) parts.push(`${r}: ${r}`);
-  return parts.join(" ");
+  const registers = [...saved].sort((a, b) => a[0] - b[0]).map(([r, address]): [string, string] => [`$${REG64[r]}`, cfiAt(address, cfa)]);
+  return { cfa: cfiPostfix(cfa), ra: cfiAt(ra, cfa), registers };
 }
 
 const RECORDS = cacheSlot("x64 STACK CFI from unwind tables", () => new ImageKeyed<Module, BreakpadStackCfi[]>());
@@ -135,7 +107,7 @@ function moduleCfi(module: Module, memory: MemoryReader): BreakpadStackCfi[] {
         const plan = buildPlan(tables, module.base, entry, rva, "pc");
         const found = isProblem(plan) ? undefined : planRules(plan);
         if (found === undefined) continue;
-        const rules = rulesText(found, mentioned);
+        const rules = cfiRulesText(found, mentioned);
         if (rules === current) continue;
         for (const [r] of found.registers) mentioned.add(r);
         if (init === undefined) {

@@ -6,7 +6,7 @@
  */
 import { hex } from "../../hex.js";
 import type { MemoryReader } from "../../memory/reader.js";
-import { CONTEXT_AMD64_CONTROL, CONTEXT_AMD64_INTEGER, CONTEXT_AMD64_SEGMENTS, CONTEXT_X86_FULL, contextRegisterNames, contextSize, encodeContext } from "../../model/context.js";
+import { CONTEXT_AMD64_CONTROL, CONTEXT_AMD64_INTEGER, CONTEXT_AMD64_SEGMENTS, CONTEXT_ARM64_FULL, CONTEXT_X86_FULL, contextRegisterNames, contextSize, encodeContext } from "../../model/context.js";
 import type { Module, Registers, ThreadSnapshot } from "../../model/snapshot.js";
 import { MINIDUMP_STREAM, PROCESSOR_ARCHITECTURE, VS_FFI_SIGNATURE } from "../minidump/constants.js";
 import { EXCEPTION_MAXIMUM_PARAMETERS, EXCEPTION_STREAM_SIZE } from "../minidump/exception.js";
@@ -19,7 +19,7 @@ import type { MinidumpWriteException, MinidumpWriteSystem, WrittenStreamInfo } f
 import type { Structures } from "./structures.js";
 
 /** The machines the writer writes. */
-export type WrittenMachine = "x86" | "x64";
+export type WrittenMachine = "x86" | "x64" | "arm64";
 
 /** What the writer writes for a machine. */
 interface WriterMachine {
@@ -53,6 +53,15 @@ export const WRITER_MACHINES: Readonly<Record<WrittenMachine, WriterMachine>> = 
     registers: { cs: 0x33n, ss: 0x2bn, ds: 0x2bn, es: 0x2bn, fs: 0x53n, gs: 0x2bn, mxcsr: 0x1f80n },
     sp: "rsp",
     pc: "rip",
+  },
+  // The 912-byte ARM64_NT_CONTEXT with SystemInfo 12, as MiniDumpWriteDump writes it (arm64.md §2.3).
+  arm64: {
+    processorArchitecture: PROCESSOR_ARCHITECTURE.ARM64,
+    cpuid: false,
+    flags: CONTEXT_ARM64_FULL,
+    registers: {},
+    sp: "sp",
+    pc: "pc",
   },
 };
 

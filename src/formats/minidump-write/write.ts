@@ -18,14 +18,14 @@ const MINIDUMP_WITH_FULL_MEMORY = 0x2n;
 const DEFAULT_CHUNK = 1 << 20;
 
 /**
- * Writes `snapshot` as a minidump to `sink` and says what it wrote. Only x86 and x64 snapshots
- * can be written (an IA-64 one is an InputError "unsupported"). Memory that the snapshot's ranges
+ * Writes `snapshot` as a minidump to `sink` and says what it wrote. Only x86, x64 and ARM64
+ * snapshots can be written (an IA-64 one is an InputError "unsupported"). Memory that the snapshot's ranges
  * claim but its reader cannot read, overlapping ranges, and values too wide for their fields are
  * RangeErrors: they are mistakes of the caller, not of an input file.
  */
 export function writeMinidump(snapshot: Snapshot, sink: ByteSink, options: MinidumpWriteOptions = {}): MinidumpWriteResult {
   const machine = snapshot.machine;
-  if (machine !== "x86" && machine !== "x64") throw new InputError("unsupported", `the minidump writer writes x86 and x64 snapshots, not ${machine}`);
+  if (machine !== "x86" && machine !== "x64" && machine !== "arm64") throw new InputError("unsupported", `the minidump writer writes x86, x64 and arm64 snapshots, not ${machine}`);
   const memory = snapshot.memory;
   const system: MinidumpWriteSystem = { ...DEFAULT_SYSTEM, ...options.system };
   const timeDateStamp = options.timeDateStamp ?? 0;

@@ -3,7 +3,11 @@
 #   build/x86-fpo/<program>.exe/.pdb   i686,   -O2 -fomit-frame-pointer
 #   build/x86-fp/<program>.exe/.pdb    i686,   -O2 -fno-omit-frame-pointer
 #   build/x64/<program>.exe/.pdb       x86_64, -O2 -funwind-tables
+#   build/arm64/<program>.exe/.pdb     aarch64, -O2 -funwind-tables
+#   build/arm64-fp/<program>.exe/.pdb  aarch64, -O2 -funwind-tables -fno-omit-frame-pointer
 # deep-recursion is linked for the stack its recursion needs (program_ldflags).
+# noreturn-longjmp is not built for arm64: clang 14 has no __builtin_setjmp/__builtin_longjmp
+# for AArch64.
 #
 # Usage (from any directory):
 #   bash vectors/programs/c/build.sh           rebuild build/ in place
@@ -34,7 +38,15 @@ fi
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
 PROGRAMS=(recursion-callbacks big-frames-varargs aligned-callee-saved noreturn-longjmp deep-recursion)
-TARGETS=(x86-fpo x86-fp x64)
+TARGETS=(x86-fpo x86-fp x64 arm64 arm64-fp)
+
+# target_programs TARGET: the programs built for one target.
+target_programs() {
+    case $1 in
+        arm64*) echo recursion-callbacks big-frames-varargs aligned-callee-saved deep-recursion ;;
+        *) echo "${PROGRAMS[@]}" ;;
+    esac
+}
 
 if [[ ${1:-} == --check ]]; then
     tmp=$(mktemp -d)
@@ -44,7 +56,7 @@ if [[ ${1:-} == --check ]]; then
     bash "$tmp/c/build.sh" >/dev/null
     status=0
     for t in "${TARGETS[@]}"; do
-        for p in "${PROGRAMS[@]}"; do
+        for p in $(target_programs "$t"); do
             for ext in exe pdb; do
                 f=build/$t/$p.$ext
                 if [[ ! -f $f ]]; then
@@ -80,6 +92,7 @@ program_ldflags() {
     case $1:$2 in
         deep-recursion:x86-*) echo /stack:16777216 ;;
         deep-recursion:x64) echo /stack:2097152 ;;
+        deep-recursion:arm64*) echo /stack:16777216 ;;
     esac
 }
 
@@ -92,19 +105,28 @@ build_target() {
     shift
     lflags=("$@")
 
+    # lld refuses /fixed for arm64 (Windows on ARM images are always dynamic-base): those
+    # images keep a .reloc section and are loaded at their ImageBase all the same.
+    local -a ldflags=()
+    local f
+    for f in "${LDFLAGS[@]}"; do
+        if [[ $name == arm64* && $f == /fixed ]]; then continue; fi
+        ldflags+=("$f")
+    done
+
     local out=build/$name obj=build/.obj/$name
     rm -rf "$out" "$obj"
     mkdir -p "$out" "$obj"
     "$CC" --target="$triple" -c "$probe" -o "$obj/${probe%.s}.obj"
     local p
-    for p in "${PROGRAMS[@]}"; do
+    for p in $(target_programs "$name"); do
         "$CC" --target="$triple" "${CFLAGS[@]}" "${tflags[@]}" -c "$p.c" -o "$obj/$p.obj"
         local -a pflags=()
         read -r -a pflags <<<"$(program_ldflags "$p" "$name")"
-        "$LINK" "${LDFLAGS[@]}" "${lflags[@]}" "${pflags[@]}" /out:"$out/$p.exe" /pdb:"$out/$p.pdb" \
+        "$LINK" "${ldflags[@]}" "${lflags[@]}" "${pflags[@]}" /out:"$out/$p.exe" /pdb:"$out/$p.pdb" \
             "$obj/$p.obj" "$obj/${probe%.s}.obj"
     done
-    echo "built $out: ${PROGRAMS[*]}"
+    echo "built $out: $(target_programs "$name")"
 }
 
 build_target x86-fpo i686-pc-windows-msvc chkstk-x86.s -fomit-frame-pointer -- \
@@ -113,3 +135,7 @@ build_target x86-fp i686-pc-windows-msvc chkstk-x86.s -fno-omit-frame-pointer --
     /machine:x86 /base:0x400000
 build_target x64 x86_64-pc-windows-msvc chkstk-x64.s -funwind-tables -- \
     /machine:x64 /base:0x140000000
+build_target arm64 aarch64-pc-windows-msvc chkstk-arm64.s -funwind-tables -- \
+    /machine:arm64 /base:0x140000000
+build_target arm64-fp aarch64-pc-windows-msvc chkstk-arm64.s -funwind-tables -fno-omit-frame-pointer -- \
+    /machine:arm64 /base:0x140000000
