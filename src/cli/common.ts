@@ -3,6 +3,7 @@ import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { RegionMemory } from "../memory/region-memory.js";
 import { WALKER_NAMES, type WalkerName } from "../walk/registry.js";
+import { DEFAULT_FRAME_BUDGET } from "../walk/walk.js";
 import { loadInput, type Input } from "../node/input.js";
 import { besideInput, readInputFile, type SymbolNote } from "../node/symbol-store.js";
 import { attachSymbolPath, downloadSymbols, missingDirectories, parseSymbolPath, type SymbolPath } from "../node/symbol-path.js";
@@ -23,6 +24,13 @@ export function walkerOption(value: string | undefined): WalkerName {
 export function maxFramesOption(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (!/^[1-9]\d*$/.test(value) || !Number.isSafeInteger(Number(value))) throw new UsageError(`--max-frames takes a whole number ≥ 1, not "${value}"`);
+  return Number(value);
+}
+
+/** Parses `--frame-budget`: a whole number ≥ 1, or the default when not given. */
+export function frameBudgetOption(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_FRAME_BUDGET;
+  if (!/^[1-9]\d*$/.test(value) || !Number.isSafeInteger(Number(value))) throw new UsageError(`--frame-budget takes a whole number ≥ 1, not "${value}"`);
   return Number(value);
 }
 

@@ -2,15 +2,15 @@
 import { statSync } from "node:fs";
 import { machineInfo } from "../model/machine.js";
 import { writeJson } from "../render/json.js";
-import { renderRoles, renderText } from "../render/text.js";
-import { renderWindbg } from "../render/windbg.js";
+import { renderRoles, writeText } from "../render/text.js";
+import { writeWindbg } from "../render/windbg.js";
 import { breakpadReport } from "../analysis/breakpad-report.js";
 import { writeBreakpad, writeBreakpadMachineReadable } from "../render/breakpad.js";
 import { replaySweep } from "../formats/sweep.js";
 import type { Minidump } from "../formats/minidump.js";
 import type { Snapshot } from "../model/snapshot.js";
-import { walkSnapshot, DEFAULT_MAX_FRAMES } from "../walk/walk.js";
-import { attachSymbols, EXIT, fetchSymbols, reportSymbols, loadInput, maxFramesOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io, type SymbolSpec } from "./common.js";
+import { walkThreads, DEFAULT_MAX_FRAMES, DEFAULT_FRAME_BUDGET } from "../walk/walk.js";
+import { attachSymbols, EXIT, fetchSymbols, frameBudgetOption, reportSymbols, loadInput, maxFramesOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io, type SymbolSpec } from "./common.js";
 import type { SymbolNote } from "../node/symbol-store.js";
 import { InputError } from "../errors.js";
 import { expandDumps, jobsOption, walkBatch, type BatchOptions } from "./batch.js";
@@ -20,7 +20,7 @@ import { attachImageDirectories } from "../node/images.js";
 export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json|dump.dmp|folder>... [--walker auto|fpo|unwind|frame-pointer]
                      [--symbols PATH]... [--symbols-url URL]... [--symbols-cache DIR]
                      [--symbol-download-timeout-secs S] [--images DIR]... [--thread ID|all|crashed]
-                     [--step N] [--max-frames N] [--jobs N]
+                     [--step N] [--max-frames N] [--frame-budget N] [--jobs N]
                      [--format text|json|jsonl|summary|windbg|breakpad|breakpad-m]
                      [--roles] [--registers]
 
@@ -47,7 +47,9 @@ and the batch goes on (exit status 2 when any failed).
                    repeatable
   --thread T       a thread id, all of them (default; the crashed thread first), or crashed
   --step N         for a sweep: the snapshot taken at instruction count N
-  --max-frames N   frame cap (default ${DEFAULT_MAX_FRAMES})
+  --max-frames N   frame cap of one thread's walk (default ${DEFAULT_MAX_FRAMES})
+  --frame-budget N the most frames of all of an input's threads together (default
+                   ${DEFAULT_FRAME_BUDGET}); a walk that reaches it stops with frame-budget
   --jobs N         worker threads for several inputs (default: the number of cores)
   --format F       text (default), json (the documented schema, walk.schema.json), windbg
                    (kb-style, with kv's FPO notes on x86), breakpad and breakpad-m (a minidump
@@ -67,6 +69,7 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
     walker: { type: "string" },
     thread: { type: "string" },
     "max-frames": { type: "string" },
+    "frame-budget": { type: "string" },
     format: { type: "string" },
     roles: { type: "boolean" },
     registers: { type: "boolean" },
@@ -93,6 +96,7 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
       format: format as BatchOptions["format"],
       walker: walkerOption(values.walker),
       maxFrames: maxFramesOption(values["max-frames"]) ?? DEFAULT_MAX_FRAMES,
+      frameBudget: frameBudgetOption(values["frame-budget"]),
       thread: threadOption(values.thread, true, true) ?? "all",
       symbols: { symbols: values.symbols, "symbols-url": values["symbols-url"], "symbols-cache": values["symbols-cache"], "symbol-download-timeout-secs": values["symbol-download-timeout-secs"] },
       images: values.images ?? [],
@@ -104,30 +108,31 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
   if (values.jobs !== undefined) throw new UsageError("--jobs applies to several inputs (or a folder)");
   const threadChoice = threadOption(values.thread, true, true) ?? "all";
   const maxFrames = maxFramesOption(values["max-frames"]) ?? DEFAULT_MAX_FRAMES;
+  const frameBudget = frameBudgetOption(values["frame-budget"]);
   const walker = walkerOption(values.walker);
   const file = positionals[0]!;
   const symbols = symbolSpec(values);
   const { snapshot, dump, symbolNotes } = await loadSnapshot(file, { step: values.step, symbols, images: values.images ?? [], format }, io);
   const thread = resolveThread(snapshot, threadChoice, file);
+  // Every format is written as it is made, one thread walked at a time: the output of a dump
+  // whose threads are deep is never one text, and only the thread being written is held.
   if (format === "breakpad" || format === "breakpad-m") {
     if (snapshot.machine === "ia64") throw new UsageError(`--format ${format}: Breakpad's processor has no IA-64 stack walker; ${file} is an IA-64 dump`);
-    const report = breakpadReport(dump!, snapshot, { walk: { walker, maxFrames }, thread, symbolPathGiven: symbols.given });
+    const report = breakpadReport(dump!, snapshot, { walk: { walker, maxFrames, frameBudget }, thread, symbolPathGiven: symbols.given, keepWalks: false });
     (format === "breakpad" ? writeBreakpad : writeBreakpadMachineReadable)(report, io.out);
     return EXIT.ok;
   }
-  const walks = walkSnapshot(snapshot, { walker, maxFrames, thread });
+  const walks = walkThreads(snapshot, { walker, maxFrames, frameBudget, thread });
   if (format === "json") {
     writeJson(snapshot.machine, snapshot.modules, walks, io.out, { ...(dump === undefined ? {} : { dump }), os: snapshot.os, symbols: symbolNotes });
     return EXIT.ok;
   }
-  let text = "";
-  if (values.roles) text += renderRoles([snapshot.machine]) + "\n";
-  if (format === "windbg") text += renderWindbg(snapshot.machine, snapshot.modules, walks, snapshot.memory);
+  if (values.roles) io.out(renderRoles([snapshot.machine]) + "\n");
+  if (format === "windbg") writeWindbg(snapshot.machine, snapshot.modules, walks, io.out, snapshot.memory);
   else {
-    const header = `${file}: ${machineInfo(snapshot.machine).title}${snapshot.description !== undefined ? ` - ${snapshot.description}` : ""}\n`;
-    text += header + renderText(snapshot.machine, snapshot.modules, walks, values.registers === true || values.roles === true);
+    io.out(`${file}: ${machineInfo(snapshot.machine).title}${snapshot.description !== undefined ? ` - ${snapshot.description}` : ""}\n`);
+    writeText(snapshot.machine, snapshot.modules, walks, io.out, values.registers === true || values.roles === true);
   }
-  io.out(text);
   return EXIT.ok;
 }
 

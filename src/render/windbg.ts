@@ -19,7 +19,8 @@ import type { Frame } from "../walk/frame.js";
 import { hexPadded } from "../hex.js";
 import { UnwindCache } from "../unwind/cache.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
-import type { ThreadWalk } from "../walk/walk.js";
+import { threadsOf, type ThreadWalk, type ThreadWalks } from "../walk/walk.js";
+import { chunked, collect } from "./chunks.js";
 import { locate, locationText } from "../analysis/location.js";
 
 /** WinDbg's 32-bit address: eight digits, no prefix. */
@@ -61,15 +62,23 @@ export function fpoNote(modules: readonly Module[], frame: Frame, caller: Frame 
  * Renders walks the way WinDbg's `kb` prints them, with `kv`'s FPO notes on x86. `images` (the
  * snapshot's memory) lets the notes use FPO_DATA from mapped images' debug directories.
  */
-export function renderWindbg(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[], images?: MemoryReader): string {
-  const out: string[] = [];
+export function renderWindbg(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[] | ThreadWalks, images?: MemoryReader): string {
+  return collect((write) => writeWindbg(machine, modules, walks, write, images));
+}
+
+/** {@link renderWindbg}'s text, handed to `write` piece by piece as it is made. */
+export function writeWindbg(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[] | ThreadWalks, write: (text: string) => void, images?: MemoryReader): void {
+  const out = chunked(write);
   const cache = new UnwindCache();
+  const several = threadsOf(walks).length > 1;
+  let first = true;
   for (const { thread, walk } of walks) {
-    if (walks.length > 1) out.push(`${thread.crashed ? "." : " "}  ${thread.id}  Id: ${thread.id}`);
-    out.push(...STACK_LINES[machine]({ modules, frames: walk.frames, images, cache }));
-    out.push("");
+    if (!first) out.push("\n");
+    first = false;
+    if (several) out.push(`${thread.crashed ? "." : " "}  ${thread.id}  Id: ${thread.id}\n`);
+    for (const line of STACK_LINES[machine]({ modules, frames: walk.frames, images, cache })) out.push(`${line}\n`);
   }
-  return out.join("\n");
+  out.end();
 }
 
 /** What a machine's `kb` lines are made from. */

@@ -39,6 +39,34 @@ export interface WalkOptions {
    * that each finds the others' work done.
    */
   cache?: UnwindCache;
+  /**
+   * The frames the walks given these options may return together (`walkSnapshot`,
+   * `walkThreads`, `breakpadReport`: every thread of a snapshot): a walk that would go past what
+   * is left stops with `frame-budget`. Default {@link DEFAULT_FRAME_BUDGET}; `Infinity` for none.
+   * A single {@link walkThread} call counts against it only when given a {@link FrameBudget}.
+   */
+  frameBudget?: number | FrameBudget;
+}
+
+/** Frames the walks sharing it may still return. */
+export interface FrameBudget {
+  readonly total: number;
+  used: number;
+}
+
+/**
+ * The default frame budget of a snapshot's walks together: 2^21 frames. One walk still reaches
+ * its own cap ({@link DEFAULT_MAX_FRAMES}) twice over, while a dump whose hundred threads all
+ * list one deep stack is walked and printed in seconds and bounded memory, not hours.
+ */
+export const DEFAULT_FRAME_BUDGET = 1 << 21;
+
+/** The shared budget of `options`, made once per set of walks. */
+export function frameBudgetOf(options: WalkOptions): FrameBudget {
+  const b = options.frameBudget ?? DEFAULT_FRAME_BUDGET;
+  if (typeof b !== "number") return b;
+  if (b !== Infinity && (!Number.isSafeInteger(b) || b < 1)) throw new InputError("bad-value", `the frame budget must be a whole number ≥ 1, not ${b}`);
+  return { total: b, used: 0 };
 }
 
 /**
@@ -352,8 +380,18 @@ function unwindOnce(strategies: readonly ArchStrategy[], site: FrameSite, ctx: E
   outcome.stop = firstFailure ?? fallbackFailure ?? { reason: "unsupported", detail: "no strategy has a rule for this frame" };
 }
 
-/** Walks one thread of a snapshot. */
+/**
+ * Walks one thread of a snapshot. Given a {@link FrameBudget} (`options.frameBudget`), the walk
+ * stops where the budget runs out and counts its frames against it.
+ */
 export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: WalkOptions = {}): Walk {
+  const budget = typeof options.frameBudget === "object" ? options.frameBudget : undefined;
+  const walk = walkWithin(snapshot, thread, options, budget);
+  if (budget !== undefined) budget.used += walk.frames.length;
+  return walk;
+}
+
+function walkWithin(snapshot: Snapshot, thread: ThreadSnapshot, options: WalkOptions, budget: FrameBudget | undefined): Walk {
   const arch = archWalker(snapshot.machine);
   const strategies = options.strategies ?? strategiesFor(snapshot.machine, options.walker ?? "auto", snapshot.os);
   const maxFrames = options.maxFrames ?? DEFAULT_MAX_FRAMES;
@@ -403,6 +441,9 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     if (frames.length >= maxFrames) {
       return { frames, stop: { reason: "max-frames", detail: `the walk reached the frame cap of ${maxFrames}` } };
     }
+    if (budget !== undefined && budget.used + frames.length >= budget.total) {
+      return { frames, stop: { reason: "frame-budget", detail: `the walks of this snapshot reached their shared budget of ${budget.total} frames` } };
+    }
     if (outcome.trust === "scan") scanned++;
     const rule = step.rule;
     frames.push(new FrameRow(rows, frames.length, callerRegisters, callerPc!, callerSp!, outcome.trust, rule, step.recovered));
@@ -421,9 +462,8 @@ export interface ThreadWalk {
   walk: Walk;
 }
 
-/** Walks the chosen threads (default: all), the crashed thread first, sharing one cache. */
-export function walkSnapshot(snapshot: Snapshot, options: WalkOptions & { thread?: number | "all" } = {}): ThreadWalk[] {
-  const choice = options.thread ?? "all";
+/** The chosen threads (default: all) of a snapshot, the crashed thread first. */
+export function chosenThreads(snapshot: Snapshot, choice: number | "all" = "all"): ThreadSnapshot[] {
   let threads = snapshot.threads;
   if (choice !== "all") {
     threads = threads.filter((t) => t.id === choice);
@@ -431,7 +471,40 @@ export function walkSnapshot(snapshot: Snapshot, options: WalkOptions & { thread
       throw new InputError("bad-value", `no thread with id ${choice} (threads: ${snapshot.threads.map((t) => t.id).join(", ")})`);
     }
   }
-  const ordered = [...threads.filter((t) => t.crashed), ...threads.filter((t) => !t.crashed)];
-  const shared: WalkOptions = { ...options, cache: options.cache ?? new UnwindCache() };
-  return ordered.map((thread) => ({ thread, walk: walkThread(snapshot, thread, shared) }));
+  return [...threads.filter((t) => t.crashed), ...threads.filter((t) => !t.crashed)];
+}
+
+/**
+ * Walks the chosen threads (default: all), the crashed thread first, sharing one cache and one
+ * frame budget ({@link WalkOptions.frameBudget}).
+ */
+export function walkSnapshot(snapshot: Snapshot, options: WalkOptions & { thread?: number | "all" } = {}): ThreadWalk[] {
+  return [...walkThreads(snapshot, options)];
+}
+
+/**
+ * The walks of a snapshot's chosen threads, made one at a time as they are read and not kept:
+ * what a renderer that writes as it goes takes, so that only the thread being written is held.
+ * `threads` lists them (the crashed one first) before any is walked. Reading it twice walks the
+ * threads twice; the walks share one cache and one frame budget either way.
+ */
+export interface ThreadWalks extends Iterable<ThreadWalk> {
+  readonly threads: readonly ThreadSnapshot[];
+}
+
+/** {@link ThreadWalks} of a snapshot (see {@link walkSnapshot} for the options). */
+export function walkThreads(snapshot: Snapshot, options: WalkOptions & { thread?: number | "all" } = {}): ThreadWalks {
+  const threads = chosenThreads(snapshot, options.thread ?? "all");
+  const shared: WalkOptions = { ...options, cache: options.cache ?? new UnwindCache(), frameBudget: frameBudgetOf(options) };
+  return {
+    threads,
+    *[Symbol.iterator]() {
+      for (const thread of threads) yield { thread, walk: walkThread(snapshot, thread, shared) };
+    },
+  };
+}
+
+/** The threads of walks given as a list or as {@link ThreadWalks}. */
+export function threadsOf(walks: readonly ThreadWalk[] | ThreadWalks): readonly ThreadSnapshot[] {
+  return Array.isArray(walks) ? (walks as readonly ThreadWalk[]).map((w) => w.thread) : (walks as ThreadWalks).threads;
 }
