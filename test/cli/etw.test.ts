@@ -116,7 +116,7 @@ describe("stackwalk etw decode", () => {
 
   it.each([
     ["empty.bin", new Uint8Array(0), [], /empty\.bin: offset 0x0: the file is empty/],
-    ["short.bin", Uint8Array.of(0x18, 0, 5, 0), [], /short\.bin: offset 0x4: Linkage: needs 2 byte\(s\) but the input ends at offset 0x4/],
+    ["short.bin", Uint8Array.of(0x18, 0, 5, 0), [], /short\.bin: offset 0x4: Linkage: needs 2 byte\(s\) at offset 0x4, but the input ends at offset 0x4/],
     ["lying.bin", Uint8Array.of(0x10, 0, 5, 0, 0, 0, 0x20, 0, ...new Uint8Array(8)), [], /lying\.bin: offset 0x0: item size 16 is smaller than its header \(8\) plus DataSize 32/],
     ["chain.bin", Uint8Array.of(0x10, 0, 3, 0, 1, 0, 4, 0, 7, 0, 0, 0, 0, 0, 0, 0), [], /chain\.bin: offset 0x10: the Linkage bit says another item follows, but the input ends/],
     ["notetl.bin", new Uint8Array(0x100), ["--form", "etl"], /notetl\.bin: offset 0x0: not an ETL file/],
