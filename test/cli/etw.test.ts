@@ -114,6 +114,27 @@ describe("stackwalk etw decode", () => {
     expect(notEtl.out).toContain("on-disk extended data items");
   });
 
+  it("an error inside a zipped member names the member, where its data starts in the archive, and the offset in the member", async () => {
+    // Local header 30 bytes + "x.etl": the member's data starts at archive offset 0x23.
+    const r = await cli("etw", "decode", file("cut.zip", zip([{ name: "x.etl", bytes: Uint8Array.of(0x18, 0, 5, 0) }])));
+    expect(r.code).toBe(2);
+    expect(r.err).toBe(
+      `stackwalk etw: ${join(dir, "cut.zip")}: offset 0x23: zip member x.etl (its data at archive offset 0x23), at offset 0x4 of the unpacked member: Linkage: needs 2 byte(s) at offset 0x4, but the input ends at offset 0x4\n`,
+    );
+  });
+
+  it("inflates a member to no more than its entry declares: a small archive cannot unpack to gigabytes", async () => {
+    // 64 MiB of zeros deflate to about 64 KiB; the entry claims 16 bytes. The data starts at 30 + 8 = 0x26.
+    const archive = zip([{ name: "bomb.etl", bytes: new Uint8Array(64 << 20), deflate: true }]);
+    const view = new DataView(archive.buffer);
+    const central = view.getUint32(archive.length - 6, true);
+    view.setUint32(central + 24, 16, true);
+    view.setUint32(22, 16, true);
+    const r = await cli("etw", "decode", file("bomb.zip", archive));
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/bomb\.zip: offset 0x26: zip member bomb\.etl does not inflate: it inflates to more than the 16 bytes its entry says\n$/);
+  });
+
   it.each([
     ["empty.bin", new Uint8Array(0), [], /empty\.bin: offset 0x0: the file is empty/],
     ["short.bin", Uint8Array.of(0x18, 0, 5, 0), [], /short\.bin: offset 0x4: Linkage: needs 2 byte\(s\) at offset 0x4, but the input ends at offset 0x4/],
