@@ -148,10 +148,13 @@ describe("stackwalk check", () => {
     const v = JSON.parse((await import("node:fs")).readFileSync(X86, "utf8"));
     delete v.truth;
     writeFileSync(join(dir, "notruth.json"), JSON.stringify(v));
-    const { code, out } = await cli("check", dir);
+    const { code, out, err } = await cli("check", dir);
     expect(code).toBe(2);
-    expect(out).toMatch(/ERROR .*notruth\.json: \$\.truth: no ground truth to check against/);
-    expect(out).toMatch(/ERROR .*broken\.json: .*not valid JSON/);
+    // Bad inputs go to stderr, one line each, naming the file and the place; stdout keeps the tally.
+    expect(err).toMatch(/^stackwalk check: .*notruth\.json: \$\.truth: no ground truth to check against$/m);
+    expect(err).toMatch(/^stackwalk check: .*broken\.json: \$: not valid JSON: line 1, column 2: expected a member name in double quotes or "}", found the end of the input$/m);
+    expect(err.trimEnd().split("\n")).toHaveLength(2);
+    expect(out).not.toMatch(/ERROR/);
     expect(out.trimEnd().split("\n").at(-1)).toBe("0 passed, 2 failed");
   });
 });
