@@ -45,7 +45,7 @@ export function minidumpSnapshot(dump: Minidump): Snapshot {
       throw wrap(new InputError("unsupported", `ProcessorArchitecture ${arch} is not a machine the walker models (x86, AMD64, IA-64)`, { offset: sys.location.rva }));
     }
     // Nothing names the machine: say why no thread context could.
-    throw wrap(dump.threads.find((t) => t.contextError !== undefined)?.contextError ?? noThreadError(dump) ?? new InputError("unsupported", "no SystemInfo stream and no thread context name the machine"));
+    throw wrap(dump.threads.find((t) => t.contextError !== undefined)?.contextError ?? noThreadError(dump) ?? new InputError("unsupported", "no SystemInfo stream and no thread context name the machine", { offset: dump.threads[0] !== undefined ? dump.threads[0].offset + 40 : dump.header.directoryRva }));
   }
   const crashedId = dump.exception?.threadId;
   const crashedIndex = crashedId === undefined ? -1 : dump.threads.findIndex((t) => t.id === crashedId);
