@@ -55,11 +55,14 @@ export interface FrameBudget {
 }
 
 /**
- * The default frame budget of a snapshot's walks together: 2^21 frames. One walk still reaches
- * its own cap ({@link DEFAULT_MAX_FRAMES}) twice over, while a dump whose hundred threads all
- * list one deep stack is walked and printed in seconds and bounded memory, not hours.
+ * The default frame budget of a snapshot's walks together: 2^18 = 262,144 frames, twice a 1 MiB
+ * x86 stack of the smallest frames (131,072), so every thread of an ordinary dump is walked
+ * whole, while a dump of under 1 MB whose hundred threads all list one 120,000-deep stack is
+ * walked and printed in seconds and under 300 MB (`npm run bench`). A deeper walk needs a larger
+ * budget (and, past {@link DEFAULT_MAX_FRAMES}, a larger cap). A thread walked after the budget
+ * is spent still has its context frame.
  */
-export const DEFAULT_FRAME_BUDGET = 1 << 21;
+export const DEFAULT_FRAME_BUDGET = 1 << 18;
 
 /** The shared budget of `options`, made once per set of walks. */
 export function frameBudgetOf(options: WalkOptions): FrameBudget {
