@@ -218,11 +218,13 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
   } else {
     let next = 0;
     const scratch = options.format === "jsonl" ? mkdtempSync(join(tmpdir(), "stackwalk-jsonl-")) : undefined;
+    const started: Worker[] = [];
     try {
       await Promise.all(
         Array.from({ length: workers }, (_, k) =>
           new Promise<void>((resolve, reject) => {
             const worker = startWorker({ ...options, ...(scratch === undefined ? {} : { scratch }), worker: k });
+            started.push(worker);
             // Two inputs in flight per worker, so that it never waits for the next one.
             const current: number[] = [];
             const feed = (): void => {
@@ -234,7 +236,14 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
               worker.postMessage({ file: files[next++] });
             };
             worker.on("message", (result: BatchResult) => {
-              finish(current.shift()!, result);
+              try {
+                finish(current.shift()!, result);
+              } catch (e) {
+                // The output could not be written (its reader went away): the batch ends.
+                for (const w of started) void w.terminate();
+                reject(e);
+                return;
+              }
               feed();
             });
             worker.on("online", () => {
