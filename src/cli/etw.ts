@@ -52,19 +52,17 @@ export type LoadedEtw =
 export function loadEtwFile(file: string, form: Form = "auto"): LoadedEtw {
   const raw = readInputFile(file);
   let bytes = raw;
-  let member: string | undefined;
-  let memberAt = 0;
+  let member: { name: string; dataOffset: number } | undefined;
   try {
     if (form !== "disk" && form !== "api" && isZip(raw)) {
       const entry = etlInZip(raw);
       bytes = entry.bytes;
-      member = entry.name;
-      memberAt = entry.dataOffset;
+      member = entry;
     }
     const etl = form === "etl" || (form === "auto" && looksLikeEtl(bytes));
     if (etl) {
       const loaded: LoadedEtw = { kind: "etl", file, etl: readEtl(bytes) };
-      if (member !== undefined) loaded.member = member;
+      if (member !== undefined) loaded.member = member.name;
       return loaded;
     }
     if (bytes.length === 0) throw new InputError("truncated", "the file is empty: no extended data item", { offset: 0 });
@@ -75,12 +73,7 @@ export function loadEtwFile(file: string, form: Form = "auto"): LoadedEtw {
     return { kind: "items", file, form: chosen, events };
   } catch (e) {
     if (e instanceof InputError) {
-      // An error inside a zipped member names the member and where its data starts in the
-      // archive (the error's offset), with the offset in the unpacked member in words.
-      const inner =
-        member === undefined
-          ? e
-          : new InputError(e.code, `zip member ${member} (its data at archive offset ${hexText(memberAt)})${e.offset === undefined ? "" : `, at offset ${hexText(e.offset)} of the unpacked member`}: ${e.reason}`, { offset: memberAt });
+      const inner = member === undefined ? e : inZipMember(e, member);
       throw inner.file === undefined ? inner.inFile(file) : inner;
     }
     throw e;
@@ -286,6 +279,15 @@ function etlJson(loaded: Extract<LoadedEtw, { kind: "etl" }>, summary: boolean):
 }
 
 const hexText = (n: number): string => `0x${n.toString(16)}`;
+
+/**
+ * An error inside a zipped member, as the archive's: it names the member and where its data
+ * starts in the archive (the error's offset), with the offset in the unpacked member in words.
+ */
+export function inZipMember(e: InputError, member: { name: string; dataOffset: number }): InputError {
+  const within = e.offset === undefined ? "" : `, at offset ${hexText(e.offset)} of the unpacked member`;
+  return new InputError(e.code, `zip member ${member.name} (its data at archive offset ${hexText(member.dataOffset)})${within}: ${e.reason}`, { offset: member.dataOffset });
+}
 
 /**
  * The largest zip member inflated: 1 GiB. A member is inflated to at most the size its entry

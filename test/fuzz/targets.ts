@@ -57,7 +57,7 @@ import { renderHtml } from "../../src/render/html.js";
 import { crossCheck, threadEtw } from "../../src/analysis/crosscheck.js";
 import { crossCheckJson, crossCheckText } from "../../src/render/crosscheck.js";
 import { walkStacks } from "../../src/testing/index.js";
-import { etlInZip } from "../../src/cli/etw.js";
+import { etlInZip, inZipMember } from "../../src/cli/etw.js";
 
 /** One seed: a name (part of every input's key) and its bytes; `context` is what the target needs besides the bytes. */
 export interface Seed {
@@ -515,9 +515,11 @@ export const TARGETS: readonly Target[] = [
     seeds: sweepSeeds,
     run(bytes, _seed, rng) {
       const sweep = parseSweep(text.decode(bytes));
+      // At most 32 snapshots walked, spread over the sweep (a long sweep stays well inside the watchdog).
+      const every = Math.max(4, Math.ceil(sweep.steps.length / 32));
       let i = 0;
       for (const v of replaySweep(sweep)) {
-        if (i++ % 4 === 0) walkAndRender(rng, v);
+        if (i++ % every === 0) walkAndRender(rng, v);
       }
     },
   },
@@ -587,7 +589,13 @@ export const TARGETS: readonly Target[] = [
     structure: "zip",
     seeds: zipSeeds,
     run(bytes) {
-      readEtl(etlInZip(bytes).bytes);
+      // As the command line reads it: an error in the member is named at the member's data.
+      const member = etlInZip(bytes);
+      try {
+        readEtl(member.bytes);
+      } catch (e) {
+        throw e instanceof InputError ? inZipMember(e, member) : e;
+      }
     },
   },
   {
