@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { deflateRawSync } from "node:zlib";
 import { InputError } from "../../src/errors.js";
 import { Rng } from "./rng.js";
-import type { Structure } from "./mutate.js";
+import { concat, type Structure } from "./mutate.js";
 import { bytesSource, minidumpSnapshot, readMinidump, type Minidump } from "../../src/formats/minidump.js";
 import { minidumpBytes } from "../../src/formats/minidump-write.js";
 import { parseJsonInput } from "../../src/formats/input.js";
@@ -267,18 +267,8 @@ function etlParts(): { header: Uint8Array; buffers: Uint8Array[] } {
 function etlSeeds(): Seed[] {
   const { header, buffers } = etlParts();
   const out: Seed[] = [{ name: "net.etl#header", bytes: header }];
-  buffers.forEach((b, i) => out.push({ name: `net.etl#buffer-${i}`, bytes: join2(header, b) }));
-  out.push({ name: "net.etl#buffers-0-2", bytes: join2(header, ...buffers.slice(0, 3)) });
-  return out;
-}
-
-function join2(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
+  buffers.forEach((b, i) => out.push({ name: `net.etl#buffer-${i}`, bytes: concat(header, b) }));
+  out.push({ name: "net.etl#buffers-0-2", bytes: concat(header, ...buffers.slice(0, 3)) });
   return out;
 }
 
@@ -313,7 +303,7 @@ export function zipOf(name: string, data: Uint8Array, method: 0 | 8): Uint8Array
   ev.setUint16(10, 1, true);
   ev.setUint32(12, central.length, true);
   ev.setUint32(16, local.length + body.length, true);
-  return join2(local, body, central, end);
+  return concat(local, body, central, end);
 }
 
 function zipSeeds(): Seed[] {
@@ -346,7 +336,7 @@ function itemSeeds(): Seed[] {
         try {
           const items = decodeDiskEvents(e.items).flat();
           const api = encodeApiItems(items, 0n);
-          out.push({ name: `${rel(v.file)}#event-${i}.api`, bytes: join2(api.headers, api.data) });
+          out.push({ name: `${rel(v.file)}#event-${i}.api`, bytes: concat(api.headers, api.data) });
         } catch {
           // the on-disk form alone
         }
@@ -486,6 +476,20 @@ function exceptionDirectory(image: Uint8Array): { rva: number; size: number } | 
 // ---------------------------------------------------------------------------------------------
 // The targets.
 
+/**
+ * Attaches the .sym file `bytes` to `snapshot`; false when it belongs to no module (a file whose
+ * MODULE line was changed: a typed error, and the end of the input).
+ */
+function attachedTo(snapshot: Snapshot, bytes: Uint8Array): boolean {
+  try {
+    attachSymbolFile(snapshot, parseSymbolFile(bytes, { skipMalformed: true }));
+    return true;
+  } catch (e) {
+    if (e instanceof InputError) return false;
+    throw e;
+  }
+}
+
 const SYM_DUMPS = new Map<string, Uint8Array>();
 
 export const TARGETS: readonly Target[] = [
@@ -565,14 +569,7 @@ export const TARGETS: readonly Target[] = [
         dump = readMinidump(bytesSource(dumpBytes));
         snapshot = minidumpSnapshot(dump);
       } else snapshot = { ...vectorFrom(context.vector!) };
-      const file = parseSymbolFile(bytes, { skipMalformed: true });
-      try {
-        attachSymbolFile(snapshot, file);
-      } catch (e) {
-        // A file whose MODULE line was changed belongs to no module: a typed error, and the end.
-        if (e instanceof InputError) return;
-        throw e;
-      }
+      if (!attachedTo(snapshot, bytes)) return;
       walkAndRender(rng, snapshot, dump);
     },
   },
@@ -690,13 +687,7 @@ export const TARGETS: readonly Target[] = [
         for (const d of r.deltas.slice(0, 4)) evaluateExpression(compileExpression(d.rules), names, vector.memory, 8);
       }
       const snapshot = { ...vector };
-      const file = parseSymbolFile(bytes, { skipMalformed: true });
-      try {
-        attachSymbolFile(snapshot, file);
-      } catch (e) {
-        if (e instanceof InputError) return;
-        throw e;
-      }
+      if (!attachedTo(snapshot, bytes)) return;
       for (const t of snapshot.threads) walkThread(snapshot, t, { walker: "auto" });
     },
   },
