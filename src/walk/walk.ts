@@ -488,8 +488,9 @@ export function walkSnapshot(snapshot: Snapshot, options: WalkOptions & { thread
 /**
  * The walks of a snapshot's chosen threads, made one at a time as they are read and not kept:
  * what a renderer that writes as it goes takes, so that only the thread being written is held.
- * `threads` lists them (the crashed one first) before any is walked. Reading it twice walks the
- * threads twice; the walks share one cache and one frame budget either way.
+ * `threads` lists them (the crashed one first) before any is walked. The walks share one cache
+ * and one frame budget: read it once, for a second reading walks the threads again against what
+ * the first one spent.
  */
 export interface ThreadWalks extends Iterable<ThreadWalk> {
   readonly threads: readonly ThreadSnapshot[];
