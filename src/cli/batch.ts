@@ -192,13 +192,19 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
   let done = 0;
   let failed = 0;
   const bar = io.errIsTty === true ? progressBar(io, files.length) : undefined;
+  let reported = 0;
   const finish = (i: number, result: BatchResult): void => {
     results[i] = { file: files[i]!, result };
     done++;
-    if (!result.ok) {
-      failed++;
-      if (bar !== undefined) io.err("\r\u001b[K");
-      io.err(`stackwalk walk: ${files[i]}: ${result.error}\n`);
+    if (!result.ok) failed++;
+    // A failed input's stderr line goes out in input order too, whichever worker finishes first.
+    while (reported < files.length && results[reported] !== undefined) {
+      const r = results[reported]!.result;
+      if (!r.ok) {
+        if (bar !== undefined) io.err("\r\u001b[K");
+        io.err(`stackwalk walk: ${files[reported]}: ${r.error}\n`);
+      }
+      reported++;
     }
     // JSON Lines go out in input order as soon as the inputs before them are done: a worker's
     // record is copied from the file it wrote, piece by piece; the main thread's went out as made.
