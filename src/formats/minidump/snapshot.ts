@@ -54,6 +54,8 @@ export function minidumpSnapshot(dump: Minidump): Snapshot {
   // can be walked is an error naming the first one's problem.
   const threads: ThreadSnapshot[] = [];
   let firstProblem: InputError | undefined;
+  // Notes already made (a damaged thread list may repeat one problem for thousands of entries).
+  const noted = new Set(dump.notes);
   order.forEach((t, i) => {
     const crashed = i === 0 && crashedIndex >= 0;
     const context = (crashed ? dump.exception?.context : undefined) ?? t.context;
@@ -67,7 +69,10 @@ export function minidumpSnapshot(dump: Minidump): Snapshot {
     firstProblem ??= problem;
     const where = problem.offset === undefined ? "" : `offset ${hex(problem.offset)}: `;
     const note = `${where}thread ${t.id} is not walked: ${problem.reason}`;
-    if (!dump.notes.includes(note)) dump.notes.push(note);
+    if (!noted.has(note)) {
+      noted.add(note);
+      dump.notes.push(note);
+    }
   });
   if (threads.length === 0) throw wrap(firstProblem ?? noThreadError(dump)!);
   const modules: Module[] = dump.modules.map((m) => {
