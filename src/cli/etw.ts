@@ -317,17 +317,19 @@ export function etlInZip(zip: Uint8Array): { name: string; bytes: Uint8Array; da
   const entries = v.getUint16(eocd + 10, true);
   let at = v.getUint32(eocd + 16, true);
   const entriesAt = eocd + 16;
-  const found: { name: string; method: number; compressed: number; size: number; local: number; entry: number }[] = [];
+  const found: { name: string; etl: boolean; method: number; compressed: number; size: number; local: number; entry: number }[] = [];
   for (let i = 0; i < entries; i++) {
     if (at + 46 > zip.length || v.getUint32(at, true) !== 0x02014b50) {
       throw new InputError("bad-value", `zip central directory entry ${i} is not at ${hexText(at)}, where the directory says${at + 46 > zip.length ? ` (the archive has ${zip.length} bytes)` : ""}`, { offset: i === 0 ? entriesAt : Math.min(at, zip.length) });
     }
     const nameLength = v.getUint16(at + 28, true);
-    const name = new TextDecoder().decode(zip.subarray(at + 46, at + 46 + nameLength));
-    found.push({ name, method: v.getUint16(at + 10, true), compressed: v.getUint32(at + 20, true), size: v.getUint32(at + 24, true), local: v.getUint32(at + 42, true), entry: at });
+    const decoded = new TextDecoder().decode(zip.subarray(at + 46, at + 46 + nameLength));
+    // A name with control characters is shown quoted as JSON, so that no message breaks its line.
+    const name = /[\u0000-\u001f\u007f]/.test(decoded) ? JSON.stringify(decoded) : decoded;
+    found.push({ name, etl: decoded.toLowerCase().endsWith(".etl"), method: v.getUint16(at + 10, true), compressed: v.getUint32(at + 20, true), size: v.getUint32(at + 24, true), local: v.getUint32(at + 42, true), entry: at });
     at += 46 + nameLength + v.getUint16(at + 30, true) + v.getUint16(at + 32, true);
   }
-  const etls = found.filter((e) => e.name.toLowerCase().endsWith(".etl"));
+  const etls = found.filter((e) => e.etl);
   if (etls.length !== 1) {
     throw new InputError("bad-value", `the zip archive holds ${etls.length} .etl files (${found.map((e) => e.name).join(", ") || "no files"}); decode needs exactly one`, { offset: 0 });
   }

@@ -109,6 +109,8 @@ describe("stackwalk etw decode", () => {
     const none = await cli("etw", "decode", file("none.zip", zip([{ name: "a.txt", bytes: items, deflate: true }])));
     expect(none.code).toBe(2);
     expect(none.err).toMatch(/none\.zip: offset 0x0: the zip archive holds 0 \.etl files \(a\.txt\); decode needs exactly one/);
+    const odd = await cli("etw", "decode", file("odd.zip", zip([{ name: "a\nb.txt", bytes: items }])));
+    expect(odd.err).toBe(`stackwalk etw: ${join(dir, "odd.zip")}: offset 0x0: the zip archive holds 0 .etl files ("a\\nb.txt"); decode needs exactly one\n`);
     const notEtl = await cli("etw", "decode", file("fake.zip", zip([{ name: "x.etl", bytes: items }])));
     expect(notEtl.code).toBe(0);
     expect(notEtl.out).toContain("on-disk extended data items");

@@ -349,6 +349,11 @@ describe("parsePe on damaged input", () => {
     expect(err.message).toMatch(/section table \(3 × 40 bytes\): needs 120 byte\(s\) at offset 0x10080, outside the input, which ends at offset 0xc00/);
   });
 
+  it("quotes a damaged section name as JSON, so that its control characters never break the message's one line", () => {
+    const err = inputError(() => parsePe(damaged((b) => ((b[0x170 + 1] = 0x0a), u32(b, 0x170 + 20, 0x7fff_ffff)))));
+    expect(err.message).toBe('offset 0x184: section 1 ".\\next": raw data 0x7fffffff..0x800003ff runs past the end of the file (length 0xc00)');
+  });
+
   it("rejects section raw data outside the file, at the section's PointerToRawData", () => {
     const err = inputError(() => parsePe(damaged((b) => u32(b, 0x170 + 2 * 40 + 20, 0xb00))));
     expect(err.code).toBe("truncated");
