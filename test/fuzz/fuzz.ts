@@ -225,7 +225,10 @@ async function campaign(): Promise<number> {
           }),
         );
       }
+      // The child reports a chunk only at its end: the inputs it ran before this one are run
+      // again, so that every input of the campaign is counted once.
       if (at + 1 < chunk.to) queue.unshift({ id: id++, target: chunk.target, from: at + 1, to: chunk.to });
+      if (at > chunk.from) queue.unshift({ id: id++, target: chunk.target, from: chunk.from, to: at });
     };
     const feed = (k: number): void => {
       const r = children[k]!;
