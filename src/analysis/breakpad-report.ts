@@ -15,7 +15,7 @@ import { UnwindCache } from "../unwind/cache.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
 import type { Walk } from "../walk/frame.js";
 import { breakpadStrategiesFor } from "../walk/registry.js";
-import { walkThread, type WalkOptions } from "../walk/walk.js";
+import { frameBudgetOf, walkThread, type WalkOptions } from "../walk/walk.js";
 import { crashReason } from "./breakpad-crash.js";
 import { dumpSystemInfo } from "./system-info.js";
 
@@ -62,6 +62,13 @@ export interface BreakpadOptions {
   thread?: number | "all";
   /** A symbol path was given (`--symbols`): modules on a stack without symbols get a warning. */
   symbolPathGiven?: boolean;
+  /**
+   * `false`: each thread is walked when its `walk` is read, and the walk is not kept, so that a
+   * report written as it is made holds one thread's frames at a time (a reader must then read a
+   * thread's `walk` once; `modulesWithoutSymbols` fills as the threads are walked). Default `true`:
+   * every thread is walked now and kept.
+   */
+  keepWalks?: boolean;
 }
 
 const hex8 = (n: number): string => hexPadded(n >>> 0, 8);
@@ -112,7 +119,7 @@ export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: Brea
   }
   const unused = [...snapshot.threads];
   // The threads of one dump share what their walks learn.
-  const walkOptions: WalkOptions = { ...options.walk, cache: options.walk?.cache ?? new UnwindCache() };
+  const walkOptions: WalkOptions = { ...options.walk, cache: options.walk?.cache ?? new UnwindCache(), frameBudget: frameBudgetOf(options.walk ?? {}) };
   // Breakpad's own order where the machine's `auto` differs from it (ARM64: lr before the frame record).
   const own = options.walk?.strategies === undefined ? breakpadStrategiesFor(snapshot.machine, options.walk?.walker) : undefined;
   if (own !== undefined) {
@@ -120,6 +127,16 @@ export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: Brea
     // With its pointer stripping and its progress rule.
     walkOptions.breakpad = true;
   }
+  const keep = options.keepWalks !== false;
+  const walked = (walk: Walk): Walk => {
+    if (options.symbolPathGiven === true) {
+      for (const f of walk.frames) {
+        const m = moduleAt(snapshot.modules, lookupAddress(f.addrPC, f.index > 0, snapshot.machine));
+        if (m !== undefined && !hasSymbols(m)) report.modulesWithoutSymbols.add(m);
+      }
+    }
+    return walk;
+  };
   let index = 0;
   for (const t of dump.threads) {
     if (info?.dumpThreadId !== undefined && t.id === info.dumpThreadId) continue;
@@ -136,15 +153,8 @@ export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: Brea
     }
     // The walk reads the stack through the thread's own stack region (ThreadSnapshot.stackRanges),
     // the only memory Breakpad's walker sees (minidump.md §4).
-    report.threads.push({ index: i, thread, walk: walkThread(snapshot, thread, walkOptions) });
-  }
-  if (options.symbolPathGiven === true) {
-    for (const { walk } of report.threads) {
-      for (const f of walk.frames) {
-        const m = moduleAt(snapshot.modules, lookupAddress(f.addrPC, f.index > 0, snapshot.machine));
-        if (m !== undefined && !hasSymbols(m)) report.modulesWithoutSymbols.add(m);
-      }
-    }
+    if (keep) report.threads.push({ index: i, thread, walk: walked(walkThread(snapshot, thread, walkOptions)) });
+    else report.threads.push({ index: i, thread, get walk() { return walked(walkThread(snapshot, thread, walkOptions)); } });
   }
   return report;
 }

@@ -5,9 +5,9 @@
  * terminal. An input that cannot be walked is one error line (and in JSON Lines one error record)
  * and the batch goes on; the exit status is then 2.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
-import { availableParallelism } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -17,7 +17,7 @@ import type { Module } from "../model/snapshot.js";
 import { crashReason } from "../analysis/breakpad-crash.js";
 import { writeJson } from "../render/json.js";
 import { locate, locationText } from "../analysis/location.js";
-import { walkSnapshot, type ThreadWalk } from "../walk/walk.js";
+import { walkThreads, type ThreadWalk } from "../walk/walk.js";
 import type { WalkerName } from "../walk/registry.js";
 import { EXIT, symbolSpec, UsageError, type Io, type SymbolValues } from "./common.js";
 import { loadSnapshot, resolveThread } from "./load.js";
@@ -29,9 +29,14 @@ export interface BatchOptions {
   maxFrames: number;
   /** ARM64: the virtual-address size pointer authentication codes are stripped at (default 48). */
   pacVaBits?: number | undefined;
+  /** The most frames of one input's threads together. */
+  frameBudget: number;
   thread: number | "all" | "crashed";
   symbols: SymbolValues;
   images: string[];
+  /** Workers: where JSON Lines records are written before they are copied out, and which worker this is. */
+  scratch?: string;
+  worker?: number;
 }
 
 /** One line of the summary table. */
@@ -48,8 +53,12 @@ export interface SummaryRow {
   stop: string;
 }
 
-/** What walking one input gave: its JSON Lines record and its summary row, or why it failed. */
-export type BatchResult = { ok: true; line: string; row: SummaryRow } | { ok: false; error: string };
+/**
+ * What walking one input gave: its summary row, or why it failed. Its JSON Lines record went to
+ * the writer {@link walkOne} was given; `lineFile` is where a worker wrote it (the main thread
+ * copies it out in input order and removes it).
+ */
+export type BatchResult = { ok: true; row: SummaryRow; lineFile?: string } | { ok: false; error: string; wrote?: boolean };
 
 /** Every minidump under a folder (`.dmp`, `.mdmp`; recursively, sorted), files as given. */
 export function expandDumps(paths: readonly string[]): string[] {
@@ -72,33 +81,53 @@ export function expandDumps(paths: readonly string[]): string[] {
   return out;
 }
 
-/** Walks one input: its JSON Lines record (the walk document on one line, `file` first) and summary row. */
-export async function walkOne(file: string, options: BatchOptions): Promise<BatchResult> {
+/**
+ * Walks one input: its JSON Lines record (the walk document on one line, `file` first) goes to
+ * `write` as it is made, one thread walked at a time, and its summary row is returned.
+ */
+export async function walkOne(file: string, options: BatchOptions, write: (text: string) => void = () => undefined): Promise<BatchResult> {
+  let wrote = false;
   try {
     const quiet: Io = { out: () => undefined, err: () => undefined };
     const { snapshot, dump, symbolNotes } = await loadSnapshot(file, { symbols: symbolSpec(options.symbols), images: options.images }, quiet);
     const thread = resolveThread(snapshot, options.thread, file);
-    const walks = walkSnapshot(snapshot, { walker: options.walker, maxFrames: options.maxFrames, ...(options.pacVaBits === undefined ? {} : { pacVaBits: options.pacVaBits }), thread });
-    let line = "";
+    const walkOptions = { walker: options.walker, maxFrames: options.maxFrames, frameBudget: options.frameBudget, ...(options.pacVaBits === undefined ? {} : { pacVaBits: options.pacVaBits }), thread };
+    const crash = dump === undefined ? null : (crashReason(dump)?.reason ?? null);
     if (options.format === "jsonl") {
-      writeJson(snapshot.machine, snapshot.modules, walks, (t) => (line += t), { ...(dump === undefined ? {} : { dump }), os: snapshot.os, symbols: symbolNotes, file }, { indent: false });
+      const walks = walkThreads(snapshot, walkOptions);
+      let first: ThreadWalk | undefined;
+      const noted: Iterable<ThreadWalk> & { threads: typeof walks.threads } = {
+        threads: walks.threads,
+        *[Symbol.iterator]() {
+          for (const w of walks) {
+            // The summary row needs the first thread's walk only.
+            first ??= w;
+            yield w;
+          }
+        },
+      };
+      wrote = true;
+      writeJson(snapshot.machine, snapshot.modules, noted, write, { ...(dump === undefined ? {} : { dump }), os: snapshot.os, symbols: symbolNotes, file }, { indent: false });
+      return { ok: true, row: summaryRow(file, snapshot.machine, snapshot.modules, walks.threads.length, first, crash) };
     }
-    return { ok: true, line, row: summaryRow(file, snapshot.machine, snapshot.modules, walks, dump === undefined ? null : (crashReason(dump)?.reason ?? null)) };
+    // The summary needs only the crashed (or first) thread's walk.
+    const walks = walkThreads(snapshot, walkOptions);
+    const first = walks.threads[0] === undefined ? undefined : walkThreads(snapshot, { ...walkOptions, thread: walks.threads[0].id })[Symbol.iterator]().next().value;
+    return { ok: true, row: summaryRow(file, snapshot.machine, snapshot.modules, walks.threads.length, first ?? undefined, crash) };
   } catch (e) {
     // The message names the file first; the record and the error line name it once.
-    if (e instanceof InputError || e instanceof UsageError) return { ok: false, error: e.message.startsWith(`${file}: `) ? e.message.slice(file.length + 2) : e.message };
-    return { ok: false, error: `internal error (a bug; STACKWALK_DEBUG=1 prints where): ${e instanceof Error ? e.message : String(e)}${process.env["STACKWALK_DEBUG"] !== undefined && e instanceof Error ? `\n${e.stack}` : ""}` };
+    if (e instanceof InputError || e instanceof UsageError) return { ok: false, wrote, error: e.message.startsWith(`${file}: `) ? e.message.slice(file.length + 2) : e.message };
+    return { ok: false, wrote, error: `internal error (a bug; STACKWALK_DEBUG=1 prints where): ${e instanceof Error ? e.message : String(e)}${process.env["STACKWALK_DEBUG"] !== undefined && e instanceof Error ? `\n${e.stack}` : ""}` };
   }
 }
 
-function summaryRow(file: string, machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[], crash: string | null): SummaryRow {
-  const first = walks.find((w) => w.thread.crashed) ?? walks[0];
+function summaryRow(file: string, machine: Machine, modules: readonly Module[], threads: number, first: ThreadWalk | undefined, crash: string | null): SummaryRow {
   const top = first?.walk.frames[0];
   return {
     file,
     machine,
     crash,
-    threads: walks.length,
+    threads,
     frames: first?.walk.frames.length ?? 0,
     top: top === undefined ? "-" : locationText(locate(modules, top), formatAddress(machine, top.addrPC)),
     stop: first?.walk.stop.reason ?? "-",
@@ -165,19 +194,27 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
   let done = 0;
   let failed = 0;
   const bar = io.errIsTty === true ? progressBar(io, files.length) : undefined;
+  let reported = 0;
   const finish = (i: number, result: BatchResult): void => {
     results[i] = { file: files[i]!, result };
     done++;
-    if (!result.ok) {
-      failed++;
-      if (bar !== undefined) io.err("\r\u001b[K");
-      io.err(`stackwalk walk: ${files[i]}: ${result.error}\n`);
+    if (!result.ok) failed++;
+    // A failed input's stderr line goes out in input order too, whichever worker finishes first.
+    while (reported < files.length && results[reported] !== undefined) {
+      const r = results[reported]!.result;
+      if (!r.ok) {
+        if (bar !== undefined) io.err("\r\u001b[K");
+        io.err(`stackwalk walk: ${files[reported]}: ${r.error}\n`);
+      }
+      reported++;
     }
-    // JSON Lines go out in input order as soon as the inputs before them are done.
+    // JSON Lines go out in input order as soon as the inputs before them are done: a worker's
+    // record is copied from the file it wrote, piece by piece; the main thread's went out as made.
     if (options.format === "jsonl") {
       while (written < files.length && results[written] !== undefined) {
         const r = results[written]!.result;
-        io.out(r.ok ? r.line : JSON.stringify({ file: files[written], error: r.error }) + "\n");
+        if (r.ok && r.lineFile !== undefined) copyOut(r.lineFile, io);
+        if (!r.ok) io.out((r.wrote === true ? "\n" : "") + JSON.stringify({ file: files[written], error: r.error }) + "\n");
         written++;
       }
     }
@@ -185,39 +222,72 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
   };
   const workers = Math.max(1, Math.min(jobs, files.length));
   if (workers === 1) {
-    for (let i = 0; i < files.length; i++) finish(i, await walkOne(files[i]!, options));
+    for (let i = 0; i < files.length; i++) finish(i, await walkOne(files[i]!, options, io.out));
   } else {
     let next = 0;
-    await Promise.all(
-      Array.from({ length: workers }, () =>
-        new Promise<void>((resolve, reject) => {
-          const worker = startWorker(options);
-          // Two inputs in flight per worker, so that it never waits for the next one.
-          const current: number[] = [];
-          const feed = (): void => {
-            if (next >= files.length) {
-              if (current.length === 0) void worker.terminate().then(() => resolve());
-              return;
-            }
-            current.push(next);
-            worker.postMessage({ file: files[next++] });
-          };
-          worker.on("message", (result: BatchResult) => {
-            finish(current.shift()!, result);
-            feed();
-          });
-          worker.on("online", () => {
-            feed();
-            feed();
-          });
-          worker.on("error", (e) => reject(e));
-        }),
-      ),
-    );
+    const scratch = options.format === "jsonl" ? mkdtempSync(join(tmpdir(), "stackwalk-jsonl-")) : undefined;
+    const started: Worker[] = [];
+    try {
+      await Promise.all(
+        Array.from({ length: workers }, (_, k) =>
+          new Promise<void>((resolve, reject) => {
+            const worker = startWorker({ ...options, ...(scratch === undefined ? {} : { scratch }), worker: k });
+            started.push(worker);
+            // Two inputs in flight per worker, so that it never waits for the next one.
+            const current: number[] = [];
+            const feed = (): void => {
+              if (next >= files.length) {
+                if (current.length === 0) void worker.terminate().then(() => resolve());
+                return;
+              }
+              current.push(next);
+              worker.postMessage({ file: files[next++] });
+            };
+            worker.on("message", (result: BatchResult) => {
+              try {
+                finish(current.shift()!, result);
+              } catch (e) {
+                // The output could not be written (its reader went away): the batch ends.
+                for (const w of started) void w.terminate();
+                reject(e);
+                return;
+              }
+              feed();
+            });
+            worker.on("online", () => {
+              feed();
+              feed();
+            });
+            worker.on("error", (e) => reject(e));
+          }),
+        ),
+      );
+    } finally {
+      if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+    }
   }
   bar?.end();
   if (options.format === "summary") io.out(formatSummary(results.map((r) => r!)));
   return failed > 0 ? EXIT.badInput : EXIT.ok;
+}
+
+/** Writes a worker's record file to `io.out` in pieces, then removes it. */
+function copyOut(path: string, io: Io): void {
+  const fd = openSync(path, "r");
+  try {
+    const buffer = Buffer.alloc(1 << 16);
+    const decoder = new TextDecoder();
+    for (;;) {
+      const n = readSync(fd, buffer, 0, buffer.length, null);
+      if (n === 0) break;
+      io.out(decoder.decode(buffer.subarray(0, n), { stream: true }));
+    }
+    const rest = decoder.decode();
+    if (rest !== "") io.out(rest);
+  } finally {
+    closeSync(fd);
+    rmSync(path, { force: true });
+  }
 }
 
 /** `--jobs`: a whole number ≥ 1; the core count when not given. */

@@ -87,13 +87,16 @@ export function checkCommand(argv: string[], io: Io): number {
   }
   const passed = results.reduce((n, r) => n + r.exact, 0);
   const failed = results.reduce((n, r) => n + r.snapshots, 0) - passed;
+  // An input that cannot be checked is bad input: one line on stderr naming the file and the
+  // place (the JSON document still lists it among its results).
+  for (const r of results) if (r.status === "error") io.err(`stackwalk check: ${r.error}\n`);
   if (values.json) {
     io.out(JSON.stringify({ walker, passed, failed, results }, null, 2) + "\n");
   } else {
     for (const r of results) {
       const rate = `${r.exact}/${r.snapshots} snapshots exact`;
       const difference = r.comparison?.difference?.text;
-      if (r.status === "error") io.out(`ERROR ${r.error}\n`);
+      if (r.status === "error") continue;
       else if (r.kind === "vector") io.out(difference === undefined ? `ok    ${r.file}: exact, ${r.comparison!.walkedFrames} frames\n` : `FAIL  ${r.file}: ${difference}\n`);
       else io.out(difference === undefined ? `ok    ${r.file}: ${rate}\n` : `FAIL  ${r.file}: ${rate}; first difference at step ${r.step}: ${difference}\n`);
     }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { RegionMemory } from "../memory/region-memory.js";
 import { PAC_VA_BITS_MAX, PAC_VA_BITS_MIN } from "../arch/arm64/pac.js";
 import { WALKER_NAMES, type WalkerName } from "../walk/registry.js";
+import { DEFAULT_FRAME_BUDGET } from "../walk/walk.js";
 import { loadInput, type Input } from "../node/input.js";
 import { besideInput, readInputFile, type SymbolNote } from "../node/symbol-store.js";
 import { attachSymbolPath, downloadSymbols, missingDirectories, parseSymbolPath, type SymbolPath } from "../node/symbol-path.js";
@@ -35,6 +36,13 @@ export function pacVaBitsOption(value: string | undefined): number | undefined {
     throw new UsageError(`--pac-va-bits takes a whole number from ${PAC_VA_BITS_MIN} to ${PAC_VA_BITS_MAX} (the virtual-address size, 64 − TxSZ), not "${value}"`);
   }
   return n;
+}
+
+/** Parses `--frame-budget`: a whole number ≥ 1, or the default when not given. */
+export function frameBudgetOption(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_FRAME_BUDGET;
+  if (!/^[1-9]\d*$/.test(value) || !Number.isSafeInteger(Number(value))) throw new UsageError(`--frame-budget takes a whole number ≥ 1, not "${value}"`);
+  return Number(value);
 }
 
 /**

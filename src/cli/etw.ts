@@ -52,17 +52,17 @@ export type LoadedEtw =
 export function loadEtwFile(file: string, form: Form = "auto"): LoadedEtw {
   const raw = readInputFile(file);
   let bytes = raw;
-  let member: string | undefined;
+  let member: { name: string; dataOffset: number } | undefined;
   try {
     if (form !== "disk" && form !== "api" && isZip(raw)) {
       const entry = etlInZip(raw);
       bytes = entry.bytes;
-      member = entry.name;
+      member = entry;
     }
     const etl = form === "etl" || (form === "auto" && looksLikeEtl(bytes));
     if (etl) {
       const loaded: LoadedEtw = { kind: "etl", file, etl: readEtl(bytes) };
-      if (member !== undefined) loaded.member = member;
+      if (member !== undefined) loaded.member = member.name;
       return loaded;
     }
     if (bytes.length === 0) throw new InputError("truncated", "the file is empty: no extended data item", { offset: 0 });
@@ -73,7 +73,7 @@ export function loadEtwFile(file: string, form: Form = "auto"): LoadedEtw {
     return { kind: "items", file, form: chosen, events };
   } catch (e) {
     if (e instanceof InputError) {
-      const inner = member === undefined ? e : new InputError(e.code, `${member}: ${e.reason}`, e.offset === undefined ? {} : { offset: e.offset });
+      const inner = member === undefined ? e : inZipMember(e, member);
       throw inner.file === undefined ? inner.inFile(file) : inner;
     }
     throw e;
@@ -278,6 +278,23 @@ function etlJson(loaded: Extract<LoadedEtw, { kind: "etl" }>, summary: boolean):
   };
 }
 
+const hexText = (n: number): string => `0x${n.toString(16)}`;
+
+/**
+ * An error inside a zipped member, as the archive's: it names the member and where its data
+ * starts in the archive (the error's offset), with the offset in the unpacked member in words.
+ */
+export function inZipMember(e: InputError, member: { name: string; dataOffset: number }): InputError {
+  const within = e.offset === undefined ? "" : `, at offset ${hexText(e.offset)} of the unpacked member`;
+  return new InputError(e.code, `zip member ${member.name} (its data at archive offset ${hexText(member.dataOffset)})${within}: ${e.reason}`, { offset: member.dataOffset });
+}
+
+/**
+ * The largest zip member inflated: 1 GiB. A member is inflated to at most the size its entry
+ * declares (and no more than this), so a small archive cannot unpack to gigabytes.
+ */
+export const ZIP_MEMBER_LIMIT = 1 << 30;
+
 /** Whether `bytes` start with a zip local file header. */
 export function isZip(bytes: Uint8Array): boolean {
   return bytes.length >= 4 && bytes[0] === 0x50 && bytes[1] === 0x4b && bytes[2] === 0x03 && bytes[3] === 0x04;
@@ -287,7 +304,7 @@ export function isZip(bytes: Uint8Array): boolean {
  * The one `.etl` member of a zip archive, inflated (PKWARE APPNOTE: the end-of-central-directory
  * record, the central directory, the local header; methods 0 stored and 8 deflate).
  */
-export function etlInZip(zip: Uint8Array): { name: string; bytes: Uint8Array } {
+export function etlInZip(zip: Uint8Array): { name: string; bytes: Uint8Array; dataOffset: number } {
   const v = new DataView(zip.buffer, zip.byteOffset, zip.byteLength);
   let eocd = -1;
   for (let at = zip.length - 22; at >= Math.max(0, zip.length - 22 - 0xffff); at--) {
@@ -299,33 +316,45 @@ export function etlInZip(zip: Uint8Array): { name: string; bytes: Uint8Array } {
   if (eocd < 0) throw new InputError("bad-magic", "a zip archive without an end-of-central-directory record", { offset: zip.length });
   const entries = v.getUint16(eocd + 10, true);
   let at = v.getUint32(eocd + 16, true);
-  const found: { name: string; method: number; compressed: number; size: number; local: number }[] = [];
+  const entriesAt = eocd + 16;
+  const found: { name: string; etl: boolean; method: number; compressed: number; size: number; local: number; entry: number }[] = [];
   for (let i = 0; i < entries; i++) {
-    if (at + 46 > zip.length || v.getUint32(at, true) !== 0x02014b50) throw new InputError("bad-value", `zip central directory entry ${i} is not where the directory says`, { offset: at });
+    if (at + 46 > zip.length || v.getUint32(at, true) !== 0x02014b50) {
+      throw new InputError("bad-value", `zip central directory entry ${i} is not at ${hexText(at)}, where the directory says${at + 46 > zip.length ? ` (the archive has ${zip.length} bytes)` : ""}`, { offset: i === 0 ? entriesAt : Math.min(at, zip.length) });
+    }
     const nameLength = v.getUint16(at + 28, true);
-    const name = new TextDecoder().decode(zip.subarray(at + 46, at + 46 + nameLength));
-    found.push({ name, method: v.getUint16(at + 10, true), compressed: v.getUint32(at + 20, true), size: v.getUint32(at + 24, true), local: v.getUint32(at + 42, true) });
+    const decoded = new TextDecoder().decode(zip.subarray(at + 46, at + 46 + nameLength));
+    // A name with control characters is shown quoted as JSON, so that no message breaks its line.
+    const name = /[\u0000-\u001f\u007f]/.test(decoded) ? JSON.stringify(decoded) : decoded;
+    found.push({ name, etl: decoded.toLowerCase().endsWith(".etl"), method: v.getUint16(at + 10, true), compressed: v.getUint32(at + 20, true), size: v.getUint32(at + 24, true), local: v.getUint32(at + 42, true), entry: at });
     at += 46 + nameLength + v.getUint16(at + 30, true) + v.getUint16(at + 32, true);
   }
-  const etls = found.filter((e) => e.name.toLowerCase().endsWith(".etl"));
+  const etls = found.filter((e) => e.etl);
   if (etls.length !== 1) {
     throw new InputError("bad-value", `the zip archive holds ${etls.length} .etl files (${found.map((e) => e.name).join(", ") || "no files"}); decode needs exactly one`, { offset: 0 });
   }
   const e = etls[0]!;
-  if (e.local + 30 > zip.length || v.getUint32(e.local, true) !== 0x04034b50) throw new InputError("bad-value", `zip member ${e.name}: no local header at its offset`, { offset: e.local });
+  if (e.local + 30 > zip.length || v.getUint32(e.local, true) !== 0x04034b50) {
+    throw new InputError("bad-value", `zip member ${e.name}: no local header at ${hexText(e.local)}, where its directory entry says${e.local + 30 > zip.length ? ` (the archive has ${zip.length} bytes)` : ""}`, { offset: e.entry + 42 });
+  }
   const start = e.local + 30 + v.getUint16(e.local + 26, true) + v.getUint16(e.local + 28, true);
   if (e.compressed === 0xffff_ffff || e.size === 0xffff_ffff) throw new InputError("unsupported", `zip member ${e.name} uses ZIP64 sizes`, { offset: e.local });
-  if (start + e.compressed > zip.length) throw new InputError("truncated", `zip member ${e.name}: ${e.compressed} compressed bytes run past the end of the archive`, { offset: start });
+  if (start + e.compressed > zip.length) {
+    throw new InputError("truncated", `zip member ${e.name}: ${e.compressed} compressed bytes at ${hexText(start)} need ${start + e.compressed} bytes, the archive has ${zip.length}`, { offset: Math.min(start, e.local) });
+  }
+  if (e.size > ZIP_MEMBER_LIMIT) throw new InputError("unsupported", `zip member ${e.name} declares ${e.size} unpacked bytes, more than the ${ZIP_MEMBER_LIMIT} read`, { offset: e.entry + 24 });
   const data = zip.subarray(start, start + e.compressed);
   let bytes: Uint8Array;
   if (e.method === 0) bytes = data;
   else if (e.method === 8) {
     try {
-      bytes = new Uint8Array(inflateRawSync(data));
+      // Never more than the entry declares (one byte more shows that it would inflate further).
+      bytes = new Uint8Array(inflateRawSync(data, { maxOutputLength: e.size + 1 }));
     } catch (err) {
-      throw new InputError("bad-value", `zip member ${e.name} does not inflate: ${err instanceof Error ? err.message : String(err)}`, { offset: start });
+      const why = err instanceof RangeError ? `it inflates to more than the ${e.size} bytes its entry says` : err instanceof Error ? err.message : String(err);
+      throw new InputError("bad-value", `zip member ${e.name} does not inflate: ${why}`, { offset: start });
     }
   } else throw new InputError("unsupported", `zip member ${e.name} uses compression method ${e.method} (only 0 stored and 8 deflate are read)`, { offset: e.local });
   if (bytes.length !== e.size) throw new InputError("bad-value", `zip member ${e.name} inflates to ${bytes.length} bytes, not the ${e.size} its entry says`, { offset: start });
-  return { name: e.name, bytes };
+  return { name: e.name, bytes, dataOffset: start };
 }

@@ -2,7 +2,7 @@
  * The `stackwalk` command line: loads the one command it runs (so `walk` never loads the
  * emulator or a native module) and maps errors to exit codes.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
 import { InputError } from "../errors.js";
 import { EXIT, UsageError, type Io } from "./io.js";
@@ -54,24 +54,37 @@ Exit status: 0 success, 1 a check found a difference, 2 bad input or usage, 3 an
 `;
 
 const stdio: Io = {
-  out: (text) => stdout().write(text),
+  out: (text) => writeOut(text),
   err: (text) => process.stderr.write(text),
   errIsTty: process.stderr.isTTY === true,
 };
 
+/** Standard output was closed by its reader (`stackwalk walk … | head`): the command ends quietly. */
+class OutputClosed extends Error {}
+
 let stdoutReady = false;
 
 /**
- * Standard output, made blocking when it is a pipe (Node leaves pipes non-blocking and queues
- * what the reader has not taken yet): a long report is written piece by piece as it is made, and
- * a slow reader must hold the writer back rather than let the queue fill memory.
+ * Writes to standard output synchronously, made blocking when it is a pipe (Node leaves pipes
+ * non-blocking and queues what the reader has not taken yet): a long report is written piece by
+ * piece as it is made, a slow reader holds the writer back rather than let a queue fill memory,
+ * and a reader that goes away (EPIPE) is noticed at the write, which ends the command.
  */
-function stdout(): NodeJS.WriteStream {
+function writeOut(text: string): void {
   if (!stdoutReady) {
     stdoutReady = true;
     (process.stdout as { _handle?: { setBlocking?: (blocking: boolean) => unknown } })._handle?.setBlocking?.(true);
   }
-  return process.stdout;
+  let bytes = Buffer.from(text);
+  while (bytes.length > 0) {
+    try {
+      bytes = bytes.subarray(writeSync(1, bytes));
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "EPIPE") throw new OutputClosed("standard output was closed");
+      if (code !== "EAGAIN") throw e;
+    }
+  }
 }
 
 /** The package's version, from the package.json above this file (src/cli, or dist/bin in the built bin). */
@@ -125,6 +138,8 @@ export async function run(argv: string[], io: Io = stdio): Promise<number> {
     const command = await entry.load();
     return await command.run(rest, io);
   } catch (e) {
+    // The reader of the output went away: nothing is wrong with the input or the command.
+    if (e instanceof OutputClosed) return EXIT.ok;
     if (e instanceof UsageError) {
       io.err(`stackwalk ${name}: ${e.message}\n`);
       return EXIT.badInput;

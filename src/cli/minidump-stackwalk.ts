@@ -55,7 +55,9 @@ export async function minidumpStackwalkCommand(argv: string[], io: Io): Promise<
   const symbols = symbolSpec({ symbols: paths });
   const { snapshot, dump } = await loadSnapshot(file, { symbols, images: [], format: "breakpad" }, io);
   if (snapshot.machine === "ia64") throw new UsageError(`Breakpad's processor has no IA-64 stack walker; ${file} is an IA-64 dump`);
-  const report = breakpadReport(dump!, snapshot, { symbolPathGiven: symbols.given });
+  // Each thread is walked as it is written and not kept, except for -s, which reads a frame's
+  // caller, and -c, whose module list still names the modules of every thread without symbols.
+  const report = breakpadReport(dump!, snapshot, { symbolPathGiven: symbols.given, keepWalks: flags.has("s") || flags.has("c") });
   if (flags.has("m")) writeBreakpadMachineReadable(report, io.out);
   else if (flags.has("b")) writeBreakpadBrief(report, io.out);
   else {

@@ -1,12 +1,12 @@
 /** `stackwalk walk <input>...`: walks every thread (or one) and prints the frames; several inputs go to batch.ts. */
 import { machineInfo } from "../model/machine.js";
 import { writeJson } from "../render/json.js";
-import { renderRoles, renderText } from "../render/text.js";
-import { renderWindbg, windbgProcess } from "../render/windbg.js";
+import { renderRoles, writeText } from "../render/text.js";
+import { windbgProcess, writeWindbg } from "../render/windbg.js";
 import { breakpadReport } from "../analysis/breakpad-report.js";
 import { writeBreakpad, writeBreakpadMachineReadable } from "../render/breakpad.js";
-import { walkSnapshot, DEFAULT_MAX_FRAMES } from "../walk/walk.js";
-import { EXIT, isDirectory, reportSymbols, maxFramesOption, pacVaBitsOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io } from "./common.js";
+import { walkThreads, DEFAULT_MAX_FRAMES, DEFAULT_FRAME_BUDGET } from "../walk/walk.js";
+import { EXIT, frameBudgetOption, isDirectory, reportSymbols, maxFramesOption, pacVaBitsOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io } from "./common.js";
 import { expandDumps, jobsOption, walkBatch, type BatchOptions } from "./batch.js";
 import { loadSnapshot, resolveThread } from "./load.js";
 
@@ -14,7 +14,7 @@ import { loadSnapshot, resolveThread } from "./load.js";
 export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json|dump.dmp|folder>... [--walker auto|fpo|unwind|frame-pointer]
                      [--symbols PATH]... [--symbols-url URL]... [--symbols-cache DIR]
                      [--symbol-download-timeout-secs S] [--images DIR]... [--thread ID|all|crashed]
-                     [--step N] [--max-frames N] [--pac-va-bits N] [--jobs N]
+                     [--step N] [--max-frames N] [--frame-budget N] [--pac-va-bits N] [--jobs N]
                      [--format text|json|jsonl|summary|windbg|breakpad|breakpad-m]
                      [--roles] [--registers]
 
@@ -42,7 +42,9 @@ and the batch goes on (exit status 2 when any failed).
                    repeatable
   --thread T       a thread id, all of them (default; the crashed thread first), or crashed
   --step N         for a sweep: the snapshot taken at instruction count N
-  --max-frames N   frame cap (default ${DEFAULT_MAX_FRAMES})
+  --max-frames N   frame cap of one thread's walk (default ${DEFAULT_MAX_FRAMES})
+  --frame-budget N the most frames of all of an input's threads together (default
+                   ${DEFAULT_FRAME_BUDGET}); a walk that reaches it stops with frame-budget
   --pac-va-bits N  arm64: the virtual-address size (64 − TxSZ, 16 to 52; default 48) at which
                    return addresses lose a pointer authentication code: bits N-63 become
                    copies of bit 55 (Breakpad's report strips as Breakpad does instead)
@@ -66,6 +68,7 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
     thread: { type: "string" },
     "max-frames": { type: "string" },
     "pac-va-bits": { type: "string" },
+    "frame-budget": { type: "string" },
     format: { type: "string" },
     roles: { type: "boolean" },
     registers: { type: "boolean" },
@@ -93,6 +96,7 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
       walker: walkerOption(values.walker),
       maxFrames: maxFramesOption(values["max-frames"]) ?? DEFAULT_MAX_FRAMES,
       pacVaBits: pacVaBitsOption(values["pac-va-bits"]),
+      frameBudget: frameBudgetOption(values["frame-budget"]),
       thread: threadOption(values.thread, true, true) ?? "all",
       symbols: { symbols: values.symbols, "symbols-url": values["symbols-url"], "symbols-cache": values["symbols-cache"], "symbol-download-timeout-secs": values["symbol-download-timeout-secs"] },
       images: values.images ?? [],
@@ -104,30 +108,32 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
   if (values.jobs !== undefined) throw new UsageError("--jobs applies to several inputs (or a folder)");
   const threadChoice = threadOption(values.thread, true, true) ?? "all";
   const maxFrames = maxFramesOption(values["max-frames"]) ?? DEFAULT_MAX_FRAMES;
+  const frameBudget = frameBudgetOption(values["frame-budget"]);
   const walker = walkerOption(values.walker);
   const pacVaBits = pacVaBitsOption(values["pac-va-bits"]);
   const file = positionals[0]!;
   const symbols = symbolSpec(values);
   const { snapshot, dump, symbolNotes } = await loadSnapshot(file, { step: values.step, symbols, images: values.images ?? [], format }, io);
   const thread = resolveThread(snapshot, threadChoice, file);
+  // Every format is written as it is made, one thread walked at a time: the output of a dump
+  // whose threads are deep is never one text, and only the thread being written is held.
   if (format === "breakpad" || format === "breakpad-m") {
     if (snapshot.machine === "ia64") throw new UsageError(`--format ${format}: Breakpad's processor has no IA-64 stack walker; ${file} is an IA-64 dump`);
-    const report = breakpadReport(dump!, snapshot, { walk: { walker, maxFrames }, thread, symbolPathGiven: symbols.given });
+    const report = breakpadReport(dump!, snapshot, { walk: { walker, maxFrames, frameBudget }, thread, symbolPathGiven: symbols.given, keepWalks: false });
     (format === "breakpad" ? writeBreakpad : writeBreakpadMachineReadable)(report, io.out);
     return EXIT.ok;
   }
-  const walks = walkSnapshot(snapshot, { walker, maxFrames, ...(pacVaBits === undefined ? {} : { pacVaBits }), thread });
+  // WinDbg's ~*k goes through the threads in the dump's order.
+  const walks = walkThreads(snapshot, { walker, maxFrames, frameBudget, ...(pacVaBits === undefined ? {} : { pacVaBits }), thread, listed: format === "windbg" });
   if (format === "json") {
     writeJson(snapshot.machine, snapshot.modules, walks, io.out, { ...(dump === undefined ? {} : { dump }), os: snapshot.os, symbols: symbolNotes });
     return EXIT.ok;
   }
-  let text = "";
-  if (values.roles) text += renderRoles([snapshot.machine]) + "\n";
-  if (format === "windbg") text += renderWindbg(snapshot.machine, snapshot.modules, walks, snapshot.memory, dump !== undefined ? windbgProcess(dump) : { threads: snapshot.threads });
+  if (values.roles) io.out(renderRoles([snapshot.machine]) + "\n");
+  if (format === "windbg") writeWindbg(snapshot.machine, snapshot.modules, walks, io.out, snapshot.memory, dump !== undefined ? windbgProcess(dump) : { threads: snapshot.threads });
   else {
-    const header = `${file}: ${machineInfo(snapshot.machine).title}${snapshot.description !== undefined ? ` - ${snapshot.description}` : ""}\n`;
-    text += header + renderText(snapshot.machine, snapshot.modules, walks, values.registers === true || values.roles === true);
+    io.out(`${file}: ${machineInfo(snapshot.machine).title}${snapshot.description !== undefined ? ` - ${snapshot.description}` : ""}\n`);
+    writeText(snapshot.machine, snapshot.modules, walks, io.out, values.registers === true || values.roles === true);
   }
-  io.out(text);
   return EXIT.ok;
 }

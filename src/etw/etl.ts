@@ -27,6 +27,13 @@ export const ETL_BUFFER_FLAG = {
   COMPRESSED: 0x40,
 } as const;
 
+/**
+ * What the reader accepts: a buffer (compressed or not) of at most 64 MiB. ETW's own buffers are
+ * at most 16 MiB (BufferSize is given in KiB, up to 16384), so a larger one is damage, and
+ * nothing is allocated for it.
+ */
+export const ETL_LIMITS = { maxBufferBytes: 64 * 1024 * 1024 } as const;
+
 /** LogFileMode bit that enables buffer compression (etw.md §5.2). */
 export const EVENT_TRACE_COMPRESSED_MODE = 0x0400_0000;
 
@@ -164,6 +171,9 @@ export function looksLikeEtl(bytes: Uint8Array): boolean {
  * the input offset (`baseOffset` + position).
  */
 export function decompressLz77(input: Uint8Array, outLength: number, baseOffset = 0): Uint8Array {
+  if (!Number.isSafeInteger(outLength) || outLength < 0 || outLength > ETL_LIMITS.maxBufferBytes) {
+    throw new InputError("bad-value", `LZ77: an output of ${outLength} bytes is not a size from 0 to ${ETL_LIMITS.maxBufferBytes}`, { offset: baseOffset });
+  }
   const out = new Uint8Array(outLength);
   const fail = (code: "truncated" | "bad-value", reason: string, at: number): never => {
     throw new InputError(code, `LZ77: ${reason}`, { offset: baseOffset + at });
@@ -319,6 +329,9 @@ export function readEtl(bytes: Uint8Array): EtlFile {
         throw new InputError("unsupported", `compressed buffer in format ${log.compressionFormat ?? "unknown"} (LogFileMode ${hex(log.logFileMode)}); only XPRESS (3, plain LZ77) is read`, { offset });
       }
       if (savedOffset < WMI_BUFFER_HEADER_SIZE) throw new InputError("bad-value", `SavedOffset ${hex(savedOffset)} of a compressed buffer is below the 0x48-byte header`, { offset: offset + 4 });
+      // A compressed buffer unpacks to at most the log's buffer size: nothing larger is allocated.
+      const most = Math.min(Math.max(log.bufferSize, WMI_BUFFER_HEADER_SIZE), ETL_LIMITS.maxBufferBytes);
+      if (savedOffset > most) throw new InputError("bad-value", `SavedOffset ${hex(savedOffset)} of a compressed buffer (its unpacked size) exceeds the log's BufferSize ${hex(log.bufferSize)}${log.bufferSize > ETL_LIMITS.maxBufferBytes ? ` (at most ${hex(ETL_LIMITS.maxBufferBytes)} is read)` : ""}`, { offset: offset + 4 });
       data = new Uint8Array(savedOffset);
       data.set(bytes.subarray(offset, offset + WMI_BUFFER_HEADER_SIZE));
       data.set(decompressLz77(bytes.subarray(offset + WMI_BUFFER_HEADER_SIZE, offset + bufferSize), savedOffset - WMI_BUFFER_HEADER_SIZE, offset + WMI_BUFFER_HEADER_SIZE), WMI_BUFFER_HEADER_SIZE);

@@ -112,7 +112,7 @@ export function stitchStacks(items: readonly EtwStackItem[], options: StitchOpti
     if (waiting !== undefined) {
       const stack = waiting.stack;
       stack.parts.push(part("user", item, stack.addresses.length));
-      stack.addresses.push(...trace.addresses);
+      for (const a of trace.addresses) stack.addresses.push(a);
       stack.addressSize = stack.addressSize === 8 || trace.addressSize === 8 ? 8 : 4;
       stack.status = "complete";
       stack.notes.push(...notes);

@@ -11,17 +11,19 @@ export class JsonNode {
     readonly path: string,
   ) {}
 
-  /** Parses JSON text; a syntax error is an {@link InputError} with the byte offset when the engine gives one. */
+  /**
+   * Parses JSON text. A syntax error is an {@link InputError} naming where: the JSON path of the
+   * value being read, with the line and column, and what was expected there (never the input's
+   * text: a line of a megabyte-long vector would be the whole message).
+   */
   static parse(text: string): JsonNode {
+    let value: unknown;
     try {
-      return new JsonNode(JSON.parse(text), "$");
-    } catch (e) {
-      const message = e instanceof Error ? e.message : String(e);
-      const at = /position (\d+)/.exec(message);
-      const where: { offset?: number } = {};
-      if (at !== null) where.offset = Number(at[1]);
-      throw new InputError("bad-json", `not valid JSON: ${message}`, where);
+      value = JSON.parse(text);
+    } catch {
+      throw jsonSyntaxError(text);
     }
+    return new JsonNode(value, "$");
   }
 
   private fail(code: "bad-type" | "bad-value" | "missing-field" | "bad-hex", reason: string): never {
@@ -158,4 +160,144 @@ export function bytesToHex(bytes: Uint8Array): string {
     codes[2 * i + 1] = pair & 0xff;
   }
   return latin1.decode(codes);
+}
+
+/** One open container while JSON text is scanned for its first syntax error. */
+interface OpenContainer {
+  kind: "object" | "array";
+  /** The member being read (objects) or the element's index (arrays). */
+  key: string | undefined;
+  index: number;
+}
+
+/** The JSON path of the value being read inside `open` (JsonNode's spelling), its middle left out when deep. */
+function openPath(open: readonly OpenContainer[]): string {
+  const part = (c: OpenContainer): string => (c.kind === "array" ? `[${c.index}]` : c.key === undefined ? "" : `.${c.key.length > 40 ? `${c.key.slice(0, 40)}…` : c.key}`);
+  if (open.length <= 16) return `$${open.map(part).join("")}`;
+  return `$${open.slice(0, 4).map(part).join("")}…(${open.length - 10} levels)…${open.slice(-6).map(part).join("")}`;
+}
+
+const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+const STRING_BODY = /(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*/y;
+
+/**
+ * The error for JSON text that `JSON.parse` rejected: scans it (RFC 8259's grammar, with an
+ * explicit stack, so any nesting depth is fine) to the first place it breaks and says, in one
+ * line, the JSON path being read, the line and column, and what was expected.
+ */
+export function jsonSyntaxError(text: string): InputError {
+  const open: OpenContainer[] = [];
+  let i = 0;
+  const n = text.length;
+  const ws = (): void => {
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
+      i++;
+    }
+  };
+  const fail = (expected: string): InputError => {
+    let line = 1;
+    let lineStart = 0;
+    for (let k = text.indexOf("\n"); k >= 0 && k < i; k = text.indexOf("\n", k + 1)) {
+      line++;
+      lineStart = k + 1;
+    }
+    const found = i >= n ? "the end of the input" : describeChar(text.charCodeAt(i));
+    return new InputError("bad-json", `not valid JSON: line ${line}, column ${i - lineStart + 1}: expected ${expected}, found ${found}`, { path: openPath(open) });
+  };
+  /** Reads a string at i (the opening quote); returns its text, or undefined after an error is due. */
+  const string = (): string | undefined => {
+    const start = i + 1;
+    STRING_BODY.lastIndex = start;
+    STRING_BODY.exec(text);
+    const end = STRING_BODY.lastIndex;
+    if (end >= n || text.charCodeAt(end) !== 0x22) {
+      i = end;
+      return undefined;
+    }
+    i = end + 1;
+    return text.slice(start, end);
+  };
+  for (;;) {
+    // A value.
+    ws();
+    const c = text.charCodeAt(i);
+    let done = true;
+    if (c === 0x7b || c === 0x5b) {
+      i++;
+      ws();
+      if (c === 0x7b) {
+        open.push({ kind: "object", key: undefined, index: 0 });
+        if (text.charCodeAt(i) === 0x7d) i++;
+        else {
+          if (text.charCodeAt(i) !== 0x22) throw fail("a member name in double quotes or \"}\"");
+          const key = string();
+          if (key === undefined) throw fail("a closing quote (a control character or a bad escape ends the string)");
+          open.at(-1)!.key = key;
+          ws();
+          if (text.charCodeAt(i) !== 0x3a) throw fail(`":" after the member name`);
+          i++;
+          done = false;
+        }
+      } else {
+        open.push({ kind: "array", key: undefined, index: 0 });
+        if (text.charCodeAt(i) === 0x5d) i++;
+        else done = false;
+      }
+      if (done) open.pop();
+      else continue;
+    } else if (c === 0x22) {
+      if (string() === undefined) throw fail("a closing quote (a control character or a bad escape ends the string)");
+    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      NUMBER.lastIndex = i;
+      if (NUMBER.exec(text) === null) throw fail("a number");
+      i = NUMBER.lastIndex;
+    } else if (text.startsWith("true", i)) i += 4;
+    else if (text.startsWith("false", i)) i += 5;
+    else if (text.startsWith("null", i)) i += 4;
+    else throw fail("a value");
+    // After a value: the container goes on or closes.
+    for (;;) {
+      ws();
+      const top = open.at(-1);
+      if (top === undefined) {
+        if (i < n) throw fail("the end of the input after the JSON value");
+        return new InputError("bad-json", "not valid JSON (the engine rejected it where this reader's scan finds no fault)", { path: "$" });
+      }
+      const d = text.charCodeAt(i);
+      if (top.kind === "object") {
+        if (d === 0x7d) {
+          i++;
+          open.pop();
+          continue;
+        }
+        if (d !== 0x2c) throw fail(`"," or "}" after the member's value`);
+        i++;
+        ws();
+        if (text.charCodeAt(i) !== 0x22) throw fail("a member name in double quotes");
+        const key = string();
+        if (key === undefined) throw fail("a closing quote (a control character or a bad escape ends the string)");
+        top.key = key;
+        ws();
+        if (text.charCodeAt(i) !== 0x3a) throw fail(`":" after the member name`);
+        i++;
+        break;
+      }
+      if (d === 0x5d) {
+        i++;
+        open.pop();
+        continue;
+      }
+      if (d !== 0x2c) throw fail(`"," or "]" after the element`);
+      i++;
+      top.index++;
+      break;
+    }
+  }
+}
+
+function describeChar(c: number): string {
+  if (c >= 0x21 && c <= 0x7e) return JSON.stringify(String.fromCharCode(c));
+  return `character U+${c.toString(16).toUpperCase().padStart(4, "0")}`;
 }

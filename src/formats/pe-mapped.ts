@@ -30,6 +30,8 @@ export interface MappedImage {
    * not 0; {@link readMappedRuntimeFunctions} reads the table it points at.
    */
   exceptionDirectory?: { rva: number; size: number };
+  /** The section table (each section's RVA and flags), when it is in memory: what turns a PDB's section:offset addresses into RVAs. */
+  sections?: { virtualAddress: number; characteristics: number }[];
   /** Why part of the image could not be used, when that happened. */
   problems: string[];
 }
@@ -64,6 +66,12 @@ export function readMappedImage(memory: MemoryReader, base: bigint): MappedImage
   const dirBase = oh + (magic === 0x20b ? 112 : 96);
   const count = u32(nt, oh + (magic === 0x20b ? 108 : 92));
   const image: MappedImage = { machine, sizeOfImage, problems: [] };
+  // The section table follows the optional header (at most 96 sections, as the loader allows).
+  const sectionCount = u16(nt, 6);
+  if (sectionCount > 0 && sectionCount <= 96) {
+    const table = memory.read(base + BigInt(lfanew + 24 + u16(nt, 20)), 40 * sectionCount);
+    if (table !== undefined) image.sections = Array.from({ length: sectionCount }, (_, i) => ({ virtualAddress: u32(table, 40 * i + 12), characteristics: u32(table, 40 * i + 36) }));
+  }
   if (count > EXCEPTION_DIRECTORY) {
     const rva = u32(nt, dirBase + EXCEPTION_DIRECTORY * 8);
     const size = u32(nt, dirBase + EXCEPTION_DIRECTORY * 8 + 4);

@@ -20,7 +20,7 @@ import type { Module, ModuleSymbol, ModuleUnwind } from "../model/snapshot.js";
 import { breakpadFpoData, breakpadFrameData, parseBreakpadSym, type BreakpadSymbols } from "./breakpad-sym.js";
 import { breakpadSymbols } from "./breakpad-sym/module-symbols.js";
 import { lazyProperty } from "./lazy-property.js";
-import { MSF_MAGIC, parsePdb, type Pdb } from "./pdb.js";
+import { MSF_MAGIC, parsePdb, type Pdb, type PdbSymbol } from "./pdb.js";
 import { readMappedImage } from "./pe-mapped.js";
 import { parsePe, peCodeId, type PeImage } from "./pe.js";
 
@@ -245,7 +245,7 @@ export function attachSymbolFiles(target: SymbolTarget, files: readonly SymbolFi
       throw new InputError("bad-value", `${file.name ?? `the ${file.kind} file`} carries ${fileIdentity(file)}: ${none}`);
     }
     for (const original of matches) {
-      const { module, detail, warnings, region } = attachOne(replaced.get(original) ?? original, file, options);
+      const { module, detail, warnings, region } = attachOne(replaced.get(original) ?? original, target.memory, file, options);
       replaced.set(original, module);
       if (region !== undefined) images.push(region);
       done.push({ original, detail, warnings });
@@ -257,7 +257,7 @@ export function attachSymbolFiles(target: SymbolTarget, files: readonly SymbolFi
 }
 
 /** One file on one module: the new module, and the image region to lay under the memory. */
-function attachOne(module: Module, file: SymbolFile, options: AttachOptions): { module: Module; detail: string; warnings: string[]; region?: MemoryRegion } {
+function attachOne(module: Module, memory: MemoryReader, file: SymbolFile, options: AttachOptions): { module: Module; detail: string; warnings: string[]; region?: MemoryRegion } {
   const origin = file.name ?? (file.kind === "breakpad" ? file.debugFile : file.kind === "pdb" ? "PDB" : "image");
   const keepNames = options.names === "keep" && module.symbols.length > 0;
   if (file.kind === "image") {
@@ -269,11 +269,21 @@ function attachOne(module: Module, file: SymbolFile, options: AttachOptions): { 
     const pdb = file.pdb;
     const unwind: ModuleUnwind = { fpo: pdb.fpo, frameData: pdb.frameData, origin: `PDB ${origin}` };
     const next: Module = { ...module, unwind };
-    const names = pdb.symbols();
+    const warnings: string[] = [];
+    let names: PdbSymbol[] = [];
+    // A PDB without section headers names its symbols by section:offset only: the image mapped
+    // at the module's base has the section table that turns them into RVAs.
+    const sections = pdb.sections === undefined && pdb.originalSections === undefined ? readMappedImage(memory, module.base)?.sections : undefined;
+    try {
+      names = pdb.symbols(sections);
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;
+      warnings.push(`${origin}: no function names: ${e.message}`);
+    }
     if (!keepNames && names.length > 0) {
       next.symbols = names.map((s): ModuleSymbol => (s.size === undefined ? { name: s.name, rva: BigInt(s.rva) } : { name: s.name, rva: BigInt(s.rva), size: BigInt(s.size) }));
     }
-    return { module: next, detail: `unwind records from ${origin}`, warnings: [] };
+    return { module: next, detail: `unwind records from ${origin}`, warnings };
   }
   const sym = file.symbols;
   const { fpo, unconverted } = breakpadFpoData(sym);

@@ -33,14 +33,21 @@ export class ByteCursor {
     return this.base + this.pos;
   }
 
-  /** Throws unless `size` bytes are readable at `at` (relative); `what` names the field. */
+  /**
+   * Throws unless `size` bytes are readable at `at` (relative); `what` names the field. The
+   * error's offset lies inside the input: the field's, or the end of the input when the field
+   * would start past it (the message then says where it was wanted).
+   */
   need(size: number, what: string, at = this.pos): void {
-    if (at < 0 || size < 0 || at + size > this.bytes.byteLength) {
-      throw new InputError(
-        "truncated",
-        `${what}: needs ${size} byte(s) but the input ends at offset ${hex(this.base + this.bytes.byteLength)}`,
-        { offset: this.base + at },
-      );
+    const length = this.bytes.byteLength;
+    if (at < 0 || size < 0 || at + size > length) {
+      const end = this.base + length;
+      if (at >= 0 && at <= length) {
+        throw new InputError("truncated", `${what}: needs ${size} byte(s) at offset ${hex(this.base + at)}, but the input ends at offset ${hex(end)}`, { offset: this.base + at });
+      }
+      const wanted = at < 0 ? `-${hex(-at)}` : hex(this.base + at);
+      const why = size > 0 ? `needs ${size} byte(s) at offset ${wanted}, outside the input` : `offset ${wanted} lies outside the input`;
+      throw new InputError("truncated", `${what}: ${why}, which ends at offset ${hex(end)}`, { offset: end });
     }
   }
 

@@ -52,8 +52,15 @@ export function breakpadStackContents(report: BreakpadReport, snapshot: Snapshot
     const next = t.walk.frames[i + 1];
     if (word === 0 || frame === undefined || next === undefined) return "";
     const begin = stackPointer(report.cpu, frame);
-    const end = stackPointer(report.cpu, next);
+    let end = stackPointer(report.cpu, next);
     if (begin === 0n || end === 0n) return "";
+    // Never past the thread's stack memory: a damaged dump's next frame may lie gigabytes above.
+    const ranges = t.thread.stackRanges;
+    if (ranges !== undefined) {
+      const range = ranges.find((r) => r.start <= begin && begin < r.end);
+      if (range === undefined) return "";
+      if (end > range.end) end = range.end;
+    }
     const memory = t.thread.stackRanges === undefined ? snapshot.memory : new WindowMemory(snapshot.memory, t.thread.stackRanges);
     const pad = (v: bigint): string => hex(v).padStart(digits, "0");
     let out = `\n${indent}Stack contents:`;

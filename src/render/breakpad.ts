@@ -215,8 +215,9 @@ export function writeBreakpad(report: BreakpadReport, write: (text: string) => v
     out.push("\n");
     const label = t.index !== report.requestingThread ? "" : report.crashed ? " (crashed)" : " (requested dump, did not crash)";
     out.push(`Thread ${t.index}${label}\n`);
-    if (t.walk.frames.length === 0) out.push(" <no frames>\n");
-    for (const f of t.walk.frames) {
+    const frames = t.walk.frames;
+    if (frames.length === 0) out.push(" <no frames>\n");
+    for (const f of frames) {
       const loc = locationOf(f);
       let text = texts.get(loc);
       if (text === undefined) {

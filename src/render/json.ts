@@ -11,7 +11,7 @@ import { formatAddress, type Machine } from "../model/machine.js";
 import type { Module, OperatingSystem } from "../model/snapshot.js";
 import { ruleText } from "../unwind/rule-text.js";
 import type { Frame } from "../walk/frame.js";
-import type { ThreadWalk } from "../walk/walk.js";
+import { threadsOf, type ThreadWalk, type ThreadWalks } from "../walk/walk.js";
 import { assertionText } from "../analysis/breakpad-report.js";
 import { crashReason } from "../analysis/breakpad-crash.js";
 import { chunked, collect } from "./chunks.js";
@@ -140,11 +140,12 @@ function modulesJson(machine: Machine, modules: readonly Module[], symbols: read
 }
 
 /** Everything before the threads: the contract's `machine` and `notes`, then crash, system and modules. */
-function documentHead(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[], context: JsonContext): Record<string, unknown> {
+function documentHead(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[] | ThreadWalks, context: JsonContext): Record<string, unknown> {
+  const threads = threadsOf(walks);
   const { dump } = context;
   const notes = context.notes ?? dump?.notes;
   const a = (v: bigint): string => formatAddress(machine, v);
-  const crashed = walks.findIndex((w) => w.thread.crashed);
+  const crashed = threads.findIndex((t) => t.crashed);
   const crash = dump === undefined ? undefined : crashReason(dump);
   const sys = dump === undefined || dump.systemInfo === undefined ? undefined : dumpSystemInfo(dump);
   return {
@@ -169,7 +170,7 @@ function documentHead(machine: Machine, modules: readonly Module[], walks: reado
     // A dump's first module is its main module (minidump.md §2.3); a vector does not say.
     main_module: dump !== undefined && modules.length > 0 ? 0 : null,
     modules: modulesJson(machine, modules, context.symbols ?? []),
-    thread_count: walks.length,
+    thread_count: threads.length,
   };
 }
 
@@ -229,7 +230,7 @@ function indented(value: unknown, indent: string): string {
 export function writeJson(
   machine: Machine,
   modules: readonly Module[],
-  walks: readonly ThreadWalk[],
+  walks: readonly ThreadWalk[] | ThreadWalks,
   write: (text: string) => void,
   context: JsonContext | readonly string[] = {},
   options: { indent?: boolean } = {},
@@ -239,12 +240,13 @@ export function writeJson(
   if (options.indent === false) {
     const head = JSON.stringify(documentHead(machine, modules, walks, ctx));
     out.push(head.slice(0, -1) + ',"threads":[');
-    walks.forEach((w, i) => {
+    let i = 0;
+    for (const w of walks) {
       const t = JSON.stringify({ ...threadHead(w), frames: [] });
-      out.push((i > 0 ? "," : "") + t.slice(0, -2));
+      out.push((i++ > 0 ? "," : "") + t.slice(0, -2));
       w.walk.frames.forEach((f, k) => out.push((k > 0 ? "," : "") + JSON.stringify(frameJson(machine, modules, f))));
       out.push(`],"stop":${JSON.stringify(stopJson(machine, w.walk))}}`);
-    });
+    }
     out.push("]}\n");
     out.end();
     return;
@@ -257,15 +259,17 @@ export function writeJson(
     w.walk.frames.forEach((f, i) => out.push((i > 0 ? ",\n" : "") + indented(frameJson(machine, modules, f), frames.indent)));
     out.push(frames.after);
   };
-  const doc = JSON.stringify({ ...documentHead(machine, modules, walks, ctx), threads: walks.length === 0 ? [] : [ITEMS] }, null, 2);
-  if (walks.length === 0) out.push(doc);
+  const none = threadsOf(walks).length === 0;
+  const doc = JSON.stringify({ ...documentHead(machine, modules, walks, ctx), threads: none ? [] : [ITEMS] }, null, 2);
+  if (none) out.push(doc);
   else {
     const threads = around(doc);
     out.push(threads.before);
-    walks.forEach((w, i) => {
-      if (i > 0) out.push(",\n");
+    let i = 0;
+    for (const w of walks) {
+      if (i++ > 0) out.push(",\n");
       pushThread(w, threads.indent);
-    });
+    }
     out.push(threads.after);
   }
   out.push("\n");

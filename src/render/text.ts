@@ -2,7 +2,8 @@
 import { formatAddress, machineInfo, MACHINES, type Machine } from "../model/machine.js";
 import type { Module } from "../model/snapshot.js";
 import { ruleText } from "../unwind/rule-text.js";
-import type { ThreadWalk } from "../walk/walk.js";
+import type { ThreadWalk, ThreadWalks } from "../walk/walk.js";
+import { chunked, collect } from "./chunks.js";
 import { locate, locationText, type Location } from "../analysis/location.js";
 
 /** The register-role table of one or more machines, side by side when several. */
@@ -39,24 +40,32 @@ export function sourceText(loc: Location): string {
 }
 
 /** Renders walks as text; `withRegisters` adds each frame's recovered registers. */
-export function renderText(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[], withRegisters = false): string {
+export function renderText(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[] | ThreadWalks, withRegisters = false): string {
+  return collect((write) => writeText(machine, modules, walks, write, withRegisters));
+}
+
+/** {@link renderText}'s text, handed to `write` piece by piece as it is made (a deep walk is never held as one text). */
+export function writeText(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[] | ThreadWalks, write: (text: string) => void, withRegisters = false): void {
   const a = (v: bigint): string => formatAddress(machine, v);
   const w = machineInfo(machine).pointerSize * 2 + 2;
-  const out: string[] = [];
+  const out = chunked(write);
+  const line = (text: string): void => out.push(`${text}\n`);
+  let first = true;
   for (const { thread, walk } of walks) {
-    out.push(`thread ${thread.id}${thread.crashed ? " (crashed)" : ""}: ${walk.frames.length} frame${walk.frames.length === 1 ? "" : "s"}`);
-    out.push(["  #", "AddrPC".padEnd(w), "AddrReturn".padEnd(w), "AddrFrame".padEnd(w), "AddrStack".padEnd(w), "trust".padEnd(13), "location"].join("  "));
+    if (!first) line("");
+    first = false;
+    line(`thread ${thread.id}${thread.crashed ? " (crashed)" : ""}: ${walk.frames.length} frame${walk.frames.length === 1 ? "" : "s"}`);
+    line(["  #", "AddrPC".padEnd(w), "AddrReturn".padEnd(w), "AddrFrame".padEnd(w), "AddrStack".padEnd(w), "trust".padEnd(13), "location"].join("  "));
     for (const f of walk.frames) {
       const where = locate(modules, f);
       const loc = locationText(where, a(f.addrPC)) + sourceText(where);
-      out.push([String(f.index).padStart(3), a(f.addrPC), a(f.addrReturn), a(f.addrFrame), a(f.addrStack), f.trust.padEnd(13), loc].join("  "));
-      out.push(`     rule: ${ruleText(f.rule)}`);
-      out.push(`     params: ${f.params.map(a).join(" ")}`);
-      if (withRegisters) out.push(`     registers: ${Object.entries(f.registers).map(([k, v]) => `${k}=${a(v)}`).join(" ")}`);
+      line([String(f.index).padStart(3), a(f.addrPC), a(f.addrReturn), a(f.addrFrame), a(f.addrStack), f.trust.padEnd(13), loc].join("  "));
+      line(`     rule: ${ruleText(f.rule)}`);
+      line(`     params: ${f.params.map(a).join(" ")}`);
+      if (withRegisters) line(`     registers: ${Object.entries(f.registers).map(([k, v]) => `${k}=${a(v)}`).join(" ")}`);
     }
     const at = walk.stop.address === undefined ? "" : ` at ${a(walk.stop.address)}`;
-    out.push(`  stop: ${walk.stop.reason}${at}: ${walk.stop.detail}`);
-    out.push("");
+    out.push(`  stop: ${walk.stop.reason}${at}: ${walk.stop.detail}\n`);
   }
-  return out.join("\n");
+  out.end();
 }

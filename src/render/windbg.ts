@@ -27,7 +27,8 @@ import type { Frame } from "../walk/frame.js";
 import { hexPadded } from "../hex.js";
 import { UnwindCache } from "../unwind/cache.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
-import type { ThreadWalk } from "../walk/walk.js";
+import { threadsOf, type ThreadWalk, type ThreadWalks } from "../walk/walk.js";
+import { chunked, collect } from "./chunks.js";
 import { locate, locationText } from "../analysis/location.js";
 
 /** WinDbg's 32-bit address: eight digits, no prefix. */
@@ -109,23 +110,37 @@ export function windbgThreadLine(machine: Machine, process: WindbgProcess, threa
  * FPO_DATA from mapped images' debug directories; `process` gives the `~` lines their numbers and
  * ids (default: the threads walked, in the order given, in a process whose id is not known).
  */
-export function renderWindbg(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[], images?: MemoryReader, process?: WindbgProcess): string {
-  const out: string[] = [];
+export function renderWindbg(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[] | ThreadWalks, images?: MemoryReader, process?: WindbgProcess): string {
+  return collect((write) => writeWindbg(machine, modules, walks, write, images, process));
+}
+
+/**
+ * {@link renderWindbg}'s text, handed to `write` piece by piece as it is made. Walks made as they
+ * are read (ThreadWalks) are written as they come when their threads are already in the
+ * debugger's order (walkThreads with `listed`), else gathered and sorted first.
+ */
+export function writeWindbg(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[] | ThreadWalks, write: (text: string) => void, images?: MemoryReader, process?: WindbgProcess): void {
+  const out = chunked(write);
   const cache = new UnwindCache();
-  const threads = process ?? { threads: walks.map((w) => w.thread) };
+  const listed = threadsOf(walks);
+  const threads = process ?? { threads: listed };
   // The debugger's current thread: the exception thread, else the first thread of the process.
-  const current = walks.find((w) => w.thread.crashed)?.thread.id ?? threads.threads[0]?.id;
+  const current = listed.find((t) => t.crashed)?.id ?? threads.threads[0]?.id;
   // `~*k` goes through the threads in the debugger's order.
-  const position = (w: ThreadWalk): number => {
-    const i = threads.threads.findIndex((t) => t.id === w.thread.id);
+  const position = (id: number): number => {
+    const i = threads.threads.findIndex((t) => t.id === id);
     return i < 0 ? threads.threads.length : i;
   };
-  for (const { thread, walk } of [...walks].sort((a, b) => position(a) - position(b))) {
-    if (walks.length > 1) out.push(windbgThreadLine(machine, threads, thread, thread.id === current));
-    out.push(...STACK_LINES[machine]({ modules, frames: walk.frames, images, cache }));
-    out.push("");
+  const inOrder = listed.every((t, i) => i === 0 || position(listed[i - 1]!.id) <= position(t.id));
+  const ordered = inOrder ? walks : [...walks].sort((a, b) => position(a.thread.id) - position(b.thread.id));
+  let first = true;
+  for (const { thread, walk } of ordered) {
+    if (!first) out.push("\n");
+    first = false;
+    if (listed.length > 1) out.push(`${windbgThreadLine(machine, threads, thread, thread.id === current)}\n`);
+    for (const line of STACK_LINES[machine]({ modules, frames: walk.frames, images, cache })) out.push(`${line}\n`);
   }
-  return out.join("\n");
+  out.end();
 }
 
 /** What a machine's `kb` lines are made from. */

@@ -20,6 +20,8 @@ export type StopReason =
   | "no-progress"
   | "bad-pc"
   | "max-frames"
+  /** The walks of one snapshot (a dump's threads) shared a total frame budget, and it was spent. */
+  | "frame-budget"
   | "unsupported"
   /** An x86 FPO_DATA record says FRAME_TRAP: the caller's context is in a kernel trap frame. */
   | "trap-frame"

@@ -53,6 +53,37 @@ export interface WalkOptions {
    * (`TerminateWalk`), not after a frame whose PC was interrupted.
    */
   breakpad?: boolean;
+  /**
+   * The frames the walks given these options may return together (`walkSnapshot`,
+   * `walkThreads`, `breakpadReport`: every thread of a snapshot): a walk that would go past what
+   * is left stops with `frame-budget`. Default {@link DEFAULT_FRAME_BUDGET}; `Infinity` for none.
+   * A single {@link walkThread} call counts against it only when given a {@link FrameBudget}.
+   */
+  frameBudget?: number | FrameBudget;
+}
+
+/** Frames the walks sharing it may still return. */
+export interface FrameBudget {
+  readonly total: number;
+  used: number;
+}
+
+/**
+ * The default frame budget of a snapshot's walks together: 2^18 = 262,144 frames, twice a 1 MiB
+ * x86 stack of the smallest frames (131,072), so every thread of an ordinary dump is walked
+ * whole, while a dump of under 1 MB whose hundred threads all list one 120,000-deep stack is
+ * walked and printed in seconds and under 300 MB (`npm run bench`). A deeper walk needs a larger
+ * budget (and, past {@link DEFAULT_MAX_FRAMES}, a larger cap). A thread walked after the budget
+ * is spent still has its context frame.
+ */
+export const DEFAULT_FRAME_BUDGET = 1 << 18;
+
+/** The shared budget of `options`, made once per set of walks. */
+export function frameBudgetOf(options: WalkOptions): FrameBudget {
+  const b = options.frameBudget ?? DEFAULT_FRAME_BUDGET;
+  if (typeof b !== "number") return b;
+  if (b !== Infinity && (!Number.isSafeInteger(b) || b < 1)) throw new InputError("bad-value", `the frame budget must be a whole number ≥ 1, not ${b}`);
+  return { total: b, used: 0 };
 }
 
 /**
@@ -367,8 +398,18 @@ function unwindOnce(strategies: readonly ArchStrategy[], site: FrameSite, ctx: E
   outcome.stop = firstFailure ?? fallbackFailure ?? { reason: "unsupported", detail: "no strategy has a rule for this frame" };
 }
 
-/** Walks one thread of a snapshot. */
+/**
+ * Walks one thread of a snapshot. Given a {@link FrameBudget} (`options.frameBudget`), the walk
+ * stops where the budget runs out and counts its frames against it.
+ */
 export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: WalkOptions = {}): Walk {
+  const budget = typeof options.frameBudget === "object" ? options.frameBudget : undefined;
+  const walk = walkWithin(snapshot, thread, options, budget);
+  if (budget !== undefined) budget.used += walk.frames.length;
+  return walk;
+}
+
+function walkWithin(snapshot: Snapshot, thread: ThreadSnapshot, options: WalkOptions, budget: FrameBudget | undefined): Walk {
   const arch = archWalker(snapshot.machine);
   const strategies = options.strategies ?? strategiesFor(snapshot.machine, options.walker ?? "auto", snapshot.os);
   const maxFrames = options.maxFrames ?? DEFAULT_MAX_FRAMES;
@@ -420,6 +461,9 @@ export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: 
     if (frames.length >= maxFrames) {
       return { frames, stop: { reason: "max-frames", detail: `the walk reached the frame cap of ${maxFrames}` } };
     }
+    if (budget !== undefined && budget.used + frames.length >= budget.total) {
+      return { frames, stop: { reason: "frame-budget", detail: `the walks of this snapshot reached their shared budget of ${budget.total} frames` } };
+    }
     if (outcome.trust === "scan") scanned++;
     const rule = step.rule;
     frames.push(new FrameRow(rows, frames.length, callerRegisters, callerPc!, callerSp!, outcome.trust, rule, step.recovered));
@@ -453,9 +497,11 @@ export interface ThreadWalk {
   walk: Walk;
 }
 
-/** Walks the chosen threads (default: all), the crashed thread first, sharing one cache. */
-export function walkSnapshot(snapshot: Snapshot, options: WalkOptions & { thread?: number | "all" } = {}): ThreadWalk[] {
-  const choice = options.thread ?? "all";
+/**
+ * The chosen threads (default: all) of a snapshot, the crashed thread first; with `listed`, in the
+ * snapshot's order (a dump's thread list, the order a debugger numbers them).
+ */
+export function chosenThreads(snapshot: Snapshot, choice: number | "all" = "all", listed = false): ThreadSnapshot[] {
   let threads = snapshot.threads;
   if (choice !== "all") {
     threads = threads.filter((t) => t.id === choice);
@@ -463,7 +509,44 @@ export function walkSnapshot(snapshot: Snapshot, options: WalkOptions & { thread
       throw new InputError("bad-value", `no thread with id ${choice} (threads: ${snapshot.threads.map((t) => t.id).join(", ")})`);
     }
   }
-  const ordered = [...threads.filter((t) => t.crashed), ...threads.filter((t) => !t.crashed)];
-  const shared: WalkOptions = { ...options, cache: options.cache ?? new UnwindCache() };
-  return ordered.map((thread) => ({ thread, walk: walkThread(snapshot, thread, shared) }));
+  return listed ? [...threads] : [...threads.filter((t) => t.crashed), ...threads.filter((t) => !t.crashed)];
+}
+
+/**
+ * Walks the chosen threads (default: all), the crashed thread first, sharing one cache and one
+ * frame budget ({@link WalkOptions.frameBudget}).
+ */
+export function walkSnapshot(snapshot: Snapshot, options: WalkOptions & { thread?: number | "all" } = {}): ThreadWalk[] {
+  return [...walkThreads(snapshot, options)];
+}
+
+/**
+ * The walks of a snapshot's chosen threads, made one at a time as they are read and not kept:
+ * what a renderer that writes as it goes takes, so that only the thread being written is held.
+ * `threads` lists them (the crashed one first) before any is walked. The walks share one cache
+ * and one frame budget: read it once, for a second reading walks the threads again against what
+ * the first one spent.
+ */
+export interface ThreadWalks extends Iterable<ThreadWalk> {
+  readonly threads: readonly ThreadSnapshot[];
+}
+
+/**
+ * {@link ThreadWalks} of a snapshot (see {@link walkSnapshot} for the options); `listed` walks the
+ * threads in the snapshot's order instead of the crashed one first.
+ */
+export function walkThreads(snapshot: Snapshot, options: WalkOptions & { thread?: number | "all"; listed?: boolean } = {}): ThreadWalks {
+  const threads = chosenThreads(snapshot, options.thread ?? "all", options.listed === true);
+  const shared: WalkOptions = { ...options, cache: options.cache ?? new UnwindCache(), frameBudget: frameBudgetOf(options) };
+  return {
+    threads,
+    *[Symbol.iterator]() {
+      for (const thread of threads) yield { thread, walk: walkThread(snapshot, thread, shared) };
+    },
+  };
+}
+
+/** The threads of walks given as a list or as {@link ThreadWalks}. */
+export function threadsOf(walks: readonly ThreadWalk[] | ThreadWalks): readonly ThreadSnapshot[] {
+  return Array.isArray(walks) ? (walks as readonly ThreadWalk[]).map((w) => w.thread) : (walks as ThreadWalks).threads;
 }

@@ -42,7 +42,7 @@ const FILLER_SIZE = 1n << 30n;
  * of this process's own memory. getrusage's maxRSS would also count the peak of the process it
  * was forked from (Linux records the old memory's peak at exec), here the bench itself.
  */
-const RSS_HOOK = `data:text/javascript,${encodeURIComponent(
+export const RSS_HOOK = `data:text/javascript,${encodeURIComponent(
   'import { readFileSync } from "node:fs"; process.on("exit", () => { let kb = process.resourceUsage().maxRSS; try { const m = /VmHWM:\\s*(\\d+) kB/.exec(readFileSync("/proc/self/status", "utf8")); if (m !== null) kb = Number(m[1]); } catch {} process.stderr.write("\\n@@maxrss " + kb + "\\n"); });',
 )}`;
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync, mkdirSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -110,6 +110,35 @@ describe("stackwalk walk", () => {
   });
 });
 
+describe("the README's hostile-input example", () => {
+  it("a JSON syntax error is one line naming the path, line and column: the README's example is the command's real output", async () => {
+    const readme = readFileSync("README.md", "utf8");
+    const section = readme.slice(readme.indexOf("### Hostile input"));
+    const shown = /```\n\$ npx stackwalk walk broken\.json\n(.*\n)```/.exec(section);
+    const content = /`broken\.json` holds `(.*?)`/.exec(section);
+    expect(shown).not.toBeNull();
+    expect(content).not.toBeNull();
+    const dir = mkdtempSync(join(tmpdir(), "sw-hostile-"));
+    writeFileSync(join(dir, "broken.json"), content![1]!);
+    const r = await cli("walk", join(dir, "broken.json"));
+    expect(r.code).toBe(2);
+    expect(r.out).toBe("");
+    expect(r.err).toBe(shown![1]!.replace("broken.json", join(dir, "broken.json")));
+  });
+
+  it("a walk stopped by the frame budget says so: the README's example is the command's real output", async () => {
+    const readme = readFileSync("README.md", "utf8");
+    const section = readme.slice(readme.indexOf("### Hostile input"));
+    const command = "$ npx stackwalk walk vectors/x86/synthetic/recursion-1000.json --frame-budget 100 --format summary\n";
+    const start = section.indexOf(command);
+    expect(start).toBeGreaterThan(0);
+    const shown = section.slice(start + command.length, section.indexOf("```", start));
+    const r = await cli("walk", "vectors/x86/synthetic/recursion-1000.json", "--frame-budget", "100", "--format", "summary");
+    expect([r.code, r.out]).toEqual([0, shown]);
+    expect(shown).toMatch(/ 100 +frame-budget /);
+  });
+});
+
 describe("stackwalk check", () => {
   it("checks a directory and prints the closing line", async () => {
     const { code, out } = await cli("check", "vectors/x86/ebp-chain-4.json", "vectors/x86/thread-start.json", "--walker", "frame-pointer");
@@ -148,10 +177,13 @@ describe("stackwalk check", () => {
     const v = JSON.parse((await import("node:fs")).readFileSync(X86, "utf8"));
     delete v.truth;
     writeFileSync(join(dir, "notruth.json"), JSON.stringify(v));
-    const { code, out } = await cli("check", dir);
+    const { code, out, err } = await cli("check", dir);
     expect(code).toBe(2);
-    expect(out).toMatch(/ERROR .*notruth\.json: \$\.truth: no ground truth to check against/);
-    expect(out).toMatch(/ERROR .*broken\.json: .*not valid JSON/);
+    // Bad inputs go to stderr, one line each, naming the file and the place; stdout keeps the tally.
+    expect(err).toMatch(/^stackwalk check: .*notruth\.json: \$\.truth: no ground truth to check against$/m);
+    expect(err).toMatch(/^stackwalk check: .*broken\.json: \$: not valid JSON: line 1, column 2: expected a member name in double quotes or "}", found the end of the input$/m);
+    expect(err.trimEnd().split("\n")).toHaveLength(2);
+    expect(out).not.toMatch(/ERROR/);
     expect(out.trimEnd().split("\n").at(-1)).toBe("0 passed, 2 failed");
   });
 });

@@ -109,14 +109,37 @@ describe("stackwalk etw decode", () => {
     const none = await cli("etw", "decode", file("none.zip", zip([{ name: "a.txt", bytes: items, deflate: true }])));
     expect(none.code).toBe(2);
     expect(none.err).toMatch(/none\.zip: offset 0x0: the zip archive holds 0 \.etl files \(a\.txt\); decode needs exactly one/);
+    const odd = await cli("etw", "decode", file("odd.zip", zip([{ name: "a\nb.txt", bytes: items }])));
+    expect(odd.err).toBe(`stackwalk etw: ${join(dir, "odd.zip")}: offset 0x0: the zip archive holds 0 .etl files ("a\\nb.txt"); decode needs exactly one\n`);
     const notEtl = await cli("etw", "decode", file("fake.zip", zip([{ name: "x.etl", bytes: items }])));
     expect(notEtl.code).toBe(0);
     expect(notEtl.out).toContain("on-disk extended data items");
   });
 
+  it("an error inside a zipped member names the member, where its data starts in the archive, and the offset in the member", async () => {
+    // Local header 30 bytes + "x.etl": the member's data starts at archive offset 0x23.
+    const r = await cli("etw", "decode", file("cut.zip", zip([{ name: "x.etl", bytes: Uint8Array.of(0x18, 0, 5, 0) }])));
+    expect(r.code).toBe(2);
+    expect(r.err).toBe(
+      `stackwalk etw: ${join(dir, "cut.zip")}: offset 0x23: zip member x.etl (its data at archive offset 0x23), at offset 0x4 of the unpacked member: Linkage: needs 2 byte(s) at offset 0x4, but the input ends at offset 0x4\n`,
+    );
+  });
+
+  it("inflates a member to no more than its entry declares: a small archive cannot unpack to gigabytes", async () => {
+    // 64 MiB of zeros deflate to about 64 KiB; the entry claims 16 bytes. The data starts at 30 + 8 = 0x26.
+    const archive = zip([{ name: "bomb.etl", bytes: new Uint8Array(64 << 20), deflate: true }]);
+    const view = new DataView(archive.buffer);
+    const central = view.getUint32(archive.length - 6, true);
+    view.setUint32(central + 24, 16, true);
+    view.setUint32(22, 16, true);
+    const r = await cli("etw", "decode", file("bomb.zip", archive));
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/bomb\.zip: offset 0x26: zip member bomb\.etl does not inflate: it inflates to more than the 16 bytes its entry says\n$/);
+  });
+
   it.each([
     ["empty.bin", new Uint8Array(0), [], /empty\.bin: offset 0x0: the file is empty/],
-    ["short.bin", Uint8Array.of(0x18, 0, 5, 0), [], /short\.bin: offset 0x4: Linkage: needs 2 byte\(s\) but the input ends at offset 0x4/],
+    ["short.bin", Uint8Array.of(0x18, 0, 5, 0), [], /short\.bin: offset 0x4: Linkage: needs 2 byte\(s\) at offset 0x4, but the input ends at offset 0x4/],
     ["lying.bin", Uint8Array.of(0x10, 0, 5, 0, 0, 0, 0x20, 0, ...new Uint8Array(8)), [], /lying\.bin: offset 0x0: item size 16 is smaller than its header \(8\) plus DataSize 32/],
     ["chain.bin", Uint8Array.of(0x10, 0, 3, 0, 1, 0, 4, 0, 7, 0, 0, 0, 0, 0, 0, 0), [], /chain\.bin: offset 0x10: the Linkage bit says another item follows, but the input ends/],
     ["notetl.bin", new Uint8Array(0x100), ["--form", "etl"], /notetl\.bin: offset 0x0: not an ETL file/],

@@ -70,7 +70,7 @@ describe("walk minidump2.dmp", () => {
   it("check refuses a dump (no ground truth): exit 2", async () => {
     const r = await cli("check", DUMP);
     expect(r.code).toBe(2);
-    expect(r.out).toContain("no ground truth");
+    expect(r.err).toContain("no ground truth");
   });
 
   it("a .sym with malformed lines still walks: the lines are left out, counted, and reported once", async () => {

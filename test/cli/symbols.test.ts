@@ -10,6 +10,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
 import { parsePdb } from "../../src/formats/pdb.js";
+import { attachSymbolFile, parseSymbolFile } from "../../src/formats/symbol-file.js";
+import { RegionMemory } from "../../src/memory/region-memory.js";
+import { le, optionalHeaderAt, streamsOf, writeMsf } from "../support/msf.js";
 import { parseWalkJson } from "../support/walk-schema.js";
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -86,6 +89,31 @@ describe("walk and check --symbols", () => {
     expect(frames[1]!.trust).toBe("frame-data");
     const check = await cli("check", file, "--walker", "fpo", "--symbols", dir);
     expect(passed(check.out)).toEqual([725, 0]);
+  });
+
+  it("a PDB without a section header stream takes the section table of the image in memory; without one, its names are left out with a warning", async () => {
+    const { dir, file } = strippedSweep();
+    const streams = streamsOf(new Uint8Array(readFileSync(PDB)));
+    const dbi = streams[3]!;
+    le(dbi).setUint16(optionalHeaderAt(dbi) + 2 * 5, 0xffff, true);
+    writeFileSync(join(dir, "recursion-callbacks.pdb"), writeMsf(streams));
+    // Names come only from the PDB.
+    const doc = JSON.parse(readFileSync(file, "utf8")) as { memory: { base: string; hex: string }[]; modules: { base: string; symbols?: unknown }[] };
+    delete doc.modules[0]!.symbols;
+    writeFileSync(file, JSON.stringify(doc));
+    const full = await cli("walk", SWEEP, "--step", "200", "--format", "json");
+    const r = await cli("walk", file, "--step", "200", "--symbols", dir, "--format", "json");
+    expect(r.code).toBe(0);
+    const names = (out: string): string[] => (parseWalkJson(out).threads[0].frames as { function?: string }[]).map((f) => f.function ?? "");
+    expect(names(r.out)).toEqual(names(full.out));
+    expect(names(r.out).filter((n) => n !== "").length).toBeGreaterThan(1);
+    // The same PDB for a module whose image is not in memory (a minidump's usual case): the unwind
+    // records are used, the names cannot be placed, and a warning says why.
+    const target = { modules: [{ name: "recursion-callbacks.exe", base: 0x400000n, size: 0x4000n, symbols: [], debugFile: "recursion-callbacks.pdb", debugId: parsePdb(readFileSync(PDB)).info.debugId }], memory: new RegionMemory([]) };
+    const [attached] = attachSymbolFile(target, parseSymbolFile(writeMsf(streams), { name: "headless.pdb" }));
+    expect(attached!.module.unwind?.frameData?.length).toBeGreaterThan(0);
+    expect(attached!.module.symbols).toEqual([]);
+    expect(attached!.warnings).toEqual([expect.stringMatching(/^headless\.pdb: no function names: offset 0x[0-9a-f]+: the PDB has no section header stream/)]);
   });
 
   it("a damaged PDB is an input error naming the file (exit 2)", async () => {

@@ -19,6 +19,13 @@ describe("plain LZ77 (MS-XCA §2.4, etw.md §5.2)", () => {
     expect(text(decompressLz77(Uint8Array.of(...u32(0), ...ascii("abc")), 3))).toBe("abc");
   });
 
+  it("allocates no output larger than an ETW buffer can be: a lying size is an error at the input", () => {
+    const err = inputError(() => decompressLz77(Uint8Array.of(...u32(0), ...ascii("abc")), 2 ** 31, 0x48));
+    expect(err.code).toBe("bad-value");
+    expect(err.offset).toBe(0x48);
+    expect(err.message).toBe("offset 0x48: LZ77: an output of 2147483648 bytes is not a size from 0 to 67108864");
+  });
+
   it("copies a match byte by byte, so that it may overlap what it produces", () => {
     // Flags: literal, literal, match (bits 31, 30, 29); the match is offset 2, length 6: ((2 − 1) << 3) | (6 − 3).
     expect(text(decompressLz77(Uint8Array.of(...u32(0x2000_0000), ...ascii("ab"), ...u16((1 << 3) | 3)), 8))).toBe("abababab");

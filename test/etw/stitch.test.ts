@@ -37,6 +37,13 @@ describe("stitching by MatchId (etw.md §2.3)", () => {
     ]);
   });
 
+  it("joins a user part of half a million addresses (more than a call's arguments can hold)", () => {
+    const user = Array.from({ length: 500_000 }, (_, i) => U(i));
+    const [s] = stitchStacks([item("k", 7n, [K(0)]), item("u", 7n, user)]);
+    expect(s!.addresses).toHaveLength(500_001);
+    expect(s!.addresses.at(-1)).toBe(U(499_999));
+  });
+
   it("keeps an unmatched kernel half and an unmatched user half, flagged", () => {
     const stacks = stitchStacks([item("u", 3n, [U(0)]), item("k", 4n, [K(0)])]);
     expect(stacks.map((s) => [s.matchId, s.status])).toEqual([

@@ -530,6 +530,14 @@ describe("writer round trips", () => {
     expect(dump.streams.map((s) => s.streamType).slice(-4)).toEqual([0x43500001, 24, 0, 0]);
   });
 
+  it("reads a Memory64List of 300,000 ranges (more than a call's arguments can hold)", () => {
+    const memory = Array.from({ length: 300_000 }, (_, i) => ({ base: 0x1000_0000n + BigInt(i) * 16n, bytes: Uint8Array.of(i & 0xff) }));
+    const { bytes } = writeMinidump({ machine: "x64", threads: [{ id: 1, registers: { rip: 0x1000n, rsp: 0n, rbp: 0n } }], memory, memoryList: "Memory64List" });
+    const dump = readMinidump(bytesSource(bytes));
+    expect(dump.memory.length).toBeGreaterThanOrEqual(300_000);
+    expect(minidumpSnapshot(dump).memory.read(0x1000_0000n + 16n * 299_999n, 1)).toEqual(Uint8Array.of(299_999 & 0xff));
+  });
+
   it("without SystemInfo, the contexts name the machine", () => {
     const { bytes } = writeMinidump({ machine: "x64", processorArchitecture: null, threads: [{ id: 1, registers: { rip: 0x1000n, rsp: 0n, rbp: 0n } }] });
     const dump = readMinidump(bytesSource(bytes));

@@ -235,15 +235,15 @@ describe("parsePe on damaged input", () => {
       }
       // The last section's raw data ends exactly at the end of the file, so no shorter prefix is an image.
       const err = inputError(() => parsePe(prefix));
-      // The offset names the field or read that failed (possibly past the cut, e.g. 0x3C for a
-      // 10-byte file), and the message says where the file ends.
+      // The offset names the field or read that failed, or the end of the file when that field
+      // lies past the cut (e_lfanew of a 10-byte file); the message says where the file ends.
       expect(err.offset).toBeDefined();
+      expect(err.offset).toBeLessThanOrEqual(len);
       expect(err.message).toMatch(new RegExp(`(ends at offset|length) 0x${len.toString(16)}\\b`));
       offsets.add(err.offset!);
     }
     // 0 (short of e_magic), e_lfanew, the header fields one by one, SizeOfHeaders, section raw data.
     expect(offsets.has(0)).toBe(true);
-    expect(offsets.has(0x3c)).toBe(true);
     expect(offsets.has(0x90 + 60)).toBe(true);
     expect(offsets.has(0x170 + 2 * 40 + 20)).toBe(true);
   });
@@ -289,7 +289,9 @@ describe("parsePe on damaged input", () => {
     expect(err.offset).toBe(0);
     expect(err.message).toBe('offset 0x0: not a PE image: e_magic is 0x5a58, expected "MZ" (0x5a4d)');
     expect(inputError(() => parsePe(new Uint8Array(0))).code).toBe("truncated");
-    expect(inputError(() => parsePe(ascii("MZ"))).offset).toBe(0x3c);
+    const short = inputError(() => parsePe(ascii("MZ")));
+    expect(short.offset).toBe(2);
+    expect(short.message).toBe("offset 0x2: IMAGE_DOS_HEADER.e_lfanew: offset 0x3c lies outside the input, which ends at offset 0x2");
   });
 
   it("rejects an e_lfanew outside the file, at offset 0x3C", () => {
@@ -342,8 +344,14 @@ describe("parsePe on damaged input", () => {
   it("rejects a section table outside the file, naming where the table starts", () => {
     const err = inputError(() => parsePe(damaged((b) => u16(b, 0x8c, 0xfff0))));
     expect(err.code).toBe("truncated");
-    expect(err.offset).toBe(0x90 + 0xfff0);
-    expect(err.message).toMatch(/section table \(3 × 40 bytes\): needs 120 byte\(s\) but the input ends at offset 0xc00/);
+    // The table would start past the end of the file: the offset is the end, the message says where.
+    expect(err.offset).toBe(0xc00);
+    expect(err.message).toMatch(/section table \(3 × 40 bytes\): needs 120 byte\(s\) at offset 0x10080, outside the input, which ends at offset 0xc00/);
+  });
+
+  it("quotes a damaged section name as JSON, so that its control characters never break the message's one line", () => {
+    const err = inputError(() => parsePe(damaged((b) => ((b[0x170 + 1] = 0x0a), u32(b, 0x170 + 20, 0x7fff_ffff)))));
+    expect(err.message).toBe('offset 0x184: section 1 ".\\next": raw data 0x7fffffff..0x800003ff runs past the end of the file (length 0xc00)');
   });
 
   it("rejects section raw data outside the file, at the section's PointerToRawData", () => {

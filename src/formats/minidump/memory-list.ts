@@ -72,7 +72,8 @@ export const memoryListStream: MinidumpStream<MinidumpMemoryRange[]> = {
   type: MINIDUMP_STREAM.MemoryList,
   read: (input, entry, held) => readMemoryList(input, entry, held),
   store(dump, ranges) {
-    dump.memory.push(...ranges);
+    // One by one: a list of millions of ranges is more than a call's arguments can hold.
+    for (const r of ranges) dump.memory.push(r);
   },
 };
 
@@ -81,6 +82,7 @@ export const memory64ListStream: MinidumpStream<MinidumpMemoryRange[]> = {
   type: MINIDUMP_STREAM.Memory64List,
   read: (input, entry, held) => readMemory64List(input, entry, held),
   store(dump, ranges) {
-    dump.memory.push(...ranges);
+    // One by one: a list of millions of ranges is more than a call's arguments can hold.
+    for (const r of ranges) dump.memory.push(r);
   },
 };

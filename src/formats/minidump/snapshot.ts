@@ -45,7 +45,7 @@ export function minidumpSnapshot(dump: Minidump): Snapshot {
       throw wrap(new InputError("unsupported", `ProcessorArchitecture ${arch} is not a machine the walker models (x86, AMD64, IA-64)`, { offset: sys.location.rva }));
     }
     // Nothing names the machine: say why no thread context could.
-    throw wrap(dump.threads.find((t) => t.contextError !== undefined)?.contextError ?? noThreadError(dump) ?? new InputError("unsupported", "no SystemInfo stream and no thread context name the machine"));
+    throw wrap(dump.threads.find((t) => t.contextError !== undefined)?.contextError ?? noThreadError(dump) ?? new InputError("unsupported", "no SystemInfo stream and no thread context name the machine", { offset: dump.threads[0] !== undefined ? dump.threads[0].offset + 40 : dump.header.directoryRva }));
   }
   const crashedId = dump.exception?.threadId;
   const crashedIndex = crashedId === undefined ? -1 : dump.threads.findIndex((t) => t.id === crashedId);
@@ -54,6 +54,8 @@ export function minidumpSnapshot(dump: Minidump): Snapshot {
   // can be walked is an error naming the first one's problem.
   const threads: ThreadSnapshot[] = [];
   let firstProblem: InputError | undefined;
+  // Notes already made (a damaged thread list may repeat one problem for thousands of entries).
+  const noted = new Set(dump.notes);
   order.forEach((t, i) => {
     const crashed = i === 0 && crashedIndex >= 0;
     const context = (crashed ? dump.exception?.context : undefined) ?? t.context;
@@ -67,7 +69,10 @@ export function minidumpSnapshot(dump: Minidump): Snapshot {
     firstProblem ??= problem;
     const where = problem.offset === undefined ? "" : `offset ${hex(problem.offset)}: `;
     const note = `${where}thread ${t.id} is not walked: ${problem.reason}`;
-    if (!dump.notes.includes(note)) dump.notes.push(note);
+    if (!noted.has(note)) {
+      noted.add(note);
+      dump.notes.push(note);
+    }
   });
   if (threads.length === 0) throw wrap(firstProblem ?? noThreadError(dump)!);
   const modules: Module[] = dump.modules.map((m) => {

@@ -119,6 +119,9 @@ export function parsePdb(bytes: Uint8Array): Pdb {
     });
   }
 
+  // Where the DBI stream starts in the file: its debug header names the section header stream.
+  const dbiRef = msf.streams[STREAM_DBI]!;
+  const dbiAt = dbiRef.blocks.length > 0 ? dbiRef.blocks[0]! * msf.blockSize : dbiRef.sizeEntryOffset;
   const info: PdbInfo = {
     ...infoStream.header,
     // The DBI age, not the info stream's: the latter counts PDB writes, the former matches the image.
@@ -132,7 +135,7 @@ export function parsePdb(bytes: Uint8Array): Pdb {
     streamCount,
     fpo,
     frameData,
-    symbols: (given) => resolveSymbols(raw, pdb, given),
+    symbols: (given) => resolveSymbols(raw, pdb, given, dbiAt),
   };
   if (omapFromSrc !== undefined) pdb.omapFromSrc = omapFromSrc;
   if (omapToSrc !== undefined) pdb.omapToSrc = omapToSrc;
@@ -142,12 +145,12 @@ export function parsePdb(bytes: Uint8Array): Pdb {
 }
 
 /** Converts raw symbols to RVAs, drops data publics, sorts, and merges public/procedure pairs. */
-function resolveSymbols(raw: readonly RawSymbol[], pdb: Pdb, given: readonly SectionAddress[] | undefined): PdbSymbol[] {
+function resolveSymbols(raw: readonly RawSymbol[], pdb: Pdb, given: readonly SectionAddress[] | undefined, dbiAt: number): PdbSymbol[] {
   // Symbols use the pre-transform layout in an OMAP'd PDB: convert with the original headers, then map.
   const table: readonly SectionAddress[] | undefined =
     (pdb.omapFromSrc !== undefined ? pdb.originalSections : undefined) ?? pdb.sections ?? given;
   if (table === undefined) {
-    throw new TypeError("the PDB has no section header stream: pass the image's section table to symbols()");
+    throw new InputError("missing-field", "the PDB has no section header stream (DBI debug header slot 5), so its symbols' section:offset addresses cannot be turned into RVAs without the image's section table", { offset: dbiAt });
   }
   const out: PdbSymbol[] = [];
   for (const s of raw) {

@@ -87,7 +87,8 @@ export interface Pdb {
    * Function symbols sorted by RVA: code publics and procedures. Segment:offset is converted
    * with the PDB's own section headers when present, else with `sections` (a PE section table);
    * OMAP'd addresses are mapped to the image. A public at the same RVA as a procedure is dropped
-   * in favour of the procedure, which has a size.
+   * in favour of the procedure, which has a size. Throws InputError ("missing-field") when the
+   * PDB has no section headers and none are given.
    */
   symbols(sections?: readonly SectionAddress[]): PdbSymbol[];
 }

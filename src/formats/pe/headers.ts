@@ -214,7 +214,8 @@ export function readSectionTable(c: ByteCursor, coff: CoffHeader, opt: OptionalH
     c.skip(12, "section relocation/line-number fields");
     const characteristics = c.u32("section Characteristics");
     const section: PeSection = { name, virtualAddress, virtualSize, rawOffset, rawSize, characteristics };
-    const label = `section ${i + 1} "${name}"`;
+    // Quoted as JSON: a damaged name's control characters never break the error's one line.
+    const label = `section ${i + 1} ${JSON.stringify(name)}`;
     if (rawSize > 0 && rawOffset + rawSize > fileLength) {
       throw new InputError("truncated", `${label}: raw data ${hex(rawOffset)}..${hex(rawOffset + rawSize)} runs past the end of the file (length ${hex(fileLength)})`, {
         offset: sh + 20,

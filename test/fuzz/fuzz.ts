@@ -1,0 +1,317 @@
+/**
+ * `npm run fuzz`: mutated inputs through every parser, walker and renderer, the StackWalk64
+ * facade and the command line's in-process entry (targets.ts), in child processes watched from
+ * here: an input that runs longer than the watchdog (1 s) is a hang and one that takes the
+ * child's memory over the ceiling (VmRSS) is a memory blow-up; each ends its child, which is
+ * replaced. Every input is made again from its (target, seed, iteration).
+ *
+ *   npm run fuzz                       about 20,000 inputs (what npm test runs)
+ *   npm run fuzz -- --long             1,000,000 inputs, with per-target counts
+ *   npm run fuzz -- --inputs N --targets minidump,cli --jobs 2
+ *   npm run fuzz -- --replay minidump:fixtures/breakpad/minidump2.dmp:1234 [--write FILE]
+ *   npm run fuzz -- --minimise minidump:fixtures/breakpad/minidump2.dmp:1234 --write FILE
+ *
+ * Exit status 0 when no input ended in a foreign error, a hang or a memory blow-up; 1 otherwise.
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { build } from "esbuild";
+import type { Chunk, ChunkDone, Finding } from "./child.js";
+
+const { values } = parseArgs({
+  options: {
+    long: { type: "boolean" },
+    inputs: { type: "string" },
+    targets: { type: "string" },
+    jobs: { type: "string" },
+    "timeout-ms": { type: "string" },
+    "rss-mb": { type: "string" },
+    replay: { type: "string" },
+    minimise: { type: "string" },
+    write: { type: "string" },
+    json: { type: "string" },
+    quiet: { type: "boolean" },
+  },
+});
+
+const TIMEOUT_MS = Number(values["timeout-ms"] ?? 1000);
+const RSS_MB = Number(values["rss-mb"] ?? 1024);
+
+type Counts = ChunkDone["counts"];
+const emptyCounts = (): Counts => ({ ok: 0, typed: 0, foreign: 0, hang: 0, memory: 0, placeless: 0 });
+
+/** Splits a key `target:seed:iteration` (the seed name may hold colons). */
+function parseKey(key: string): { target: string; seed: string; iteration: number } {
+  const first = key.indexOf(":");
+  const last = key.lastIndexOf(":");
+  if (first < 0 || last === first) throw new Error(`a key is target:seed:iteration, not "${key}"`);
+  return { target: key.slice(0, first), seed: key.slice(first + 1, last), iteration: Number(key.slice(last + 1)) };
+}
+
+/** The child bundle: the harness and the sources it runs, as one file a plain `node` loads quickly. */
+async function bundle(): Promise<string> {
+  const dir = join(process.cwd(), "node_modules", ".cache", "stackwalk-fuzz");
+  mkdirSync(dir, { recursive: true });
+  const out = join(dir, "child.mjs");
+  await build({
+    entryPoints: [join(process.cwd(), "test", "fuzz", "child.ts")],
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    packages: "external",
+    outfile: out,
+    sourcemap: "inline",
+    logLevel: "error",
+    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+  });
+  return out;
+}
+
+/** Runs one input here, in this process (replay and minimisation). */
+async function replay(key: string): Promise<void> {
+  const { TargetsByName } = await import("./targets.js");
+  const { inputOf, runInput, seedsOf } = await import("./run-input.js");
+  const { target: name, seed: seedName, iteration } = parseKey(key);
+  const target = TargetsByName.get(name);
+  if (target === undefined) throw new Error(`no target ${name}`);
+  const seed = seedsOf(target).find((s) => s.name === seedName);
+  if (seed === undefined) throw new Error(`target ${name} has no seed ${seedName}`);
+  const scratch = mkdtempSync(join(tmpdir(), "stackwalk-fuzz-"));
+  const context = { scratch };
+  const { bytes, rng } = inputOf(target, seed, iteration);
+  if (values.minimise !== undefined) {
+    const first = await runInput(target, seed, bytes, rng, context);
+    const same = async (b: Uint8Array): Promise<boolean> => {
+      const { rng: r } = inputOf(target, seed, iteration);
+      const res = await runInput(target, seed, b, r, context);
+      return res.outcome === first.outcome && res.message === first.message;
+    };
+    let best = bytes;
+    // Delta debugging: remove chunks, halving their size, while the outcome stays the same.
+    for (let size = best.length >> 1; size >= 1; size >>= 1) {
+      for (let at = 0; at + size <= best.length; ) {
+        const cut = new Uint8Array(best.length - size);
+        cut.set(best.subarray(0, at));
+        cut.set(best.subarray(at + size), at);
+        if (await same(cut)) best = cut;
+        else at += size;
+      }
+    }
+    console.log(`minimised ${bytes.length} → ${best.length} bytes: ${first.outcome}: ${first.message ?? ""}`);
+    if (values.write !== undefined) writeFileSync(values.write, best);
+  } else {
+    const result = await runInput(target, seed, bytes, rng, context);
+    console.log(`${key}: ${bytes.length} bytes, ${result.outcome}${result.placeless === true ? " (placeless)" : ""} in ${result.ms.toFixed(1)} ms${result.message !== undefined ? `: ${result.message}` : ""}`);
+    if (result.stack !== undefined) console.log(result.stack);
+    if (values.write !== undefined) writeFileSync(values.write, bytes);
+  }
+  rmSync(scratch, { recursive: true, force: true });
+}
+
+interface Running {
+  child: ChildProcess;
+  progress: string;
+  chunk: Chunk | undefined;
+  /** The chunk is a retry of one input that went past the watchdog once. */
+  retry: boolean;
+  peakMb: number;
+  gone: boolean;
+}
+
+async function campaign(): Promise<number> {
+  const { TARGETS, TargetsByName } = await import("./targets.js");
+  const { seedFor } = await import("./run-input.js");
+  const chosen = values.targets === undefined ? TARGETS.map((t) => t.name) : values.targets.split(",");
+  for (const name of chosen) if (!TARGETS.some((t) => t.name === name)) throw new Error(`no target ${name} (targets: ${TARGETS.map((t) => t.name).join(", ")})`);
+  const total = Number(values.inputs ?? (values.long ? 1_000_000 : 20_000));
+  const jobs = Math.max(1, Number(values.jobs ?? availableParallelism()));
+  const started = performance.now();
+  const script = await bundle();
+  const work = mkdtempSync(join(tmpdir(), "stackwalk-fuzz-"));
+
+  // Every target gets the same number of inputs, in chunks; chunks of different targets interleave.
+  const queue: Chunk[] = [];
+  const per = Math.floor(total / chosen.length);
+  const chunkSize = (t: string): number => (t === "cli" ? 20 : 100);
+  let id = 0;
+  const perTarget = chosen.map((t, i) => {
+    const n = per + (i < total - per * chosen.length ? 1 : 0);
+    const chunks: Chunk[] = [];
+    for (let from = 0; from < n; from += chunkSize(t)) chunks.push({ id: id++, target: t, from, to: Math.min(n, from + chunkSize(t)) });
+    return chunks;
+  });
+  while (perTarget.some((c) => c.length > 0)) for (const c of perTarget) if (c.length > 0) queue.push(c.shift()!);
+
+  const counts = new Map<string, Counts>(chosen.map((t) => [t, emptyCounts()]));
+  const slowest = new Map<string, number>(chosen.map((t) => [t, 0]));
+  const findings: Finding[] = [];
+  let retried = 0;
+  let done = 0;
+  let peakMb = 0;
+  const retries: Chunk[] = [];
+
+  const next = (): { chunk: Chunk; retry: boolean } | undefined => {
+    const r = retries.shift();
+    if (r !== undefined) return { chunk: r, retry: true };
+    const c = queue.shift();
+    return c === undefined ? undefined : { chunk: c, retry: false };
+  };
+
+  return new Promise((resolve) => {
+    const children: Running[] = [];
+    const spawn = (k: number): void => {
+      const progress = join(work, `progress-${k}-${Date.now()}`);
+      const child = fork(script, [], {
+        env: { ...process.env, FUZZ_PROGRESS: progress, FUZZ_SCRATCH: join(work, `scratch-${k}`) },
+        execArgv: [`--max-old-space-size=${RSS_MB}`, "--stack-size=4000"],
+        stdio: ["ignore", "ignore", "pipe", "ipc"],
+      });
+      let stderr = "";
+      child.stderr!.on("data", (d: Buffer) => {
+        stderr = (stderr + d.toString()).slice(-4000);
+      });
+      const running: Running = { child, progress, chunk: undefined, retry: false, peakMb: 0, gone: false };
+      children[k] = running;
+      child.on("message", (m: ChunkDone) => {
+        const chunk = running.chunk!;
+        const c = counts.get(chunk.target)!;
+        for (const key of Object.keys(c) as (keyof Counts)[]) c[key] += m.counts[key];
+        findings.push(...m.findings);
+        slowest.set(chunk.target, Math.max(slowest.get(chunk.target)!, m.slowest));
+        done += chunk.to - chunk.from;
+        running.chunk = undefined;
+        feed(k);
+      });
+      child.on("exit", () => {
+        running.gone = true;
+        const chunk = running.chunk;
+        if (chunk === undefined) return;
+        // The child died on its own (V8's heap limit, an abort): its current input is a memory
+        // blow-up when the heap ran out, else a foreign error.
+        const iteration = currentIteration(running);
+        const outcome = /heap out of memory|Allocation failed/i.test(stderr) ? "memory" : "foreign";
+        lose(running, chunk, iteration, outcome, `the child process died: ${stderr.trim().split("\n").slice(-3).join(" / ") || "no message"}`);
+        spawn(k);
+        feed(k);
+      });
+      void child;
+    };
+    const currentIteration = (r: Running): number => {
+      try {
+        const b = readFileSync(r.progress);
+        if (b.length < 16) return -1;
+        return new Float64Array(b.buffer, b.byteOffset, 2)[0]!;
+      } catch {
+        return -1;
+      }
+    };
+    /** Counts the input at `iteration` as `outcome`, and queues the rest of the chunk. */
+    const lose = (r: Running, chunk: Chunk, iteration: number, outcome: "hang" | "memory" | "foreign", message: string): void => {
+      r.chunk = undefined;
+      const at = iteration >= chunk.from && iteration < chunk.to ? iteration : chunk.from;
+      if (outcome === "hang" && !r.retry) {
+        // A loaded machine can hold one input back: it is run again once, alone in a fresh child.
+        retried++;
+        retries.push({ id: id++, target: chunk.target, from: at, to: at + 1 });
+      } else {
+        counts.get(chunk.target)![outcome]++;
+        done++;
+        findings.push({ target: chunk.target, seed: seedFor(TargetsByName.get(chunk.target)!, at).name, iteration: at, outcome, message });
+      }
+      // The child reports a chunk only at its end: the inputs it ran before this one are run
+      // again, so that every input of the campaign is counted once.
+      if (at + 1 < chunk.to) queue.unshift({ id: id++, target: chunk.target, from: at + 1, to: chunk.to });
+      if (at > chunk.from) queue.unshift({ id: id++, target: chunk.target, from: chunk.from, to: at });
+    };
+    const feed = (k: number): void => {
+      const r = children[k]!;
+      if (r.gone) return;
+      const n = next();
+      if (n === undefined) {
+        r.child.kill();
+        r.gone = true;
+        if (children.every((c) => c.gone)) finish();
+        return;
+      }
+      r.chunk = n.chunk;
+      r.retry = n.retry;
+      r.child.send(n.chunk);
+    };
+    const watchdog = setInterval(() => {
+      const now = Date.now();
+      for (let k = 0; k < children.length; k++) {
+        const r = children[k]!;
+        if (r.gone || r.chunk === undefined) continue;
+        let rss = 0;
+        let hwm = 0;
+        try {
+          const status = readFileSync(`/proc/${r.child.pid}/status`, "utf8");
+          rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+          hwm = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+        } catch {
+          continue;
+        }
+        r.peakMb = Math.max(r.peakMb, hwm);
+        peakMb = Math.max(peakMb, hwm);
+        let b: Buffer;
+        try {
+          b = readFileSync(r.progress);
+        } catch {
+          continue;
+        }
+        if (b.length < 16) continue;
+        const [iteration, since] = new Float64Array(b.buffer.slice(b.byteOffset, b.byteOffset + 16));
+        const over = rss > RSS_MB ? "memory" : iteration! >= 0 && now - since! > TIMEOUT_MS * (r.retry ? 1 : 1) ? "hang" : undefined;
+        if (over === undefined) continue;
+        const chunk = r.chunk;
+        r.gone = true;
+        r.child.removeAllListeners("exit");
+        r.child.kill("SIGKILL");
+        lose(r, chunk, iteration!, over, over === "hang" ? `still running after ${TIMEOUT_MS} ms` : `the child's RSS reached ${Math.round(rss)} MB (ceiling ${RSS_MB} MB)`);
+        spawn(k);
+        feed(k);
+      }
+      if (!values.quiet && process.stderr.isTTY) process.stderr.write(`\r${done}/${total} inputs, ${findings.length} findings   `);
+    }, 50);
+
+    const finish = (): void => {
+      clearInterval(watchdog);
+      if (!values.quiet && process.stderr.isTTY) process.stderr.write("\n");
+      const seconds = (performance.now() - started) / 1000;
+      const all = emptyCounts();
+      const rows = chosen.map((t) => {
+        const c = counts.get(t)!;
+        for (const key of Object.keys(all) as (keyof Counts)[]) all[key] += c[key];
+        return [t, c.ok + c.typed + c.foreign + c.hang + c.memory, c.ok, c.typed, c.placeless, c.foreign, c.hang, c.memory, Math.round(slowest.get(t)!)] as const;
+      });
+      const sum = all.ok + all.typed + all.foreign + all.hang + all.memory;
+      const header = ["target", "inputs", "ok", "typed error", "placeless", "foreign error", "hang", "memory", "slowest ms"];
+      const table = [header, ...rows.map((r) => r.map(String)), ["total", sum, all.ok, all.typed, all.placeless, all.foreign, all.hang, all.memory, Math.round(Math.max(...slowest.values()))].map(String)];
+      const widths = header.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
+      const lines = table.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  "));
+      console.log(lines.join("\n"));
+      console.log(`${sum} inputs in ${seconds.toFixed(1)} s on ${jobs} child process(es); watchdog ${TIMEOUT_MS} ms per input (${retried} input(s) run again after passing it once); RSS ceiling ${RSS_MB} MB per child, peak ${Math.round(peakMb)} MB`);
+      const shown = findings.slice(0, 40);
+      for (const f of shown) {
+        console.log(`${f.outcome}${f.placeless === true ? " (placeless)" : ""}: ${f.target}:${f.seed}:${f.iteration}: ${f.message}`);
+        if (f.stack !== undefined) console.log(f.stack.replace(/^/gm, "    "));
+      }
+      if (findings.length > shown.length) console.log(`… and ${findings.length - shown.length} more`);
+      if (values.json !== undefined) writeFileSync(values.json, JSON.stringify({ seconds, jobs, total: all, targets: Object.fromEntries(counts), findings, peakMb }, null, 2));
+      rmSync(work, { recursive: true, force: true });
+      resolve(all.foreign + all.hang + all.memory > 0 ? 1 : 0);
+    };
+    for (let k = 0; k < jobs; k++) spawn(k);
+    for (let k = 0; k < jobs; k++) feed(k);
+  });
+}
+
+if (values.replay !== undefined || values.minimise !== undefined) {
+  await replay((values.replay ?? values.minimise)!);
+} else {
+  process.exitCode = await campaign();
+}
