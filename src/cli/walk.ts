@@ -3,7 +3,7 @@ import { machineInfo } from "../model/machine.js";
 import { writeJson } from "../render/json.js";
 import { renderRoles, renderText } from "../render/text.js";
 import { renderWindbg, windbgProcess } from "../render/windbg.js";
-import { breakpadReport } from "../analysis/breakpad-report.js";
+import { breakpadRefusal, breakpadReport } from "../analysis/breakpad-report.js";
 import { writeBreakpad, writeBreakpadMachineReadable } from "../render/breakpad.js";
 import { walkSnapshot, DEFAULT_MAX_FRAMES } from "../walk/walk.js";
 import { EXIT, isDirectory, reportSymbols, maxFramesOption, pacVaBitsOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io } from "./common.js";
@@ -111,7 +111,8 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
   const { snapshot, dump, symbolNotes } = await loadSnapshot(file, { step: values.step, symbols, images: values.images ?? [], format }, io);
   const thread = resolveThread(snapshot, threadChoice, file);
   if (format === "breakpad" || format === "breakpad-m") {
-    if (snapshot.machine === "ia64") throw new UsageError(`--format ${format}: Breakpad's processor has no IA-64 stack walker; ${file} is an IA-64 dump`);
+    const refusal = breakpadRefusal(snapshot.machine, file);
+    if (refusal !== undefined) throw new UsageError(`--format ${format}: ${refusal}`);
     const report = breakpadReport(dump!, snapshot, { walk: { walker, maxFrames }, thread, symbolPathGiven: symbols.given });
     (format === "breakpad" ? writeBreakpad : writeBreakpadMachineReadable)(report, io.out);
     return EXIT.ok;
