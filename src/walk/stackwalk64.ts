@@ -9,10 +9,10 @@
  * (stackwalk64.md §3) read its memory, its module list and its unwind sources.
  */
 import { hex } from "../hex.js";
-import { address32To64Sign, address32To64Zero, address64To32, AddressMode, type Address64 } from "../model/address.js";
-import { IMAGE_FILE_MACHINE } from "../model/machine.js";
+import { address32To64Sign, address32To64Zero, address64To32, AddressMode } from "../model/address.js";
+import { machineFromImageFileMachine, type Machine } from "../model/machine.js";
 import { CONTEXT_UNWOUND_TO_CALL } from "../model/context-layout.js";
-import { moduleAt, type Registers, type Snapshot } from "../model/snapshot.js";
+import type { Registers, Snapshot } from "../model/snapshot.js";
 import { newStackFrame64, type StackFrame32, type StackFrame64 } from "../model/stackframe.js";
 import type { MemoryReader } from "../memory/reader.js";
 import { execRule } from "../arch/exec.js";
@@ -21,68 +21,38 @@ import { x86Params } from "../arch/x86/params.js";
 import { x86FrameData } from "../arch/x86/frame-data.js";
 import { x86Fpo } from "../arch/x86/fpo.js";
 import { x86RecordlessScan, x86ScanWithoutRecords } from "../arch/x86/scan.js";
-import { x86FunctionTableAccess } from "../arch/x86/function-table.js";
-import { x64FunctionTableAccess } from "../arch/x64/function-table.js";
 import { x64UnwindInfo } from "../arch/x64/unwind.js";
-import { arm64FunctionTableAccess } from "../arch/arm64/function-table.js";
 import { arm64Unwind } from "../arch/arm64/unwind.js";
 import { ia64Pc } from "../arch/ia64/rse.js";
-import { ia64FunctionTableAccess, ia64Params, ia64Unwind } from "../arch/ia64/walker.js";
-import type { Machine } from "../model/machine.js";
+import { ia64Params, ia64Unwind } from "../arch/ia64/walker.js";
 import { UnwindCache } from "../unwind/cache.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
 import { execContext, type FrameSite, type OkStep } from "../unwind/step.js";
 import { strategiesFor } from "./registry.js";
+import {
+  linear,
+  readerOf,
+  resolveCallbacks,
+  type ContextRecord,
+  type FunctionTableAccessRoutine,
+  type GetModuleBaseRoutine,
+  type ReadMemoryRoutine,
+  type Resolved,
+  type StackWalkCallbacks,
+  type StackWalkResult,
+  type TranslateAddressRoutine,
+} from "./stackwalk64-callbacks.js";
 
-/** PREAD_PROCESS_MEMORY_ROUTINE64: all bytes of the range, or undefined (FALSE). */
-export type ReadMemoryRoutine = (address: bigint, size: number) => Uint8Array | undefined;
-/** PFUNCTION_TABLE_ACCESS_ROUTINE64: an opaque non-zero handle for the function-table entry, or 0 (NULL). */
-export type FunctionTableAccessRoutine = (address: bigint) => bigint;
-/** PGET_MODULE_BASE_ROUTINE64: the base of the module containing the address, or 0. */
-export type GetModuleBaseRoutine = (address: bigint) => bigint;
-/** PTRANSLATE_ADDRESS_ROUTINE64: the linear address of a non-flat address. */
-export type TranslateAddressRoutine = (address: Address64) => bigint;
-
-/**
- * Which dbghelp the facade behaves like (stackwalk64.md §10): `native` (the default) unwinds x86
- * frames with FPO_DATA and FrameData before the EBP chain and hands out FPO_DATA through
- * FuncTableEntry; `wine` uses the EBP chain only and its SymFunctionTableAccess64 returns NULL.
- */
-export type Compatibility = "native" | "wine";
-
-/** The four callbacks; a missing one takes its default from the target (stackwalk64.md §3). */
-export interface StackWalkCallbacks {
-  readMemory?: ReadMemoryRoutine;
-  functionTableAccess?: FunctionTableAccessRoutine;
-  getModuleBase?: GetModuleBaseRoutine;
-  translateAddress?: TranslateAddressRoutine;
-  /** The dbghelp to behave like; default `native`. */
-  compatibility?: Compatibility;
-  /**
-   * What the unwinders keep between calls (unwind tables, parsed records): give the same cache
-   * to every call of one walk to have them found once. Without one each call works them out again.
-   */
-  cache?: UnwindCache;
-}
-
-/** A CONTEXT as the facade needs it: a register file it may read and update in place. */
-export interface ContextRecord {
-  registers: Registers;
-  /**
-   * ContextFlags, where the walker keeps state in them: on ARM64, CONTEXT_UNWOUND_TO_CALL says the
-   * PC is a return address (looked up at PC − 4), set by every unwind that returned to a call and
-   * cleared by one that a custom stack gave (arm64.md §1.7, §1.9). Absent: 0.
-   */
-  contextFlags?: number;
-}
-
-/** The outcome of one call: dbghelp's BOOL, and on FALSE the reason in words. */
-export interface StackWalkResult {
-  ok: boolean;
-  /** Why the call returned FALSE; `invalid-parameter` mirrors SetLastError(ERROR_INVALID_PARAMETER). */
-  reason?: "invalid-parameter" | "unsupported" | "done" | "bad-frame" | "unwind-failed";
-  detail?: string;
-}
+export type {
+  Compatibility,
+  ContextRecord,
+  FunctionTableAccessRoutine,
+  GetModuleBaseRoutine,
+  ReadMemoryRoutine,
+  StackWalkCallbacks,
+  StackWalkResult,
+  TranslateAddressRoutine,
+} from "./stackwalk64-callbacks.js";
 
 /** What native dbghelp tries before the EBP chain on x86 (stackwalk64.md §10); a scan follows a chain that gives nothing. */
 const NATIVE_RECORD_STRATEGIES: readonly ArchStrategy[] = [x86FrameData, x86Fpo, x86RecordlessScan];
@@ -91,48 +61,6 @@ const NATIVE_RECORD_STRATEGIES: readonly ArchStrategy[] = [x86FrameData, x86Fpo,
 const I386_MODE = { start: 0n, bit32: 1n, bit16: 2n, done: 3n } as const;
 
 const U32 = 0xffff_ffffn;
-
-interface Resolved {
-  compatibility: Compatibility;
-  cache: UnwindCache;
-  read: ReadMemoryRoutine;
-  functionTableAccess: FunctionTableAccessRoutine;
-  getModuleBase: GetModuleBaseRoutine;
-  translate: TranslateAddressRoutine;
-}
-
-/** SymFunctionTableAccess64 per machine (stackwalk64.md §3): Wine's hands out nothing on x86. */
-const FUNCTION_TABLE_ACCESS: Record<Machine, (target: Snapshot, address: bigint, compatibility: Compatibility) => bigint> = {
-  x86: (target, address, compatibility) => (compatibility === "native" ? x86FunctionTableAccess(target, address) : 0n),
-  x64: (target, address) => x64FunctionTableAccess(target, address),
-  ia64: (target, address) => ia64FunctionTableAccess(target, address),
-  // Wine registers no ARM64 function-table lookup (arm64.md §3.1).
-  arm64: (target, address, compatibility) => (compatibility === "native" ? arm64FunctionTableAccess(target, address) : 0n),
-};
-
-/** The defaults for NULL callbacks, taken from the target snapshot (stackwalk64.md §3 "Recommended port behaviour"). */
-function resolveCallbacks(target: Snapshot | undefined, callbacks: StackWalkCallbacks): Resolved {
-  const compatibility = callbacks.compatibility ?? "native";
-  return {
-    compatibility,
-    cache: callbacks.cache ?? new UnwindCache(),
-    read: callbacks.readMemory ?? ((address, size) => target?.memory.read(address, size)),
-    getModuleBase: callbacks.getModuleBase ?? ((address) => (target === undefined ? 0n : (moduleAt(target.modules, address)?.base ?? 0n))),
-    // Native: a handle to the FPO_DATA (or FrameData) record covering the address; Wine: NULL.
-    functionTableAccess:
-      callbacks.functionTableAccess ?? (target === undefined ? () => 0n : (address) => FUNCTION_TABLE_ACCESS[target.machine](target, address, compatibility)),
-    translate: callbacks.translateAddress ?? (() => 0n),
-  };
-}
-
-/** The linear address of an ADDRESS64: the offset for Flat, otherwise the translate callback's answer. */
-function linear(address: Address64, cb: Resolved): bigint {
-  return address.mode === AddressMode.Flat ? address.offset : cb.translate(address);
-}
-
-function readerOf(cb: Resolved, mask: bigint): MemoryReader {
-  return { read: (address, size) => cb.read(address & mask, size) };
-}
 
 /**
  * unwind32 (stackwalk64.md §6.4): the x86 unwind sources in dbghelp's order, ending with the EBP
@@ -514,20 +442,20 @@ export function stackWalk64Detailed(
   context?: ContextRecord,
   callbacks: StackWalkCallbacks = {},
 ): StackWalkResult {
-  const cb = resolveCallbacks(target, callbacks);
-  switch (machineType) {
-    case IMAGE_FILE_MACHINE.I386:
-      return i386Walk(frame, context, target, cb);
-    case IMAGE_FILE_MACHINE.AMD64:
-      return amd64Walk(frame, context, target, cb);
-    case IMAGE_FILE_MACHINE.IA64:
-      return ia64Walk(frame, context, target, cb);
-    case IMAGE_FILE_MACHINE.ARM64:
-      return arm64Walk(frame, context, target, cb);
-    default:
-      return { ok: false, reason: "invalid-parameter", detail: `machine type ${hex(machineType)} has no StackWalk64 backend (ERROR_INVALID_PARAMETER)` };
+  const machine = machineFromImageFileMachine(machineType);
+  if (machine === undefined) {
+    return { ok: false, reason: "invalid-parameter", detail: `machine type ${hex(machineType)} has no StackWalk64 backend (ERROR_INVALID_PARAMETER)` };
   }
+  return WALKS[machine](frame, context, target, resolveCallbacks(target, callbacks));
 }
+
+/** The StackWalk64 backend of each machine, chosen by its IMAGE_FILE_MACHINE value. */
+const WALKS: Readonly<Record<Machine, (frame: StackFrame64, context: ContextRecord | undefined, target: Snapshot | undefined, cb: Resolved) => StackWalkResult>> = {
+  x86: i386Walk,
+  x64: amd64Walk,
+  ia64: ia64Walk,
+  arm64: arm64Walk,
+};
 
 /** StackWalk64 (dbghelp.h): fills `frame` with the next frame and returns TRUE, or returns FALSE at the end. */
 export function stackWalk64(
