@@ -25,7 +25,7 @@ import { x64UnwindInfo } from "../arch/x64/unwind.js";
 import { arm64Unwind } from "../arch/arm64/unwind.js";
 import { ia64Pc } from "../arch/ia64/rse.js";
 import { ia64Params, ia64Unwind } from "../arch/ia64/walker.js";
-import { UnwindCache } from "../unwind/cache.js";
+import type { UnwindCache } from "../unwind/cache.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
 import { execContext, type FrameSite, type OkStep } from "../unwind/step.js";
 import { strategiesFor } from "./registry.js";
