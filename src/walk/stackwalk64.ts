@@ -25,7 +25,6 @@ import { x64UnwindInfo } from "../arch/x64/unwind.js";
 import { arm64Unwind } from "../arch/arm64/unwind.js";
 import { ia64Pc } from "../arch/ia64/rse.js";
 import { ia64Params, ia64Unwind } from "../arch/ia64/walker.js";
-import type { UnwindCache } from "../unwind/cache.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
 import { execContext, type FrameSite, type OkStep } from "../unwind/step.js";
 import { strategiesFor } from "./registry.js";
@@ -62,12 +61,31 @@ const I386_MODE = { start: 0n, bit32: 1n, bit16: 2n, done: 3n } as const;
 
 const U32 = 0xffff_ffffn;
 
+/** What every unwind of one facade call works with: the target, its memory masked to the walk's width, the resolved callbacks. */
+interface FacadeCall {
+  target: Snapshot | undefined;
+  memory: MemoryReader;
+  cb: Resolved;
+}
+
+/** One table unwind in place ({@link unwindInPlace}): the strategy, the PC and where it is looked up, and an optional check of the caller's registers. */
+interface InPlaceUnwind {
+  strategy: ArchStrategy;
+  machine: Machine;
+  pc: bigint;
+  lookup: bigint;
+  contextFrame: boolean;
+  accept?: (caller: Registers) => boolean;
+}
+
 /**
  * unwind32 (stackwalk64.md §6.4): the x86 unwind sources in dbghelp's order, ending with the EBP
  * chain, applied to `ctx` in place; `returned` when the PC is looked up as a return address. Like Wine, ESP is set to EBP+8 before the chain's reads, so
  * a failed read leaves the context partly updated.
  */
-function unwind32(ctx: Registers, pc: bigint, returned: boolean, target: Snapshot | undefined, memory: MemoryReader, index: number, cb: Resolved): boolean {
+function unwind32(call: FacadeCall, ctx: Registers, at: { pc: bigint; returned: boolean; index: number }): boolean {
+  const { target, memory, cb } = call;
+  const { pc, returned, index } = at;
   // The facade keeps no state outside Reserved[], so it does not know the callee's parameter
   // bytes: calleeParams is 0 and the return-address search absorbs the callee's arguments.
   const site: FrameSite = {
@@ -123,6 +141,7 @@ function i386Walk(frame: StackFrame64, context: ContextRecord | undefined, targe
   if (mode >= I386_MODE.done) return { ok: false, reason: "done", detail: "the walk has already ended; zero Reserved[] to start again" };
   const deltapc = count <= 1n ? 0n : 1n;
   const memory = readerOf(cb, U32);
+  const call: FacadeCall = { target, memory, cb };
   const ctx: Registers = context?.registers ?? { eip: frame.addrPC.offset, ebp: frame.addrFrame.offset, esp: frame.addrStack.offset };
 
   if (mode === I386_MODE.start) {
@@ -144,7 +163,7 @@ function i386Walk(frame: StackFrame64, context: ContextRecord | undefined, targe
     frame.addrStack.mode = AddressMode.Flat;
     frame.addrBStore = { offset: 0n, segment: 0, mode: 0 };
   } else {
-    if (!unwind32(ctx, linear(frame.addrPC, cb), deltapc === 1n, target, memory, Number(count) - 1, cb)) {
+    if (!unwind32(call, ctx, { pc: linear(frame.addrPC, cb), returned: deltapc === 1n, index: Number(count) - 1 })) {
       return done("unwind-failed", "the previous frame cannot be unwound (EBP is 0 or [EBP], [EBP+4] cannot be read)");
     }
     frame.addrPC.mode = frame.addrFrame.mode = frame.addrStack.mode = AddressMode.Flat;
@@ -155,7 +174,7 @@ function i386Walk(frame: StackFrame64, context: ContextRecord | undefined, targe
   frame.reserved[0] = (count << 4n) | mode;
 
   const tmp: Registers = { ...ctx };
-  if (!unwind32(tmp, frame.addrPC.offset, deltapc === 1n, target, memory, Number(count), cb)) {
+  if (!unwind32(call, tmp, { pc: frame.addrPC.offset, returned: deltapc === 1n, index: Number(count) })) {
     if (frame.addrPC.offset === 0n) return done("unwind-failed", "PC is 0 and no return address can be computed");
     // Wine's wow64 workaround: report this frame as the last one (§6.2, §9 item 8).
     tmp["eip"] = 0n;
@@ -183,12 +202,13 @@ const U64 = 0xffff_ffff_ffff_ffffn;
  * the leaf rule when it has no RUNTIME_FUNCTION. `pc` is the frame's PC, looked up as it is for
  * the context frame and at return address − 1 otherwise. Records FuncTableEntry when asked.
  */
-function unwind64(ctx: Registers, pc: bigint, contextFrame: boolean, target: Snapshot | undefined, memory: MemoryReader, cb: Resolved, entry?: (rtf: bigint) => void): boolean {
+function unwind64(call: FacadeCall, ctx: Registers, at: { pc: bigint; contextFrame: boolean; entry?: (rtf: bigint) => void }): boolean {
+  const { pc, contextFrame } = at;
   const lookup = lookupAddress(pc, !contextFrame) & U64;
-  if (lookup === 0n || cb.getModuleBase(lookup) === 0n) return false;
-  const rtf = cb.functionTableAccess(lookup);
-  entry?.(rtf);
-  return unwindInPlace(x64UnwindInfo, "x64", ctx, pc, lookup, contextFrame, target, memory, cb) !== undefined;
+  if (lookup === 0n || call.cb.getModuleBase(lookup) === 0n) return false;
+  const rtf = call.cb.functionTableAccess(lookup);
+  at.entry?.(rtf);
+  return unwindInPlace(call, ctx, { strategy: x64UnwindInfo, machine: "x64", pc, lookup, contextFrame }) !== undefined;
 }
 
 /**
@@ -196,18 +216,9 @@ function unwind64(ctx: Registers, pc: bigint, contextFrame: boolean, target: Sna
  * .pdata/.xdata), looked up at `lookup`: the step, or undefined when the strategy has no rule, the
  * unwind fails or `accept` rejects the caller's registers (the CONTEXT is then unchanged).
  */
-function unwindInPlace(
-  strategy: ArchStrategy,
-  machine: Machine,
-  ctx: Registers,
-  pc: bigint,
-  lookup: bigint,
-  contextFrame: boolean,
-  target: Snapshot | undefined,
-  memory: MemoryReader,
-  cb: Resolved,
-  accept: (caller: Registers) => boolean = () => true,
-): OkStep | undefined {
+function unwindInPlace(call: FacadeCall, ctx: Registers, how: InPlaceUnwind): OkStep | undefined {
+  const { target, memory, cb } = call;
+  const { strategy, machine, pc, lookup, contextFrame } = how;
   const site: FrameSite = {
     machine, index: contextFrame ? 0 : 1, interrupted: false, registers: ctx, pc, lookupPc: lookup,
     modules: target?.modules ?? [], images: memory, calleeParams: 0, cache: cb.cache,
@@ -215,7 +226,7 @@ function unwindInPlace(
   const rule = strategy.ruleFor(site);
   if (rule === undefined) return undefined;
   const result = execRule(rule, { ...ctx }, memory, execContext(cb.cache));
-  if (!result.ok || !accept(result.registers)) return undefined;
+  if (!result.ok || how.accept?.(result.registers) === false) return undefined;
   for (const [k, v] of Object.entries(result.registers)) ctx[k] = v & U64;
   return result;
 }
@@ -237,6 +248,7 @@ function amd64Walk(frame: StackFrame64, context: ContextRecord | undefined, targ
   if (context === undefined) return { ok: false, reason: "invalid-parameter", detail: "the AMD64 walker needs a CONTEXT (ContextRecord is NULL)" };
   if (mode >= AMD64_MODE.done) return { ok: false, reason: "done", detail: "the walk has already ended; zero Reserved[] to start again" };
   const memory = readerOf(cb, U64);
+  const call: FacadeCall = { target, memory, cb };
   const ctx = context.registers;
   let deltapc = count <= 1n ? 0n : 1n;
   if (mode === AMD64_MODE.start) {
@@ -249,7 +261,7 @@ function amd64Walk(frame: StackFrame64, context: ContextRecord | undefined, targ
     frame.addrBStore = { offset: 0n, segment: 0, mode: 0 };
   } else {
     if (frame.addrReturn.offset === 0n) return done("done", "the previous frame's return address is 0: the stack ends there");
-    if (!unwind64(ctx, frame.addrPC.offset, deltapc === 0n, target, memory, cb, (rtf) => (frame.funcTableEntry = rtf))) {
+    if (!unwind64(call, ctx, { pc: frame.addrPC.offset, contextFrame: deltapc === 0n, entry: (rtf) => (frame.funcTableEntry = rtf) })) {
       return done("unwind-failed", "the previous frame cannot be unwound (its PC is in no module, or its stack cannot be read)");
     }
     deltapc = 1n;
@@ -260,7 +272,7 @@ function amd64Walk(frame: StackFrame64, context: ContextRecord | undefined, targ
   frame.addrFrame.offset = ctx["rbp"] ?? 0n;
   frame.addrPC.offset = ctx["rip"] ?? 0n;
   const tmp: Registers = { ...ctx };
-  if (!unwind64(tmp, frame.addrPC.offset, deltapc === 0n, target, memory, cb)) {
+  if (!unwind64(call, tmp, { pc: frame.addrPC.offset, contextFrame: deltapc === 0n })) {
     return done("unwind-failed", "this frame's return address cannot be computed, so it is not reported (as Wine's walker does)");
   }
   frame.addrReturn.mode = AddressMode.Flat;
@@ -280,7 +292,9 @@ const IA64_MODE = { start: 0n, walking: 1n, done: 2n } as const;
  * RsBSP ← skip(bsp, −sol(pfs)), StIFS ← pfs.pfm, RsPFS ← pfs, BrRp ← rp (§5.3 step 4). The
  * context frame is looked up at its IP, every later frame at its return address − 1.
  */
-function unwindIa64(ctx: Registers, contextFrame: boolean, target: Snapshot | undefined, memory: MemoryReader, cache: UnwindCache): boolean {
+function unwindIa64(call: FacadeCall, ctx: Registers, contextFrame: boolean): boolean {
+  const { target, memory } = call;
+  const cache = call.cb.cache;
   const pc = ia64Pc(ctx) ?? 0n;
   const site: FrameSite = {
     machine: "ia64", index: contextFrame ? 0 : 1, interrupted: false, registers: ctx, pc, lookupPc: lookupAddress(pc, !contextFrame) & U64,
@@ -313,13 +327,14 @@ function ia64Walk(frame: StackFrame64, context: ContextRecord | undefined, targe
   if (context === undefined) return { ok: false, reason: "invalid-parameter", detail: "the IA64 walker needs a CONTEXT (ContextRecord is NULL): the frame markers and RsBSP are only there" };
   if (mode >= IA64_MODE.done) return { ok: false, reason: "done", detail: "the walk has already ended; zero Reserved[] to start again" };
   const memory = readerOf(cb, U64);
+  const call: FacadeCall = { target, memory, cb };
   const ctx = context.registers;
   if (mode === IA64_MODE.start) {
     mode = IA64_MODE.walking;
     frame.addrPC.mode = frame.addrReturn.mode = frame.addrFrame.mode = frame.addrStack.mode = frame.addrBStore.mode = AddressMode.Flat;
   } else {
     if (frame.addrReturn.offset === 0n) return done("done", "the previous frame's return address is 0: the stack ends there");
-    if (!unwindIa64(ctx, count === 1n, target, memory, cb.cache)) {
+    if (!unwindIa64(call, ctx, count === 1n)) {
       return done("unwind-failed", "the previous frame cannot be unwound (no unwind entry, or its backing store or stack cannot be read)");
     }
   }
@@ -330,7 +345,7 @@ function ia64Walk(frame: StackFrame64, context: ContextRecord | undefined, targe
   frame.addrBStore.offset = ctx["rsbsp"] ?? 0n;
   frame.addrFrame.offset = 0n;
   const tmp: Registers = { ...ctx };
-  if (!unwindIa64(tmp, count === 0n, target, memory, cb.cache)) {
+  if (!unwindIa64(call, tmp, count === 0n)) {
     return done("unwind-failed", "this frame's return address cannot be computed, so it is not reported");
   }
   frame.addrReturn.offset = ia64Pc(tmp) ?? 0n;
@@ -356,19 +371,19 @@ const ARM64_MODE = { start: 0n, walking: 1n, done: 2n } as const;
  * and Sp both unchanged, a Pc other than 0 below 0x1000, or an Sp that moved down (an Sp that is
  * not 16-byte aligned already fails the unwind).
  */
-function unwindArm64(context: ContextRecord, target: Snapshot | undefined, memory: MemoryReader, cb: Resolved): boolean {
+function unwindArm64(call: FacadeCall, context: ContextRecord): boolean {
   const ctx = context.registers;
   const pc = ctx["pc"] ?? 0n;
   const returned = ((context.contextFlags ?? 0) & CONTEXT_UNWOUND_TO_CALL) !== 0;
   const lookup = lookupAddress(pc, returned, "arm64") & U64;
-  if (lookup === 0n || cb.getModuleBase(lookup) === 0n) return false;
+  if (lookup === 0n || call.cb.getModuleBase(lookup) === 0n) return false;
   const sp = ctx["sp"] ?? 0n;
   const sane = (caller: Registers): boolean => {
     const newPc = caller["pc"] ?? 0n;
     const newSp = caller["sp"] ?? 0n;
     return !(newPc === pc && newSp === sp) && !(newPc !== 0n && newPc < 0x1000n) && newSp >= sp;
   };
-  const result = unwindInPlace(arm64Unwind, "arm64", ctx, pc, lookup, !returned, target, memory, cb, sane);
+  const result = unwindInPlace(call, ctx, { strategy: arm64Unwind, machine: "arm64", pc, lookup, contextFrame: !returned, accept: sane });
   if (result === undefined) return false;
   const flags = context.contextFlags ?? 0;
   context.contextFlags = result.interrupted === true ? flags & ~CONTEXT_UNWOUND_TO_CALL : flags | CONTEXT_UNWOUND_TO_CALL;
@@ -394,6 +409,7 @@ function arm64Walk(frame: StackFrame64, context: ContextRecord | undefined, targ
   if (context === undefined) return { ok: false, reason: "invalid-parameter", detail: "the ARM64 walker needs a CONTEXT (ContextRecord is NULL)" };
   if (mode >= ARM64_MODE.done) return { ok: false, reason: "done", detail: "the walk has already ended; zero Reserved[] to start again" };
   const memory = readerOf(cb, U64);
+  const call: FacadeCall = { target, memory, cb };
   const ctx = context.registers;
   const wine = cb.compatibility === "wine";
   if (mode === ARM64_MODE.start) {
@@ -406,7 +422,7 @@ function arm64Walk(frame: StackFrame64, context: ContextRecord | undefined, targ
       // Wine without DWARF: pc = lr, nothing else changes; no progress once pc is lr.
       if (ctx["pc"] === ctx["lr"]) return done("unwind-failed", "Pc equals Lr: Wine's walker has no other way to the caller without DWARF unwind data");
       ctx["pc"] = ctx["lr"] ?? 0n;
-    } else if (!unwindArm64(context, target, memory, cb)) {
+    } else if (!unwindArm64(call, context)) {
       return done("unwind-failed", "the previous frame cannot be unwound (its Pc is in no module, or its unwind data or stack cannot be read)");
     }
   }
@@ -418,7 +434,7 @@ function arm64Walk(frame: StackFrame64, context: ContextRecord | undefined, targ
   if (wine) frame.addrReturn.offset = ctx["lr"] ?? 0n;
   else {
     const copy: ContextRecord = { registers: { ...ctx }, contextFlags: context.contextFlags ?? 0 };
-    if (!unwindArm64(copy, target, memory, cb)) return done("unwind-failed", "this frame's return address cannot be computed, so it is not reported");
+    if (!unwindArm64(call, copy)) return done("unwind-failed", "this frame's return address cannot be computed, so it is not reported");
     frame.addrReturn.offset = copy.registers["pc"] ?? 0n;
     const returned = ((context.contextFlags ?? 0) & CONTEXT_UNWOUND_TO_CALL) !== 0;
     const lookup = lookupAddress(frame.addrPC.offset, returned, "arm64");
