@@ -5,9 +5,9 @@
  * and symbols must be looked up at an address inside the call instruction: return address − 1
  * where instructions vary in length (x86, x64, IA-64 bundles), return address − 4 on ARM64, whose
  * instructions are all 4 bytes, so that the address is the `bl` itself (arm64.md §3.3 step 4:
- * Windows' unwinder, Wine and Breakpad all use 4); the machine table
- * holds the distance (MachineInfo.returnLookBack). The context frame's PC is the interrupted
- * instruction itself and is used as it is. This is the only place that subtraction happens.
+ * Windows' unwinder, Wine and Breakpad all use 4); the machine table holds the distance
+ * (MachineInfo.returnLookBack). The context frame's PC is the interrupted instruction itself and
+ * is used as it is. This is the only place that subtraction happens.
  */
 import { machineInfo, type Machine } from "../model/machine.js";
 
