@@ -18,3 +18,8 @@ export function hexPadded(v: number | bigint, digits: number): string {
 export function hexUpper(v: number | bigint, digits: number): string {
   return v.toString(16).toUpperCase().padStart(digits, "0");
 }
+
+/** The lower-case hex digits of `v` without a prefix, zero-padded to `digits` (Breakpad's `%0*x` columns). */
+export function hexDigits(v: number | bigint, digits = 0): string {
+  return v.toString(16).padStart(digits, "0");
+}

@@ -181,7 +181,7 @@ function classifyReads(machine: Machine, wordSize: number, reads: readonly RawRe
   const w = BigInt(wordSize);
   // The return-address slot: the read of the caller's PC just below its SP, else the last read of that value.
   // An ARM64 return address read from memory may carry a pointer authentication code the walk stripped.
-  const isPc = machine === "arm64" ? (v: bigint): boolean => strip(v) === caller.addrPC : (v: bigint): boolean => v === caller.addrPC;
+  const isPc = machineInfo(machine).pointerAuthentication ? (v: bigint): boolean => strip(v) === caller.addrPC : (v: bigint): boolean => v === caller.addrPC;
   let raIndex = reads.findIndex((r) => isPc(r.value) && r.address === caller.addrStack - w);
   if (raIndex < 0) {
     for (let i = reads.length - 1; i >= 0; i--) if (isPc(reads[i]!.value) && reads[i]!.size === wordSize) { raIndex = i; break; }

@@ -6,7 +6,7 @@
  */
 import { hex } from "../hex.js";
 import type { FpoData } from "../model/fpo-data.js";
-import { formatAddress, machineInfo, registerDisplay, type Machine } from "../model/machine.js";
+import { formatAddress, machineInfo, registerDisplay, type Machine, type MachineInfo } from "../model/machine.js";
 import type { Snapshot } from "../model/snapshot.js";
 import type { Arm64UnwindRule, FrameDataRule, Rule, UnwindOpStep } from "../unwind/rule.js";
 import { arm64OpInstruction, arm64OpText, pspText, ruleText, saveLocationText } from "../unwind/rule-text.js";
@@ -43,7 +43,7 @@ export function howLines(machine: Machine, callee: ExplainedFrame, e: ExplainedF
     switch (r.role) {
       case "return-address":
         // An ARM64 return address may be signed: the frame's PC is the value without its pointer authentication code.
-        if (r.value !== e.frame.addrPC && machine === "arm64") lines.push(`${where} = ${a(r.value)} → return address: ${target} ← ${a(e.frame.addrPC)}, its pointer authentication code stripped`);
+        if (r.value !== e.frame.addrPC && machineInfo(machine).pointerAuthentication) lines.push(`${where} = ${a(r.value)} → return address: ${target} ← ${a(e.frame.addrPC)}, its pointer authentication code stripped`);
         else lines.push(`${where} = ${a(r.value)} → return address: ${target} ← ${a(r.value)}`);
         break;
       case "saved-frame-pointer":
@@ -118,6 +118,20 @@ function frameDataReturn(rule: FrameDataRule): string | undefined {
   return undefined;
 }
 
+/** A chain pushed by `push fp; mov fp, sp`: the caller's frame pointer at [fp], the return address a word above. */
+function pushedChainLines(info: MachineInfo, _rule: Rule, fn: string): string[] {
+  const fp = (info.fp ?? "").toUpperCase();
+  return [`The frame-pointer chain: ${fn} began with push ${fp.toLowerCase()}; mov ${fp.toLowerCase()}, ${info.sp}, so the caller's ${fp} is at [${fp}] and the return address just above it, at [${fp}+${info.pointerSize}].`];
+}
+
+/** How each machine's frame-pointer chain is told: pushed by a call and a push, or a frame record stored by stp (ARM64). */
+const FRAME_CHAIN_LINES: Readonly<Record<Machine, (info: MachineInfo, rule: Rule, fn: string) => string[]>> = {
+  x86: pushedChainLines,
+  x64: pushedChainLines,
+  ia64: pushedChainLines,
+  arm64: (_info, rule, fn) => arm64ChainLines(rule, fn),
+};
+
 /** Where an IA-64 value is, in words. */
 function ia64Where(s: string): string {
   return /^r\d+$/.test(s) ? `in stacked register ${s} (read from its backing-store slot)` : s.startsWith("[") ? `in memory at ${s}` : s === "b0" ? "still in b0" : `in ${s}`;
@@ -129,10 +143,7 @@ function strategyLines(machine: Machine, frame: Frame, fn: string): string[] {
   const info = machineInfo(machine);
   switch (frame.trust) {
     case "frame-pointer": {
-      if (machine === "arm64") return arm64ChainLines(rule, fn);
-      const fp = (info.fp ?? "").toUpperCase();
-      const w = info.pointerSize;
-      return [`The frame-pointer chain: ${fn} began with push ${fp.toLowerCase()}; mov ${fp.toLowerCase()}, ${info.sp}, so the caller's ${fp} is at [${fp}] and the return address just above it, at [${fp}+${w}].`];
+      return FRAME_CHAIN_LINES[machine](info, rule, fn);
     }
     case "fpo": {
       const r = fpoRecordOf(rule);

@@ -86,27 +86,31 @@ export interface FunctionTables<I> extends MappedFunctionTable {
   infos: Map<number, I>;
 }
 
-/** A cache slot of one machine's function tables, per module and image memory. */
-export function tablesSlot<I>(name: string): CacheSlot<ImageKeyed<Module, FunctionTables<I> | undefined>> {
-  return cacheSlot(name, () => new ImageKeyed<Module, FunctionTables<I> | undefined>());
+/** How one machine's function tables are read and kept: the IMAGE_FILE_MACHINE its images carry, the table check, the entry size when not 12 bytes. */
+export interface TableReading {
+  machine: number;
+  check: TableCheck;
+  entryBytes?: number | undefined;
+}
+
+/** One machine's function tables: how they are read, and the cache slot that keeps them per module and image memory. */
+export interface TableKind<I> extends TableReading {
+  slot: CacheSlot<ImageKeyed<Module, FunctionTables<I> | undefined>>;
+}
+
+/** A machine's function tables, kept under a cache slot named `name`. */
+export function tableKind<I>(name: string, reading: TableReading): TableKind<I> {
+  return { ...reading, slot: cacheSlot(name, () => new ImageKeyed<Module, FunctionTables<I> | undefined>()) };
 }
 
 /**
  * The function tables of `module` with its image in `images` (see {@link mappedFunctionTable}),
- * kept in `cache` under `slot` when a cache is given.
+ * kept in `cache` under the kind's slot when a cache is given.
  */
-export function functionTables<I>(
-  slot: CacheSlot<ImageKeyed<Module, FunctionTables<I> | undefined>>,
-  module: Module,
-  images: MemoryReader,
-  cache: UnwindCache | undefined,
-  machine: number,
-  check: TableCheck,
-  entryBytes?: number,
-): FunctionTables<I> | undefined {
+export function functionTables<I>(kind: TableKind<I>, module: Module, images: MemoryReader, cache: UnwindCache | undefined): FunctionTables<I> | undefined {
   const read = (): FunctionTables<I> | undefined => {
-    const table = mappedFunctionTable(module, images, machine, check, entryBytes);
+    const table = mappedFunctionTable(module, images, kind.machine, kind.check, kind.entryBytes);
     return table === undefined ? undefined : { module, ...table, infos: new Map() };
   };
-  return cache === undefined ? read() : cache.get(slot).get(images, module, read);
+  return cache === undefined ? read() : cache.get(kind.slot).get(images, module, read);
 }

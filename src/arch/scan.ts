@@ -121,6 +121,20 @@ export function enteredElsewhere(check: CallSiteCheck, target: number): boolean 
   return module !== undefined && BigInt(target) >= module.base && BigInt(target) - module.base < module.size;
 }
 
+/** The stack window a scan searches and how it judges a candidate ({@link scanForReturn}). */
+export interface ScanWindow {
+  /** The frame's call-site check. */
+  check: CallSiteCheck;
+  /** The first slot (the frame's stack pointer). */
+  start: bigint;
+  /** The window is `words + 1` words from `start` up. */
+  words: number;
+  /** Take only return addresses whose call site was checked. */
+  verifiedOnly?: boolean;
+  /** Makes each word clean before it is judged (ARM64: strips a pointer authentication code). */
+  clean?: ((value: bigint) => bigint) | undefined;
+}
+
 /**
  * The return address the policy takes in the `words + 1` stack words from `start` up (stopping
  * at the first unreadable word): the first one whose call site is consistent with the frame,
@@ -128,7 +142,9 @@ export function enteredElsewhere(check: CallSiteCheck, target: number): boolean 
  * When the window holds none, the machine's extended words are searched for a verified,
  * consistent one. Each word is first made `clean(word)` when given. Undefined when there is none.
  */
-export function scanForReturn(machine: ScanMachine, cache: UnwindCache, memory: MemoryReader, check: CallSiteCheck, start: bigint, words: number, verifiedOnly = false, clean?: (value: bigint) => bigint): ScanFound | undefined {
+export function scanForReturn(machine: ScanMachine, cache: UnwindCache, memory: MemoryReader, window: ScanWindow): ScanFound | undefined {
+  const { check, start, words, clean } = window;
+  const verifiedOnly = window.verifiedOnly === true;
   const w = BigInt(machine.width);
   const mask = machine.width === 4 ? 0xffff_ffffn : 0xffff_ffff_ffff_ffffn;
   const ranged = check.calleeStart >= 0;
@@ -207,7 +223,7 @@ export function execScan(plan: ScanPlan, registers: Registers, memory: MemoryRea
   // After the frame chain's conventional end (a frame pointer of 0 that the chain itself
   // recovered), only a return address its call site confirms shows that the stack goes on.
   const chainEnded = m.verifyAfterChainEnd && ctx.foundBy === "frame-pointer" && registers[m.fp] === 0n;
-  const found = scanForReturn(m, ctx.cache, memory, plan.check, sp, plan.words, chainEnded, m.cleanWord?.(ctx));
+  const found = scanForReturn(m, ctx.cache, memory, { check: plan.check, start: sp, words: plan.words, verifiedOnly: chainEnded, clean: m.cleanWord?.(ctx) });
   if (found === undefined) {
     // Nothing plausible above the stack pointer: as far as a walk can tell, the stack ends here.
     return { ok: false, stop: walkStop("end-of-stack", `${labelOf(plan)}: no return address in the ${plan.words + 1} words from ${m.sp}=${hex(sp)}`), final: false, fallback: plan.fallback };

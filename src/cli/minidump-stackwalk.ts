@@ -5,7 +5,7 @@
  * `-cs`, and anywhere among the arguments); each symbol path is a directory or store as
  * Breakpad takes it, or anything `walk --symbols` takes (`srv*CACHE*URL`, …).
  */
-import { breakpadReport } from "../analysis/breakpad-report.js";
+import { breakpadRefusal, breakpadReport } from "../analysis/breakpad-report.js";
 import { writeBreakpad, writeBreakpadMachineReadable } from "../render/breakpad.js";
 import { breakpadStackContents, writeBreakpadBrief } from "../render/breakpad-stack.js";
 import { EXIT, symbolSpec, UsageError, type Io } from "./common.js";
@@ -54,7 +54,8 @@ export async function minidumpStackwalkCommand(argv: string[], io: Io): Promise<
   if (file === undefined) throw new UsageError("minidump-stackwalk takes a minidump file, then symbol paths");
   const symbols = symbolSpec({ symbols: paths });
   const { snapshot, dump } = await loadSnapshot(file, { symbols, images: [], format: "breakpad" }, io);
-  if (snapshot.machine === "ia64") throw new UsageError(`Breakpad's processor has no IA-64 stack walker; ${file} is an IA-64 dump`);
+  const refusal = breakpadRefusal(snapshot.machine, file);
+  if (refusal !== undefined) throw new UsageError(refusal);
   // Each thread is walked as it is written and not kept, except for -s, which reads a frame's
   // caller, and -c, whose module list still names the modules of every thread without symbols.
   const report = breakpadReport(dump!, snapshot, { symbolPathGiven: symbols.given, keepWalks: flags.has("s") || flags.has("c") });

@@ -5,6 +5,13 @@ import { IA64_TWO_STACKS } from "../arch/ia64/two-stacks.js";
 import { ARM64_LINK_REGISTER } from "../arch/arm64/link-register.js";
 import { EXIT, parseOptions, UsageError, type Io } from "./common.js";
 
+/**
+ * The picture shown after a machine's roles when it is asked for alone: Itanium's two stacks that
+ * AddrStack and AddrBStore point into; ARM64's return address in the link register before a
+ * prolog saves it.
+ */
+const PICTURES: Readonly<Record<Machine, string | undefined>> = { x86: undefined, x64: undefined, ia64: IA64_TWO_STACKS, arm64: ARM64_LINK_REGISTER };
+
 /** Usage text of `roles`. */
 export const ROLES_USAGE = `usage: stackwalk roles [--machine x86|x64|ia64|arm64] [--json]
 
@@ -45,10 +52,8 @@ export function rolesCommand(argv: string[], io: Io): number {
     io.out(JSON.stringify(doc, null, 2) + "\n");
   } else {
     io.out(renderRoles(machines));
-    // Itanium alone: the two stacks AddrStack and AddrBStore point into, as a picture.
-    if (machines.length === 1 && machines[0] === "ia64") io.out("\n" + IA64_TWO_STACKS);
-    // ARM64 alone: the return address in the link register before a prolog saves it.
-    if (machines.length === 1 && machines[0] === "arm64") io.out("\n" + ARM64_LINK_REGISTER);
+    const picture = machines.length === 1 ? PICTURES[machines[0]!] : undefined;
+    if (picture !== undefined) io.out("\n" + picture);
   }
   return EXIT.ok;
 }

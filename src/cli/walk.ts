@@ -3,7 +3,7 @@ import { machineInfo } from "../model/machine.js";
 import { writeJson } from "../render/json.js";
 import { renderRoles, writeText } from "../render/text.js";
 import { windbgProcess, writeWindbg } from "../render/windbg.js";
-import { breakpadReport } from "../analysis/breakpad-report.js";
+import { breakpadRefusal, breakpadReport } from "../analysis/breakpad-report.js";
 import { writeBreakpad, writeBreakpadMachineReadable } from "../render/breakpad.js";
 import { walkThreads, DEFAULT_MAX_FRAMES, DEFAULT_FRAME_BUDGET } from "../walk/walk.js";
 import { EXIT, frameBudgetOption, isDirectory, reportSymbols, maxFramesOption, pacVaBitsOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io } from "./common.js";
@@ -118,7 +118,8 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
   // Every format is written as it is made, one thread walked at a time: the output of a dump
   // whose threads are deep is never one text, and only the thread being written is held.
   if (format === "breakpad" || format === "breakpad-m") {
-    if (snapshot.machine === "ia64") throw new UsageError(`--format ${format}: Breakpad's processor has no IA-64 stack walker; ${file} is an IA-64 dump`);
+    const refusal = breakpadRefusal(snapshot.machine, file);
+    if (refusal !== undefined) throw new UsageError(`--format ${format}: ${refusal}`);
     const report = breakpadReport(dump!, snapshot, { walk: { walker, maxFrames, frameBudget }, thread, symbolPathGiven: symbols.given, keepWalks: false });
     (format === "breakpad" ? writeBreakpad : writeBreakpadMachineReadable)(report, io.out);
     return EXIT.ok;

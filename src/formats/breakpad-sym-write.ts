@@ -71,6 +71,9 @@ export interface SymFileInput {
 /** MODULE arch names per machine, as dump_syms writes them. */
 export const BREAKPAD_ARCH: Readonly<Record<Machine, string>> = { x86: "x86", x64: "x86_64", ia64: "ia64", arm64: "arm64" };
 
+/** Machines whose images carry FPO_DATA and FrameData, which dump_syms writes as STACK WIN records. */
+const STACK_WIN: Readonly<Record<Machine, boolean>> = { x86: true, x64: false, ia64: false, arm64: false };
+
 const U32_MAX = 0xffff_ffff;
 
 /** The part of a path after its last `\` or `/`. */
@@ -203,7 +206,7 @@ export function symFileInput(module: Module, machine: Machine, memory: MemoryRea
     codeFile: module.name,
     symbols: module.symbols,
   };
-  if (machine === "x86") {
+  if (STACK_WIN[machine]) {
     const own = module.unwind?.fpo ?? [];
     input.fpo = own.length > 0 ? own : (readMappedImage(memory, module.base)?.fpo ?? []);
     input.frameData = module.unwind?.frameData ?? [];

@@ -94,6 +94,13 @@ export interface MachineInfo {
   title: string;
   /** Pointer width in bytes; addresses are masked to it. */
   pointerSize: 4 | 8;
+  /**
+   * How far back from a return address a caller's function is looked up, so that the address lies
+   * inside the call instruction: 1 where instructions vary in length, 4 where all are 4 bytes (ARM64).
+   */
+  returnLookBack: bigint;
+  /** Return addresses may carry a pointer authentication code in their upper bits (ARM64 PAC, arm64.md §1.10). */
+  pointerAuthentication: boolean;
   /** All ones in the pointer width: the mask of an address. */
   mask: bigint;
   /** CONTEXT registers that a snapshot of this machine must provide. */
@@ -214,6 +221,8 @@ interface MachineEntry {
   imageFileMachine: number;
   title: string;
   pointerSize: 4 | 8;
+  returnLookBack: bigint;
+  pointerAuthentication: boolean;
   registers: readonly RegisterSpec[];
   roles: readonly RoleBinding[];
   context: MachineInfo["context"];
@@ -225,6 +234,8 @@ const ENTRIES: Record<Machine, MachineEntry> = {
     imageFileMachine: IMAGE_FILE_MACHINE.I386,
     title: "x86 (I386)",
     pointerSize: 4,
+    returnLookBack: 1n,
+    pointerAuthentication: false,
     registers: X86_REGISTERS,
     context: { layout: X86_CONTEXT_LAYOUT, cpuBit: CONTEXT_i386, fields: X86_CONTEXT_REGISTERS },
     roles: [
@@ -241,6 +252,8 @@ const ENTRIES: Record<Machine, MachineEntry> = {
     imageFileMachine: IMAGE_FILE_MACHINE.AMD64,
     title: "x64 (AMD64)",
     pointerSize: 8,
+    returnLookBack: 1n,
+    pointerAuthentication: false,
     registers: X64_REGISTERS,
     context: { layout: AMD64_CONTEXT_LAYOUT, cpuBit: CONTEXT_AMD64, fields: AMD64_CONTEXT_REGISTERS },
     roles: [
@@ -257,6 +270,8 @@ const ENTRIES: Record<Machine, MachineEntry> = {
     imageFileMachine: IMAGE_FILE_MACHINE.IA64,
     title: "Itanium (IA64)",
     pointerSize: 8,
+    returnLookBack: 1n,
+    pointerAuthentication: false,
     registers: IA64_REGISTERS,
     context: { layout: IA64_CONTEXT_LAYOUT, cpuBit: CONTEXT_IA64, fields: IA64_CONTEXT_REGISTERS },
     roles: [
@@ -273,6 +288,8 @@ const ENTRIES: Record<Machine, MachineEntry> = {
     imageFileMachine: IMAGE_FILE_MACHINE.ARM64,
     title: "ARM64 (AArch64)",
     pointerSize: 8,
+    returnLookBack: 4n,
+    pointerAuthentication: true,
     registers: ARM64_REGISTERS,
     context: { layout: ARM64_CONTEXT_LAYOUT, cpuBit: CONTEXT_ARM64, fields: ARM64_CONTEXT_REGISTERS },
     roles: [
@@ -310,6 +327,8 @@ function describe(machine: Machine, e: MachineEntry): MachineInfo {
     imageFileMachine: e.imageFileMachine,
     title: e.title,
     pointerSize: e.pointerSize,
+    returnLookBack: e.returnLookBack,
+    pointerAuthentication: e.pointerAuthentication,
     mask: e.pointerSize === 4 ? 0xffff_ffffn : 0xffff_ffff_ffff_ffffn,
     requiredRegisters: [pc, sp, fp ?? bstore!],
     roles: e.roles,

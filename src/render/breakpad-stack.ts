@@ -17,11 +17,11 @@
 import { WindowMemory } from "../memory/window-memory.js";
 import { moduleAt, type Module, type Snapshot } from "../model/snapshot.js";
 import type { BreakpadReport, BreakpadThread } from "../analysis/breakpad-report.js";
-import { breakpadRegisters, frameText, locations } from "./breakpad.js";
+import { hexDigits } from "../hex.js";
+import { breakpadCpu, breakpadRegisters, frameText, locations } from "./breakpad.js";
 import { chunked } from "./chunks.js";
 import { symbolize } from "../analysis/location.js";
 
-const hex = (v: bigint): string => v.toString(16);
 
 /** PathnameStripper::File: the part after the last `/` or `\`. */
 function fileName(path: string): string {
@@ -33,9 +33,9 @@ function hasSymbols(m: Module): boolean {
   return m.symbols.length > 0;
 }
 
-/** The stack pointer Breakpad's frame holds: ESP or RSP as its register block prints it; 0 when it has none. */
+/** The stack pointer Breakpad's frame holds, as its register block prints it; 0 when it has none. */
 function stackPointer(cpu: string, frame: BreakpadThread["walk"]["frames"][number]): bigint {
-  const name = cpu === "x86" ? "esp" : cpu === "arm64" ? "sp" : "rsp";
+  const name = breakpadCpu(cpu)?.stackPointer;
   return breakpadRegisters(cpu, frame).find(([n]) => n === name)?.[1] ?? 0n;
 }
 
@@ -44,7 +44,7 @@ function stackPointer(cpu: string, frame: BreakpadThread["walk"]["frames"][numbe
  * {@link BreakpadPrintOptions.afterFrame}). `snapshot` is the one the report was made from.
  */
 export function breakpadStackContents(report: BreakpadReport, snapshot: Snapshot): (thread: BreakpadThread, frameIndex: number) => string {
-  const word = report.cpu === "x86" ? 4 : report.cpu === "amd64" || report.cpu === "arm64" ? 8 : 0;
+  const word = breakpadCpu(report.cpu)?.wordSize ?? 0;
   const digits = word * 2;
   const indent = "    ";
   return (t, i) => {
@@ -62,7 +62,7 @@ export function breakpadStackContents(report: BreakpadReport, snapshot: Snapshot
       if (end > range.end) end = range.end;
     }
     const memory = t.thread.stackRanges === undefined ? snapshot.memory : new WindowMemory(snapshot.memory, t.thread.stackRanges);
-    const pad = (v: bigint): string => hex(v).padStart(digits, "0");
+    const pad = (v: bigint): string => hexDigits(v, digits);
     let out = `\n${indent}Stack contents:`;
     for (let address = begin; address < end; ) {
       out += `\n${indent} ${pad(address)}`;
@@ -91,7 +91,7 @@ export function breakpadStackContents(report: BreakpadReport, snapshot: Snapshot
       const line = match.line;
       const file = line?.file === undefined ? "" : fileName(line.file);
       const lineBase = line?.file === undefined ? 0n : module.base + line.rva;
-      out += `${indent} *(0x${pad(address)}) = 0x${pad(value)} <${match.symbol.name}> [${file} : ${line?.file === undefined ? 0 : line.line} + 0x${hex(value - lineBase)}]\n`;
+      out += `${indent} *(0x${pad(address)}) = 0x${pad(value)} <${match.symbol.name}> [${file} : ${line?.file === undefined ? 0 : line.line} + 0x${hexDigits(value - lineBase)}]\n`;
     }
     return out + "\n";
   };

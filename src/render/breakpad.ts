@@ -4,7 +4,7 @@
  * project's walk finds Breakpad's frames the output is Breakpad's byte for byte. Trust levels and
  * rules map to Breakpad's "Found by:" texts (§5.4) with {@link breakpadTrust}.
  */
-import type { BreakpadReport, BreakpadThread } from "../analysis/breakpad-report.js";
+import type { BreakpadCpu, BreakpadReport, BreakpadThread } from "../analysis/breakpad-report.js";
 import { locate, type Location } from "../analysis/location.js";
 import type { Module } from "../model/snapshot.js";
 import { breakpadPacMask, breakpadStripPac } from "../arch/arm64/pac.js";
@@ -49,35 +49,57 @@ const AMD64_REGISTERS = ["rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
  * printed from the carried-over registers when the rule did not recover it.
  */
 export function breakpadRegisters(cpu: string, frame: Frame, modules: readonly Module[] = []): [string, bigint][] {
-  return Object.hasOwn(REGISTERS_BY_CPU, cpu) ? REGISTERS_BY_CPU[cpu]!(frame, modules) : [];
+  return breakpadCpu(cpu)?.registers(frame, modules) ?? [];
 }
 
-/** The registers Breakpad prints, by its CPU name; a CPU it has no walker for prints none. */
-const REGISTERS_BY_CPU: Readonly<Record<string, (frame: Frame, modules: readonly Module[]) => [string, bigint][]>> = {
-  x86: (frame) => {
-    const regs = frame.registers;
-    const out: [string, bigint][] = [];
-    const ebp = regs["ebp"] ?? (frame.trust === "context" ? undefined : frame.unwindRegisters?.["ebp"]);
-    for (const [name, key] of X86_REGISTERS) {
-      const value = key === "ebp" ? ebp : regs[key];
-      if (value !== undefined) out.push([name, value]);
-    }
-    if (frame.trust === "context") for (const [name, key] of X86_CONTEXT_ONLY) out.push([name, regs[key] ?? 0n]);
-    return out;
-  },
-  amd64: (frame) => present(frame, AMD64_REGISTERS),
-  // The context frame prints every register, lr through Breakpad's PtrauthStrip as it makes the
-  // frame; a caller frame the ones its rule recovered (Breakpad's validity: CFI's registers with
-  // x19-x29 carried, the frame-pointer step's pc, lr, fp and sp, a scan's pc and sp).
-  arm64: (frame, modules) => {
-    if (frame.trust !== "context") return present(frame, ARM64_REGISTERS);
-    const mask = breakpadPacMask(modules);
-    return ARM64_REGISTERS.map((name): [string, bigint] => {
-      const value = frame.registers[name] ?? 0n;
-      return [name, name === "lr" ? breakpadStripPac(modules, mask, value) : value];
-    });
-  },
+/** What Breakpad's printing knows of a CPU it walks. */
+export interface BreakpadCpuFacts {
+  /** The registers it prints for a frame, in its order. */
+  registers: (frame: Frame, modules: readonly Module[]) => [string, bigint][];
+  /** The register block's name of the stack pointer. */
+  stackPointer: string;
+  /** The word size in bytes: addresses print with twice as many digits. */
+  wordSize: 4 | 8;
+}
+
+/** The facts of Breakpad's CPU named `cpu` (the report's {@link BreakpadReport.cpu}), or undefined for a CPU it has no walker for. */
+export function breakpadCpu(cpu: string): BreakpadCpuFacts | undefined {
+  return Object.hasOwn(BREAKPAD_CPUS, cpu) ? BREAKPAD_CPUS[cpu as BreakpadCpu] : undefined;
+}
+
+/** The registers Breakpad prints, its stack pointer and its word size, by its CPU name. */
+const BREAKPAD_CPUS: Readonly<Record<BreakpadCpu, BreakpadCpuFacts>> = {
+  x86: { registers: x86Registers, stackPointer: "esp", wordSize: 4 },
+  amd64: { registers: (frame) => present(frame, AMD64_REGISTERS), stackPointer: "rsp", wordSize: 8 },
+  arm64: { registers: arm64Registers, stackPointer: "sp", wordSize: 8 },
 };
+
+/** x86: the frame's registers, EBP carried over; the context frame adds the ones only it has. */
+function x86Registers(frame: Frame): [string, bigint][] {
+  const regs = frame.registers;
+  const out: [string, bigint][] = [];
+  const ebp = regs["ebp"] ?? (frame.trust === "context" ? undefined : frame.unwindRegisters?.["ebp"]);
+  for (const [name, key] of X86_REGISTERS) {
+    const value = key === "ebp" ? ebp : regs[key];
+    if (value !== undefined) out.push([name, value]);
+  }
+  if (frame.trust === "context") for (const [name, key] of X86_CONTEXT_ONLY) out.push([name, regs[key] ?? 0n]);
+  return out;
+}
+
+/**
+ * ARM64: the context frame prints every register, lr through Breakpad's PtrauthStrip as it makes
+ * the frame; a caller frame the ones its rule recovered (Breakpad's validity: CFI's registers
+ * with x19-x29 carried, the frame-pointer step's pc, lr, fp and sp, a scan's pc and sp).
+ */
+function arm64Registers(frame: Frame, modules: readonly Module[]): [string, bigint][] {
+  if (frame.trust !== "context") return present(frame, ARM64_REGISTERS);
+  const mask = breakpadPacMask(modules);
+  return ARM64_REGISTERS.map((name): [string, bigint] => {
+    const value = frame.registers[name] ?? 0n;
+    return [name, name === "lr" ? breakpadStripPac(modules, mask, value) : value];
+  });
+}
 
 /** The registers of `names` a frame has, in that order. */
 function present(frame: Frame, names: readonly string[]): [string, bigint][] {
@@ -207,7 +229,7 @@ export function writeBreakpad(report: BreakpadReport, write: (text: string) => v
   } else out.push("No crash\n");
   if (report.assertion !== undefined && report.assertion !== "") out.push(`Assertion: ${report.assertion}\n`);
   out.push(report.uptime !== undefined ? `Process uptime: ${report.uptime} seconds\n` : "Process uptime: not available\n");
-  const digits = report.cpu === "amd64" || report.cpu === "arm64" ? 16 : 8;
+  const digits = (breakpadCpu(report.cpu)?.wordSize ?? 4) === 8 ? 16 : 8;
   const locationOf = locations(report.modules);
   const texts = new Map<Location, string>();
   for (const t of printOrder(report)) {

@@ -9,10 +9,10 @@
  * (stackwalk64.md §3) read its memory, its module list and its unwind sources.
  */
 import { hex } from "../hex.js";
-import { address32To64Sign, address32To64Zero, address64To32, AddressMode, type Address64 } from "../model/address.js";
-import { IMAGE_FILE_MACHINE } from "../model/machine.js";
+import { address32To64Sign, address32To64Zero, address64To32, AddressMode } from "../model/address.js";
+import { machineFromImageFileMachine, type Machine } from "../model/machine.js";
 import { CONTEXT_UNWOUND_TO_CALL } from "../model/context-layout.js";
-import { moduleAt, type Registers, type Snapshot } from "../model/snapshot.js";
+import type { Registers, Snapshot } from "../model/snapshot.js";
 import { newStackFrame64, type StackFrame32, type StackFrame64 } from "../model/stackframe.js";
 import type { MemoryReader } from "../memory/reader.js";
 import { execRule } from "../arch/exec.js";
@@ -21,75 +21,38 @@ import { x86Params } from "../arch/x86/params.js";
 import { x86FrameData } from "../arch/x86/frame-data.js";
 import { x86Fpo } from "../arch/x86/fpo.js";
 import { x86RecordlessScan, x86ScanWithoutRecords } from "../arch/x86/scan.js";
-import { x86FunctionTableAccess } from "../arch/x86/function-table.js";
-import { x64FunctionTableAccess } from "../arch/x64/function-table.js";
 import { x64UnwindInfo } from "../arch/x64/unwind.js";
-import { arm64FunctionTableAccess } from "../arch/arm64/function-table.js";
 import { pacStripper, type PacStrip } from "../arch/arm64/pac.js";
 import { arm64Unwind } from "../arch/arm64/unwind.js";
 import { ia64Pc } from "../arch/ia64/rse.js";
-import { ia64FunctionTableAccess, ia64Params, ia64Unwind } from "../arch/ia64/walker.js";
-import type { Machine } from "../model/machine.js";
-import { UnwindCache } from "../unwind/cache.js";
+import { ia64Params, ia64Unwind } from "../arch/ia64/walker.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
 import { execContext, type FrameSite, type OkStep } from "../unwind/step.js";
 import { strategiesFor } from "./registry.js";
+import {
+  linear,
+  readerOf,
+  resolveCallbacks,
+  type ContextRecord,
+  type FunctionTableAccessRoutine,
+  type GetModuleBaseRoutine,
+  type ReadMemoryRoutine,
+  type Resolved,
+  type StackWalkCallbacks,
+  type StackWalkResult,
+  type TranslateAddressRoutine,
+} from "./stackwalk64-callbacks.js";
 
-/** PREAD_PROCESS_MEMORY_ROUTINE64: all bytes of the range, or undefined (FALSE). */
-export type ReadMemoryRoutine = (address: bigint, size: number) => Uint8Array | undefined;
-/** PFUNCTION_TABLE_ACCESS_ROUTINE64: an opaque non-zero handle for the function-table entry, or 0 (NULL). */
-export type FunctionTableAccessRoutine = (address: bigint) => bigint;
-/** PGET_MODULE_BASE_ROUTINE64: the base of the module containing the address, or 0. */
-export type GetModuleBaseRoutine = (address: bigint) => bigint;
-/** PTRANSLATE_ADDRESS_ROUTINE64: the linear address of a non-flat address. */
-export type TranslateAddressRoutine = (address: Address64) => bigint;
-
-/**
- * Which dbghelp the facade behaves like (stackwalk64.md §10): `native` (the default) unwinds x86
- * frames with FPO_DATA and FrameData before the EBP chain and hands out FPO_DATA through
- * FuncTableEntry; `wine` uses the EBP chain only and its SymFunctionTableAccess64 returns NULL.
- */
-export type Compatibility = "native" | "wine";
-
-/** The four callbacks; a missing one takes its default from the target (stackwalk64.md §3). */
-export interface StackWalkCallbacks {
-  readMemory?: ReadMemoryRoutine;
-  functionTableAccess?: FunctionTableAccessRoutine;
-  getModuleBase?: GetModuleBaseRoutine;
-  translateAddress?: TranslateAddressRoutine;
-  /** The dbghelp to behave like; default `native`. */
-  compatibility?: Compatibility;
-  /**
-   * What the unwinders keep between calls (unwind tables, parsed records): give the same cache
-   * to every call of one walk to have them found once. Without one each call works them out again.
-   */
-  cache?: UnwindCache;
-  /**
-   * ARM64: the virtual-address size pointer authentication codes are stripped at (64 − TxSZ, 16
-   * to 52, arm64.md §1.12), as the walk's `pacVaBits`; default 48. Outside that range the call
-   * returns FALSE with `invalid-parameter`.
-   */
-  pacVaBits?: number;
-}
-
-/** A CONTEXT as the facade needs it: a register file it may read and update in place. */
-export interface ContextRecord {
-  registers: Registers;
-  /**
-   * ContextFlags, where the walker keeps state in them: on ARM64, CONTEXT_UNWOUND_TO_CALL says the
-   * PC is a return address (looked up at PC − 4), set by every unwind that returned to a call and
-   * cleared by one that a custom stack gave (arm64.md §1.7, §1.9). Absent: 0.
-   */
-  contextFlags?: number;
-}
-
-/** The outcome of one call: dbghelp's BOOL, and on FALSE the reason in words. */
-export interface StackWalkResult {
-  ok: boolean;
-  /** Why the call returned FALSE; `invalid-parameter` mirrors SetLastError(ERROR_INVALID_PARAMETER). */
-  reason?: "invalid-parameter" | "unsupported" | "done" | "bad-frame" | "unwind-failed";
-  detail?: string;
-}
+export type {
+  Compatibility,
+  ContextRecord,
+  FunctionTableAccessRoutine,
+  GetModuleBaseRoutine,
+  ReadMemoryRoutine,
+  StackWalkCallbacks,
+  StackWalkResult,
+  TranslateAddressRoutine,
+} from "./stackwalk64-callbacks.js";
 
 /** What native dbghelp tries before the EBP chain on x86 (stackwalk64.md §10); a scan follows a chain that gives nothing. */
 const NATIVE_RECORD_STRATEGIES: readonly ArchStrategy[] = [x86FrameData, x86Fpo, x86RecordlessScan];
@@ -99,49 +62,21 @@ const I386_MODE = { start: 0n, bit32: 1n, bit16: 2n, done: 3n } as const;
 
 const U32 = 0xffff_ffffn;
 
-interface Resolved {
-  compatibility: Compatibility;
-  cache: UnwindCache;
-  /** How ARM64 return addresses lose their pointer authentication codes; undefined for the default size. */
-  stripPac: PacStrip | undefined;
-  read: ReadMemoryRoutine;
-  functionTableAccess: FunctionTableAccessRoutine;
-  getModuleBase: GetModuleBaseRoutine;
-  translate: TranslateAddressRoutine;
+/** What every unwind of one facade call works with: the target, its memory masked to the walk's width, the resolved callbacks. */
+interface FacadeCall {
+  target: Snapshot | undefined;
+  memory: MemoryReader;
+  cb: Resolved;
 }
 
-/** SymFunctionTableAccess64 per machine (stackwalk64.md §3): Wine's hands out nothing on x86. */
-const FUNCTION_TABLE_ACCESS: Record<Machine, (target: Snapshot, address: bigint, compatibility: Compatibility) => bigint> = {
-  x86: (target, address, compatibility) => (compatibility === "native" ? x86FunctionTableAccess(target, address) : 0n),
-  x64: (target, address) => x64FunctionTableAccess(target, address),
-  ia64: (target, address) => ia64FunctionTableAccess(target, address),
-  // Wine registers no ARM64 function-table lookup (arm64.md §3.1).
-  arm64: (target, address, compatibility) => (compatibility === "native" ? arm64FunctionTableAccess(target, address) : 0n),
-};
-
-/** The defaults for NULL callbacks, taken from the target snapshot (stackwalk64.md §3 "Recommended port behaviour"). */
-function resolveCallbacks(target: Snapshot | undefined, callbacks: StackWalkCallbacks, stripPac: PacStrip | undefined): Resolved {
-  const compatibility = callbacks.compatibility ?? "native";
-  return {
-    compatibility,
-    cache: callbacks.cache ?? new UnwindCache(),
-    stripPac,
-    read: callbacks.readMemory ?? ((address, size) => target?.memory.read(address, size)),
-    getModuleBase: callbacks.getModuleBase ?? ((address) => (target === undefined ? 0n : (moduleAt(target.modules, address)?.base ?? 0n))),
-    // Native: a handle to the FPO_DATA (or FrameData) record covering the address; Wine: NULL.
-    functionTableAccess:
-      callbacks.functionTableAccess ?? (target === undefined ? () => 0n : (address) => FUNCTION_TABLE_ACCESS[target.machine](target, address, compatibility)),
-    translate: callbacks.translateAddress ?? (() => 0n),
-  };
-}
-
-/** The linear address of an ADDRESS64: the offset for Flat, otherwise the translate callback's answer. */
-function linear(address: Address64, cb: Resolved): bigint {
-  return address.mode === AddressMode.Flat ? address.offset : cb.translate(address);
-}
-
-function readerOf(cb: Resolved, mask: bigint): MemoryReader {
-  return { read: (address, size) => cb.read(address & mask, size) };
+/** One table unwind in place ({@link unwindInPlace}): the strategy, the PC and where it is looked up, and an optional check of the caller's registers. */
+interface InPlaceUnwind {
+  strategy: ArchStrategy;
+  machine: Machine;
+  pc: bigint;
+  lookup: bigint;
+  contextFrame: boolean;
+  accept?: (caller: Registers) => boolean;
 }
 
 /**
@@ -149,7 +84,9 @@ function readerOf(cb: Resolved, mask: bigint): MemoryReader {
  * chain, applied to `ctx` in place; `returned` when the PC is looked up as a return address. Like Wine, ESP is set to EBP+8 before the chain's reads, so
  * a failed read leaves the context partly updated.
  */
-function unwind32(ctx: Registers, pc: bigint, returned: boolean, target: Snapshot | undefined, memory: MemoryReader, index: number, cb: Resolved): boolean {
+function unwind32(call: FacadeCall, ctx: Registers, at: { pc: bigint; returned: boolean; index: number }): boolean {
+  const { target, memory, cb } = call;
+  const { pc, returned, index } = at;
   // The facade keeps no state outside Reserved[], so it does not know the callee's parameter
   // bytes: calleeParams is 0 and the return-address search absorbs the callee's arguments.
   const site: FrameSite = {
@@ -205,6 +142,7 @@ function i386Walk(frame: StackFrame64, context: ContextRecord | undefined, targe
   if (mode >= I386_MODE.done) return { ok: false, reason: "done", detail: "the walk has already ended; zero Reserved[] to start again" };
   const deltapc = count <= 1n ? 0n : 1n;
   const memory = readerOf(cb, U32);
+  const call: FacadeCall = { target, memory, cb };
   const ctx: Registers = context?.registers ?? { eip: frame.addrPC.offset, ebp: frame.addrFrame.offset, esp: frame.addrStack.offset };
 
   if (mode === I386_MODE.start) {
@@ -226,7 +164,7 @@ function i386Walk(frame: StackFrame64, context: ContextRecord | undefined, targe
     frame.addrStack.mode = AddressMode.Flat;
     frame.addrBStore = { offset: 0n, segment: 0, mode: 0 };
   } else {
-    if (!unwind32(ctx, linear(frame.addrPC, cb), deltapc === 1n, target, memory, Number(count) - 1, cb)) {
+    if (!unwind32(call, ctx, { pc: linear(frame.addrPC, cb), returned: deltapc === 1n, index: Number(count) - 1 })) {
       return done("unwind-failed", "the previous frame cannot be unwound (EBP is 0 or [EBP], [EBP+4] cannot be read)");
     }
     frame.addrPC.mode = frame.addrFrame.mode = frame.addrStack.mode = AddressMode.Flat;
@@ -237,7 +175,7 @@ function i386Walk(frame: StackFrame64, context: ContextRecord | undefined, targe
   frame.reserved[0] = (count << 4n) | mode;
 
   const tmp: Registers = { ...ctx };
-  if (!unwind32(tmp, frame.addrPC.offset, deltapc === 1n, target, memory, Number(count), cb)) {
+  if (!unwind32(call, tmp, { pc: frame.addrPC.offset, returned: deltapc === 1n, index: Number(count) })) {
     if (frame.addrPC.offset === 0n) return done("unwind-failed", "PC is 0 and no return address can be computed");
     // Wine's wow64 workaround: report this frame as the last one (§6.2, §9 item 8).
     tmp["eip"] = 0n;
@@ -265,12 +203,13 @@ const U64 = 0xffff_ffff_ffff_ffffn;
  * the leaf rule when it has no RUNTIME_FUNCTION. `pc` is the frame's PC, looked up as it is for
  * the context frame and at return address − 1 otherwise. Records FuncTableEntry when asked.
  */
-function unwind64(ctx: Registers, pc: bigint, contextFrame: boolean, target: Snapshot | undefined, memory: MemoryReader, cb: Resolved, entry?: (rtf: bigint) => void): boolean {
+function unwind64(call: FacadeCall, ctx: Registers, at: { pc: bigint; contextFrame: boolean; entry?: (rtf: bigint) => void }): boolean {
+  const { pc, contextFrame } = at;
   const lookup = lookupAddress(pc, !contextFrame) & U64;
-  if (lookup === 0n || cb.getModuleBase(lookup) === 0n) return false;
-  const rtf = cb.functionTableAccess(lookup);
-  entry?.(rtf);
-  return unwindInPlace(x64UnwindInfo, "x64", ctx, pc, lookup, contextFrame, target, memory, cb) !== undefined;
+  if (lookup === 0n || call.cb.getModuleBase(lookup) === 0n) return false;
+  const rtf = call.cb.functionTableAccess(lookup);
+  at.entry?.(rtf);
+  return unwindInPlace(call, ctx, { strategy: x64UnwindInfo, machine: "x64", pc, lookup, contextFrame }) !== undefined;
 }
 
 /**
@@ -278,18 +217,9 @@ function unwind64(ctx: Registers, pc: bigint, contextFrame: boolean, target: Sna
  * .pdata/.xdata), looked up at `lookup`: the step, or undefined when the strategy has no rule, the
  * unwind fails or `accept` rejects the caller's registers (the CONTEXT is then unchanged).
  */
-function unwindInPlace(
-  strategy: ArchStrategy,
-  machine: Machine,
-  ctx: Registers,
-  pc: bigint,
-  lookup: bigint,
-  contextFrame: boolean,
-  target: Snapshot | undefined,
-  memory: MemoryReader,
-  cb: Resolved,
-  accept: (caller: Registers) => boolean = () => true,
-): OkStep | undefined {
+function unwindInPlace(call: FacadeCall, ctx: Registers, how: InPlaceUnwind): OkStep | undefined {
+  const { target, memory, cb } = call;
+  const { strategy, machine, pc, lookup, contextFrame } = how;
   const site: FrameSite = {
     machine, index: contextFrame ? 0 : 1, interrupted: false, registers: ctx, pc, lookupPc: lookup,
     modules: target?.modules ?? [], images: memory, calleeParams: 0, cache: cb.cache,
@@ -299,7 +229,7 @@ function unwindInPlace(
   const exec = execContext(cb.cache);
   exec.stripPac = cb.stripPac;
   const result = execRule(rule, { ...ctx }, memory, exec);
-  if (!result.ok || !accept(result.registers)) return undefined;
+  if (!result.ok || how.accept?.(result.registers) === false) return undefined;
   for (const [k, v] of Object.entries(result.registers)) ctx[k] = v & U64;
   return result;
 }
@@ -321,6 +251,7 @@ function amd64Walk(frame: StackFrame64, context: ContextRecord | undefined, targ
   if (context === undefined) return { ok: false, reason: "invalid-parameter", detail: "the AMD64 walker needs a CONTEXT (ContextRecord is NULL)" };
   if (mode >= AMD64_MODE.done) return { ok: false, reason: "done", detail: "the walk has already ended; zero Reserved[] to start again" };
   const memory = readerOf(cb, U64);
+  const call: FacadeCall = { target, memory, cb };
   const ctx = context.registers;
   let deltapc = count <= 1n ? 0n : 1n;
   if (mode === AMD64_MODE.start) {
@@ -333,7 +264,7 @@ function amd64Walk(frame: StackFrame64, context: ContextRecord | undefined, targ
     frame.addrBStore = { offset: 0n, segment: 0, mode: 0 };
   } else {
     if (frame.addrReturn.offset === 0n) return done("done", "the previous frame's return address is 0: the stack ends there");
-    if (!unwind64(ctx, frame.addrPC.offset, deltapc === 0n, target, memory, cb, (rtf) => (frame.funcTableEntry = rtf))) {
+    if (!unwind64(call, ctx, { pc: frame.addrPC.offset, contextFrame: deltapc === 0n, entry: (rtf) => (frame.funcTableEntry = rtf) })) {
       return done("unwind-failed", "the previous frame cannot be unwound (its PC is in no module, or its stack cannot be read)");
     }
     deltapc = 1n;
@@ -344,7 +275,7 @@ function amd64Walk(frame: StackFrame64, context: ContextRecord | undefined, targ
   frame.addrFrame.offset = ctx["rbp"] ?? 0n;
   frame.addrPC.offset = ctx["rip"] ?? 0n;
   const tmp: Registers = { ...ctx };
-  if (!unwind64(tmp, frame.addrPC.offset, deltapc === 0n, target, memory, cb)) {
+  if (!unwind64(call, tmp, { pc: frame.addrPC.offset, contextFrame: deltapc === 0n })) {
     return done("unwind-failed", "this frame's return address cannot be computed, so it is not reported (as Wine's walker does)");
   }
   frame.addrReturn.mode = AddressMode.Flat;
@@ -364,7 +295,9 @@ const IA64_MODE = { start: 0n, walking: 1n, done: 2n } as const;
  * RsBSP ← skip(bsp, −sol(pfs)), StIFS ← pfs.pfm, RsPFS ← pfs, BrRp ← rp (§5.3 step 4). The
  * context frame is looked up at its IP, every later frame at its return address − 1.
  */
-function unwindIa64(ctx: Registers, contextFrame: boolean, target: Snapshot | undefined, memory: MemoryReader, cache: UnwindCache): boolean {
+function unwindIa64(call: FacadeCall, ctx: Registers, contextFrame: boolean): boolean {
+  const { target, memory } = call;
+  const cache = call.cb.cache;
   const pc = ia64Pc(ctx) ?? 0n;
   const site: FrameSite = {
     machine: "ia64", index: contextFrame ? 0 : 1, interrupted: false, registers: ctx, pc, lookupPc: lookupAddress(pc, !contextFrame) & U64,
@@ -397,13 +330,14 @@ function ia64Walk(frame: StackFrame64, context: ContextRecord | undefined, targe
   if (context === undefined) return { ok: false, reason: "invalid-parameter", detail: "the IA64 walker needs a CONTEXT (ContextRecord is NULL): the frame markers and RsBSP are only there" };
   if (mode >= IA64_MODE.done) return { ok: false, reason: "done", detail: "the walk has already ended; zero Reserved[] to start again" };
   const memory = readerOf(cb, U64);
+  const call: FacadeCall = { target, memory, cb };
   const ctx = context.registers;
   if (mode === IA64_MODE.start) {
     mode = IA64_MODE.walking;
     frame.addrPC.mode = frame.addrReturn.mode = frame.addrFrame.mode = frame.addrStack.mode = frame.addrBStore.mode = AddressMode.Flat;
   } else {
     if (frame.addrReturn.offset === 0n) return done("done", "the previous frame's return address is 0: the stack ends there");
-    if (!unwindIa64(ctx, count === 1n, target, memory, cb.cache)) {
+    if (!unwindIa64(call, ctx, count === 1n)) {
       return done("unwind-failed", "the previous frame cannot be unwound (no unwind entry, or its backing store or stack cannot be read)");
     }
   }
@@ -414,7 +348,7 @@ function ia64Walk(frame: StackFrame64, context: ContextRecord | undefined, targe
   frame.addrBStore.offset = ctx["rsbsp"] ?? 0n;
   frame.addrFrame.offset = 0n;
   const tmp: Registers = { ...ctx };
-  if (!unwindIa64(tmp, count === 0n, target, memory, cb.cache)) {
+  if (!unwindIa64(call, tmp, count === 0n)) {
     return done("unwind-failed", "this frame's return address cannot be computed, so it is not reported");
   }
   frame.addrReturn.offset = ia64Pc(tmp) ?? 0n;
@@ -440,19 +374,19 @@ const ARM64_MODE = { start: 0n, walking: 1n, done: 2n } as const;
  * and Sp both unchanged, a Pc other than 0 below 0x1000, or an Sp that moved down (an Sp that is
  * not 16-byte aligned already fails the unwind).
  */
-function unwindArm64(context: ContextRecord, target: Snapshot | undefined, memory: MemoryReader, cb: Resolved): boolean {
+function unwindArm64(call: FacadeCall, context: ContextRecord): boolean {
   const ctx = context.registers;
   const pc = ctx["pc"] ?? 0n;
   const returned = ((context.contextFlags ?? 0) & CONTEXT_UNWOUND_TO_CALL) !== 0;
   const lookup = lookupAddress(pc, returned, "arm64") & U64;
-  if (lookup === 0n || cb.getModuleBase(lookup) === 0n) return false;
+  if (lookup === 0n || call.cb.getModuleBase(lookup) === 0n) return false;
   const sp = ctx["sp"] ?? 0n;
   const sane = (caller: Registers): boolean => {
     const newPc = caller["pc"] ?? 0n;
     const newSp = caller["sp"] ?? 0n;
     return !(newPc === pc && newSp === sp) && !(newPc !== 0n && newPc < 0x1000n) && newSp >= sp;
   };
-  const result = unwindInPlace(arm64Unwind, "arm64", ctx, pc, lookup, !returned, target, memory, cb, sane);
+  const result = unwindInPlace(call, ctx, { strategy: arm64Unwind, machine: "arm64", pc, lookup, contextFrame: !returned, accept: sane });
   if (result === undefined) return false;
   const flags = context.contextFlags ?? 0;
   context.contextFlags = result.interrupted === true ? flags & ~CONTEXT_UNWOUND_TO_CALL : flags | CONTEXT_UNWOUND_TO_CALL;
@@ -478,6 +412,7 @@ function arm64Walk(frame: StackFrame64, context: ContextRecord | undefined, targ
   if (context === undefined) return { ok: false, reason: "invalid-parameter", detail: "the ARM64 walker needs a CONTEXT (ContextRecord is NULL)" };
   if (mode >= ARM64_MODE.done) return { ok: false, reason: "done", detail: "the walk has already ended; zero Reserved[] to start again" };
   const memory = readerOf(cb, U64);
+  const call: FacadeCall = { target, memory, cb };
   const ctx = context.registers;
   const wine = cb.compatibility === "wine";
   if (mode === ARM64_MODE.start) {
@@ -490,7 +425,7 @@ function arm64Walk(frame: StackFrame64, context: ContextRecord | undefined, targ
       // Wine without DWARF: pc = lr, nothing else changes; no progress once pc is lr.
       if (ctx["pc"] === ctx["lr"]) return done("unwind-failed", "Pc equals Lr: Wine's walker has no other way to the caller without DWARF unwind data");
       ctx["pc"] = ctx["lr"] ?? 0n;
-    } else if (!unwindArm64(context, target, memory, cb)) {
+    } else if (!unwindArm64(call, context)) {
       return done("unwind-failed", "the previous frame cannot be unwound (its Pc is in no module, or its unwind data or stack cannot be read)");
     }
   }
@@ -502,7 +437,7 @@ function arm64Walk(frame: StackFrame64, context: ContextRecord | undefined, targ
   if (wine) frame.addrReturn.offset = ctx["lr"] ?? 0n;
   else {
     const copy: ContextRecord = { registers: { ...ctx }, contextFlags: context.contextFlags ?? 0 };
-    if (!unwindArm64(copy, target, memory, cb)) return done("unwind-failed", "this frame's return address cannot be computed, so it is not reported");
+    if (!unwindArm64(call, copy)) return done("unwind-failed", "this frame's return address cannot be computed, so it is not reported");
     frame.addrReturn.offset = copy.registers["pc"] ?? 0n;
     const returned = ((context.contextFlags ?? 0) & CONTEXT_UNWOUND_TO_CALL) !== 0;
     const lookup = lookupAddress(frame.addrPC.offset, returned, "arm64");
@@ -526,6 +461,10 @@ export function stackWalk64Detailed(
   context?: ContextRecord,
   callbacks: StackWalkCallbacks = {},
 ): StackWalkResult {
+  const machine = machineFromImageFileMachine(machineType);
+  if (machine === undefined) {
+    return { ok: false, reason: "invalid-parameter", detail: `machine type ${hex(machineType)} has no StackWalk64 backend (ERROR_INVALID_PARAMETER)` };
+  }
   let strip: PacStrip | undefined;
   if (callbacks.pacVaBits !== undefined) {
     try {
@@ -534,20 +473,16 @@ export function stackWalk64Detailed(
       return { ok: false, reason: "invalid-parameter", detail: (e as Error).message };
     }
   }
-  const cb = resolveCallbacks(target, callbacks, strip);
-  switch (machineType) {
-    case IMAGE_FILE_MACHINE.I386:
-      return i386Walk(frame, context, target, cb);
-    case IMAGE_FILE_MACHINE.AMD64:
-      return amd64Walk(frame, context, target, cb);
-    case IMAGE_FILE_MACHINE.IA64:
-      return ia64Walk(frame, context, target, cb);
-    case IMAGE_FILE_MACHINE.ARM64:
-      return arm64Walk(frame, context, target, cb);
-    default:
-      return { ok: false, reason: "invalid-parameter", detail: `machine type ${hex(machineType)} has no StackWalk64 backend (ERROR_INVALID_PARAMETER)` };
-  }
+  return WALKS[machine](frame, context, target, resolveCallbacks(target, callbacks, strip));
 }
+
+/** The StackWalk64 backend of each machine, chosen by its IMAGE_FILE_MACHINE value. */
+const WALKS: Readonly<Record<Machine, (frame: StackFrame64, context: ContextRecord | undefined, target: Snapshot | undefined, cb: Resolved) => StackWalkResult>> = {
+  x86: i386Walk,
+  x64: amd64Walk,
+  ia64: ia64Walk,
+  arm64: arm64Walk,
+};
 
 /** StackWalk64 (dbghelp.h): fills `frame` with the next frame and returns TRUE, or returns FALSE at the end. */
 export function stackWalk64(

@@ -487,7 +487,7 @@ function pacStripFor(snapshot: Snapshot, options: WalkOptions): PacStrip | undef
       throw new InputError("bad-value", (e as Error).message);
     }
   }
-  if (snapshot.machine !== "arm64") return undefined;
+  if (!machineInfo(snapshot.machine).pointerAuthentication) return undefined;
   return options.breakpad === true ? breakpadPacStripper(snapshot.modules) : strip;
 }
 

@@ -53,22 +53,22 @@ describe("the scanning policy", () => {
 
   it("passes over a return address whose direct call went above the frame's PC in its module, for a consistent one", () => {
     const stack = stackOf(new StackBuilder(STACK).u32(0x0040_1135).u32(7).u32(0x0040_1055));
-    const found = scanForReturn(X86_SCAN, new UnwindCache(), stack, callSiteCheck(site(0x0040_1120n, images)), STACK, 40);
+    const found = scanForReturn(X86_SCAN, new UnwindCache(), stack, { check: callSiteCheck(site(0x0040_1120n, images)), start: STACK, words: 40 });
     expect(found).toEqual({ slot: STACK + 8n, value: 0x0040_1055n });
   });
 
   it("takes the first return address when none is consistent (a tail call entered the frame)", () => {
     const stack = stackOf(new StackBuilder(STACK).u32(0x0040_1135).u32(7));
-    expect(scanForReturn(X86_SCAN, new UnwindCache(), stack, callSiteCheck(site(0x0040_1120n, images)), STACK, 40)).toEqual({ slot: STACK, value: 0x0040_1135n });
+    expect(scanForReturn(X86_SCAN, new UnwindCache(), stack, { check: callSiteCheck(site(0x0040_1120n, images)), start: STACK, words: 40 })).toEqual({ slot: STACK, value: 0x0040_1135n });
   });
 
   it("looks past Breakpad's window only for a return address its call site confirms", () => {
     const far = new StackBuilder(STACK).fill(300, 0).u32(0x0040_1055);
-    expect(scanForReturn(X86_SCAN, new UnwindCache(), stackOf(far), callSiteCheck(site(0x0040_1120n, images)), STACK, 40)).toEqual({ slot: STACK + 1200n, value: 0x0040_1055n });
+    expect(scanForReturn(X86_SCAN, new UnwindCache(), stackOf(far), { check: callSiteCheck(site(0x0040_1120n, images)), start: STACK, words: 40 })).toEqual({ slot: STACK + 1200n, value: 0x0040_1055n });
     // Without the code, lying in the module is all that could be checked: not enough out there.
     const noCode = new RegionMemory([]);
-    expect(scanForReturn(X86_SCAN, new UnwindCache(), stackOf(new StackBuilder(STACK).fill(300, 0).u32(0x0040_1055)), callSiteCheck(site(0x0040_1120n, noCode)), STACK, 40)).toBeUndefined();
-    expect(scanForReturn(X86_SCAN, new UnwindCache(), stackOf(new StackBuilder(STACK).fill(30, 0).u32(0x0040_1055)), callSiteCheck(site(0x0040_1120n, noCode)), STACK, 40)).toEqual({
+    expect(scanForReturn(X86_SCAN, new UnwindCache(), stackOf(new StackBuilder(STACK).fill(300, 0).u32(0x0040_1055)), { check: callSiteCheck(site(0x0040_1120n, noCode)), start: STACK, words: 40 })).toBeUndefined();
+    expect(scanForReturn(X86_SCAN, new UnwindCache(), stackOf(new StackBuilder(STACK).fill(30, 0).u32(0x0040_1055)), { check: callSiteCheck(site(0x0040_1120n, noCode)), start: STACK, words: 40 })).toEqual({
       slot: STACK + 120n,
       value: 0x0040_1055n,
     });

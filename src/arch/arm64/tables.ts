@@ -13,7 +13,7 @@ import type { MemoryReader } from "../../memory/reader.js";
 import { IMAGE_FILE_MACHINE } from "../../model/machine.js";
 import type { Module } from "../../model/snapshot.js";
 import type { UnwindCache } from "../../unwind/cache.js";
-import { functionTables, tablesSlot, type FunctionTables } from "../function-table.js";
+import { functionTables, tableKind, type FunctionTables } from "../function-table.js";
 import { isProblem, problemAt, type DataProblem } from "../problem.js";
 import { ARM64_RUNTIME_FUNCTION_BYTES } from "../../formats/pe-mapped.js";
 import { decodeXdata, expandPacked, type Arm64UnwindData } from "./xdata.js";
@@ -25,7 +25,7 @@ import { decodeXdata, expandPacked, type Arm64UnwindData } from "./xdata.js";
  */
 export type Arm64Tables = FunctionTables<Arm64UnwindData | DataProblem>;
 
-const TABLES = tablesSlot<Arm64UnwindData | DataProblem>("arm64 tables");
+const TABLES = tableKind<Arm64UnwindData | DataProblem>("arm64 tables", { machine: IMAGE_FILE_MACHINE.ARM64, check: checkTable, entryBytes: ARM64_RUNTIME_FUNCTION_BYTES });
 
 /**
  * The unwind tables of `module`, read from its image mapped in `images`; undefined when no
@@ -33,7 +33,7 @@ const TABLES = tablesSlot<Arm64UnwindData | DataProblem>("arm64 tables");
  * empty table: every function in it is a leaf. Kept in `cache` when one is given.
  */
 export function arm64Tables(module: Module, images: MemoryReader, cache?: UnwindCache): Arm64Tables | undefined {
-  return functionTables(TABLES, module, images, cache, IMAGE_FILE_MACHINE.ARM64, checkTable, ARM64_RUNTIME_FUNCTION_BYTES);
+  return functionTables(TABLES, module, images, cache);
 }
 
 /** Why a `.pdata` array cannot be binary-searched, or undefined when it can. */

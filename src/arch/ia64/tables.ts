@@ -12,7 +12,7 @@ import type { MemoryReader } from "../../memory/reader.js";
 import { IMAGE_FILE_MACHINE } from "../../model/machine.js";
 import type { Module } from "../../model/snapshot.js";
 import type { UnwindCache } from "../../unwind/cache.js";
-import { entryTableCheck, functionTables, tablesSlot, type FunctionTables } from "../function-table.js";
+import { entryTableCheck, functionTables, tableKind, type FunctionTables } from "../function-table.js";
 import type { DataProblem } from "../problem.js";
 import { decodeUnwindInfo, type Ia64RuntimeFunction, type UnwindInfo } from "./unwind-descriptors.js";
 
@@ -23,7 +23,9 @@ import { decodeUnwindInfo, type Ia64RuntimeFunction, type UnwindInfo } from "./u
  */
 export type Ia64Tables = FunctionTables<UnwindInfo | InfoProblem>;
 
-const TABLES = tablesSlot<UnwindInfo | InfoProblem>("ia64 tables");
+/** Entries sorted, disjoint, inside the image and on bundle (16-byte) boundaries (ia64.md §3.1). */
+const checkTable = entryTableCheck("IMAGE_IA64_RUNTIME_FUNCTION_ENTRY", { bytes: 16, name: "bundle-aligned" });
+const TABLES = tableKind<UnwindInfo | InfoProblem>("ia64 tables", { machine: IMAGE_FILE_MACHINE.IA64, check: checkTable });
 
 /**
  * The tables of `module`, read from its image in `images`; undefined when no readable IA-64
@@ -32,11 +34,8 @@ const TABLES = tablesSlot<UnwindInfo | InfoProblem>("ia64 tables");
  */
 export function ia64Tables(module: Module, images: MemoryReader, cache?: UnwindCache): Ia64Tables | undefined {
   // The IA-64 entry has the x64 RUNTIME_FUNCTION's size and field order: three image-relative u32s.
-  return functionTables(TABLES, module, images, cache, IMAGE_FILE_MACHINE.IA64, checkTable);
+  return functionTables(TABLES, module, images, cache);
 }
-
-/** Entries sorted, disjoint, inside the image and on bundle (16-byte) boundaries (ia64.md §3.1). */
-const checkTable = entryTableCheck("IMAGE_IA64_RUNTIME_FUNCTION_ENTRY", { bytes: 16, name: "bundle-aligned" });
 
 /** Index of the entry with BeginAddress ≤ rva < EndAddress, or −1. */
 export function findEntryIndex(tables: Ia64Tables, rva: number): number {

@@ -12,7 +12,7 @@ import type { MemoryReader } from "../../memory/reader.js";
 import { IMAGE_FILE_MACHINE } from "../../model/machine.js";
 import type { Module } from "../../model/snapshot.js";
 import type { UnwindCache } from "../../unwind/cache.js";
-import { entryTableCheck, functionTables, tablesSlot, type FunctionTables } from "../function-table.js";
+import { entryTableCheck, functionTables, tableKind, type FunctionTables } from "../function-table.js";
 import { isProblem, problemAt, type DataProblem } from "../problem.js";
 import { decodeUnwindInfo, UNW_FLAG_CHAININFO, UNWIND_CHAIN_LIMIT, type RuntimeFunctionEntry, type UnwindInfo } from "./unwind-info.js";
 
@@ -23,7 +23,9 @@ import { decodeUnwindInfo, UNW_FLAG_CHAININFO, UNWIND_CHAIN_LIMIT, type RuntimeF
  */
 export type X64Tables = FunctionTables<UnwindInfo | DataProblem>;
 
-const TABLES = tablesSlot<UnwindInfo | DataProblem>("x64 tables");
+/** RUNTIME_FUNCTIONs sorted, disjoint and inside the image (x64-unwind.md §1.1). */
+const checkTable = entryTableCheck("RUNTIME_FUNCTION");
+const TABLES = tableKind<UnwindInfo | DataProblem>("x64 tables", { machine: IMAGE_FILE_MACHINE.AMD64, check: checkTable });
 
 /**
  * The unwind tables of `module`, read from its image mapped in `images`; undefined when no
@@ -32,11 +34,8 @@ const TABLES = tablesSlot<UnwindInfo | DataProblem>("x64 tables");
  * in `cache` when one is given.
  */
 export function x64Tables(module: Module, images: MemoryReader, cache?: UnwindCache): X64Tables | undefined {
-  return functionTables(TABLES, module, images, cache, IMAGE_FILE_MACHINE.AMD64, checkTable);
+  return functionTables(TABLES, module, images, cache);
 }
-
-/** RUNTIME_FUNCTIONs sorted, disjoint and inside the image (x64-unwind.md §1.1). */
-const checkTable = entryTableCheck("RUNTIME_FUNCTION");
 
 /** Index of the entry with BeginAddress ≤ rva < EndAddress, or −1 (binary search). */
 export function findEntryIndex(tables: X64Tables, rva: number): number {

@@ -103,7 +103,7 @@ export function execUnwindInfo(rule: UnwindInfoPlan, registers: Registers, memor
 
 /** The last repair when the unwind data does not fit the frame: the first return address from `start` up (trust `scan`), else `stop`. */
 function rescan(rule: UnwindInfoPlan, cache: UnwindCache, registers: Registers, memory: MemoryReader, start: bigint, stop: WalkStop): UnwindResult {
-  const hit = scanForReturn(X64_CHECKED_SCAN, cache, memory, rule.check, start, rule.words);
+  const hit = scanForReturn(X64_CHECKED_SCAN, cache, memory, { check: rule.check, start, words: rule.words });
   if (hit === undefined) return { ok: false, stop };
   const out = inherited64(registers);
   out["rip"] = hit.value;

@@ -70,7 +70,7 @@ function execNonFpo(plan: Extract<FpoPlan, { form: "non-fpo" }>, registers: Regi
   check.expected = undefined;
   check.eip = eip;
   check.esp = esp;
-  return acceptOrScan(plan.found, ctx.cache, stack, out, rule, plan.steps, check);
+  return acceptOrScan(plan, out, rule, ctx.cache, stack);
 }
 
 /** In the prolog: the return address is above what the decoded instructions pushed. */
@@ -97,7 +97,7 @@ function execProlog(plan: Extract<FpoPlan, { form: "prolog" }>, registers: Regis
   check.expected = Number(raSlot);
   check.eip = -1;
   check.esp = -1;
-  return acceptOrScan(plan.found, ctx.cache, stack, out, rule, plan.steps, check);
+  return acceptOrScan(plan, out, rule, ctx.cache, stack);
 }
 
 /** In the body: ra = esp + calleeParams + locals + savedRegs, validated by a short scan. */
@@ -137,7 +137,7 @@ function execBody(plan: Extract<FpoPlan, { form: "body" }>, registers: Registers
   check.expected = expected;
   check.eip = eip;
   check.esp = after;
-  return acceptOrScan(found, ctx.cache, stack, out, rule, plan.steps, check);
+  return acceptOrScan(plan, out, rule, ctx.cache, stack);
 }
 
 /** The x86 FPO_DATA strategy (trust `fpo`). At an epilogue with no record at all, it runs the epilogue too. */

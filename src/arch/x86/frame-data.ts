@@ -130,7 +130,7 @@ export function execFrameData(plan: FrameDataPlan, registers: Registers, stack: 
     check.callee = registers;
     check.scanFrom = (start + 4) >>> 0;
     check.expected = expected;
-    return acceptOrScan(found, cache, stack, result as Registers, rule, plan.steps, check);
+    return acceptOrScan(plan, result as Registers, rule, cache, stack);
   }
   const e = result as ProgramError;
   const label = labelOf(record);

@@ -149,12 +149,15 @@ function repaired(registers: Registers, rule: SiteCheckRule, steps: RecordStep):
 
 /**
  * Accepts `registers` as the caller's when its EIP is a return address (or 0, the end of the
- * stack). A return address after a direct call to another function is checked against the
- * ESP-based slot `check.expected`: when a return address after a call into this function lies
- * there (or just above), that one is taken. When EIP is not a return address at all, the stack is
- * scanned from `check.scanFrom`; both repairs mark the frame as found by scanning.
+ * stack), for a record plan (`found`, and `steps` with the call-site check the rule filled in). A
+ * return address after a direct call to another function is checked against the ESP-based slot
+ * `check.expected`: when a return address after a call into this function lies there (or just
+ * above), that one is taken. When EIP is not a return address at all, the stack is scanned from
+ * `check.scanFrom`; both repairs mark the frame as found by scanning.
  */
-export function acceptOrScan(found: X86Site, cache: UnwindCache, stack: MemoryReader, registers: Registers, rule: FpoRule | FrameDataRule, steps: RecordSteps, check: SiteCheck): UnwindResult {
+export function acceptOrScan(plan: { found: X86Site; steps: RecordSteps }, registers: Registers, rule: FpoRule | FrameDataRule, cache: UnwindCache, stack: MemoryReader): UnwindResult {
+  const { found, steps } = plan;
+  const check = steps.check;
   const eip = registers["eip"] ?? 0n;
   if (check.eip === 0 || eip === 0n) return accepted(registers, rule, steps, check.eip, check.esp);
   const info = check.eip > 0 ? returnAddressInfoN(cache, found.modules, found.images, check.eip) : returnAddressInfo(cache, found.modules, found.images, eip);

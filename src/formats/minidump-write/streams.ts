@@ -6,6 +6,7 @@
  */
 import { hex } from "../../hex.js";
 import type { MemoryReader } from "../../memory/reader.js";
+import { machineInfo, type Machine } from "../../model/machine.js";
 import { CONTEXT_AMD64_CONTROL, CONTEXT_AMD64_INTEGER, CONTEXT_AMD64_SEGMENTS, CONTEXT_ARM64_FULL, CONTEXT_X86_FULL, contextRegisterNames, contextSize, encodeContext } from "../../model/context.js";
 import type { Module, Registers, ThreadSnapshot } from "../../model/snapshot.js";
 import { MINIDUMP_STREAM, PROCESSOR_ARCHITECTURE, VS_FFI_SIGNATURE } from "../minidump/constants.js";
@@ -31,28 +32,21 @@ interface WriterMachine {
   flags: number;
   /** The segment values (and MXCSR) of a Windows user-mode thread, used when the snapshot has none. */
   registers: Registers;
-  /** The registers that hold the stack pointer and the instruction pointer. */
-  sp: string;
-  pc: string;
 }
 
-/** One table per machine (minidump.md §2.6, §3). */
+/** One table per machine the writer writes (minidump.md §2.6, §3); the stack and instruction pointers come from the machine table. */
 export const WRITER_MACHINES: Readonly<Record<WrittenMachine, WriterMachine>> = {
   x86: {
     processorArchitecture: PROCESSOR_ARCHITECTURE.INTEL,
     cpuid: true,
     flags: CONTEXT_X86_FULL,
     registers: { cs: 0x1bn, ss: 0x23n, ds: 0x23n, es: 0x23n, fs: 0x3bn, gs: 0n },
-    sp: "esp",
-    pc: "eip",
   },
   x64: {
     processorArchitecture: PROCESSOR_ARCHITECTURE.AMD64,
     cpuid: false,
     flags: CONTEXT_AMD64_CONTROL | CONTEXT_AMD64_INTEGER | CONTEXT_AMD64_SEGMENTS,
     registers: { cs: 0x33n, ss: 0x2bn, ds: 0x2bn, es: 0x2bn, fs: 0x53n, gs: 0x2bn, mxcsr: 0x1f80n },
-    sp: "rsp",
-    pc: "rip",
   },
   // The 912-byte ARM64_NT_CONTEXT with SystemInfo 12, as MiniDumpWriteDump writes it (arm64.md §2.3).
   arm64: {
@@ -60,10 +54,19 @@ export const WRITER_MACHINES: Readonly<Record<WrittenMachine, WriterMachine>> = 
     cpuid: false,
     flags: CONTEXT_ARM64_FULL,
     registers: {},
-    sp: "sp",
-    pc: "pc",
   },
 };
+
+/** True when the writer writes snapshots of `machine`. */
+export function isWrittenMachine(machine: Machine): machine is WrittenMachine {
+  return Object.hasOwn(WRITER_MACHINES, machine);
+}
+
+/** The machines the writer writes, as a sentence: "x86, x64 and arm64". */
+export function writtenMachinesText(): string {
+  const names = Object.keys(WRITER_MACHINES);
+  return `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+}
 
 const PLATFORM_WIN32_NT = 2;
 const VER_SUITE_SINGLEUSERTS = 0x100;
@@ -131,7 +134,7 @@ export function writeThreads(s: Structures, machine: WrittenMachine, threads: re
     s.u32(at + 8, NORMAL_PRIORITY_CLASS);
     s.u32(at + 40, size);
     s.u32(at + 44, rva);
-    stackFixups.push({ at: at + 24, sp: t.registers[table.sp] ?? 0n });
+    stackFixups.push({ at: at + 24, sp: t.registers[machineInfo(machine).sp] ?? 0n });
   });
   return { stream: { type: MINIDUMP_STREAM.ThreadList, rva: threadList, size: 4 + threads.length * THREAD_SIZE }, contextRva, stackFixups };
 }
@@ -209,7 +212,7 @@ export function writeException(
   s.u32(at, exception.threadId >>> 0);
   s.u32(at + 8, exception.code >>> 0);
   s.u32(at + 12, (exception.flags ?? 0) >>> 0);
-  s.u64(at + 24, exception.address ?? thread.registers[WRITER_MACHINES[machine].pc] ?? 0n);
+  s.u64(at + 24, exception.address ?? thread.registers[machineInfo(machine).pc] ?? 0n);
   s.u32(at + 32, params.length);
   params.forEach((p, i) => s.u64(at + 40 + 8 * i, p));
   s.u32(at + 160, contextSize(machine));

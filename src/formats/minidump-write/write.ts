@@ -9,7 +9,7 @@ import { DIRECTORY_ENTRY_SIZE, HEADER_SIZE, MINIDUMP_SIGNATURE, MINIDUMP_VERSION
 import { checkedRanges, emitMemory, extentsOf, placeMemory, writeStackDescriptors } from "./memory.js";
 import { DEFAULT_SYSTEM, EXCEPTION_BREAKPOINT, type MinidumpWriteException, type MinidumpWriteOptions, type MinidumpWriteResult, type MinidumpWriteSystem, type WrittenStreamInfo } from "./options.js";
 import { bytesSink, type ByteSink } from "./sink.js";
-import { writeException, writeMiscInfo, writeModules, writeSystemInfo, writeThreads } from "./streams.js";
+import { isWrittenMachine, writeException, writeMiscInfo, writeModules, writeSystemInfo, writeThreads, writtenMachinesText } from "./streams.js";
 import { Structures } from "./structures.js";
 
 /** MINIDUMP_TYPE: MiniDumpNormal, and MiniDumpWithFullMemory for a Memory64List. */
@@ -25,7 +25,7 @@ const DEFAULT_CHUNK = 1 << 20;
  */
 export function writeMinidump(snapshot: Snapshot, sink: ByteSink, options: MinidumpWriteOptions = {}): MinidumpWriteResult {
   const machine = snapshot.machine;
-  if (machine !== "x86" && machine !== "x64" && machine !== "arm64") throw new InputError("unsupported", `the minidump writer writes x86, x64 and arm64 snapshots, not ${machine}`);
+  if (!isWrittenMachine(machine)) throw new InputError("unsupported", `the minidump writer writes ${writtenMachinesText()} snapshots, not ${machine}`);
   const memory = snapshot.memory;
   const system: MinidumpWriteSystem = { ...DEFAULT_SYSTEM, ...options.system };
   const timeDateStamp = options.timeDateStamp ?? 0;

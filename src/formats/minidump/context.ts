@@ -7,19 +7,15 @@ import { hex } from "../../hex.js";
 import {
   AMD64_CONTEXT_LAYOUT,
   AMD64_CONTEXT_SIZE,
-  ARM64_CONTEXT_SIZE,
   CONTEXT_AMD64,
   CONTEXT_ARM64,
   CONTEXT_ARM64_CONTROL,
   CONTEXT_ARM64_FLOATING_POINT,
   CONTEXT_ARM64_INTEGER,
-  CONTEXT_i386,
-  CONTEXT_IA64,
-  IA64_CONTEXT_SIZE,
   contextSize,
   decodeContext,
 } from "../../model/context.js";
-import type { Machine } from "../../model/machine.js";
+import { machineInfo, MACHINES, type Machine } from "../../model/machine.js";
 import { fieldOf } from "../../model/record.js";
 import { MINIDUMP_LIMITS, PROCESSOR_ARCHITECTURE } from "./constants.js";
 import type { MinidumpInput } from "./input.js";
@@ -40,7 +36,17 @@ export const MACHINE_OF_ARCH: Readonly<Record<number, Machine>> = {
   [PROCESSOR_ARCHITECTURE.ARM64_OLD]: "arm64",
 };
 
-const CPU_BIT_OF_MACHINE: Readonly<Record<Machine, number>> = { x86: CONTEXT_i386, x64: CONTEXT_AMD64, ia64: CONTEXT_IA64, arm64: CONTEXT_ARM64 };
+/**
+ * How a CONTEXT is taken when the CPU bits of the flags at offset 0 name a machine (minidump.md
+ * §3.3): x86 is read at its full size even from a shorter record; IA-64 and ARM64 need their full
+ * size; AMD64 keeps its flags at 0x30, so a record whose first flags say AMD64 has the wrong size.
+ */
+const FLAGS_AT_0: Readonly<Record<Machine, "read" | { needsFullSize: string } | "flags-elsewhere">> = {
+  x86: "read",
+  x64: "flags-elsewhere",
+  ia64: { needsFullSize: "IA-64" },
+  arm64: { needsFullSize: "ARM64" },
+};
 
 /** Breakpad's MDRawContextARM64_Old (arm64.md §2.3): 796 bytes, u64 flags with CPU bit 0x80000000, `#pragma pack(4)`. */
 const ARM64_OLD = {
@@ -100,23 +106,18 @@ export function readContext(input: MinidumpInput, loc: MinidumpLocation, at: num
     if (fromSystem === undefined) {
       throw new InputError("unsupported", `${what}: ContextFlags ${hex(flags)} name no CPU and SystemInfo names no modelled one`, { offset: loc.rva });
     }
-    cpu = CPU_BIT_OF_MACHINE[fromSystem];
+    cpu = machineInfo(fromSystem).context.cpuBit;
   }
-  if (cpu === CONTEXT_i386) return decode("x86");
-  if (cpu === CONTEXT_IA64) {
-    if (size < IA64_CONTEXT_SIZE) {
-      throw new InputError("bad-value", `${what}: an IA-64 CONTEXT is ${IA64_CONTEXT_SIZE} bytes, not ${size}`, { offset: at });
+  const machine = MACHINES.find((m) => machineInfo(m).context.cpuBit === cpu);
+  if (machine !== undefined) {
+    const how = FLAGS_AT_0[machine];
+    if (how === "flags-elsewhere") {
+      throw new InputError("bad-value", `${what}: ContextFlags at offset 0 say AMD64, but an AMD64 CONTEXT is ${AMD64_CONTEXT_SIZE} bytes, not ${size}`, { offset: at });
     }
-    return decode("ia64");
-  }
-  if (cpu === CONTEXT_ARM64) {
-    if (size < ARM64_CONTEXT_SIZE) {
-      throw new InputError("bad-value", `${what}: an ARM64 CONTEXT is ${ARM64_CONTEXT_SIZE} bytes, not ${size}`, { offset: at });
+    if (how !== "read" && size < contextSize(machine)) {
+      throw new InputError("bad-value", `${what}: an ${how.needsFullSize} CONTEXT is ${contextSize(machine)} bytes, not ${size}`, { offset: at });
     }
-    return decode("arm64");
-  }
-  if (cpu === CONTEXT_AMD64) {
-    throw new InputError("bad-value", `${what}: ContextFlags at offset 0 say AMD64, but an AMD64 CONTEXT is ${AMD64_CONTEXT_SIZE} bytes, not ${size}`, { offset: at });
+    return decode(machine);
   }
   throw new InputError("unsupported", `${what}: ContextFlags ${hex(flags)} name a CPU (${hex(cpu)}) the walker does not model`, { offset: loc.rva });
 }

@@ -139,7 +139,7 @@ describe("the x64 scanner", () => {
     const site: FrameSite = { machine: "x64", index: 0, interrupted: false, registers, pc: registers["rip"]!, lookupPc: registers["rip"]!, modules: snap.modules, images: snap.memory, calleeParams: 0, cache: new UnwindCache() };
     const r = runRule(x64Scan.ruleFor(site)!, registers, snap.memory);
     expect(r.ok && [r.registers["rip"], r.registers["rsp"], r.recovered]).toEqual([BASE + 0x1003n, STACK_BASE + 16n, ["rip", "rsp"]]);
-    const checked = scanForReturn(X64_CHECKED_SCAN, new UnwindCache(), snap.memory, callSiteCheck(site), STACK_BASE, 40);
+    const checked = scanForReturn(X64_CHECKED_SCAN, new UnwindCache(), snap.memory, { check: callSiteCheck(site), start: STACK_BASE, words: 40 });
     expect(checked).toEqual({ slot: STACK_BASE + 24n, value: ra(3) });
   });
 
