@@ -6,7 +6,7 @@
  * images (code bytes, unwind tables) are the rules' own business and are left out. The words are
  * explain-words.ts's; render/explain.ts, svg.ts and html.ts draw the result.
  */
-import { stripPac } from "../arch/arm64/pac.js";
+import { pacStripper, stripPac, type PacStrip } from "../arch/arm64/pac.js";
 import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
 import { readPointer, type MemoryReader } from "../memory/reader.js";
 import { moduleAt, type Registers, type Snapshot, type ThreadSnapshot } from "../model/snapshot.js";
@@ -27,6 +27,8 @@ export interface ExplainOptions {
   /** The input's name, for headings. */
   title?: string;
   maxFrames?: number;
+  /** ARM64: the virtual-address size pointer authentication codes are stripped at (the walk's {@link WalkOptions.pacVaBits}). */
+  pacVaBits?: number;
 }
 
 /** The most stack (or backing-store) words an explanation lists; deeper stacks are cut with a note. */
@@ -75,12 +77,15 @@ export function explainWalk(snapshot: Snapshot, thread: ThreadSnapshot, options:
     walker,
     cache,
     ...(options.maxFrames !== undefined ? { maxFrames: options.maxFrames } : {}),
+    ...(options.pacVaBits !== undefined ? { pacVaBits: options.pacVaBits } : {}),
     onUnwind: (index) => {
       recorder.frame = index;
     },
   });
   recorder.frame = -1;
-  const weak = weakerWalk(snapshot, thread, walker, options.maxFrames, cache);
+  const weak = weakerWalk(snapshot, thread, walker, options, cache);
+  // The walk has checked the size: it throws on one out of range.
+  const strip = options.pacVaBits === undefined ? stripPac : pacStripper(options.pacVaBits);
   const weakIndex = weak === undefined ? undefined : indexWeaker(walk, weak);
   const a = (v: bigint): string => formatAddress(machine, v);
   const frames: ExplainedFrame[] = walk.frames.map((frame, i) => {
@@ -98,7 +103,7 @@ export function explainWalk(snapshot: Snapshot, thread: ThreadSnapshot, options:
       continue;
     }
     const callee = frames[i - 1]!;
-    e.reads = classifyReads(machine, wordSize, readsByFrame.get(i - 1) ?? [], callee.frame, e.frame, snapshot);
+    e.reads = classifyReads(machine, wordSize, readsByFrame.get(i - 1) ?? [], callee.frame, e.frame, snapshot, strip);
     e.how = howLines(machine, callee, e, wordSize);
     const weaker = weakerText(machine, walk, weakIndex, i, frames, snapshot);
     if (weaker !== undefined) e.weaker = weaker;
@@ -145,9 +150,10 @@ export function explainSnapshot(snapshot: Snapshot, options: ExplainOptions & { 
 }
 
 /** The frame-pointer walk of the same thread, when the machine has one and it is not the walk itself. */
-function weakerWalk(snapshot: Snapshot, thread: ThreadSnapshot, walker: WalkerName, maxFrames: number | undefined, cache: UnwindCache): Walk | undefined {
+function weakerWalk(snapshot: Snapshot, thread: ThreadSnapshot, walker: WalkerName, options: ExplainOptions, cache: UnwindCache): Walk | undefined {
   if (walker === "frame-pointer" || archWalker(snapshot.machine).walkers["frame-pointer"] === undefined) return undefined;
-  return walkThread(snapshot, thread, { walker: "frame-pointer", cache, ...(maxFrames !== undefined ? { maxFrames } : {}) });
+  const { maxFrames, pacVaBits } = options;
+  return walkThread(snapshot, thread, { walker: "frame-pointer", cache, ...(maxFrames !== undefined ? { maxFrames } : {}), ...(pacVaBits !== undefined ? { pacVaBits } : {}) });
 }
 
 function groupReads(reads: readonly RawRead[]): Map<number, RawRead[]> {
@@ -169,13 +175,13 @@ function movedBy(rule: Rule): number {
 }
 
 /** Names each read by what it became in the caller frame. */
-function classifyReads(machine: Machine, wordSize: number, reads: readonly RawRead[], callee: Frame, caller: Frame, snapshot: Snapshot): ExplainedRead[] {
+function classifyReads(machine: Machine, wordSize: number, reads: readonly RawRead[], callee: Frame, caller: Frame, snapshot: Snapshot, strip: PacStrip): ExplainedRead[] {
   const arch = archWalker(machine);
   const recovered = caller.registers;
   const w = BigInt(wordSize);
   // The return-address slot: the read of the caller's PC just below its SP, else the last read of that value.
   // An ARM64 return address read from memory may carry a pointer authentication code the walk stripped.
-  const isPc = machine === "arm64" ? (v: bigint): boolean => stripPac(v) === caller.addrPC : (v: bigint): boolean => v === caller.addrPC;
+  const isPc = machine === "arm64" ? (v: bigint): boolean => strip(v) === caller.addrPC : (v: bigint): boolean => v === caller.addrPC;
   let raIndex = reads.findIndex((r) => isPc(r.value) && r.address === caller.addrStack - w);
   if (raIndex < 0) {
     for (let i = reads.length - 1; i >= 0; i--) if (isPc(reads[i]!.value) && reads[i]!.size === wordSize) { raIndex = i; break; }

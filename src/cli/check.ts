@@ -3,11 +3,11 @@ import { InputError } from "../errors.js";
 import { replaySweep } from "../formats/sweep.js";
 import type { Vector } from "../formats/vector.js";
 import { compareWithTruth, type TruthComparison } from "../walk/compare.js";
-import { walkThread } from "../walk/walk.js";
-import { attachSymbols, EXIT, expandInputs, loadInput, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
+import { walkThread, type WalkOptions } from "../walk/walk.js";
+import { attachSymbols, EXIT, expandInputs, loadInput, pacVaBitsOption, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
 
 /** Usage text of `check`. */
-export const CHECK_USAGE = `usage: stackwalk check <vector.json|dir>... [--walker W] [--symbols DIR]... [--json]
+export const CHECK_USAGE = `usage: stackwalk check <vector.json|dir>... [--walker W] [--symbols DIR]... [--pac-va-bits N] [--json]
 
 Walks each vector (directories are searched for .json files) and compares the walk with the
 vector's ground truth: exact when every frame's AddrPC and AddrStack (and AddrBStore on ia64)
@@ -17,6 +17,8 @@ Exit status: 0 all exact, 1 a walk differs, 2 an input could not be used.
 
   --walker W     auto (default), fpo, frame-pointer, ...: the walker to check
   --symbols DIR  PDBs and Breakpad .sym files for modules without unwind records (see walk)
+  --pac-va-bits N  arm64: the virtual-address size pointer authentication codes are stripped at
+                 (see walk; default 48)
   --json         print the results as one JSON document instead
 `;
 
@@ -34,10 +36,10 @@ interface Result {
 }
 
 /** Walks one snapshot and compares it with its truth. */
-function checkOne(vector: Vector, walker: ReturnType<typeof walkerOption>, file: string, path: string): TruthComparison {
+function checkOne(vector: Vector, options: WalkOptions, file: string, path: string): TruthComparison {
   const thread = vector.threads[0]!;
   if (thread.truth === undefined) throw new InputError("missing-field", "no ground truth to check against", { file, path });
-  return compareWithTruth(vector.machine, walkThread(vector, thread, { walker }), thread.truth);
+  return compareWithTruth(vector.machine, walkThread(vector, thread, options), thread.truth);
 }
 
 /** Runs `check`. */
@@ -46,6 +48,7 @@ export function checkCommand(argv: string[], io: Io): number {
     walker: { type: "string" },
     json: { type: "boolean" },
     symbols: { type: "string", multiple: true },
+    "pac-va-bits": { type: "string" },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) {
@@ -54,6 +57,8 @@ export function checkCommand(argv: string[], io: Io): number {
   }
   if (positionals.length === 0) throw new UsageError("check needs at least one vector or directory");
   const walker = walkerOption(values.walker);
+  const pacVaBits = pacVaBitsOption(values["pac-va-bits"]);
+  const options: WalkOptions = pacVaBits === undefined ? { walker } : { walker, pacVaBits };
   const files = expandInputs(positionals);
   if (files.length === 0) throw new UsageError(`no .json vectors found under ${positionals.join(", ")}`);
   const results: Result[] = [];
@@ -63,13 +68,13 @@ export function checkCommand(argv: string[], io: Io): number {
       attachSymbols(input, file, values.symbols ?? [], io);
       if (input.kind === "dump") throw new InputError("missing-field", "a minidump has no ground truth to check against: walk it instead", { file });
       if (input.kind === "vector") {
-        const comparison = checkOne(input.vector, walker, file, "$.truth");
+        const comparison = checkOne(input.vector, options, file, "$.truth");
         results.push({ file, kind: "vector", status: comparison.exact ? "exact" : "differs", snapshots: 1, exact: comparison.exact ? 1 : 0, comparison });
       } else {
         const r: Result = { file, kind: "sweep", status: "exact", snapshots: 0, exact: 0 };
         let index = 0;
         for (const v of replaySweep(input.sweep)) {
-          const comparison = checkOne(v, walker, file, `$.snapshots[${index++}].truth`);
+          const comparison = checkOne(v, options, file, `$.snapshots[${index++}].truth`);
           r.snapshots++;
           if (comparison.exact) r.exact++;
           else if (r.comparison === undefined) {

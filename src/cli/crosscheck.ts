@@ -11,12 +11,12 @@ import { replaySweep } from "../formats/sweep.js";
 import { machineInfo } from "../model/machine.js";
 import type { Snapshot, ThreadSnapshot } from "../model/snapshot.js";
 import { walkThread } from "../walk/walk.js";
-import { attachSymbols, EXIT, expandInputs, loadInput, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
+import { attachSymbols, EXIT, expandInputs, loadInput, pacVaBitsOption, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
 import { etwStackItems, loadEtwFile } from "./etw.js";
 
 /** Usage text of `crosscheck`. */
 export const CROSSCHECK_USAGE = `usage: stackwalk crosscheck <vector.json|sweep.json|dump.dmp|dir>... [--etw FILE]... [--walker W]
-                           [--thread ID] [--symbols DIR]... [--json]
+                           [--thread ID] [--symbols DIR]... [--pac-va-bits N] [--json]
 
 Walks the snapshot and aligns the walk with the ETW stack address arrays recorded for it: the
 input's own ETW events (a vector's "etw") and the STACK_TRACE items of each --etw file (raw
@@ -34,6 +34,8 @@ not), 2 bad input (no ETW stack to compare, an unreadable item: the message name
   --walker W     auto (default), fpo, frame-pointer, unwind, ...: the walker to cross-check
   --thread ID    for a minidump: the thread to walk (default: the crashed thread)
   --symbols DIR  PDBs and Breakpad .sym files for modules without unwind records (see walk)
+  --pac-va-bits N  arm64: the virtual-address size pointer authentication codes are stripped at
+                 (see walk; default 48)
   --json         print the results as one JSON document
 `;
 
@@ -50,6 +52,7 @@ export function crossCheckCommand(argv: string[], io: Io): number {
     walker: { type: "string" },
     thread: { type: "string" },
     symbols: { type: "string", multiple: true },
+    "pac-va-bits": { type: "string" },
     json: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   });
@@ -59,6 +62,7 @@ export function crossCheckCommand(argv: string[], io: Io): number {
   }
   if (positionals.length === 0) throw new UsageError("crosscheck needs a vector, a sweep or a minidump");
   const walker = walkerOption(values.walker);
+  const pacVaBits = pacVaBitsOption(values["pac-va-bits"]);
   let threadId: number | undefined;
   if (values.thread !== undefined) {
     if (!/^\d+$/.test(values.thread)) throw new UsageError(`--thread takes a thread id, not "${values.thread}"`);
@@ -95,7 +99,7 @@ export function crossCheckCommand(argv: string[], io: Io): number {
         throw new InputError("missing-field", `no ETW stack to compare: ${input.kind === "dump" ? "a minidump carries none" : 'the input has no "etw" events with STACK_TRACE items'}; give --etw FILE`, { file });
       }
       const stacks = stitchStacks(items, { pointerSize });
-      const walk = walkThread(snapshot, thread, { walker });
+      const walk = walkThread(snapshot, thread, pacVaBits === undefined ? { walker } : { walker, pacVaBits });
       const options = thread.truth === undefined ? { notes } : { notes, truth: thread.truth };
       const c: Checked = { file, report: crossCheck(snapshot, walk, stacks, options) };
       if (step !== undefined) c.step = step;

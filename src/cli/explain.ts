@@ -5,12 +5,13 @@ import type { Snapshot } from "../model/snapshot.js";
 import type { ExplainedWalk } from "../analysis/explain-model.js";
 import { explainSnapshot } from "../analysis/explain-walk.js";
 import { formatExplanation } from "../render/explain.js";
-import { EXIT, maxFramesOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io, type SymbolValues } from "./common.js";
+import { EXIT, maxFramesOption, pacVaBitsOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io, type SymbolValues } from "./common.js";
 import { loadSnapshot } from "./load.js";
 
 /** Usage text of `explain`. */
 export const EXPLAIN_USAGE = `usage: stackwalk explain <vector.json|sweep.json|dump.dmp> [--walker W] [--thread ID|all]
                         [--step N] [--symbols DIR]... [--images DIR]... [--max-frames N]
+                        [--pac-va-bits N]
 
 Walks the stack and explains every frame: the rule that found it and the memory the rule read,
 in plain words with addresses and values ("[EBP+4] = 0x00401040 → return address"), each
@@ -20,7 +21,7 @@ frame-pointer chain (what ETW and naive debuggers follow) would go wrong instead
   --walker W       as for walk (default auto)
   --thread ID|all  one thread, or all of them (default), the crashed thread first
   --step N         for a sweep: the snapshot taken at instruction count N
-  --symbols DIR, --images DIR, --max-frames N: as for walk
+  --symbols DIR, --images DIR, --max-frames N, --pac-va-bits N: as for walk
 `;
 
 /** The options `explain` shares with `render` and `view`. */
@@ -29,6 +30,7 @@ export const EXPLAIN_OPTIONS = {
   thread: { type: "string" },
   step: { type: "string" },
   "max-frames": { type: "string" },
+  "pac-va-bits": { type: "string" },
   ...SYMBOL_OPTIONS,
   images: { type: "string", multiple: true },
   help: { type: "boolean", short: "h" },
@@ -40,6 +42,7 @@ export interface ExplainValues extends SymbolValues {
   thread?: string | undefined;
   step?: string | undefined;
   "max-frames"?: string | undefined;
+  "pac-va-bits"?: string | undefined;
   images?: string[] | undefined;
 }
 
@@ -50,6 +53,7 @@ export interface ExplainValues extends SymbolValues {
  */
 export async function explainInput(file: string, values: ExplainValues, choice: number | "all" | "first", io: Io): Promise<{ snapshot: Snapshot; walks: ExplainedWalk[] }> {
   const maxFrames = maxFramesOption(values["max-frames"]);
+  const pacVaBits = pacVaBitsOption(values["pac-va-bits"]);
   const walker = walkerOption(values.walker);
   const { snapshot } = await loadSnapshot(file, { step: values.step, symbols: symbolSpec(values), images: values.images ?? [] }, io);
   if (snapshot.threads.length === 0) throw new InputError("bad-value", "the input has no threads to walk", { file });
@@ -62,6 +66,7 @@ export async function explainInput(file: string, values: ExplainValues, choice: 
     thread,
     title: snapshot.description !== undefined && snapshot.description !== file && snapshot.description !== basename(file) ? `${basename(file)} - ${snapshot.description}` : basename(file),
     ...(maxFrames !== undefined ? { maxFrames } : {}),
+    ...(pacVaBits !== undefined ? { pacVaBits } : {}),
   });
   return { snapshot, walks };
 }

@@ -10,6 +10,7 @@ import { ioReason } from "../node/file-source.js";
 /** Usage text of `render`. */
 export const RENDER_USAGE = `usage: stackwalk render <vector.json|sweep.json|dump.dmp> [-o FILE.svg] [--walker W] [--thread ID]
                        [--step N] [--symbols DIR]... [--images DIR]... [--max-frames N]
+                       [--pac-va-bits N]
 
 Draws the stack of one thread as an SVG diagram: the memory stack as address-labelled rows
 (lower addresses at the top, so frame 0 is at the top and its callers below), each frame's
@@ -24,7 +25,7 @@ ${SVG_MAX_FRAMES} frames and ${SVG_MAX_ROWS} rows per column are drawn; the pict
   --walker W         as for walk (default auto)
   --thread ID        the thread to draw (default: the crashed thread, else the first)
   --step N           for a sweep: the snapshot taken at instruction count N
-  --symbols DIR, --images DIR, --max-frames N: as for walk
+  --symbols DIR, --images DIR, --max-frames N, --pac-va-bits N: as for walk
 `;
 
 /** The options of `render` and `view`: those of `explain`, and where to write. */

@@ -7,6 +7,7 @@ import { defaultOutput, VIEW_OPTIONS, writeOutput } from "./render.js";
 /** Usage text of `view`. */
 export const VIEW_USAGE = `usage: stackwalk view <vector.json|sweep.json|dump.dmp> [-o FILE.html] [--walker W] [--thread ID|all]
                      [--step N] [--symbols DIR]... [--images DIR]... [--max-frames N]
+                     [--pac-va-bits N]
 
 Writes one self-contained HTML page (inline CSS and script, no network) that steps through the
 walk frame by frame: the stack diagram of "stackwalk render" beside each frame's explanation
@@ -19,7 +20,7 @@ picker, the crashed thread first. Open the page in any browser.
   --walker W         as for walk (default auto)
   --thread ID|all    one thread, or all of them (default)
   --step N           for a sweep: the snapshot taken at instruction count N
-  --symbols DIR, --images DIR, --max-frames N: as for walk
+  --symbols DIR, --images DIR, --max-frames N, --pac-va-bits N: as for walk
 `;
 
 /** Runs `view`. */

@@ -178,6 +178,8 @@ export interface UnwindStrategy<R> {
 
 /**
  * Strips an ARM64 pointer authentication code from a return address; a value at or below
- * `plainBelow` holds no code and comes back as it is.
+ * `plainBelow` holds no code and comes back as it is. `plainBelowNumber` is that limit as a number
+ * (a number address at or below it is plain), {@link Number.MAX_SAFE_INTEGER} when the limit is
+ * above every number address.
  */
-export type PacStrip = ((p: bigint) => bigint) & { readonly plainBelow: bigint };
+export type PacStrip = ((p: bigint) => bigint) & { readonly plainBelow: bigint; readonly plainBelowNumber: number };

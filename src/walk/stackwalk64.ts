@@ -25,6 +25,7 @@ import { x86FunctionTableAccess } from "../arch/x86/function-table.js";
 import { x64FunctionTableAccess } from "../arch/x64/function-table.js";
 import { x64UnwindInfo } from "../arch/x64/unwind.js";
 import { arm64FunctionTableAccess } from "../arch/arm64/function-table.js";
+import { pacStripper, type PacStrip } from "../arch/arm64/pac.js";
 import { arm64Unwind } from "../arch/arm64/unwind.js";
 import { ia64Pc } from "../arch/ia64/rse.js";
 import { ia64FunctionTableAccess, ia64Params, ia64Unwind } from "../arch/ia64/walker.js";
@@ -63,6 +64,12 @@ export interface StackWalkCallbacks {
    * to every call of one walk to have them found once. Without one each call works them out again.
    */
   cache?: UnwindCache;
+  /**
+   * ARM64: the virtual-address size pointer authentication codes are stripped at (64 − TxSZ, 16
+   * to 52, arm64.md §1.12), as the walk's `pacVaBits`; default 48. Outside that range the call
+   * returns FALSE with `invalid-parameter`.
+   */
+  pacVaBits?: number;
 }
 
 /** A CONTEXT as the facade needs it: a register file it may read and update in place. */
@@ -95,6 +102,8 @@ const U32 = 0xffff_ffffn;
 interface Resolved {
   compatibility: Compatibility;
   cache: UnwindCache;
+  /** How ARM64 return addresses lose their pointer authentication codes; undefined for the default size. */
+  stripPac: PacStrip | undefined;
   read: ReadMemoryRoutine;
   functionTableAccess: FunctionTableAccessRoutine;
   getModuleBase: GetModuleBaseRoutine;
@@ -111,11 +120,12 @@ const FUNCTION_TABLE_ACCESS: Record<Machine, (target: Snapshot, address: bigint,
 };
 
 /** The defaults for NULL callbacks, taken from the target snapshot (stackwalk64.md §3 "Recommended port behaviour"). */
-function resolveCallbacks(target: Snapshot | undefined, callbacks: StackWalkCallbacks): Resolved {
+function resolveCallbacks(target: Snapshot | undefined, callbacks: StackWalkCallbacks, stripPac: PacStrip | undefined): Resolved {
   const compatibility = callbacks.compatibility ?? "native";
   return {
     compatibility,
     cache: callbacks.cache ?? new UnwindCache(),
+    stripPac,
     read: callbacks.readMemory ?? ((address, size) => target?.memory.read(address, size)),
     getModuleBase: callbacks.getModuleBase ?? ((address) => (target === undefined ? 0n : (moduleAt(target.modules, address)?.base ?? 0n))),
     // Native: a handle to the FPO_DATA (or FrameData) record covering the address; Wine: NULL.
@@ -286,7 +296,9 @@ function unwindInPlace(
   };
   const rule = strategy.ruleFor(site);
   if (rule === undefined) return undefined;
-  const result = execRule(rule, { ...ctx }, memory, execContext(cb.cache));
+  const exec = execContext(cb.cache);
+  exec.stripPac = cb.stripPac;
+  const result = execRule(rule, { ...ctx }, memory, exec);
   if (!result.ok || !accept(result.registers)) return undefined;
   for (const [k, v] of Object.entries(result.registers)) ctx[k] = v & U64;
   return result;
@@ -514,7 +526,15 @@ export function stackWalk64Detailed(
   context?: ContextRecord,
   callbacks: StackWalkCallbacks = {},
 ): StackWalkResult {
-  const cb = resolveCallbacks(target, callbacks);
+  let strip: PacStrip | undefined;
+  if (callbacks.pacVaBits !== undefined) {
+    try {
+      strip = pacStripper(callbacks.pacVaBits);
+    } catch (e) {
+      return { ok: false, reason: "invalid-parameter", detail: (e as Error).message };
+    }
+  }
+  const cb = resolveCallbacks(target, callbacks, strip);
   switch (machineType) {
     case IMAGE_FILE_MACHINE.I386:
       return i386Walk(frame, context, target, cb);

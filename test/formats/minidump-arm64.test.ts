@@ -17,6 +17,10 @@ import { cli } from "../support/cli.js";
 import { assertWalkDocument } from "../support/walk-schema.js";
 import { BASE, IMAGE_SIZE } from "../arch/arm64/fixture.js";
 import { chainImage, chainImageFile, chainStop, insn } from "../arch/arm64/chain.js";
+import { formatVector } from "../../src/formats/vector.js";
+import { hex } from "../../src/hex.js";
+import { formatAddress } from "../../src/model/machine.js";
+import type { RegionMemory } from "../../src/memory/region-memory.js";
 
 const GUID = "5A9832E5-2872-41C1-838E-D98914E9B7FF";
 const SYM_ID = "5A9832E5287241C1838ED98914E9B7FF1";
@@ -44,8 +48,8 @@ const CHAIN_SYM = [
 ].join("\n");
 
 /** The chain stopped in leaf_locals' body as a dump: its stack, and the image unless withheld. */
-function chainDump(machine: WriterMachine, options: { image?: boolean; contextSize?: number; contextFlags?: number; processorArchitecture?: number; lr?: bigint } = {}): Uint8Array {
-  const c = chainStop();
+function chainDump(machine: WriterMachine, options: { image?: boolean; contextSize?: number; contextFlags?: number; processorArchitecture?: number; lr?: bigint; pac?: bigint } = {}): Uint8Array {
+  const c = chainStop({ leaf: 4 }, options.pac);
   const stackBase = c.labels["sp0"]!;
   const stack = (c.snapshot.memory as { read(a: bigint, n: number): Uint8Array | undefined }).read(stackBase, Number(c.labels["M"]! + 32n - stackBase))!;
   // The writer's CONTEXT table has the X registers, fp, lr, sp and pc (not the d registers).
@@ -198,6 +202,55 @@ describe("walk --pac-va-bits: the virtual-address size pointer authentication co
   it("a size outside 16-52 is a usage error", async () => {
     for (const bad of ["15", "53", "4x"]) {
       const r = await cli("walk", file, "--pac-va-bits", bad);
+      expect(r.code).toBe(2);
+      expect(r.err).toContain("--pac-va-bits takes a whole number from 16 to 52");
+    }
+  });
+});
+
+describe("--pac-va-bits on every command that walks, with a code in bits 40-47", () => {
+  // bigframe's saved return address signed with a code in bits 41, 43 and 45: stripping at 48 keeps it.
+  const pac = 0x0000_2a00_0000_0000n;
+  const dir = mkdtempSync(join(tmpdir(), "arm64-pac40-"));
+  const dump = join(dir, "chain.dmp");
+  writeFileSync(dump, chainDump("arm64", { pac }));
+  const c = chainStop({ leaf: 4 }, pac);
+  const vector = join(dir, "chain.json");
+  writeFileSync(vector, formatVector({ ...c.snapshot, memory: c.snapshot.memory as RegionMemory, threads: [{ ...c.snapshot.threads[0]!, truth: c.truth }] }));
+  const signed = formatAddress("arm64", c.truth[2]!.pc | pac);
+  const stripped = `chain.exe+${hex(c.truth[2]!.pc - BASE)}`;
+
+  it("explain strips the code only at the size given, and says so of the read", async () => {
+    const plain = await cli("explain", dump);
+    expect(plain.code).toBe(0);
+    expect(plain.out).toContain(`frame 2  ${signed}`);
+    const r = await cli("explain", dump, "--pac-va-bits", "40");
+    expect(r.code).toBe(0);
+    expect(r.out).toContain(`frame 2  ${stripped}`);
+    expect(r.out).toContain(`= ${signed} → return address: Pc ← ${formatAddress("arm64", c.truth[2]!.pc)}, its pointer authentication code stripped`);
+  });
+
+  it("render and view draw the caller's frame only at the size given", async () => {
+    for (const command of ["render", "view"]) {
+      const plain = await cli(command, dump, "-o", "-");
+      expect(plain.code).toBe(0);
+      expect(plain.out).not.toContain(stripped);
+      const r = await cli(command, dump, "-o", "-", "--pac-va-bits", "40");
+      expect(r.code).toBe(0);
+      expect(r.out).toContain(stripped);
+    }
+  });
+
+  it("check is exact against the truth only at the size given", async () => {
+    expect((await cli("check", vector, "--walker", "unwind")).code).toBe(1);
+    const r = await cli("check", vector, "--walker", "unwind", "--pac-va-bits", "40");
+    expect(r.code).toBe(0);
+    expect(r.out).toContain("1 passed, 0 failed");
+  });
+
+  it("a size outside 16-52 is a usage error for each of them", async () => {
+    for (const args of [["explain", dump], ["render", dump, "-o", "-"], ["view", dump, "-o", "-"], ["check", vector], ["crosscheck", vector]]) {
+      const r = await cli(...args, "--pac-va-bits", "12");
       expect(r.code).toBe(2);
       expect(r.err).toContain("--pac-va-bits takes a whole number from 16 to 52");
     }

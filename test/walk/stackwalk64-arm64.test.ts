@@ -47,6 +47,26 @@ describe("StackWalk64 for ARM64", () => {
     expect(stackWalk64Detailed(ARM64, c.snapshot, f, ctx).reason).toBe("done");
   });
 
+  it("pacVaBits: a return address signed in bits 40-47 loses its code only at the size the caller gives", () => {
+    const pac = 0x0000_2a00_0000_0000n;
+    const c = chainStop({ leaf: 4 }, pac);
+    const walk = (pacVaBits?: number): bigint[] => {
+      const ctx: ContextRecord = { registers: { ...c.registers } };
+      const f = newStackFrame64();
+      const pcs: bigint[] = [];
+      while (stackWalk64Detailed(ARM64, c.snapshot, f, ctx, pacVaBits === undefined ? {} : { pacVaBits }).ok) pcs.push(f.addrPC.offset);
+      return pcs;
+    };
+    // At the default 48 bits the code stays: bigframe returns to no module, and the walk ends there.
+    expect(walk()).toEqual([insn("leaf_locals", 4), insn("bigframe", 6)]);
+    expect(walk(48)).toEqual([insn("leaf_locals", 4), insn("bigframe", 6)]);
+    expect(walk(40)).toEqual(c.truth.map((t) => t.pc));
+    const bad = stackWalk64Detailed(ARM64, c.snapshot, newStackFrame64(), { registers: { ...c.registers } }, { pacVaBits: 53 });
+    expect(bad.ok).toBe(false);
+    expect(bad.reason).toBe("invalid-parameter");
+    expect(bad.detail).toContain("from 16 to 52");
+  });
+
   it("native model: a pc in a function without an entry (a tail-call stub) returns through Lr, Sp unchanged", () => {
     const c = chainStop("stub");
     const ctx: ContextRecord = { registers: { ...c.registers } };

@@ -9,6 +9,7 @@
  */
 import { hex } from "../../hex.js";
 import type { MemoryReader } from "../../memory/reader.js";
+import { bigintOf } from "../../memory/bigint-cache.js";
 import { Words } from "../../memory/words.js";
 import { fieldOf } from "../../model/record.js";
 import { ARM64_CONTEXT_LAYOUT, CONTEXT_UNWOUND_TO_CALL } from "../../model/context-layout.js";
@@ -77,6 +78,13 @@ class Arm64Run {
   /** The simple path's caller pc (stripped) and sp as numbers, −1 when not a number below 2^53. */
   pcNumber = -1;
   spNumber = -1;
+  /**
+   * The registers the last simple run made, with their fp as a bigint and as a number (−1 when it
+   * did not load fp as one): the next frame's base is worked out from them without converting fp.
+   */
+  last: Registers | undefined = undefined;
+  lastFp: bigint | undefined = undefined;
+  lastFpNumber = -1;
 }
 
 const RUN = cacheSlot("arm64 plan run", () => new Arm64Run());
@@ -98,16 +106,18 @@ export function execArm64Unwind(rule: Arm64Plan, registers: Registers, memory: M
   const simple = plan.simple;
   let ran = false;
   if (simple !== undefined) {
-    const base = simple.fpOffset < 0 ? (ctx.sp >= 0 ? ctx.sp : sp <= MAX_BIG ? Number(sp) : -1) : baseFromFp(registers, simple.fpOffset);
+    const base = simple.fpOffset < 0 ? (ctx.sp >= 0 ? ctx.sp : sp <= MAX_BIG ? Number(sp) : -1) : baseFromFp(run, registers, simple.fpOffset);
     ran = base >= 0 && runSimple(simple, memory, run, out, base, strip);
   }
+  if (!ran) run.last = undefined;
   let pcNumber: number;
   let spNumber: number;
   if (ran) {
     // The simple path worked on numbers: the caller's pc is stripped and sp known as a number.
     pcNumber = run.pcNumber;
     spNumber = run.spNumber;
-    if (spNumber % 16 !== 0) return { ok: false, stop: walkStop("unsupported", `${ruleText(plan.rule)}: the caller's sp ${hex(out["sp"]!)} is not 16-byte aligned`, out["sp"]!) };
+    // The low bits through a 32-bit integer: a remainder on a number above 2^31 is a floating-point one.
+    if ((spNumber & 15) !== 0) return { ok: false, stop: walkStop("unsupported", `${ruleText(plan.rule)}: the caller's sp ${hex(out["sp"]!)} is not 16-byte aligned`, out["sp"]!) };
   } else {
     run.stop = interpret(plan, registers, memory, run, out, sp, strip);
     if (run.stop !== undefined) return { ok: false, stop: run.stop };
@@ -131,11 +141,13 @@ export function execArm64Unwind(rule: Arm64Plan, registers: Registers, memory: M
 }
 
 /** fp − offset as a number, or −1 when fp is unknown or not a number address. */
-function baseFromFp(registers: Registers, offset: number): number {
+function baseFromFp(run: Arm64Run, registers: Registers, offset: number): number {
   const fp = registers["fp"];
-  if (fp === undefined || fp > MAX_BIG) return -1;
-  const base = Number(fp) - offset;
-  return base >= 0 ? base : -1;
+  if (fp === undefined) return -1;
+  // The registers the last run made (the walk's next frame): their fp is known as a number.
+  const fpNumber = registers === run.last && run.lastFpNumber >= 0 && fp === run.lastFp ? run.lastFpNumber : fp <= MAX_BIG ? Number(fp) : -1;
+  const base = fpNumber - offset;
+  return fpNumber >= 0 && base >= 0 ? base : -1;
 }
 
 /**
@@ -149,20 +161,35 @@ function runSimple(simple: NonNullable<Arm64UnwindPlan["simple"]>, memory: Memor
   const words = run.words;
   const callerSp = base + simple.callerSp;
   if (callerSp > MAX) return false;
+  // lr and fp as numbers when this run loads them (−1 when not, or not below 2^53).
+  let lrNumber = -1;
+  let fpNumber = -1;
   for (let k = 0; k < slots.length; k++) {
     if (!words.read(memory, base + slots[k]!)) return false;
-    setRegister(out, regs[k]!, words.big());
+    const r = regs[k]!;
+    setRegister(out, r, words.big());
+    if (r === 30) lrNumber = words.number();
+    else if (r === 29) fpNumber = words.number();
   }
   const lr = out["lr"];
   if (lr === undefined) return false;
   // At or below the stripping's plain limit a return address has no code to strip (the usual case,
-  // decided without bigint work).
-  const pc = lr <= strip.plainBelow ? lr : strip(lr);
+  // decided on numbers when lr was loaded as one).
+  let pc = lr;
+  if (lrNumber >= 0 && lrNumber <= strip.plainBelowNumber) run.pcNumber = lrNumber;
+  else {
+    if (lr > strip.plainBelow) pc = strip(lr);
+    run.pcNumber = pc <= MAX_BIG ? Number(pc) : -1;
+  }
   if (simple.stripLr) out["lr"] = pc;
   out["pc"] = pc;
-  out["sp"] = BigInt(callerSp);
-  run.pcNumber = pc <= MAX_BIG ? Number(pc) : -1;
+  // A caller's sp is often a word just read (its frame record's address, the fp it saved): the
+  // recent bigints have it.
+  out["sp"] = bigintOf(callerSp >>> 0, Math.floor(callerSp / 4294967296));
   run.spNumber = callerSp;
+  run.last = out;
+  run.lastFp = out["fp"];
+  run.lastFpNumber = fpNumber;
   return true;
 }
 

@@ -20,7 +20,8 @@ export type { PacStrip };
 
 /** A {@link PacStrip} from its function and plain limit. */
 function pacStrip(f: (p: bigint) => bigint, plainBelow: bigint): PacStrip {
-  return Object.assign(f, { plainBelow });
+  const max = BigInt(Number.MAX_SAFE_INTEGER);
+  return Object.assign(f, { plainBelow, plainBelowNumber: plainBelow < max ? Number(plainBelow) : Number.MAX_SAFE_INTEGER });
 }
 
 const ALL = 0xffff_ffff_ffff_ffffn;

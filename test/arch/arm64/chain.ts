@@ -95,9 +95,10 @@ export interface ChainStop {
 /**
  * A snapshot of the chain (see the file comment) stopped at instruction `k` of leaf_locals (its
  * body: 1-6); or in the stub without an entry; or in the dispatcher, below a machine frame whose
- * interrupted pc is in the stub (its return address still in lr).
+ * interrupted pc is in the stub (its return address still in lr). `pac` is the code bigframe's
+ * signed return address carries (default {@link PAC_BITS}).
  */
-export function chainStop(at: { leaf: number } | "stub" | "dispatcher" = { leaf: 4 }): ChainStop {
+export function chainStop(at: { leaf: number } | "stub" | "dispatcher" = { leaf: 4 }, pac = PAC_BITS): ChainStop {
   const inLeafFrame = typeof at === "object" && at.leaf >= 1 && at.leaf <= 7;
   const s = new StackBuilder(CHAIN_STACK - (at === "dispatcher" ? 0x20n : 0n), 8);
   if (at === "dispatcher") s.mark("dispatcher").u64(s.ref("L")).u64(BASE + BigInt(STUB_RVA + 4)).zeros(16);
@@ -105,7 +106,7 @@ export function chainStop(at: { leaf: number } | "stub" | "dispatcher" = { leaf:
   if (inLeafFrame) s.fill(4, 0x1eaf_0000n);
   s.mark("L").zeros(8000);
   // bigframe's record: the x29 it was given (main's, = F) and its signed return address into fregs.
-  s.mark("recB").u64(s.ref("F")).u64(insn("fregs", 7) | PAC_BITS);
+  s.mark("recB").u64(s.ref("F")).u64(insn("fregs", 7) | pac);
   s.mark("B").u64(insn("main", 3));
   for (let d = 8; d <= 12; d++) s.u64(CALLER[`d${d}`]!);
   // main's record: the outermost frame (x29 0, return address 0).
