@@ -687,6 +687,54 @@ describe("bad input is an InputError naming the offset", () => {
     }
   });
 
+  it("a module list of thousands of entries: one name string read once for all, a bad one noted without breaking a line, and the notes capped", () => {
+    const many = writeMinidump({
+      machine: "x86",
+      threads: [{ id: 1, registers: { eip: 0x401000n, esp: s1.esp, ebp: s1.ebp }, stack: s1.stack }],
+      modules: Array.from({ length: 3000 }, (_, i) => ({ path: i === 1 ? "c:\\bad\nname.dll" : `c:\\m\\m${i}.dll`, base: 0x10000000n + BigInt(i) * 0x10000n, size: 0x1000 })),
+    });
+    const bytes = many.bytes.slice();
+    const view = new DataView(bytes.buffer);
+    const sharedRva = view.getUint32(many.moduleEntries[0]! + 20, true);
+    // Every entry after the second names the first one's string, every other one with a CodeView record outside the file.
+    many.moduleEntries.forEach((at, i) => {
+      if (i > 1) view.setUint32(at + 20, sharedRva, true);
+      if (i % 2 === 1) {
+        view.setUint32(at + 76, 24, true);
+        view.setUint32(at + 80, 0x7fffffff, true);
+      }
+    });
+    const { dump, notes } = lenient(bytes);
+    expect(dump.modules).toHaveLength(3000);
+    expect(dump.modules[2]!.path).toBe("c:\\m\\m0.dll");
+    expect(dump.modules[2]!.path).toBe(dump.modules[2999]!.path);
+    // 1,500 modules lose their CodeView record: 256 notes are kept, the rest counted.
+    expect(notes).toHaveLength(257);
+    expect(notes[256]).toBe("1244 more note(s) left out: the first 256 are kept");
+    expect(notes[0]).toMatch(/^offset 0x[0-9a-f]+: module 1 \("bad\\nname\.dll"\): /);
+    expect(notes.every((n) => !n.includes("\n"))).toBe(true);
+  });
+
+  it("thousands of threads whose contexts are refused: the first 256 noted, the rest counted", () => {
+    const refused = Array.from({ length: 2000 }, (_, i) => ({ id: 100 + i, registers: { eip: 0x401000n, esp: s1.esp, ebp: s1.ebp } }));
+    const written = writeMinidump({ machine: "x86", threads: [{ id: 1, registers: { eip: 0x401000n, esp: s1.esp, ebp: s1.ebp }, stack: s1.stack }, ...refused] });
+    const bytes = written.bytes.slice();
+    // Their contexts' RVAs lie outside the file.
+    for (const at of written.threadEntries.slice(1)) new DataView(bytes.buffer).setUint32(at + 44, 0x7fffffff, true);
+    const { snapshot, notes } = lenient(bytes);
+    expect(snapshot.threads.map((t) => t.id)).toEqual([1]);
+    expect(notes).toHaveLength(257);
+    expect(notes[0]).toMatch(/^offset 0x[0-9a-f]+: thread 100 is not walked: thread 1 \(id 100\) ThreadContext: RVA 0x7fffffff lies outside the file/);
+    expect(notes[256]).toBe("1744 more thread(s) are not walked: the notes of the first 256 are kept");
+  });
+
+  it("a name read leniently is noted as the reader's error says it", () => {
+    const module = base.moduleEntries[0]!;
+    const nameRva = new DataView(base.bytes.buffer).getUint32(module + 20, true);
+    const { notes } = lenient(patch32(base.bytes, nameRva, 3));
+    expect(notes).toContain(`offset 0x${nameRva.toString(16)}: module 0 name passed over: module 0 ModuleNameRva: MINIDUMP_STRING length 3 is odd (it counts UTF-16 bytes)`);
+  });
+
   it("a rejected CodeView record is a note, not an error", () => {
     const module = base.moduleEntries[0]!;
     const cvRva = new DataView(base.bytes.buffer).getUint32(module + 80, true);
