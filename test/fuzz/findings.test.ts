@@ -6,15 +6,26 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { bytesSource, readMinidump } from "../../src/formats/minidump.js";
 import { inputOf, runInput, seedsOf, TargetsByName } from "./run-input.js";
 
-async function replay(key: string) {
+/**
+ * The input of a key as a run printed it. Keys of runs that named a fixture by a cut path
+ * ("/breakpad-corpus/x.dmp" for "fixtures/breakpad-corpus/x.dmp") are made with that name, as
+ * the run made them.
+ */
+function inputOfKey(key: string) {
   const [target, ...rest] = key.split(":");
   const iteration = Number(rest.pop());
+  const name = rest.join(":");
   const t = TargetsByName.get(target!)!;
-  const seed = seedsOf(t).find((s) => s.name === rest.join(":"))!;
+  const seed = seedsOf(t).find((s) => s.name === name) ?? seedsOf(t).find((s) => name.startsWith("/") && s.name.endsWith(name));
   expect(seed).toBeDefined();
-  const { bytes, rng } = inputOf(t, seed, iteration);
+  return { t, seed: seed!, ...inputOf(t, { ...seed!, name }, iteration) };
+}
+
+async function replay(key: string) {
+  const { t, seed, bytes, rng } = inputOfKey(key);
   return runInput(t, seed, bytes, rng, { scratch: mkdtempSync(join(tmpdir(), "sw-finding-")) });
 }
 
@@ -23,6 +34,20 @@ describe("the long fuzz run's findings", () => {
     const r = await replay("minidump:/breakpad-corpus/linux_write_to_nonwritable_region_math.dmp:43003");
     expect(r.outcome).toBe("ok");
     expect(r.ms).toBeLessThan(5000);
+  });
+
+  it.each([
+    ["a 1.7 MB dump listing 13,000 modules, most naming one string or none", "minidump:/breakpad-corpus/minidump_crashpad_annotation.dmp:3802", "ok", 13452],
+    ["a 13 MB dump listing 83,000 modules and 322 threads", "minidump:/breakpad-corpus/minidump_crashpad_annotation.dmp:4814", "typed", 83453],
+  ])("%s: read in time, its notes capped (it took 1.2 to 3.3 s)", async (_what, key, outcome, modules) => {
+    const { bytes } = inputOfKey(key);
+    const dump = readMinidump(bytesSource(bytes));
+    expect(dump.modules).toHaveLength(modules);
+    expect(dump.notes.length).toBeLessThan(260);
+    expect(dump.notes).toContainEqual(expect.stringMatching(/^\d+ more note\(s\) left out: the first 256 are kept$/));
+    const r = await replay(key);
+    expect(r.outcome).toBe(outcome);
+    expect(r.ms).toBeLessThan(1000);
   });
 
   it.each([

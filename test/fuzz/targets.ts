@@ -10,7 +10,7 @@
  * reads (dumps written from vectors, ETL files of a few buffers, zips, UNWIND_INFO blobs).
  */
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { deflateRawSync } from "node:zlib";
 import { InputError } from "../../src/errors.js";
 import type { Rng } from "./rng.js";
@@ -98,7 +98,11 @@ function files(dir: string, test: (name: string) => boolean): string[] {
   return out;
 }
 
-const rel = (p: string): string => p.slice(ROOT.length + 1).replace(/^\.\.\/shared\/fixtures\//, "fixtures/");
+/** A seed's name: its path under the fixtures (`fixtures/…`) or the checkout, whatever the checkout's own path. */
+const rel = (p: string): string => {
+  const fixture = relative(FIXTURES, p);
+  return fixture.startsWith("..") ? relative(ROOT, p) : `fixtures/${fixture}`;
+};
 const bytesOf = (p: string): Uint8Array => new Uint8Array(readFileSync(p));
 const text = new TextDecoder();
 const encoder = new TextEncoder();
