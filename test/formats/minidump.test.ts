@@ -728,6 +728,57 @@ describe("bad input is an InputError naming the offset", () => {
     expect(notes[256]).toBe("1744 more thread(s) are not walked: the notes of the first 256 are kept");
   });
 
+  /** The dump's memory list behind a proxy that counts the entries read, and the snapshot made through it. */
+  const countingMemoryReads = (bytes: Uint8Array) => {
+    const dump = readMinidump(bytesSource(bytes));
+    let reads = 0;
+    dump.memory = new Proxy(dump.memory, {
+      get(target, key, receiver) {
+        if (typeof key === "string" && /^\d+$/.test(key)) reads++;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    return { snapshot: minidumpSnapshot(dump), reads };
+  };
+
+  it("thousands of threads without stack bytes: each finds its MemoryList range by halving the list, not by reading it through", () => {
+    const n = 5000;
+    const at = (i: number) => 0x12f000n + BigInt(i) * 0x20n;
+    const written = writeMinidump({
+      machine: "x86",
+      threads: Array.from({ length: n }, (_, i) => ({ id: i + 1, registers: { eip: 0x401000n, esp: at(i), ebp: 0n } })),
+      memory: Array.from({ length: n }, (_, i) => ({ base: at(i), bytes: new Uint8Array(16) })),
+    });
+    const view = new DataView(written.bytes.buffer, written.bytes.byteOffset);
+    written.threadEntries.forEach((entry, i) => {
+      view.setBigUint64(entry + 24, at(i), true);
+      view.setUint32(entry + 32, 0, true);
+    });
+    const { snapshot, reads } = countingMemoryReads(written.bytes);
+    expect(snapshot.threads[4321]!.stackRanges).toEqual([{ start: at(4321), end: at(4321) + 16n }]);
+    expect(reads).toBeLessThan(n * 40);
+  });
+
+  it("thousands of threads listing one stack that thousands of MemoryList ranges cut: the stack is cut once", () => {
+    const n = 3000;
+    const big: WriterRange = { base: 0x00200000n, bytes: new Uint8Array(n * 0x10) };
+    const written = writeMinidump({
+      machine: "x86",
+      threads: Array.from({ length: n }, (_, i) => ({ id: i + 1, registers: { eip: 0x401000n, esp: big.base, ebp: 0n }, stack: i === 0 ? big : { base: 0x00100000n, bytes: new Uint8Array(4) } })),
+      memory: Array.from({ length: n }, (_, i) => ({ base: big.base + BigInt(i) * 0x10n, bytes: new Uint8Array(8) })),
+      stacksInMemoryList: false,
+    });
+    // Every thread lists the first one's stack.
+    const bytes = written.bytes.slice();
+    const first = written.threadEntries[0]!;
+    for (const entry of written.threadEntries) bytes.copyWithin(entry + 24, first + 24, first + 40);
+    const { snapshot, reads } = countingMemoryReads(bytes);
+    expect(snapshot.threads).toHaveLength(n);
+    expect(snapshot.threads[2999]!.stackRanges).toEqual([{ start: big.base, end: big.base + BigInt(n * 0x10) }]);
+    expect(snapshot.memory.read(big.base + 8n, 8)).toBeDefined();
+    expect(reads).toBeLessThan(n * 40);
+  });
+
   it("a name read leniently is noted as the reader's error says it", () => {
     const module = base.moduleEntries[0]!;
     const nameRva = new DataView(base.bytes.buffer).getUint32(module + 20, true);

@@ -9,7 +9,7 @@ import type { Module, OperatingSystem, Snapshot, ThreadSnapshot } from "../../mo
 import { MINIDUMP_LIMITS, MINIDUMP_STREAM, streamTypeName } from "./constants.js";
 import { MinidumpMemory, snapshotMemoryRanges } from "./memory.js";
 import type { MinidumpThread } from "./thread-list.js";
-import type { Minidump } from "./types.js";
+import type { Minidump, MinidumpMemoryRange } from "./types.js";
 
 
 /**
@@ -136,8 +136,26 @@ function threadStackRanges(dump: Minidump, t: MinidumpThread): AddressRange[] {
       out.push({ start: r.start, end: r.start + r.size });
       continue;
     }
-    const listed = dump.memory.find((m) => r.start >= m.start && r.start - m.start < m.size);
+    const listed = listedRangeAt(dump, r.start);
     if (listed !== undefined) out.push({ start: listed.start, end: listed.start + listed.size });
   }
   return out;
+}
+
+/**
+ * The range of the dump's memory list holding `address`, found by halving: the list is sorted
+ * and disjoint (sortRanges), and a damaged dump can list many thousand threads and ranges.
+ */
+function listedRangeAt(dump: Minidump, address: bigint): MinidumpMemoryRange | undefined {
+  const ranges = dump.memory;
+  let lo = 0;
+  let hi = ranges.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const m = ranges[mid]!;
+    if (address < m.start) hi = mid - 1;
+    else if (address - m.start >= m.size) lo = mid + 1;
+    else return m;
+  }
+  return undefined;
 }
