@@ -779,6 +779,29 @@ describe("bad input is an InputError naming the offset", () => {
     expect(reads).toBeLessThan(n * 40);
   });
 
+  it("a thread list of 70,000 entries: the first 65,536 are read, the rest passed over with a note", () => {
+    const n = 70_000;
+    const list = new Uint8Array(4 + 48 * n);
+    const lv = new DataView(list.buffer);
+    lv.setUint32(0, n, true);
+    const entry = base.bytes.subarray(base.threadEntries[0]!, base.threadEntries[0]! + 48);
+    for (let i = 0; i < n; i++) {
+      list.set(entry, 4 + 48 * i);
+      lv.setUint32(4 + 48 * i, 1000 + i, true);
+    }
+    const bytes = new Uint8Array(base.bytes.length + list.length);
+    bytes.set(base.bytes);
+    bytes.set(list, base.bytes.length);
+    // The directory's ThreadList entry points at the new list.
+    const dir = new DataView(bytes.buffer);
+    dir.setUint32(stream(3).entry + 4, list.length, true);
+    dir.setUint32(stream(3).entry + 8, base.bytes.length, true);
+    const { dump, snapshot, notes } = lenient(bytes);
+    expect(dump.threads).toHaveLength(65_536);
+    expect(snapshot.threads.at(-1)!.id).toBe(1000 + 65_535);
+    expect(names(notes, base.bytes.length, /ThreadList: 70000 entries; the first 65536 are read \(the limit of threads read from one dump\), the rest passed over/)).toBe(true);
+  });
+
   it("a name read leniently is noted as the reader's error says it", () => {
     const module = base.moduleEntries[0]!;
     const nameRva = new DataView(base.bytes.buffer).getUint32(module + 20, true);

@@ -65,6 +65,11 @@ export const MINIDUMP_LIMITS = {
    * can hold a hundred thousand entries, each with its own problem.
    */
   maxNotes: 256,
+  /**
+   * The thread entries read from one list; the rest are passed over with a note. A process
+   * rarely has more than a few thousand threads; a damaged 28 MB list can claim half a million.
+   */
+  maxThreads: 65536,
 } as const;
 
 const STREAM_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(MINIDUMP_STREAM).map(([name, type]) => [type, name]));
