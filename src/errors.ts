@@ -85,3 +85,19 @@ export function readingFile<T>(file: string | undefined, read: () => T): T {
     throw e;
   }
 }
+
+/**
+ * Runs `f` with errors made without a stack trace (V8's `Error.stackTraceLimit`; other engines
+ * ignore it): for readers that keep many InputErrors as data, one per damaged entry.
+ */
+export function withoutStackTraces<T>(f: () => T): T {
+  const errors = Error as { stackTraceLimit?: number };
+  const limit = errors.stackTraceLimit;
+  errors.stackTraceLimit = 0;
+  try {
+    return f();
+  } finally {
+    if (limit === undefined) delete errors.stackTraceLimit;
+    else errors.stackTraceLimit = limit;
+  }
+}

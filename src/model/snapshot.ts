@@ -136,10 +136,86 @@ export function isWindows(snapshot: { os?: OperatingSystem | undefined }): boole
   return snapshot.os === undefined || snapshot.os === "windows";
 }
 
-/** The module containing `address`, if any. */
+/**
+ * The module containing `address`, if any: the first in the list's order when modules overlap.
+ * A long list is searched through an index made on its first lookup (a scan asks for every
+ * word of a stack, and a damaged dump can list tens of thousands of modules).
+ */
 export function moduleAt(modules: readonly Module[], address: bigint): Module | undefined {
-  for (const m of modules) if (address >= m.base && address - m.base < m.size) return m;
-  return undefined;
+  if (modules.length <= INDEXED_FROM) {
+    for (const m of modules) if (address >= m.base && address - m.base < m.size) return m;
+    return undefined;
+  }
+  let index = moduleIndexes.get(modules);
+  if (index === undefined || index.length !== modules.length) moduleIndexes.set(modules, (index = indexModules(modules)));
+  const { starts, owners } = index;
+  let lo = 0;
+  let hi = starts.length - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (starts[mid]! <= address) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found < 0 ? undefined : owners[found];
+}
+
+/** Lists longer than this are searched through an index. */
+const INDEXED_FROM = 32;
+
+/** A module list cut into address segments: segment i starts at starts[i] and belongs to owners[i] (or to none). */
+interface ModuleIndex {
+  length: number;
+  starts: bigint[];
+  owners: (Module | undefined)[];
+}
+
+const moduleIndexes = new WeakMap<readonly Module[], ModuleIndex>();
+
+/** Cuts the address space at every module's start and end; each piece goes to the first module in list order covering it. */
+function indexModules(modules: readonly Module[]): ModuleIndex {
+  const points = [...new Set(modules.flatMap((m) => [m.base, m.base + m.size]))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const byBase = modules.map((_, i) => i).sort((a, b) => (modules[a]!.base < modules[b]!.base ? -1 : modules[a]!.base > modules[b]!.base ? 1 : a - b));
+  // The modules begun so far, smallest list index on top; an ended one leaves when it surfaces.
+  const heap: number[] = [];
+  const push = (i: number): void => {
+    let at = heap.push(i) - 1;
+    while (at > 0) {
+      const up = (at - 1) >> 1;
+      if (heap[up]! <= i) break;
+      heap[at] = heap[up]!;
+      at = up;
+    }
+    heap[at] = i;
+  };
+  const pop = (): void => {
+    const last = heap.pop()!;
+    if (heap.length === 0) return;
+    let at = 0;
+    for (;;) {
+      const l = 2 * at + 1;
+      if (l >= heap.length) break;
+      const c = l + 1 < heap.length && heap[l + 1]! < heap[l]! ? l + 1 : l;
+      if (heap[c]! >= last) break;
+      heap[at] = heap[c]!;
+      at = c;
+    }
+    heap[at] = last;
+  };
+  const starts: bigint[] = [];
+  const owners: (Module | undefined)[] = [];
+  let next = 0;
+  for (const p of points) {
+    while (next < byBase.length && modules[byBase[next]!]!.base <= p) push(byBase[next++]!);
+    while (heap.length > 0 && modules[heap[0]!]!.base + modules[heap[0]!]!.size <= p) pop();
+    const owner = heap.length > 0 ? modules[heap[0]!] : undefined;
+    if (owners.length > 0 && owners[owners.length - 1] === owner) continue;
+    starts.push(p);
+    owners.push(owner);
+  }
+  return { length: modules.length, starts, owners };
 }
 
 /** The symbol containing `rva` in `module` (the last one starting at or before it, within its size when known). */

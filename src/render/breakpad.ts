@@ -185,11 +185,15 @@ function printOrder(report: BreakpadReport): BreakpadThread[] {
  * that repeats an earlier one's base, size, code file and code id (MinidumpModuleList::Read).
  */
 function sortedModules(report: BreakpadReport): Module[] {
-  const seen = new Set<string>();
+  // Modules by base, size and code id, then compared by path (a damaged dump's path can be a
+  // megabyte long: it is not copied into a key).
+  const seen = new Map<string, Module[]>();
   const once = report.modules.filter((m) => {
-    const key = `${m.base}:${m.size}:${m.path ?? m.name}:${m.codeId ?? ""}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
+    const key = `${m.base}:${m.size}:${m.codeId ?? ""}`;
+    const same = seen.get(key);
+    if (same === undefined) seen.set(key, [m]);
+    else if (same.some((s) => (s.path ?? s.name) === (m.path ?? m.name))) return false;
+    else same.push(m);
     return true;
   });
   return once.sort((a, b) => (a.base < b.base ? -1 : a.base > b.base ? 1 : 0));

@@ -687,6 +687,128 @@ describe("bad input is an InputError naming the offset", () => {
     }
   });
 
+  it("a module list of thousands of entries: one name string read once for all, a bad one noted without breaking a line, and the notes capped", () => {
+    const many = writeMinidump({
+      machine: "x86",
+      threads: [{ id: 1, registers: { eip: 0x401000n, esp: s1.esp, ebp: s1.ebp }, stack: s1.stack }],
+      modules: Array.from({ length: 3000 }, (_, i) => ({ path: i === 1 ? "c:\\bad\nname.dll" : `c:\\m\\m${i}.dll`, base: 0x10000000n + BigInt(i) * 0x10000n, size: 0x1000 })),
+    });
+    const bytes = many.bytes.slice();
+    const view = new DataView(bytes.buffer);
+    const sharedRva = view.getUint32(many.moduleEntries[0]! + 20, true);
+    // Every entry after the second names the first one's string, every other one with a CodeView record outside the file.
+    many.moduleEntries.forEach((at, i) => {
+      if (i > 1) view.setUint32(at + 20, sharedRva, true);
+      if (i % 2 === 1) {
+        view.setUint32(at + 76, 24, true);
+        view.setUint32(at + 80, 0x7fffffff, true);
+      }
+    });
+    const { dump, notes } = lenient(bytes);
+    expect(dump.modules).toHaveLength(3000);
+    expect(dump.modules[2]!.path).toBe("c:\\m\\m0.dll");
+    expect(dump.modules[2]!.path).toBe(dump.modules[2999]!.path);
+    // 1,500 modules lose their CodeView record: 256 notes are kept, the rest counted.
+    expect(notes).toHaveLength(257);
+    expect(notes[256]).toBe("1244 more note(s) left out: the first 256 are kept");
+    expect(notes[0]).toMatch(/^offset 0x[0-9a-f]+: module 1 \("bad\\nname\.dll"\): /);
+    expect(notes.every((n) => !n.includes("\n"))).toBe(true);
+  });
+
+  it("thousands of threads whose contexts are refused: the first 256 noted, the rest counted", () => {
+    const refused = Array.from({ length: 2000 }, (_, i) => ({ id: 100 + i, registers: { eip: 0x401000n, esp: s1.esp, ebp: s1.ebp } }));
+    const written = writeMinidump({ machine: "x86", threads: [{ id: 1, registers: { eip: 0x401000n, esp: s1.esp, ebp: s1.ebp }, stack: s1.stack }, ...refused] });
+    const bytes = written.bytes.slice();
+    // Their contexts' RVAs lie outside the file.
+    for (const at of written.threadEntries.slice(1)) new DataView(bytes.buffer).setUint32(at + 44, 0x7fffffff, true);
+    const { snapshot, notes } = lenient(bytes);
+    expect(snapshot.threads.map((t) => t.id)).toEqual([1]);
+    expect(notes).toHaveLength(257);
+    expect(notes[0]).toMatch(/^offset 0x[0-9a-f]+: thread 100 is not walked: thread 1 \(id 100\) ThreadContext: RVA 0x7fffffff lies outside the file/);
+    expect(notes[256]).toBe("1744 more thread(s) are not walked: the notes of the first 256 are kept");
+  });
+
+  /** The dump's memory list behind a proxy that counts the entries read, and the snapshot made through it. */
+  const countingMemoryReads = (bytes: Uint8Array) => {
+    const dump = readMinidump(bytesSource(bytes));
+    let reads = 0;
+    dump.memory = new Proxy(dump.memory, {
+      get(target, key, receiver) {
+        if (typeof key === "string" && /^\d+$/.test(key)) reads++;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    return { snapshot: minidumpSnapshot(dump), reads };
+  };
+
+  it("thousands of threads without stack bytes: each finds its MemoryList range by halving the list, not by reading it through", () => {
+    const n = 5000;
+    const at = (i: number) => 0x12f000n + BigInt(i) * 0x20n;
+    const written = writeMinidump({
+      machine: "x86",
+      threads: Array.from({ length: n }, (_, i) => ({ id: i + 1, registers: { eip: 0x401000n, esp: at(i), ebp: 0n } })),
+      memory: Array.from({ length: n }, (_, i) => ({ base: at(i), bytes: new Uint8Array(16) })),
+    });
+    const view = new DataView(written.bytes.buffer, written.bytes.byteOffset);
+    written.threadEntries.forEach((entry, i) => {
+      view.setBigUint64(entry + 24, at(i), true);
+      view.setUint32(entry + 32, 0, true);
+    });
+    const { snapshot, reads } = countingMemoryReads(written.bytes);
+    expect(snapshot.threads[4321]!.stackRanges).toEqual([{ start: at(4321), end: at(4321) + 16n }]);
+    expect(reads).toBeLessThan(n * 40);
+  });
+
+  it("thousands of threads listing one stack that thousands of MemoryList ranges cut: the stack is cut once", () => {
+    const n = 3000;
+    const big: WriterRange = { base: 0x00200000n, bytes: new Uint8Array(n * 0x10) };
+    const written = writeMinidump({
+      machine: "x86",
+      threads: Array.from({ length: n }, (_, i) => ({ id: i + 1, registers: { eip: 0x401000n, esp: big.base, ebp: 0n }, stack: i === 0 ? big : { base: 0x00100000n, bytes: new Uint8Array(4) } })),
+      memory: Array.from({ length: n }, (_, i) => ({ base: big.base + BigInt(i) * 0x10n, bytes: new Uint8Array(8) })),
+      stacksInMemoryList: false,
+    });
+    // Every thread lists the first one's stack.
+    const bytes = written.bytes.slice();
+    const first = written.threadEntries[0]!;
+    for (const entry of written.threadEntries) bytes.copyWithin(entry + 24, first + 24, first + 40);
+    const { snapshot, reads } = countingMemoryReads(bytes);
+    expect(snapshot.threads).toHaveLength(n);
+    expect(snapshot.threads[2999]!.stackRanges).toEqual([{ start: big.base, end: big.base + BigInt(n * 0x10) }]);
+    expect(snapshot.memory.read(big.base + 8n, 8)).toBeDefined();
+    expect(reads).toBeLessThan(n * 40);
+  });
+
+  it("a thread list of 70,000 entries: the first 65,536 are read, the rest passed over with a note", () => {
+    const n = 70_000;
+    const list = new Uint8Array(4 + 48 * n);
+    const lv = new DataView(list.buffer);
+    lv.setUint32(0, n, true);
+    const entry = base.bytes.subarray(base.threadEntries[0]!, base.threadEntries[0]! + 48);
+    for (let i = 0; i < n; i++) {
+      list.set(entry, 4 + 48 * i);
+      lv.setUint32(4 + 48 * i, 1000 + i, true);
+    }
+    const bytes = new Uint8Array(base.bytes.length + list.length);
+    bytes.set(base.bytes);
+    bytes.set(list, base.bytes.length);
+    // The directory's ThreadList entry points at the new list.
+    const dir = new DataView(bytes.buffer);
+    dir.setUint32(stream(3).entry + 4, list.length, true);
+    dir.setUint32(stream(3).entry + 8, base.bytes.length, true);
+    const { dump, snapshot, notes } = lenient(bytes);
+    expect(dump.threads).toHaveLength(65_536);
+    expect(snapshot.threads.at(-1)!.id).toBe(1000 + 65_535);
+    expect(names(notes, base.bytes.length, /ThreadList: 70000 entries; the first 65536 are read \(the limit of threads read from one dump\), the rest passed over/)).toBe(true);
+  });
+
+  it("a name read leniently is noted as the reader's error says it", () => {
+    const module = base.moduleEntries[0]!;
+    const nameRva = new DataView(base.bytes.buffer).getUint32(module + 20, true);
+    const { notes } = lenient(patch32(base.bytes, nameRva, 3));
+    expect(notes).toContain(`offset 0x${nameRva.toString(16)}: module 0 name passed over: module 0 ModuleNameRva: MINIDUMP_STRING length 3 is odd (it counts UTF-16 bytes)`);
+  });
+
   it("a rejected CodeView record is a note, not an error", () => {
     const module = base.moduleEntries[0]!;
     const cvRva = new DataView(base.bytes.buffer).getUint32(module + 80, true);

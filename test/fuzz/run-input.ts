@@ -43,9 +43,9 @@ export function seedFor(target: Target, iteration: number): Seed {
   return seeds[iteration % seeds.length]!;
 }
 
-/** The bytes of (target, seed, iteration). */
-export function inputOf(target: Target, seed: Seed, iteration: number): { bytes: Uint8Array; rng: Rng } {
-  const rng = Rng.of(target.name, seed.name, iteration);
+/** The bytes of (target, seed, iteration); `name` is the seed's name as the key gives it. */
+export function inputOf(target: Target, seed: Seed, iteration: number, name = seed.name): { bytes: Uint8Array; rng: Rng } {
+  const rng = Rng.of(target.name, name, iteration);
   const others = seedsOf(target).filter((s) => s !== seed).map((s) => s.bytes);
   const bytes = makeInput(seed.bytes, others, target.structure, rng, Math.floor(iteration / seedsOf(target).length));
   return { bytes, rng };

@@ -10,7 +10,7 @@
  * reads (dumps written from vectors, ETL files of a few buffers, zips, UNWIND_INFO blobs).
  */
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join, relative, sep } from "node:path";
+import { join, relative } from "node:path";
 import { deflateRawSync } from "node:zlib";
 import { InputError } from "../../src/errors.js";
 import type { Rng } from "./rng.js";
@@ -98,8 +98,11 @@ function files(dir: string, test: (name: string) => boolean): string[] {
   return out;
 }
 
-/** A seed's name: its path from the checkout, with the shared fixtures as fixtures/…, the same wherever the checkout lies. */
-const rel = (p: string): string => relative(ROOT, p).split(sep).join("/").replace(/^\.\.\/shared\/fixtures\//, "fixtures/");
+/** A seed's name: its path under the fixtures (`fixtures/…`) or the checkout, whatever the checkout's own path. */
+const rel = (p: string): string => {
+  const fixture = relative(FIXTURES, p);
+  return fixture.startsWith("..") ? relative(ROOT, p) : `fixtures/${fixture}`;
+};
 const bytesOf = (p: string): Uint8Array => new Uint8Array(readFileSync(p));
 const text = new TextDecoder();
 const encoder = new TextEncoder();
@@ -164,13 +167,14 @@ function jsonSeeds(): Seed[] {
 
 function sweepSeeds(): Seed[] {
   // Sweeps are cut to their first steps: the reader and the replay see the same structure.
-  const sweeps = files(join(ROOT, "vectors"), (n) => n.endsWith(".sweep.json")).filter((p) => statSync(p).size < 3_000_000);
-  // Six spread over the machines' folders, not the first six of one.
-  return sample(sweeps, 6).map((p) => {
-    const json = JSON.parse(readFileSync(p, "utf8")) as { steps?: unknown[] };
-    if (Array.isArray(json.steps)) json.steps = json.steps.slice(0, 12);
-    return { name: rel(p), bytes: encoder.encode(JSON.stringify(json)) };
-  });
+  return files(join(ROOT, "vectors"), (n) => n.endsWith(".sweep.json"))
+    .filter((p) => statSync(p).size < 3_000_000)
+    .slice(0, 6)
+    .map((p) => {
+      const json = JSON.parse(readFileSync(p, "utf8")) as { steps?: unknown[] };
+      if (Array.isArray(json.steps)) json.steps = json.steps.slice(0, 12);
+      return { name: rel(p), bytes: encoder.encode(JSON.stringify(json)) };
+    });
 }
 
 function peSeeds(): Seed[] {

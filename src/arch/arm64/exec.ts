@@ -128,6 +128,13 @@ export function execArm64Unwind(rule: Arm64Plan, registers: Registers, memory: M
     pcNumber = pc <= MAX_BIG ? Number(pc) : -1;
     spNumber = callerSp <= MAX_BIG ? Number(callerSp) : -1;
   }
+  // A plan that leaves lr as it found it takes the caller's pc from it: when that is this frame's
+  // own pc, the caller is this frame again, higher on the stack, and so on for ever. No real
+  // caller does that (a function that made a call saved the lr the call overwrote); this is
+  // RtlVirtualUnwind's check on a leaf's pc and lr, for any plan that does not restore lr.
+  if (!plan.custom && (pcNumber >= 0 ? pcNumber === ctx.pc : out["pc"] === registers["pc"]) && !plan.recovered.includes("lr")) {
+    return { ok: false, stop: walkStop("no-progress", `${ruleText(plan.rule)}: the caller's pc ${hex(out["pc"]!)} is this frame's own, from an lr the function does not restore (the frame would repeat for ever)`, out["pc"]!) };
+  }
   if (!plan.custom) {
     const step = rule.scratch;
     if (step === undefined) return (rule.scratch = unwindStep(out, plan.rule, { recovered: plan.recovered, entry: plan.entry, pcNumber, spNumber }));

@@ -60,6 +60,16 @@ export const MINIDUMP_LIMITS = {
   maxStringBytes: 1 << 20,
   /** The largest CodeView record interpreted; a bigger one is passed over with a note. */
   maxCodeViewBytes: 1 << 16,
+  /**
+   * The notes kept for one dump; the rest are counted in a last note. A list of a damaged dump
+   * can hold a hundred thousand entries, each with its own problem.
+   */
+  maxNotes: 256,
+  /**
+   * The thread entries read from one list; the rest are passed over with a note. A process
+   * rarely has more than a few thousand threads; a damaged 28 MB list can claim half a million.
+   */
+  maxThreads: 65536,
 } as const;
 
 const STREAM_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(MINIDUMP_STREAM).map(([name, type]) => [type, name]));

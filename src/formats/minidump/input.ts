@@ -4,12 +4,21 @@
  * the list streams share: a list's count and entries, a memory descriptor, and the note for
  * ranges whose bytes the file does not hold.
  */
-import { InputError } from "../../errors.js";
+import { InputError, type InputErrorCode } from "../../errors.js";
 import { hex } from "../../hex.js";
 import type { ByteSource } from "../../memory/byte-source.js";
 import { ByteCursor } from "../../memory/cursor.js";
 import { MINIDUMP_LIMITS, streamTypeName } from "./constants.js";
 import type { MemoryOrigin, MinidumpLocation, MinidumpMemoryRange, MinidumpStreamEntry } from "./types.js";
+
+/** Why a string cannot be read: what an InputError would say, and where. */
+interface Refusal {
+  code: InputErrorCode;
+  offset: number;
+  reason: string;
+}
+
+const utf16 = new TextDecoder("utf-16le");
 
 /**
  * Bounds-checked access to the source; every error names an absolute offset. What the reader
@@ -19,13 +28,22 @@ import type { MemoryOrigin, MinidumpLocation, MinidumpMemoryRange, MinidumpStrea
 export class MinidumpInput {
   readonly size: number;
   readonly notes: string[] = [];
+  /** Notes past {@link MINIDUMP_LIMITS.maxNotes}, counted and not kept. */
+  private leftOut = 0;
   constructor(readonly source: ByteSource) {
     this.size = source.size;
   }
 
   /** Records something passed over or repaired, at the offset of the field concerned. */
   note(offset: number | undefined, text: string): void {
-    this.notes.push(offset === undefined ? text : `offset ${hex(offset)}: ${text}`);
+    if (this.notes.length >= MINIDUMP_LIMITS.maxNotes) this.leftOut++;
+    else this.notes.push(offset === undefined ? text : `offset ${hex(offset)}: ${text}`);
+  }
+
+  /** Ends the notes: those left out are counted in a last one. */
+  closeNotes(): void {
+    if (this.leftOut > 0) this.notes.push(`${this.leftOut} more note(s) left out: the first ${MINIDUMP_LIMITS.maxNotes} are kept`);
+    this.leftOut = 0;
   }
 
   /** The part of a location the file holds: all of it, its bytes up to the end of the file, or none when its RVA lies outside. */
@@ -86,16 +104,58 @@ export class MinidumpInput {
 
   /** A MINIDUMP_STRING (u32 byte length, UTF-16LE) whose RVA is the u32 at `at`. */
   string(rva: number, at: number, what: string): string {
+    const read = this.stringAt(rva, at, what);
+    if (typeof read === "string") return read;
+    throw new InputError(read.code, read.reason, { offset: read.offset });
+  }
+
+  /**
+   * {@link string}, or `undefined` with a note (`what` passed over) when the string cannot be
+   * read: what a lenient read of a name needs, without an error made and caught per entry.
+   */
+  optionalString(rva: number, at: number, what: string, passedOver: string): string | undefined {
+    const read = this.stringAt(rva, at, what);
+    if (typeof read === "string") return read;
+    this.note(read.offset, `${passedOver} passed over: ${read.reason}`);
+    return undefined;
+  }
+
+  /**
+   * Decoded strings by RVA, or why the one at an RVA cannot be read: the entries of a damaged
+   * list may all name one string, and each would decode it again.
+   */
+  private readonly strings = new Map<number, string | ((what: string) => Refusal)>();
+
+  private stringAt(rva: number, at: number, what: string): string | Refusal {
     if (rva > this.size - 4 || this.size < 4) {
-      throw new InputError("bad-value", `${what}: RVA ${hex(rva)} leaves no room for a MINIDUMP_STRING in the file (${hex(this.size)} bytes)`, { offset: at });
+      return { code: "bad-value", offset: at, reason: `${what}: RVA ${hex(rva)} leaves no room for a MINIDUMP_STRING in the file (${hex(this.size)} bytes)` };
     }
-    const length = this.cursor(rva, 4, `${what} length`).u32();
-    if (length % 2 !== 0) throw new InputError("bad-value", `${what}: MINIDUMP_STRING length ${length} is odd (it counts UTF-16 bytes)`, { offset: rva });
+    let known = this.strings.get(rva);
+    if (known === undefined) {
+      known = this.decodeString(rva);
+      this.strings.set(rva, known);
+    }
+    return typeof known === "string" ? known : known(what);
+  }
+
+  /** The string at `rva` (its length field lies inside the file), or how to say why not. */
+  private decodeString(rva: number): string | ((what: string) => Refusal) {
+    const head = this.source.read(rva, 4);
+    if (head === undefined) return (what) => ({ code: "truncated", offset: rva, reason: `${what} length: cannot read 4 byte(s) at ${hex(rva)}` });
+    const length = new ByteCursor(head, rva).u32();
+    if (length % 2 !== 0) return (what) => ({ code: "bad-value", offset: rva, reason: `${what}: MINIDUMP_STRING length ${length} is odd (it counts UTF-16 bytes)` });
     if (length > MINIDUMP_LIMITS.maxStringBytes) {
-      throw new InputError("bad-value", `${what}: MINIDUMP_STRING length ${length} exceeds the ${MINIDUMP_LIMITS.maxStringBytes}-byte limit`, { offset: rva });
+      return (what) => ({ code: "bad-value", offset: rva, reason: `${what}: MINIDUMP_STRING length ${length} exceeds the ${MINIDUMP_LIMITS.maxStringBytes}-byte limit` });
     }
-    const body = this.cursor(rva + 4, length, `${what} (${length} bytes of UTF-16)`, rva);
-    return new TextDecoder("utf-16le").decode(body.bytes);
+    const start = rva + 4;
+    if (start > this.size || length > this.size - start) {
+      return (what) => ({ code: "truncated", offset: rva, reason: `${what} (${length} bytes of UTF-16): ${length} byte(s) at ${hex(start)} run past the end of the file (${hex(this.size)} bytes)` });
+    }
+    const body = this.source.read(start, length);
+    if (body === undefined || body.byteLength !== length) {
+      return (what) => ({ code: "truncated", offset: rva, reason: `${what} (${length} bytes of UTF-16): cannot read ${length} byte(s) at ${hex(start)}` });
+    }
+    return utf16.decode(body);
   }
 }
 

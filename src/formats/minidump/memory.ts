@@ -259,8 +259,13 @@ export function snapshotMemoryRanges(dump: Minidump): MinidumpMemoryRange[] {
     pieces.push({ ...extra, start: from, size: to - from, rva: extra.rva + Number(from - extra.start) });
   };
   const extras = dump.threads.flatMap((t) => (t.backingStore === undefined ? [t.stack] : [t.stack, t.backingStore]));
+  // A stack that many threads list is cut against the lists once (its copies would be dropped below).
+  const seen = new Set<string>();
   for (const extra of extras) {
     if (extra.size === 0n) continue;
+    const key = `${extra.start}:${extra.size}:${extra.rva}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
     const end = extra.start + extra.size;
     // The first listed range that ends after the extra starts.
     let lo = 0;

@@ -68,6 +68,16 @@ function fileNamePart(path: string): string {
   return path.slice(Math.max(path.lastIndexOf("\\"), path.lastIndexOf("/")) + 1);
 }
 
+/**
+ * A module name as notes show it: at most 80 characters, and quoted as JSON when it holds
+ * control characters (a damaged name never breaks a note's line).
+ */
+function shownName(name: string): string {
+  if (name === "") return "no name";
+  const clipped = name.length > 80 ? `${name.slice(0, 80)}…` : name;
+  return /[\u0000-\u001f\u007f]/.test(clipped) ? JSON.stringify(clipped) : clipped;
+}
+
 function readVersionInfo(c: ByteCursor): MinidumpVersionInfo {
   return {
     signature: c.u32(),
@@ -97,6 +107,9 @@ function readModules(input: MinidumpInput, s: MinidumpStreamEntry, held: Minidum
   if (count === 0) return [];
   const c = input.cursor(first, count * MODULE_SIZE, "ModuleList entries");
   const modules: MinidumpModule[] = [];
+  // File-name parts by path: the entries of a damaged list may all name one long string.
+  const names = new Map<string, string>();
+  const shown = new Map<string, string>();
   for (let i = 0; i < count; i++) {
     const offset = c.offset;
     const what = `module ${i}`;
@@ -114,14 +127,14 @@ function readModules(input: MinidumpInput, s: MinidumpStreamEntry, held: Minidum
       input.note(offset + 8, `${what}: ${hex(size)} bytes at ${hex(base)} ${size === 0 ? "cover nothing" : "run past the end of the 64-bit address space"}; the module is passed over`);
       continue;
     }
-    const path = input.lenient(`${what} name`, () => input.string(nameRva, offset + 20, `${what} ModuleNameRva`)) ?? "";
+    const path = input.optionalString(nameRva, offset + 20, `${what} ModuleNameRva`, `${what} name`) ?? "";
     const module: MinidumpModule = {
       base,
       size,
       checksum,
       timeDateStamp,
       path,
-      name: fileNamePart(path),
+      name: names.get(path) ?? names.set(path, fileNamePart(path)).get(path)!,
       versionInfo,
       cvRecord,
       miscRecord,
@@ -132,7 +145,7 @@ function readModules(input: MinidumpInput, s: MinidumpStreamEntry, held: Minidum
       const { fileVersionHi: hi, fileVersionLo: lo } = versionInfo;
       module.version = `${hi >>> 16}.${hi & 0xffff}.${lo >>> 16}.${lo & 0xffff}`;
     }
-    const label = `${what} (${module.name === "" ? "no name" : module.name})`;
+    const label = `${what} (${shown.get(module.name) ?? shown.set(module.name, shownName(module.name)).get(module.name)!})`;
     const identity = moduleIdentity(input, cvRecord, miscRecord, cvAt, label);
     if (typeof identity === "string") input.note(undefined, `${identity}; the module has no debug file or identifier`);
     else {

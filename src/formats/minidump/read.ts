@@ -144,5 +144,6 @@ function parse(source: ByteSource, file: string | undefined): Minidump {
   // The contexts say what ran (a 32-bit process on a 64-bit system has x86 contexts); SystemInfo otherwise.
   const machine = dump.exception?.context?.machine ?? dump.threads.find((t) => t.context !== undefined)?.context?.machine ?? dump.systemInfo?.machine;
   if (machine !== undefined) dump.machine = machine;
+  input.closeNotes();
   return dump;
 }

@@ -6,10 +6,10 @@ import { InputError } from "../../errors.js";
 import { hex } from "../../hex.js";
 import type { AddressRange } from "../../memory/window-memory.js";
 import type { Module, OperatingSystem, Snapshot, ThreadSnapshot } from "../../model/snapshot.js";
-import { MINIDUMP_STREAM, streamTypeName } from "./constants.js";
+import { MINIDUMP_LIMITS, MINIDUMP_STREAM, streamTypeName } from "./constants.js";
 import { MinidumpMemory, snapshotMemoryRanges } from "./memory.js";
 import type { MinidumpThread } from "./thread-list.js";
-import type { Minidump } from "./types.js";
+import type { Minidump, MinidumpMemoryRange } from "./types.js";
 
 
 /**
@@ -54,26 +54,43 @@ export function minidumpSnapshot(dump: Minidump): Snapshot {
   // can be walked is an error naming the first one's problem.
   const threads: ThreadSnapshot[] = [];
   let firstProblem: InputError | undefined;
-  // Notes already made (a damaged thread list may repeat one problem for thousands of entries).
+  // Notes already made (a damaged thread list may repeat one problem for thousands of entries),
+  // and the threads not walked past the notes kept for them.
   const noted = new Set(dump.notes);
+  let threadNotes = 0;
+  let leftOut = 0;
   order.forEach((t, i) => {
     const crashed = i === 0 && crashedIndex >= 0;
     const context = (crashed ? dump.exception?.context : undefined) ?? t.context;
-    let problem: InputError | undefined;
-    if (context === undefined) problem = t.contextError ?? new InputError("bad-value", `thread ${t.id} has no usable context`, { offset: t.offset + 40 });
-    else if (context.machine !== machine) problem = new InputError("unsupported", `thread ${t.id} has an ${context.machine} context in an ${machine} dump`, { offset: t.offset + 40 });
-    if (problem === undefined) {
-      threads.push({ id: t.id, crashed, registers: { ...context!.registers }, stackRanges: threadStackRanges(dump, t) });
+    // Why the thread is not walked; an error is made for the first such thread only.
+    let offset: number | undefined = t.offset + 40;
+    let reason: string;
+    if (context === undefined && t.contextError !== undefined) {
+      firstProblem ??= t.contextError;
+      offset = t.contextError.offset;
+      reason = t.contextError.reason;
+    } else if (context === undefined) {
+      reason = `thread ${t.id} has no usable context`;
+      firstProblem ??= new InputError("bad-value", reason, { offset });
+    } else if (context.machine !== machine) {
+      reason = `thread ${t.id} has an ${context.machine} context in an ${machine} dump`;
+      firstProblem ??= new InputError("unsupported", reason, { offset });
+    } else {
+      threads.push({ id: t.id, crashed, registers: { ...context.registers }, stackRanges: threadStackRanges(dump, t) });
       return;
     }
-    firstProblem ??= problem;
-    const where = problem.offset === undefined ? "" : `offset ${hex(problem.offset)}: `;
-    const note = `${where}thread ${t.id} is not walked: ${problem.reason}`;
-    if (!noted.has(note)) {
-      noted.add(note);
-      dump.notes.push(note);
+    const note = `${offset === undefined ? "" : `offset ${hex(offset)}: `}thread ${t.id} is not walked: ${reason}`;
+    if (noted.has(note)) return;
+    if (threadNotes >= MINIDUMP_LIMITS.maxNotes) {
+      leftOut++;
+      return;
     }
+    threadNotes++;
+    noted.add(note);
+    dump.notes.push(note);
   });
+  const more = `${leftOut} more thread(s) are not walked: the notes of the first ${MINIDUMP_LIMITS.maxNotes} are kept`;
+  if (leftOut > 0 && !noted.has(more)) dump.notes.push(more);
   if (threads.length === 0) throw wrap(firstProblem ?? noThreadError(dump)!);
   const modules: Module[] = dump.modules.map((m) => {
     const module: Module = { name: m.name, base: m.base, size: BigInt(m.size), symbols: [], path: m.path, codeId: m.codeId };
@@ -119,8 +136,26 @@ function threadStackRanges(dump: Minidump, t: MinidumpThread): AddressRange[] {
       out.push({ start: r.start, end: r.start + r.size });
       continue;
     }
-    const listed = dump.memory.find((m) => r.start >= m.start && r.start - m.start < m.size);
+    const listed = listedRangeAt(dump, r.start);
     if (listed !== undefined) out.push({ start: listed.start, end: listed.start + listed.size });
   }
   return out;
+}
+
+/**
+ * The range of the dump's memory list holding `address`, found by halving: the list is sorted
+ * and disjoint (sortRanges), and a damaged dump can list many thousand threads and ranges.
+ */
+function listedRangeAt(dump: Minidump, address: bigint): MinidumpMemoryRange | undefined {
+  const ranges = dump.memory;
+  let lo = 0;
+  let hi = ranges.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const m = ranges[mid]!;
+    if (address < m.start) hi = mid - 1;
+    else if (address - m.start >= m.size) lo = mid + 1;
+    else return m;
+  }
+  return undefined;
 }

@@ -82,7 +82,7 @@ function readSystemInfo(input: MinidumpInput, s: MinidumpStreamEntry): MinidumpS
   };
   if (csdVersionRva !== 0) {
     // Breakpad leaves the service-pack string out when it cannot be read.
-    const csd = input.lenient("SystemInfo CSDVersion", () => input.string(csdVersionRva, csdAt, "SystemInfo CSDVersion"));
+    const csd = input.optionalString(csdVersionRva, csdAt, "SystemInfo CSDVersion", "SystemInfo CSDVersion");
     if (csd !== undefined) info.csdVersion = csd;
   }
   const machine = MACHINE_OF_ARCH[processorArchitecture];

@@ -8,7 +8,8 @@ import { describe, expect, it } from "vitest";
 import { walkThread } from "../../../src/walk/walk.js";
 import type { Walk } from "../../../src/walk/frame.js";
 import { arm64Unwind } from "../../../src/arch/arm64/unwind.js";
-import { BASE, CALLER } from "./fixture.js";
+import { BASE, CALLER, calleeRegisters, ImageBuilder, packed, snapshotArm64, STACK_BASE } from "./fixture.js";
+import { StackBuilder } from "../../support/stack-builder.js";
 import { chainStop, PAC_BITS, STUB_RVA, type ChainStop } from "./chain.js";
 import { arm64PacStripper } from "../../../src/index.js";
 import { inputError } from "../../support/input-error.js";
@@ -92,5 +93,28 @@ describe("the walk's pointer-authentication size (pacVaBits, arm64.md §1.12)", 
     expect(wide.frames[2]!.addrPC).toBe(c.truth[2]!.pc | (PAC_BITS & ((1n << 50n) - 1n)));
     expect(arm64PacStripper(50)(PAC_BITS | 0x1234n)).toBe(0x0001_0000_0000_1234n);
     for (const bad of [15, 53, 48.5]) expect(inputError(() => walkThread(c.snapshot, thread, { pacVaBits: bad })).message).toContain("from 16 to 52");
+  });
+});
+
+describe("a return address back into a function that does not restore lr", () => {
+  it("stops with no-progress where the caller would be the frame itself again, instead of repeating it higher up the stack until the budget", () => {
+    const FN = 0x2000;
+    // Packed: an 80-byte allocation and nothing saved (lr stays in its register).
+    const image = new ImageBuilder().code(FN, 16).fn(FN, packed({ length: 16, cr: 0, frameSize: 5 })).build();
+    const stack = new StackBuilder(STACK_BASE, 8).fill(512).build();
+    const pc = BASE + BigInt(FN + 8);
+    const lr = BASE + BigInt(FN + 12);
+    const snapshot = snapshotArm64(image, stack, calleeRegisters({ pc, sp: STACK_BASE, lr, fp: 0n }));
+    for (const walker of ["unwind", "auto"] as const) {
+      const w = walkThread(snapshot, snapshot.threads[0]!, { walker });
+      expect(rows(w), walker).toEqual([
+        [pc, STACK_BASE],
+        [lr, STACK_BASE + 80n],
+      ]);
+      if (walker === "unwind") {
+        expect(w.stop.reason).toBe("no-progress");
+        expect(w.stop.detail).toMatch(/is this frame's own, from an lr the function does not restore/);
+      }
+    }
   });
 });
