@@ -4,6 +4,15 @@
  */
 import { InputError } from "../errors.js";
 
+/**
+ * The path of member `key` of the value at `path`: `.key` for a name of letters, digits and
+ * underscores, else `["key"]` quoted as JSON (a key with a newline or a quote never breaks the
+ * path or the one-line message that names it).
+ */
+export function memberPath(path: string, key: string): string {
+  return /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+}
+
 /** A parsed JSON value with its JSON path: typed accessors whose errors are InputErrors naming the path. */
 export class JsonNode {
   constructor(
@@ -41,7 +50,7 @@ export class JsonNode {
   onlyKeys(allowed: readonly string[]): this {
     for (const k of Object.keys(this.object())) {
       if (!allowed.includes(k)) {
-        throw new InputError("bad-value", `unknown field "${k}" (expected one of: ${allowed.join(", ")})`, { path: `${this.path}.${k}` });
+        throw new InputError("bad-value", `unknown field ${JSON.stringify(k)} (expected one of: ${allowed.join(", ")})`, { path: memberPath(this.path, k) });
       }
     }
     return this;
@@ -68,7 +77,7 @@ export class JsonNode {
 
   /** The entries of an object as nodes. */
   entries(): [string, JsonNode][] {
-    return Object.entries(this.object()).map(([k, v]) => [k, new JsonNode(v, `${this.path}.${k}`)]);
+    return Object.entries(this.object()).map(([k, v]) => [k, new JsonNode(v, memberPath(this.path, k))]);
   }
 
   /** The value as a string. */

@@ -80,6 +80,7 @@ describe("the long fuzz run's findings", () => {
   it.each([
     ["a section name with a newline", "pe:vectors/programs/c/build/x86-fp/noreturn-longjmp.exe:20858"],
     ["zip member names with control characters", "zip:net.etl#buffer-3.zip:5025"],
+    ["a JSON member name with a newline, named in the path quoted as JSON", "sweep:vectors/arm64/c-fp/recursion-callbacks.sweep.json:3629"],
     ["the same through etw decode", "cli:net.etl#header.zip:35634"],
   ])("%s: a typed error on one line, naming its place", async (_what, key) => {
     const r = await replay(key);
