@@ -24,10 +24,21 @@
 import { hex } from "../hex.js";
 import type { MemoryReader } from "../memory/reader.js";
 import { moduleAt, type Module, type Registers } from "../model/snapshot.js";
-import type { UnwindCache } from "../unwind/cache.js";
+import { Words } from "../memory/words.js";
+import { cacheSlot, type UnwindCache } from "../unwind/cache.js";
 import { walkStop } from "../unwind/frame.js";
 import type { LeafRule, ScanRule } from "../unwind/rule.js";
 import type { ExecContext, FrameSite, UnwindResult, UnwindStrategy } from "../unwind/step.js";
+
+const STACK_WORDS = cacheSlot("scan stack words", () => new Words());
+const MAX_NUMBER = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** The 64-bit stack word at `address` as it is, or undefined: the `readWord` of the 64-bit machines' scans. */
+export function readStackWord64(cache: UnwindCache, memory: MemoryReader, address: bigint): bigint | undefined {
+  const words = cache.get(STACK_WORDS);
+  const readable = address + 8n <= MAX_NUMBER ? words.read(memory, Number(address)) : words.readBig(memory, address);
+  return readable ? words.big() : undefined;
+}
 
 /** A word that is not a return address ({@link ScanMachine.classify}). */
 export const NOT_RETURN = -1;

@@ -7,11 +7,8 @@
  * ARM64 a return address is saved wherever the prolog put lr, so a scanned frame's sp is a guess.
  * No frame pointer is guessed.
  */
-import type { MemoryReader } from "../../memory/reader.js";
-import { Words } from "../../memory/words.js";
-import { cacheSlot, type UnwindCache } from "../../unwind/cache.js";
 import { moduleAt } from "../../model/snapshot.js";
-import { NOT_RETURN, scanRegisters, scanStrategy, UNKNOWN_TARGET, type ScanMachine } from "../scan.js";
+import { NOT_RETURN, readStackWord64, scanRegisters, scanStrategy, UNKNOWN_TARGET, type ScanMachine } from "../scan.js";
 import { returnAddressInfoArm64 } from "./code.js";
 import { inheritedArm64 } from "./exec.js";
 import { stripPac } from "./pac.js";
@@ -21,15 +18,7 @@ export const ARM64_SCAN_WORDS = 40;
 /** The same for the context frame. */
 export const ARM64_SCAN_WORDS_CONTEXT = 160;
 
-const WORDS = cacheSlot("arm64 scan words", () => new Words());
-const MAX = BigInt(Number.MAX_SAFE_INTEGER);
 
-/** The stack word at `address` as it is, or undefined. */
-function readStackWord(cache: UnwindCache, memory: MemoryReader, address: bigint): bigint | undefined {
-  const words = cache.get(WORDS);
-  const readable = address + 8n <= MAX ? words.read(memory, Number(address)) : words.readBig(memory, address);
-  return readable ? words.big() : undefined;
-}
 
 /** The ARM64 parameters of the scanning policy. */
 export const ARM64_SCAN: ScanMachine = {
@@ -39,7 +28,7 @@ export const ARM64_SCAN: ScanMachine = {
   contextWords: ARM64_SCAN_WORDS_CONTEXT,
   extendedWords: 0,
   verifyAfterChainEnd: true,
-  readWord: readStackWord,
+  readWord: readStackWord64,
   // A saved lr may be signed: each word is stripped at the walk's virtual-address size.
   cleanWord: (ctx) => ctx.stripPac ?? stripPac,
   classify: (cache, modules, images, value) => returnAddressInfoArm64(cache, modules, images, value),

@@ -10,8 +10,8 @@ import { moduleAt } from "../../model/snapshot.js";
 import type { UnwindCache } from "../../unwind/cache.js";
 import { lookupAddress } from "../../unwind/lookup-address.js";
 import type { FrameSite, UnwindStrategy } from "../../unwind/step.js";
-import { leafRuleFor, NOT_RETURN, scanRegisters, scanStrategy, UNKNOWN_TARGET, type ScanMachine, type ScanPlan } from "../scan.js";
-import { returnAddressInfo64, WORDS } from "./code.js";
+import { leafRuleFor, NOT_RETURN, readStackWord64, scanRegisters, scanStrategy, UNKNOWN_TARGET, type ScanMachine, type ScanPlan } from "../scan.js";
+import { returnAddressInfo64 } from "./code.js";
 import { inherited64 } from "./exec.js";
 
 /** Words scanned above RSP for a caller frame (the window includes its last word). */
@@ -22,12 +22,6 @@ export const X64_SCAN_WORDS_CONTEXT = 160;
 export const RIP_RSP: readonly string[] = ["rip", "rsp"];
 const MAX = BigInt(Number.MAX_SAFE_INTEGER);
 
-/** The 64-bit stack word at `address`, or undefined. */
-function readStackWord(cache: UnwindCache, memory: MemoryReader, address: bigint): bigint | undefined {
-  const words = cache.get(WORDS);
-  const readable = address + 8n <= MAX ? words.read(memory, Number(address)) : words.readBig(memory, address);
-  return readable ? words.big() : undefined;
-}
 
 /**
  * The x64 parameters of the scanning policy, with Breakpad's validation alone (minidump.md §5.3:
@@ -41,7 +35,7 @@ export const X64_SCAN: ScanMachine = {
   // Breakpad's window and validation alone (a walk without unwind data finds Breakpad's frames).
   extendedWords: 0,
   verifyAfterChainEnd: false,
-  readWord: readStackWord,
+  readWord: readStackWord64,
   classify: (_cache, modules, _images, value) => (value >= 0x1000n && moduleAt(modules, lookupAddress(value, true)) !== undefined ? UNKNOWN_TARGET : NOT_RETURN),
   inherit: inherited64,
   // Breakpad (minidump.md §5.6 step 4): when the callee's RBP is valid, a saved RBP just below the
@@ -51,7 +45,7 @@ export const X64_SCAN: ScanMachine = {
     const rbp = callee["rbp"];
     if (rbp === undefined || (recovered !== undefined && !recovered.includes("rbp"))) return undefined;
     if (slot - 8n === rbp) {
-      const saved = readStackWord(cache, memory, rbp);
+      const saved = readStackWord64(cache, memory, rbp);
       return saved !== undefined && saved > slot ? { value: saved, recovered: true } : undefined;
     }
     return rbp >= slot + 8n ? { value: rbp, recovered: true } : undefined;
