@@ -2,9 +2,8 @@
  * What Breakpad's `minidump_stackwalk` prints for a minidump, gathered (minidump.md §4–§6): OS and
  * CPU from SystemInfo, the crash reason and address from the Exception stream, the process uptime
  * from MiscInfo, and one walk per thread in dump order with Breakpad's dump-writer thread skipped.
- * The frames are the project's `auto` walk, not Breakpad's walker, except where a machine's
- * `auto` order differs from Breakpad's (ARM64: lr before the frame record, arm64.md Part 5), which
- * walks in Breakpad's order; render/breakpad.ts prints the
+ * The frames are Breakpad's walk (`--walker breakpad`: its strategies, checks and rules for
+ * ending a walk, per CPU) unless the options name another walker; render/breakpad.ts prints the
  * report, human (§6.1) and machine-readable `-m` (§6.2).
  */
 import { InputError } from "../errors.js";
@@ -15,7 +14,6 @@ import { moduleAt, type Module, type Snapshot, type ThreadSnapshot } from "../mo
 import { UnwindCache } from "../unwind/cache.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
 import type { Walk } from "../walk/frame.js";
-import { breakpadStrategiesFor } from "../walk/registry.js";
 import { frameBudgetOf, walkThread, type WalkOptions } from "../walk/walk.js";
 import { crashReason } from "./breakpad-crash.js";
 import { dumpSystemInfo } from "./system-info.js";
@@ -140,14 +138,9 @@ export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: Brea
   }
   const unused = [...snapshot.threads];
   // The threads of one dump share what their walks learn.
-  const walkOptions: WalkOptions = { ...options.walk, cache: options.walk?.cache ?? new UnwindCache(), frameBudget: frameBudgetOf(options.walk ?? {}) };
-  // Breakpad's own order where the machine's `auto` differs from it (ARM64: lr before the frame record).
-  const own = options.walk?.strategies === undefined ? breakpadStrategiesFor(snapshot.machine, options.walk?.walker) : undefined;
-  if (own !== undefined) {
-    walkOptions.strategies = own;
-    // With its pointer stripping and its progress rule.
-    walkOptions.breakpad = true;
-  }
+  // Breakpad's own walker unless another is named.
+  const walkOptions: WalkOptions = { walker: "breakpad", ...options.walk, cache: options.walk?.cache ?? new UnwindCache(), frameBudget: frameBudgetOf(options.walk ?? {}) };
+  if (walkOptions.walker === undefined) walkOptions.walker = "breakpad";
   const keep = options.keepWalks !== false;
   const walked = (walk: Walk): Walk => {
     if (options.symbolPathGiven === true) {

@@ -9,11 +9,13 @@
  * Symbols from other sources (a PDB, a vector) are looked up by start: the last one at or below
  * the address, within its size when it has one.
  */
-import { countStartingAtOrBelow } from "../formats/sorted-ranges.js";
 import { hex } from "../hex.js";
-import { moduleAt, symbolAt, type Module, type ModuleSymbol, type SourceLine } from "../model/snapshot.js";
+import { moduleAt, type Module, type ModuleSymbol, type SourceLine } from "../model/snapshot.js";
 import type { Frame } from "../walk/frame.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
+import { symbolize, type SymbolMatch } from "../unwind/symbolize.js";
+
+export { symbolize, type SymbolMatch };
 
 /** A frame's place in the loaded modules; offsets are from the real PC, the lookup used PC − 1 for callers. */
 export interface Location {
@@ -27,77 +29,6 @@ export interface Location {
   line?: SourceLine;
   /** PC − the start of {@link line}. */
   lineOffset?: bigint;
-}
-
-/** The symbol and line record covering a module-relative address. */
-export interface SymbolMatch {
-  symbol: ModuleSymbol;
-  line?: SourceLine;
-}
-
-/** FUNC and PUBLIC symbols of one symbol list, apart, as Breakpad's resolver stores them. */
-interface BreakpadIndex {
-  /** FUNCs with a non-zero size, by rva. */
-  funcs: ModuleSymbol[];
-  /** PUBLICs by rva, the first of each address only, none at rva 0 (Breakpad skips those). */
-  publics: ModuleSymbol[];
-}
-
-const indexes = new WeakMap<readonly ModuleSymbol[], BreakpadIndex | null>();
-
-function breakpadIndex(symbols: readonly ModuleSymbol[]): BreakpadIndex | undefined {
-  let index = indexes.get(symbols);
-  if (index === undefined) {
-    index = null;
-    if (symbols.some((s) => s.kind !== undefined)) {
-      const funcs: ModuleSymbol[] = [];
-      const publics: ModuleSymbol[] = [];
-      for (const s of symbols) {
-        const kind = s.kind ?? (s.size !== undefined ? "func" : "public");
-        if (kind === "func") {
-          if (s.size !== undefined && s.size > 0n) funcs.push(s);
-        } else if (s.rva !== 0n && (publics.length === 0 || publics[publics.length - 1]!.rva !== s.rva)) publics.push(s);
-      }
-      index = { funcs, publics };
-    }
-    indexes.set(symbols, index);
-  }
-  return index ?? undefined;
-}
-
-/** The index of the last element whose `rva` is at or below `rva` in a list sorted by rva; -1 when none. */
-function lastAtOrBelow<T extends { rva: bigint }>(sorted: readonly T[], rva: bigint): number {
-  return countStartingAtOrBelow(sorted, rva, (s) => s.rva) - 1;
-}
-
-/**
- * The symbol covering module-relative address `rva` in `module`, with the line record covering
- * it when the symbol is a FUNC with line records. The address is the lookup address (return
- * address − 1 for caller frames); see the file comment for the rules.
- */
-export function symbolize(module: Module, rva: bigint): SymbolMatch | undefined {
-  const index = breakpadIndex(module.symbols);
-  if (index === undefined) {
-    const symbol = symbolAt(module, rva);
-    return symbol === undefined ? undefined : { symbol };
-  }
-  const f = lastAtOrBelow(index.funcs, rva);
-  const func = f < 0 ? undefined : index.funcs[f]!;
-  if (func !== undefined && rva - func.rva < func.size!) {
-    const match: SymbolMatch = { symbol: func };
-    const lines = func.lines ?? [];
-    const l = lastAtOrBelow(lines, rva);
-    if (l >= 0) {
-      const line = lines[l]!;
-      if (line.size > 0n && rva - line.rva < line.size) match.line = line;
-    }
-    return match;
-  }
-  const p = lastAtOrBelow(index.publics, rva);
-  if (p < 0) return undefined;
-  const pub = index.publics[p]!;
-  if (func !== undefined && pub.rva <= func.rva) return undefined;
-  return { symbol: pub };
 }
 
 /** Finds the module, function and source line of a code address; `isReturnAddress` for caller frames. */

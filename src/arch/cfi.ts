@@ -60,6 +60,11 @@ export interface CfiMachine {
   raIsReturnAddress?: true;
   /** What the caller's PC is made before use, in the walk `ctx` (ARM64: a pointer authentication code stripped). */
   cleanPc?: (pc: bigint, ctx: ExecContext) => bigint;
+  /**
+   * A caller PC or SP of 0 is a failed rule, which leaves the frame to the next strategy
+   * (Breakpad's amd64 walker, minidump.md §5.6 step 1), rather than the outermost frame.
+   */
+  zeroFails?: true;
 }
 
 /** A compiled expression: numbers are literals, strings names, and operators are tagged. */
@@ -293,6 +298,7 @@ export function execCfi(plan: CfiPlan, registers: Registers, memory: MemoryReade
   for (const e of m.essentials) if (out[e] === undefined) return failed(`the caller's ${e}`);
   if (m.cleanPc !== undefined) out[m.pc] = m.cleanPc(out[m.pc]!, ctx);
   const pc = out[m.pc]!;
+  if (m.zeroFails === true && (pc === 0n || out[m.sp] === 0n)) return { ok: false, stop: walkStop("unsupported", `${ruleText(plan.rule)}: the caller's ${pc === 0n ? m.pc : m.sp} is 0`) };
   // A return address of 0 is the outermost frame; otherwise the stack pointer must be known too.
   if (pc !== 0n && out[m.sp] === 0n) return failed(`the caller's ${m.sp}`);
   const step: UnwindResult = { ok: true, registers: out, recovered, rule: plan.rule };

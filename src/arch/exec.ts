@@ -20,6 +20,7 @@ import { execFpo } from "./x86/fpo.js";
 import { execFrameData, execRecordAtReturn } from "./x86/frame-data.js";
 import { execCheckedX86Chain } from "./x86/frame-pointer.js";
 import { execX86Epilog } from "./x86/site.js";
+import { execBreakpadWin, execBreakpadX86FramePointer } from "./x86/breakpad.js";
 
 /** Runs `rule` on a frame's registers, reading the stack through `memory`: the caller's registers and how they were found, or why not. */
 export function execRule(rule: UnwindRule, registers: Registers, memory: MemoryReader, ctx: ExecContext): UnwindResult {
@@ -39,6 +40,10 @@ export function execRule(rule: UnwindRule, registers: Registers, memory: MemoryR
     case "x86-epilog":
       // Code that does not reach a return leaves the frame to the record's own rule.
       return execX86Epilog(rule, registers, memory, ctx) ?? execRule(rule.fallback!, registers, memory, ctx);
+    case "x86-breakpad-win":
+      return execBreakpadWin(rule, registers, memory, ctx);
+    case "x86-breakpad-fp":
+      return execBreakpadX86FramePointer(rule, registers, memory, ctx);
     case "unwind-info":
       return execUnwindInfo(rule, registers, memory, ctx);
     case "arm64-unwind":

@@ -19,6 +19,7 @@ import type { CheckedX64ChainPlan } from "./x64/frame-pointer.js";
 import type { UnwindInfoPlan } from "./x64/unwind.js";
 import type { FpoPlan } from "./x86/fpo.js";
 import type { FrameDataPlan, RecordAtReturnPlan } from "./x86/frame-data.js";
+import type { X86BreakpadFramePointerPlan, X86BreakpadWinPlan } from "./x86/breakpad.js";
 import type { CheckedX86ChainPlan } from "./x86/frame-pointer.js";
 import type { X86EpilogPlan } from "./x86/site.js";
 
@@ -42,6 +43,8 @@ export type UnwindRule =
   | CheckedX64ChainPlan
   | X86RecordPlan
   | X86EpilogPlan<X86RecordPlan>
+  | X86BreakpadWinPlan
+  | X86BreakpadFramePointerPlan
   | UnwindInfoPlan
   | Arm64Plan
   | LinkRegisterPlan

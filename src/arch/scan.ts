@@ -27,6 +27,7 @@ import { moduleAt, type Module, type Registers } from "../model/snapshot.js";
 import { Words } from "../memory/words.js";
 import { cacheSlot, type UnwindCache } from "../unwind/cache.js";
 import { walkStop } from "../unwind/frame.js";
+import { symbolize } from "../unwind/symbolize.js";
 import type { LeafRule, ScanRule } from "../unwind/rule.js";
 import type { ExecContext, FrameSite, UnwindResult, UnwindStrategy } from "../unwind/step.js";
 
@@ -46,6 +47,21 @@ export const NOT_RETURN = -1;
 export const UNKNOWN_TARGET = -2;
 /** A word in a module whose code the snapshot lacks: lying in the module is all that was checked. */
 export const UNCHECKED = -3;
+
+/**
+ * Breakpad's test of a scanned word (`ScanForReturnAddress`, `InstructionAddressSeemsValid`,
+ * minidump.md §5.3): `value − 1` lies in a module and, when that module has symbols, inside one of
+ * its functions (a FUNC, or a PUBLIC by the resolver's rules). {@link UNKNOWN_TARGET} when it
+ * passes, {@link NOT_RETURN} when not.
+ */
+export function breakpadClassify(modules: readonly Module[], value: bigint): number {
+  if (value < 1n) return NOT_RETURN;
+  const at = value - 1n;
+  const module = moduleAt(modules, at);
+  if (module === undefined) return NOT_RETURN;
+  if (module.symbols.length === 0) return UNKNOWN_TARGET;
+  return symbolize(module, at - module.base) === undefined ? NOT_RETURN : UNKNOWN_TARGET;
+}
 
 /** What one machine gives the scanning policy. */
 export interface ScanMachine {

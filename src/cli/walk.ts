@@ -120,7 +120,8 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
   if (format === "breakpad" || format === "breakpad-m") {
     const refusal = breakpadRefusal(snapshot.machine, file);
     if (refusal !== undefined) throw new UsageError(`--format ${format}: ${refusal}`);
-    const report = breakpadReport(dump!, snapshot, { walk: { walker, maxFrames, frameBudget }, thread, symbolPathGiven: symbols.given, keepWalks: false });
+    // Breakpad's own walker unless --walker names another.
+    const report = breakpadReport(dump!, snapshot, { walk: { walker: values.walker === undefined ? "breakpad" : walker, maxFrames, frameBudget }, thread, symbolPathGiven: symbols.given, keepWalks: false });
     (format === "breakpad" ? writeBreakpad : writeBreakpadMachineReadable)(report, io.out);
     return EXIT.ok;
   }

@@ -18,7 +18,7 @@ import { WindowMemory } from "../memory/window-memory.js";
 import { moduleAt, type Module, type Snapshot } from "../model/snapshot.js";
 import type { BreakpadReport, BreakpadThread } from "../analysis/breakpad-report.js";
 import { hexDigits } from "../hex.js";
-import { breakpadCpu, breakpadRegisters, frameText, locations } from "./breakpad.js";
+import { breakpadCpu, breakpadRegisters, frameText, locations, printedAddress } from "./breakpad.js";
 import { chunked } from "./chunks.js";
 import { symbolize } from "../analysis/location.js";
 
@@ -104,8 +104,8 @@ export function writeBreakpadBrief(report: BreakpadReport, write: (text: string)
   if (report.requestingThread < 0 || t === undefined) out.push(" <no crashing or requesting dump thread identified>\n");
   else {
     out.push(`Thread ${t.index} (${report.crashed ? "crashed" : "requested dump, did not crash"})\n`);
-    const locationOf = locations(report.modules);
-    for (const f of t.walk.frames) out.push(`${String(f.index).padStart(2)}  ${frameText(locationOf(f), f.addrPC)}\n`);
+    const locationOf = locations(report.modules, report.cpu);
+    for (const f of t.walk.frames) out.push(`${String(f.index).padStart(2)}  ${frameText(locationOf(f), printedAddress(report.cpu, f))}\n`);
   }
   out.end();
 }

@@ -5,7 +5,7 @@
  * rules map to Breakpad's "Found by:" texts (§5.4) with {@link breakpadTrust}.
  */
 import type { BreakpadCpu, BreakpadReport, BreakpadThread } from "../analysis/breakpad-report.js";
-import { locate, type Location } from "../analysis/location.js";
+import { locateAddress, type Location } from "../analysis/location.js";
 import type { Module } from "../model/snapshot.js";
 import { breakpadPacMask, breakpadStripPac } from "../arch/arm64/pac.js";
 import type { Frame } from "../walk/frame.js";
@@ -60,6 +60,13 @@ export interface BreakpadCpuFacts {
   stackPointer: string;
   /** The word size in bytes: addresses print with twice as many digits. */
   wordSize: 4 | 8;
+  /**
+   * How far before a caller frame's return address Breakpad puts the frame's instruction, which
+   * it prints and looks symbols up at (its `ReturnAddress()`): 0 where it prints the return
+   * address itself and looks up at return address − 1 (x86, amd64), 4 on ARM64, where the
+   * instruction is the call (`pc − 4`, stackwalker_arm64.cc).
+   */
+  callerBack: 0 | 4;
 }
 
 /** The facts of Breakpad's CPU named `cpu` (the report's {@link BreakpadReport.cpu}), or undefined for a CPU it has no walker for. */
@@ -69,9 +76,9 @@ export function breakpadCpu(cpu: string): BreakpadCpuFacts | undefined {
 
 /** The registers Breakpad prints, its stack pointer and its word size, by its CPU name. */
 const BREAKPAD_CPUS: Readonly<Record<BreakpadCpu, BreakpadCpuFacts>> = {
-  x86: { registers: x86Registers, stackPointer: "esp", wordSize: 4 },
-  amd64: { registers: (frame) => present(frame, AMD64_REGISTERS), stackPointer: "rsp", wordSize: 8 },
-  arm64: { registers: arm64Registers, stackPointer: "sp", wordSize: 8 },
+  x86: { registers: x86Registers, stackPointer: "esp", wordSize: 4, callerBack: 0 },
+  amd64: { registers: (frame) => present(frame, AMD64_REGISTERS), stackPointer: "rsp", wordSize: 8, callerBack: 0 },
+  arm64: { registers: arm64Registers, stackPointer: "sp", wordSize: 8, callerBack: 4 },
 };
 
 /** x86: the frame's registers, EBP carried over; the context frame adds the ones only it has. */
@@ -156,22 +163,41 @@ export function frameText(loc: Location, pc: bigint): string {
   return `${name}!${loc.function} + ${hex(loc.functionOffset!)}`;
 }
 
+/** The address Breakpad prints for a frame of CPU `cpu` (its instruction where that is not the return address: {@link BreakpadCpuFacts.callerBack}). */
+export function printedAddress(cpu: string, frame: Frame): bigint {
+  const back = frame.index > 0 ? (breakpadCpu(cpu)?.callerBack ?? 0) : 0;
+  return back === 0 ? frame.addrPC : frame.addrPC - BigInt(back);
+}
+
 /**
- * The location of each frame, worked out once per PC and kind of frame: the frames of a deep
- * recursion share a handful of return addresses.
+ * The location of each frame as Breakpad prints it, worked out once per PC and kind of frame:
+ * the frames of a deep recursion share a handful of return addresses.
  */
-export function locations(modules: readonly Module[]): (frame: Frame) => Location {
+export function locations(modules: readonly Module[], cpu: string): (frame: Frame) => Location {
   const context = new Map<bigint, Location>();
   const callers = new Map<bigint, Location>();
+  const back = BigInt(breakpadCpu(cpu)?.callerBack ?? 0);
   return (frame) => {
     const byPc = frame.index > 0 ? callers : context;
     let loc = byPc.get(frame.addrPC);
     if (loc === undefined) {
-      loc = locate(modules, frame);
+      // A caller's instruction before its return address is looked up where it is.
+      loc = frame.index > 0 && back !== 0n ? locateAddress(modules, frame.addrPC - back, false) : locateAddress(modules, frame.addrPC, frame.index > 0);
       byPc.set(frame.addrPC, loc);
     }
     return loc;
   };
+}
+
+/**
+ * The modules the module list warns about: those whose symbols could not be loaded, and every
+ * module with the same debug file and debug id as one of them (Breakpad's `ContainsModule`
+ * compares those two alone, so modules that share an empty id share the warning).
+ */
+function warnedModules(report: BreakpadReport): (m: Module) => boolean {
+  const keys = new Set<string>();
+  for (const m of report.modulesWithoutSymbols) keys.add(`${m.debugFile ?? ""}\n${m.debugId ?? ""}`);
+  return (m) => keys.size > 0 && keys.has(`${m.debugFile ?? ""}\n${m.debugId ?? ""}`);
 }
 
 /** The threads in print order: the requesting thread first, then the others by index. */
@@ -234,7 +260,7 @@ export function writeBreakpad(report: BreakpadReport, write: (text: string) => v
   if (report.assertion !== undefined && report.assertion !== "") out.push(`Assertion: ${report.assertion}\n`);
   out.push(report.uptime !== undefined ? `Process uptime: ${report.uptime} seconds\n` : "Process uptime: not available\n");
   const digits = (breakpadCpu(report.cpu)?.wordSize ?? 4) === 8 ? 16 : 8;
-  const locationOf = locations(report.modules);
+  const locationOf = locations(report.modules, report.cpu);
   const texts = new Map<Location, string>();
   for (const t of printOrder(report)) {
     if (options.requestingThreadOnly === true && t.index !== report.requestingThread) continue;
@@ -247,7 +273,7 @@ export function writeBreakpad(report: BreakpadReport, write: (text: string) => v
       const loc = locationOf(f);
       let text = texts.get(loc);
       if (text === undefined) {
-        text = frameText(loc, f.addrPC);
+        text = frameText(loc, printedAddress(report.cpu, f));
         texts.set(loc, text);
       }
       out.push(`${String(f.index).padStart(2)}  ${text}\n ${formatRegisterLines(breakpadRegisters(report.cpu, f, report.modules), digits)}\n    Found by: ${breakpadTrust(f)}\n`);
@@ -257,10 +283,11 @@ export function writeBreakpad(report: BreakpadReport, write: (text: string) => v
   out.push("\n");
   out.push("Loaded modules:\n");
   const main = report.modules[0];
+  const warned = warnedModules(report);
   for (const m of sortedModules(report)) {
     const end = m.base + m.size - 1n;
     const isMain = main !== undefined && main.base !== 0n && m.base === main.base ? "  (main)" : "";
-    const warning = report.modulesWithoutSymbols.has(m) ? `  (WARNING: No symbols, ${fileName(m.debugFile ?? "")}, ${m.debugId ?? ""})` : "";
+    const warning = warned(m) ? `  (WARNING: No symbols, ${fileName(m.debugFile ?? "")}, ${m.debugId ?? ""})` : "";
     out.push(`${hexPadded(m.base, 8)} - ${hexPadded(end, 8)}  ${codeFile(m)}  ${m.version ?? "???"}${isMain}${warning}\n`);
   }
   out.end();
@@ -288,12 +315,12 @@ export function writeBreakpadMachineReadable(report: BreakpadReport, write: (tex
     );
   }
   out.push("\n");
-  const locationOf = locations(report.modules);
+  const locationOf = locations(report.modules, report.cpu);
   for (const t of printOrder(report)) {
     for (const f of t.walk.frames) {
       const loc = locationOf(f);
       let fields: string;
-      if (loc.module === undefined) fields = `||||${hex(f.addrPC)}`;
+      if (loc.module === undefined) fields = `||||${hex(printedAddress(report.cpu, f))}`;
       else if (loc.function === undefined) fields = `${strip(codeFile(loc.module))}||||${hex(loc.moduleOffset!)}`;
       else if (loc.line?.file !== undefined) fields = `${strip(codeFile(loc.module))}|${strip(loc.function)}|${strip(loc.line.file)}|${loc.line.line}|${hex(loc.lineOffset!)}`;
       else fields = `${strip(codeFile(loc.module))}|${strip(loc.function)}|||${hex(loc.functionOffset!)}`;

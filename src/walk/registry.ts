@@ -11,7 +11,8 @@ import { x86Fpo } from "../arch/x86/fpo.js";
 import { x86CheckedFramePointer, x86FramePointer } from "../arch/x86/frame-pointer.js";
 import { x86RecordlessScan, x86Scan, x86ScanWithoutRecords } from "../arch/x86/scan.js";
 import { x86Params } from "../arch/x86/params.js";
-import { x64Cfi } from "../arch/x64/cfi.js";
+import { x86BreakpadFramePointer, x86BreakpadWin } from "../arch/x86/breakpad.js";
+import { x64BreakpadCfi, x64Cfi } from "../arch/x64/cfi.js";
 import { x64CheckedFramePointer, x64FramePointer } from "../arch/x64/frame-pointer.js";
 import { x64Leaf, x64Scan } from "../arch/x64/scan.js";
 import { x64UnwindInfo } from "../arch/x64/unwind.js";
@@ -27,10 +28,10 @@ import { machineInfo, type Machine } from "../model/machine.js";
 import { isWindows, type OperatingSystem, type Registers } from "../model/snapshot.js";
 
 /** Names accepted by `--walker`. */
-export type WalkerName = "auto" | "frame-pointer" | "fpo" | "unwind" | "ia64" | "scan";
+export type WalkerName = "auto" | "frame-pointer" | "fpo" | "unwind" | "ia64" | "scan" | "breakpad";
 
 /** Every walker name, for usage text. */
-export const WALKER_NAMES: readonly WalkerName[] = ["auto", "frame-pointer", "fpo", "unwind", "ia64", "scan"];
+export const WALKER_NAMES: readonly WalkerName[] = ["auto", "frame-pointer", "fpo", "unwind", "ia64", "scan", "breakpad"];
 
 /** What a machine offers the walk loop. */
 export interface ArchWalker {
@@ -59,13 +60,6 @@ export interface ArchWalker {
    * returns through the link register and leaves sp as it found it (ARM64, arm64.md §3.3 step 6).
    */
   leafKeepsSp?: true;
-  /**
-   * Breakpad's own strategy order where it differs from `auto`, for the Breakpad report
-   * (`walk --format breakpad`): ARM64's STACK CFI, then its frame-pointer step that takes lr
-   * first, then its scan (arm64.md Part 5). A walk in this order also takes Breakpad's checks
-   * (`WalkOptions.breakpad`, walk.ts).
-   */
-  breakpad?: readonly ArchStrategy[];
 }
 
 /** The role register names of a machine, from the machine table. */
@@ -84,6 +78,8 @@ const X86: ArchWalker = {
     fpo: [x86FrameData, x86Fpo, x86RecordlessScan, x86FramePointer],
     "frame-pointer": [x86FramePointer],
     scan: [x86Scan],
+    // Breakpad's stackwalker_x86.cc: STACK WIN, STACK CFI, then the EBP chain or its scan.
+    breakpad: [x86BreakpadWin, x86Cfi, x86BreakpadFramePointer],
   },
   pcOf: (r) => r["eip"],
   spOf: (r) => r["esp"],
@@ -102,11 +98,16 @@ const X64: ArchWalker = {
     unwind: [x64UnwindInfo, x64Cfi, x64Scan],
     "frame-pointer": [x64FramePointer],
     scan: [x64Leaf, x64Scan],
+    // Breakpad's stackwalker_amd64.cc on Windows: STACK CFI (an image's unwind tables standing in
+    // for it where the snapshot maps them; a caller RIP or RSP of 0 fails it), the leaf
+    // simulation for the context frame, then scanning; never the RBP chain.
+    breakpad: [x64UnwindInfo, x64BreakpadCfi, x64Leaf, x64Scan],
   },
   // Off Windows the RBP chain comes before scanning, with Breakpad's checks; RBP = 0 is never the
   // end of the stack.
   nonWindows: {
     auto: [x64UnwindInfo, x64Cfi, x64CheckedFramePointer, x64Scan],
+    breakpad: [x64UnwindInfo, x64BreakpadCfi, x64CheckedFramePointer, x64Scan],
   },
   pcOf: (r) => r["rip"],
   spOf: (r) => r["rsp"],
@@ -143,6 +144,12 @@ const ARM64: ArchWalker = {
     // The frame-record chain (arm64.md Part 4): lr for a context frame whose record is not stored yet.
     "frame-pointer": [arm64LinkRegister, arm64FrameRecord],
     scan: [arm64Scan],
+    // Breakpad's stackwalker_arm64.cc (arm64.md Part 5): Breakpad never reads .pdata; the image's
+    // tables, where the snapshot has them, stand in for its STACK CFI as they do on x64 (a
+    // function without an entry has none: Breakpad has no leaf rule). Then its frame-pointer step
+    // that takes lr first, then its scan, which checks only that a word lies in a module (in a
+    // function, when the module has symbols).
+    breakpad: [arm64BreakpadUnwind, arm64Cfi, arm64BreakpadFramePointer, arm64BreakpadScan],
   },
   pcOf: (r) => r["pc"],
   spOf: (r) => r["sp"],
@@ -152,10 +159,6 @@ const ARM64: ArchWalker = {
   params: () => [0n, 0n, 0n, 0n],
   // A leaf unwind (pc = lr) leaves sp where it was.
   leafKeepsSp: true,
-  // Breakpad never reads .pdata; the image's tables, where the snapshot has them, stand in for
-  // its STACK CFI as they do in the x64 report (a function without an entry has none: Breakpad
-  // has no leaf rule). Its scan checks only that a word lies in a module.
-  breakpad: [arm64BreakpadUnwind, arm64Cfi, arm64BreakpadFramePointer, arm64BreakpadScan],
 };
 
 const TABLE: Record<Machine, ArchWalker> = { x86: X86, x64: X64, ia64: IA64, arm64: ARM64 };
@@ -163,11 +166,6 @@ const TABLE: Record<Machine, ArchWalker> = { x86: X86, x64: X64, ia64: IA64, arm
 /** The walker table for a machine. */
 export function archWalker(machine: Machine): ArchWalker {
   return TABLE[machine];
-}
-
-/** The strategies of Breakpad's own walk on `machine` for `walker` `auto`, where they differ from `auto`'s; otherwise undefined. */
-export function breakpadStrategiesFor(machine: Machine, walker: WalkerName | undefined): readonly ArchStrategy[] | undefined {
-  return walker === undefined || walker === "auto" ? TABLE[machine].breakpad : undefined;
 }
 
 /**

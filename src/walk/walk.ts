@@ -47,7 +47,7 @@ export interface WalkOptions {
    */
   pacVaBits?: number;
   /**
-   * Breakpad's own checks, for its order (`walk --format breakpad`, arm64.md Part 5): ARM64 return
+   * Breakpad's own checks, implied by the `breakpad` walker (arm64.md Part 5): ARM64 return
    * addresses stripped by its `PtrauthStrip` (the module-range mask) instead of at
    * {@link pacVaBits}, and an unchanged stack pointer accepted only on the first unwind
    * (`TerminateWalk`), not after a frame whose PC was interrupted.
@@ -101,6 +101,11 @@ export const MIN_PC = 0x1000n;
  * minidump.md §5.2): a runaway scan through a huge stack stops, the other rules go on.
  */
 export const MAX_SCANNED_FRAMES = 1 << 14;
+
+/** Whether a walk takes Breakpad's checks: asked for, or Breakpad's own walker. */
+function breakpadChecks(options: WalkOptions): boolean {
+  return options.breakpad === true || (options.strategies === undefined && options.walker === "breakpad");
+}
 
 /** Masks every register to the machine's width (a new object only when a value is too wide). */
 function maskRegisters(machine: Machine, registers: Registers): Registers {
@@ -436,7 +441,7 @@ function walkWithin(snapshot: Snapshot, thread: ThreadSnapshot, options: WalkOpt
   // frame rows, which stay small.
   const ctx: ExecContext = { pc: exactNumber(arch.pcOf(context)), sp: exactNumber(arch.spOf(context)), bstore: exactNumber(arch.bstoreOf(context)), recovered: undefined, foundBy: undefined, stripPac: pacStripFor(snapshot, options), cache };
   // Breakpad's TerminateWalk lets the stack pointer stay put on the first unwind only.
-  const keepSpAfterInterrupt = options.breakpad !== true;
+  const keepSpAfterInterrupt = !breakpadChecks(options);
   let interrupted = false;
   let scanned = 0;
   for (;;) {
@@ -488,7 +493,7 @@ function pacStripFor(snapshot: Snapshot, options: WalkOptions): PacStrip | undef
     }
   }
   if (!machineInfo(snapshot.machine).pointerAuthentication) return undefined;
-  return options.breakpad === true ? breakpadPacStripper(snapshot.modules) : strip;
+  return breakpadChecks(options) ? breakpadPacStripper(snapshot.modules) : strip;
 }
 
 /** A walked thread together with the thread it came from. */

@@ -7,8 +7,7 @@
  * ARM64 a return address is saved wherever the prolog put lr, so a scanned frame's sp is a guess.
  * No frame pointer is guessed.
  */
-import { moduleAt } from "../../model/snapshot.js";
-import { NOT_RETURN, readStackWord64, scanRegisters, scanStrategy, UNKNOWN_TARGET, type ScanMachine } from "../scan.js";
+import { breakpadClassify, readStackWord64, scanRegisters, scanStrategy, type ScanMachine } from "../scan.js";
 import { returnAddressInfoArm64 } from "./code.js";
 import { inheritedArm64 } from "./exec.js";
 import { stripPac } from "./pac.js";
@@ -41,14 +40,15 @@ export const arm64Scan = scanStrategy(ARM64_SCAN);
 
 /**
  * Breakpad's ARM64 scan (arm64.md Part 5, minidump.md §5.3, `ScanForReturnAddress`): the first
- * word in the window whose `word − 1` lies in a module, taken as it is: no pointer authentication
- * code stripped, no alignment or call-instruction check.
+ * word in the window whose `word − 1` lies in a module (in one of its functions when it has
+ * symbols), taken as it is: no pointer authentication code stripped, no alignment or
+ * call-instruction check.
  */
 const { cleanWord: _stripped, ...UNSTRIPPED } = ARM64_SCAN;
 export const ARM64_BREAKPAD_SCAN: ScanMachine = {
   ...UNSTRIPPED,
   verifyAfterChainEnd: false,
-  classify: (_cache, modules, _images, value) => (value >= 1n && moduleAt(modules, value - 1n) !== undefined ? UNKNOWN_TARGET : NOT_RETURN),
+  classify: (_cache, modules, _images, value) => breakpadClassify(modules, value),
 };
 
 /** Breakpad's ARM64 scan, last in its order (trust `scan`). */

@@ -22,3 +22,6 @@ export const X64_CFI: CfiMachine = {
 
 /** The module's STACK CFI records (trust `cfi`). */
 export const x64Cfi = cfiStrategy(X64_CFI);
+
+/** Breakpad's amd64 STACK CFI: a caller RIP or RSP of 0 is a failed rule, and the walk tries the next strategy. */
+export const x64BreakpadCfi = cfiStrategy({ ...X64_CFI, zeroFails: true });

@@ -6,11 +6,9 @@
  */
 import type { MemoryReader } from "../../memory/reader.js";
 import type { Registers } from "../../model/snapshot.js";
-import { moduleAt } from "../../model/snapshot.js";
 import type { UnwindCache } from "../../unwind/cache.js";
-import { lookupAddress } from "../../unwind/lookup-address.js";
 import type { FrameSite, UnwindStrategy } from "../../unwind/step.js";
-import { leafRuleFor, NOT_RETURN, readStackWord64, scanRegisters, scanStrategy, UNKNOWN_TARGET, type ScanMachine, type ScanPlan } from "../scan.js";
+import { breakpadClassify, leafRuleFor, readStackWord64, scanRegisters, scanStrategy, type ScanMachine, type ScanPlan } from "../scan.js";
 import { returnAddressInfo64 } from "./code.js";
 import { inherited64 } from "./exec.js";
 
@@ -25,7 +23,8 @@ const MAX = BigInt(Number.MAX_SAFE_INTEGER);
 
 /**
  * The x64 parameters of the scanning policy, with Breakpad's validation alone (minidump.md §5.3:
- * `value − 1` in a module), so that a walk without unwind data finds Breakpad's frames.
+ * `value − 1` in a module, and in one of its functions when it has symbols), so that a walk
+ * without unwind data finds Breakpad's frames.
  */
 export const X64_SCAN: ScanMachine = {
   width: 8,
@@ -36,7 +35,7 @@ export const X64_SCAN: ScanMachine = {
   extendedWords: 0,
   verifyAfterChainEnd: false,
   readWord: readStackWord64,
-  classify: (_cache, modules, _images, value) => (value >= 0x1000n && moduleAt(modules, lookupAddress(value, true)) !== undefined ? UNKNOWN_TARGET : NOT_RETURN),
+  classify: (_cache, modules, _images, value) => breakpadClassify(modules, value),
   inherit: inherited64,
   // Breakpad (minidump.md §5.6 step 4): when the callee's RBP is valid, a saved RBP just below the
   // return address that points above it is the caller's; an RBP at or above the caller's RSP is

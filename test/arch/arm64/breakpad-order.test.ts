@@ -16,13 +16,12 @@ import { describe, expect, it } from "vitest";
 import { parseBreakpadSym } from "../../../src/formats/breakpad-sym.js";
 import type { Module } from "../../../src/model/snapshot.js";
 import type { Walk } from "../../../src/walk/frame.js";
-import { breakpadStrategiesFor } from "../../../src/walk/registry.js";
 import { walkThread, type WalkOptions } from "../../../src/walk/walk.js";
 import { StackBuilder } from "../../support/stack-builder.js";
 import { chainStop } from "./chain.js";
 import { BASE, ImageBuilder, MODULE, ra, snapshotArm64, STACK_BASE, xdata } from "./fixture.js";
 
-const BREAKPAD: WalkOptions = { strategies: breakpadStrategiesFor("arm64", "auto")!, breakpad: true };
+const BREAKPAD: WalkOptions = { walker: "breakpad" };
 const rows = (w: Walk): [bigint, bigint][] => w.frames.map((f) => [f.addrPC, f.addrStack]);
 
 /** A caller at RVA 0x3000 whose `bl` targets 0x2000 (imm26 = −0x400), so 0x3004 is a verified return address. */
