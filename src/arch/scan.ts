@@ -80,11 +80,6 @@ export interface ScanMachine {
    * frames larger than the window. 0 for Breakpad's window alone.
    */
   extendedWords: number;
-  /**
-   * Whether a frame pointer of 0 in a frame the frame-pointer chain found (the chain's
-   * conventional end) lets a scan take only return addresses verified by their call site.
-   */
-  verifyAfterChainEnd: boolean;
   /** The stack word at `address`, or undefined when it cannot be read. */
   readWord(cache: UnwindCache, memory: MemoryReader, address: bigint): bigint | undefined;
   /**
@@ -156,8 +151,6 @@ export interface ScanWindow {
   start: bigint;
   /** The window is `words + 1` words from `start` up. */
   words: number;
-  /** Take only return addresses whose call site was checked. */
-  verifiedOnly?: boolean;
   /** Makes each word clean before it is judged (ARM64: strips a pointer authentication code). */
   clean?: ((value: bigint) => bigint) | undefined;
 }
@@ -165,13 +158,13 @@ export interface ScanWindow {
 /**
  * The return address the policy takes in the `words + 1` stack words from `start` up (stopping
  * at the first unreadable word): the first one whose call site is consistent with the frame,
- * else the first one; with `verifiedOnly`, only return addresses whose call site was checked.
+ * else the first one. A word whose call site cannot be checked (the module's code is not in the
+ * snapshot) is judged by Breakpad's test alone.
  * When the window holds none, the machine's extended words are searched for a verified,
  * consistent one. Each word is first made `clean(word)` when given. Undefined when there is none.
  */
 export function scanForReturn(machine: ScanMachine, cache: UnwindCache, memory: MemoryReader, window: ScanWindow): ScanFound | undefined {
   const { check, start, words, clean } = window;
-  const verifiedOnly = window.verifiedOnly === true;
   const w = BigInt(machine.width);
   const mask = machine.width === 4 ? 0xffff_ffffn : 0xffff_ffff_ffff_ffffn;
   const ranged = check.calleeStart >= 0;
@@ -184,7 +177,7 @@ export function scanForReturn(machine: ScanMachine, cache: UnwindCache, memory: 
     if (word === undefined) break;
     const value = clean === undefined ? word : clean(word);
     const info = machine.classify(cache, check.modules, check.images, value);
-    if (info === NOT_RETURN || ((verifiedOnly || i > words) && info === UNCHECKED)) continue;
+    if (info === NOT_RETURN || (i > words && info === UNCHECKED)) continue;
     if (ranged) {
       // A call into the function being unwound wins; failing that, the first return address.
       const known = info >= 0;
@@ -247,10 +240,7 @@ export function execScan(plan: ScanPlan, registers: Registers, memory: MemoryRea
   const m = plan.machine;
   const sp = registers[m.sp];
   if (sp === undefined) return { ok: false, stop: walkStop("unsupported", `${labelOf(plan)}: ${m.sp.toUpperCase()} is not known for this frame`), fallback: plan.fallback };
-  // After the frame chain's conventional end (a frame pointer of 0 that the chain itself
-  // recovered), only a return address its call site confirms shows that the stack goes on.
-  const chainEnded = m.verifyAfterChainEnd && ctx.foundBy === "frame-pointer" && registers[m.fp] === 0n;
-  const found = scanForReturn(m, ctx.cache, memory, { check: plan.check, start: sp, words: plan.words, verifiedOnly: chainEnded, clean: m.cleanWord?.(ctx) });
+  const found = scanForReturn(m, ctx.cache, memory, { check: plan.check, start: sp, words: plan.words, clean: m.cleanWord?.(ctx) });
   if (found === undefined) {
     // Nothing plausible above the stack pointer: as far as a walk can tell, the stack ends here.
     return { ok: false, stop: walkStop("end-of-stack", `${labelOf(plan)}: no return address in the ${plan.words + 1} words from ${m.sp}=${hex(sp)}`), final: false, fallback: plan.fallback };

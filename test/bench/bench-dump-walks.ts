@@ -4,7 +4,7 @@
  * `auto` beside the frame-pointer walker's) and x86 FPO dumps without the symbol store (the
  * exact-stack rate of `auto` beside the frame-pointer walker's and Breakpad's rules').
  */
-import { BREAKPAD_X86, scoreDumps, x64DumpHits, x86FpoDumpHits, type DumpScore } from "../support/break-dumps.js";
+import { scoreDumps, x64DumpHits, x86FpoDumpHits, type DumpScore } from "../support/break-dumps.js";
 
 const pct = (n: number, total: number): string => `${((100 * n) / total).toFixed(1)}%`;
 const stacks = (s: DumpScore, n: number): string => `${s.stacks}/${n} stacks (${pct(s.stacks, n)})`;
@@ -21,7 +21,7 @@ export function formatDumpWalkBench(): string {
   const noSym = { withholdImages: false, symbols: false };
   const auto86 = scoreDumps(x86, noSym, { walker: "auto" });
   const fp86 = scoreDumps(x86, noSym, { walker: "frame-pointer" });
-  const bp86 = scoreDumps(x86, noSym, { strategies: BREAKPAD_X86 });
+  const bp86 = scoreDumps(x86, noSym, { walker: "breakpad" });
   return [
     `x64 dumps, STACK CFI:           auto ${stacks(cfi64, x64.length)} exact`,
     `x64 dumps, no symbols, auto:    ${stacks(auto64, x64.length)} exact, ${frames(auto64)}`,

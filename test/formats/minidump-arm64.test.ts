@@ -116,12 +116,12 @@ describe("Breakpad's output for an ARM64 dump (arm64.md Part 5)", () => {
       "    x28 = 0x0bad000000000009    fp = 0x0000000000201fa0\n     lr = 0x0000000140003218    sp = 0x0000000000200000\n     pc = 0x0000000140003310\n    Found by: given as instruction pointer in context\n",
     );
     // The leaf's unwind recovered pc and sp only; bigframe's, fp and lr from its record too.
-    expect(t0).toContain(" 1  chain.exe + 0x3218\n     sp = 0x0000000000200020    pc = 0x0000000140003218\n    Found by: call frame info\n");
-    expect(t0).toContain(" 2  chain.exe + 0x311c\n     fp = 0x0000000000201fa0    lr = 0x003500014000311c\n     sp = 0x0000000000201f70    pc = 0x000000014000311c\n");
+    expect(t0).toContain(" 1  chain.exe + 0x3214\n     sp = 0x0000000000200020    pc = 0x0000000140003218\n    Found by: call frame info\n");
+    expect(t0).toContain(" 2  chain.exe + 0x3118\n     fp = 0x0000000000201fa0    lr = 0x003500014000311c\n     sp = 0x0000000000201f70    pc = 0x000000014000311c\n");
     // -s: the stack between a frame's sp and its caller's, in 8-byte words with 16-digit addresses, as Breakpad prints arm64.
     const s = await cli("minidump-stackwalk", "-s", file);
     expect(s.out).toContain("    Stack contents:\n     0000000000200000 00 00 af 1e 00 00 00 00 00 00 af 1e 00 00 00 00  ................\n");
-    expect(t0).toContain(" 3  chain.exe + 0x300c\n");
+    expect(t0).toContain(" 3  chain.exe + 0x3008\n");
   });
 
   it("without the image and without CFI, Breakpad's frame-pointer step: the context's lr first, then the record at x29", async () => {
@@ -133,7 +133,7 @@ describe("Breakpad's output for an ARM64 dump (arm64.md Part 5)", () => {
     const L = chainStop().labels;
     // Frame 1: pc = the context's lr; fp and lr from main's record at x29 (both 0); sp = x29 + 16.
     expect(t0).toContain(
-      ` 1  chain.exe + 0x3218\n     fp = 0x0000000000000000    lr = 0x0000000000000000\n     sp = 0x${(L["F"]! + 16n).toString(16).padStart(16, "0")}    pc = 0x0000000140003218\n    Found by: previous frame's frame pointer\n`,
+      ` 1  chain.exe + 0x3214\n     fp = 0x0000000000000000    lr = 0x0000000000000000\n     sp = 0x${(L["F"]! + 16n).toString(16).padStart(16, "0")}    pc = 0x0000000140003218\n    Found by: previous frame's frame pointer\n`,
     );
     // Frame 2 would have pc = lr = 0: Breakpad's TerminateWalk ends the walk there.
     expect(t0).not.toContain("\n 2  ");
@@ -158,7 +158,7 @@ describe("Breakpad's output for an ARM64 dump (arm64.md Part 5)", () => {
     expect(walked).toEqual(chainStop().truth.map((t): [bigint, bigint] => [t.pc, t.sp]));
     expect(doc.threads[0]!.frames.map((f) => f.trust)).toEqual(["context", "cfi", "cfi", "cfi"]);
     const r = await cli("walk", file, "--symbols", store, "--format", "breakpad");
-    expect(r.out).toContain(" 2  chain.exe + 0x311c\n");
+    expect(r.out).toContain(" 2  chain.exe + 0x3118\n");
     expect(r.out.match(/Found by: call frame info/g)).toHaveLength(3);
   });
 

@@ -17,11 +17,8 @@ import { parseSweep, replaySweep } from "../../src/formats/sweep.js";
 import { parseVector, type Vector } from "../../src/formats/vector.js";
 import { compareWithTruth } from "../../src/walk/compare.js";
 import { walkThread, type WalkOptions } from "../../src/walk/walk.js";
-import { moduleAt, type ModuleSymbol, type Snapshot, type TruthFrame } from "../../src/model/snapshot.js";
-import { readU32 } from "../../src/memory/reader.js";
-import { arm64ModuleCfi, lookupAddress, UnwindCache, type ArchStrategy, type UnwindResult } from "../../src/index.js";
-import { NOT_RETURN, scanRuleFor, UNCHECKED } from "../../src/arch/scan.js";
-import { X86_SCAN } from "../../src/arch/x86/scan.js";
+import type { ModuleSymbol, Snapshot, TruthFrame } from "../../src/model/snapshot.js";
+import { arm64ModuleCfi, UnwindCache } from "../../src/index.js";
 import { RegionMemory } from "../../src/memory/region-memory.js";
 import { x64ModuleCfi } from "../../src/arch/x64/cfi-from-unwind.js";
 
@@ -94,34 +91,6 @@ export function dumpOf(snapshot: Snapshot, options: { withholdImages: boolean; s
   return back;
 }
 
-/**
- * Breakpad's x86 walk without symbols (minidump.md §5.5), for comparison: the EBP chain whenever
- * [EBP] and [EBP+4] can be read, else a scan from ESP taking the first word whose value − 1 lies
- * in a module, with Breakpad's window and its guess of the caller's EBP. No call-site checks.
- */
-export const BREAKPAD_X86: readonly ArchStrategy[] = [
-  {
-    name: "breakpad-ebp-chain",
-    trust: "frame-pointer",
-    ruleFor: () => ({
-      kind: "custom",
-      exec(registers, memory): UnwindResult {
-        const ebp = registers["ebp"] ?? 0n;
-        const eip = readU32(memory, (ebp + 4n) & 0xffff_ffffn);
-        const saved = readU32(memory, ebp);
-        if (eip === undefined || saved === undefined) return { ok: false, stop: { reason: "read-fault", detail: "EBP does not point into the stack" } };
-        return { ok: true, registers: { ...registers, eip, esp: (ebp + 8n) & 0xffff_ffffn, ebp: saved }, rule: { kind: "custom", text: "breakpad ebp-chain" } };
-      },
-    }),
-  },
-  {
-    name: "breakpad-scan",
-    trust: "scan",
-    ruleFor: (site) =>
-      scanRuleFor({ ...X86_SCAN, extendedWords: 0, verifyAfterChainEnd: false, classify: (_cache, modules, _images, v) => (v >= 0x1000n && moduleAt(modules, lookupAddress(v, true)) !== undefined ? UNCHECKED : NOT_RETURN) }, site),
-  },
-];
-
 /** The real C programs (vectors/programs/c). */
 export const C_PROGRAMS = ["recursion-callbacks", "big-frames-varargs", "aligned-callee-saved", "noreturn-longjmp"] as const;
 
@@ -156,6 +125,52 @@ export function arm64DumpHits(root = "."): BreakHit[] {
 /** The x86 break hits: every function of the C programs built without frame pointers. */
 export function x86FpoDumpHits(root = "."): BreakHit[] {
   return folderBreakHits(join(root, "vectors/x86/c-fpo"), C_PROGRAMS);
+}
+
+/** The x86 break hits of the C programs built with frame pointers. */
+export function x86FpDumpHits(root = "."): BreakHit[] {
+  return folderBreakHits(join(root, "vectors/x86/c-fp"), C_PROGRAMS);
+}
+
+/** One class of dump of the truth table: which break hits, written how. */
+export interface DumpClass {
+  name: string;
+  hits: () => BreakHit[];
+  dump: { withholdImages: boolean; symbols: boolean };
+}
+
+/**
+ * The classes of dump `auto` and Breakpad's walker are compared on (`npm run bench`, the README's
+ * table): each machine's programs with the code in the dump or not, with their symbol files or
+ * not.
+ */
+export const DUMP_CLASSES: readonly DumpClass[] = [
+  { name: "x86 FPO, code in the dump, no symbols", hits: x86FpoDumpHits, dump: { withholdImages: false, symbols: false } },
+  { name: "x86 FPO, no code, no symbols", hits: x86FpoDumpHits, dump: { withholdImages: true, symbols: false } },
+  { name: "x86 FPO, no code, STACK WIN", hits: x86FpoDumpHits, dump: { withholdImages: true, symbols: true } },
+  { name: "x86 EBP frames, no code, no symbols", hits: x86FpDumpHits, dump: { withholdImages: true, symbols: false } },
+  { name: "x64, no code, STACK CFI", hits: x64DumpHits, dump: { withholdImages: true, symbols: true } },
+  { name: "x64, no code, no symbols", hits: x64DumpHits, dump: { withholdImages: true, symbols: false } },
+  { name: "x64, code in the dump, no symbols", hits: x64DumpHits, dump: { withholdImages: false, symbols: false } },
+  { name: "ARM64, no code, STACK CFI", hits: arm64DumpHits, dump: { withholdImages: true, symbols: true } },
+  { name: "ARM64, no code, no symbols", hits: arm64DumpHits, dump: { withholdImages: true, symbols: false } },
+  { name: "ARM64, code in the dump, no symbols", hits: arm64DumpHits, dump: { withholdImages: false, symbols: false } },
+];
+
+/** One row of the truth table: the exact stacks of `auto` and of Breakpad's walker on a class. */
+export interface TruthRow {
+  name: string;
+  total: number;
+  auto: DumpScore;
+  breakpad: DumpScore;
+}
+
+/** Scores `auto` and `--walker breakpad` on every class of {@link DUMP_CLASSES}. */
+export function truthTable(classes: readonly DumpClass[] = DUMP_CLASSES): TruthRow[] {
+  return classes.map((c) => {
+    const hits = c.hits();
+    return { name: c.name, total: hits.length, auto: scoreDumps(hits, c.dump, { walker: "auto" }), breakpad: scoreDumps(hits, c.dump, { walker: "breakpad" }) };
+  });
 }
 
 /** How walks of break dumps fare against the truth. */

@@ -1,10 +1,10 @@
 /**
  * The repository's own fixtures (test/fixtures/, each folder with its origin and licence). A file
  * may be stored gzip-compressed as `NAME.gz`; `fixtureFile` gives a path to its bytes either way
- * (a compressed one is unpacked once per process into a temporary folder), and `fixtureBytes`
- * gives the bytes.
+ * (a compressed one is unpacked once per process into a temporary folder), `fixtureBytes` gives
+ * the bytes, and `fixtureDir` a folder holding a fixture folder's files unpacked (a symbol store).
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -33,4 +33,22 @@ export function fixtureFile(rel: string): string {
 /** The bytes of fixture `rel` (relative to test/fixtures), stored plain or as `rel.gz`. */
 export function fixtureBytes(rel: string): Uint8Array {
   return readFileSync(fixtureFile(rel));
+}
+
+/** A folder holding every file of fixture folder `rel` (relative to test/fixtures) unpacked, made once per process. */
+export function fixtureDir(rel: string): string {
+  unpacked ??= mkdtempSync(join(tmpdir(), "stackwalk-fixtures-"));
+  const out = join(unpacked, "dirs", rel);
+  if (existsSync(out)) return out;
+  const copy = (from: string, to: string): void => {
+    mkdirSync(to, { recursive: true });
+    for (const e of readdirSync(from, { withFileTypes: true })) {
+      const source = join(from, e.name);
+      if (e.isDirectory()) copy(source, join(to, e.name));
+      else if (e.name.endsWith(".gz")) writeFileSync(join(to, e.name.slice(0, -3)), gunzipSync(readFileSync(source)));
+      else copyFileSync(source, join(to, e.name));
+    }
+  };
+  copy(join(FIXTURES, rel), out);
+  return out;
 }

@@ -11,7 +11,7 @@
  *   Breakpad's rules find; with the symbol store, every stack.
  */
 import { describe, expect, it } from "vitest";
-import { BREAKPAD_X86, scoreDumps, x64DumpHits, x86FpoDumpHits } from "../support/break-dumps.js";
+import { scoreDumps, x64DumpHits, x86FpoDumpHits } from "../support/break-dumps.js";
 
 const pct = (n: number, total: number): string => `${((100 * n) / total).toFixed(1)}%`;
 
@@ -46,9 +46,9 @@ describe("x86 dumps of the C programs built without frame pointers, the symbol s
   it("every stack is exact where the dump holds the code, and every stack Breakpad's rules find where it does not", () => {
     const auto = scoreDumps(hits, { withholdImages: false, symbols: false }, { walker: "auto" });
     const fp = scoreDumps(hits, { withholdImages: false, symbols: false }, { walker: "frame-pointer" });
-    const breakpad = scoreDumps(hits, { withholdImages: false, symbols: false }, { strategies: BREAKPAD_X86 });
+    const breakpad = scoreDumps(hits, { withholdImages: false, symbols: false }, { walker: "breakpad" });
     const bare = scoreDumps(hits, { withholdImages: true, symbols: false }, { walker: "auto" });
-    const bareBreakpad = scoreDumps(hits, { withholdImages: true, symbols: false }, { strategies: BREAKPAD_X86 });
+    const bareBreakpad = scoreDumps(hits, { withholdImages: true, symbols: false }, { walker: "breakpad" });
     const n = hits.length;
     console.log(
       `x86 FPO dumps, no symbols: auto ${auto.stacks}/${n} stacks exact, frame-pointer ${fp.stacks}/${n}, Breakpad's rules ${breakpad.stacks}/${n}; ` +

@@ -26,7 +26,6 @@ export const ARM64_SCAN: ScanMachine = {
   words: ARM64_SCAN_WORDS,
   contextWords: ARM64_SCAN_WORDS_CONTEXT,
   extendedWords: 0,
-  verifyAfterChainEnd: true,
   readWord: readStackWord64,
   // A saved lr may be signed: each word is stripped at the walk's virtual-address size.
   cleanWord: (ctx) => ctx.stripPac ?? stripPac,
@@ -47,7 +46,6 @@ export const arm64Scan = scanStrategy(ARM64_SCAN);
 const { cleanWord: _stripped, ...UNSTRIPPED } = ARM64_SCAN;
 export const ARM64_BREAKPAD_SCAN: ScanMachine = {
   ...UNSTRIPPED,
-  verifyAfterChainEnd: false,
   classify: (_cache, modules, _images, value) => breakpadClassify(modules, value),
 };
 

@@ -33,7 +33,6 @@ export const X64_SCAN: ScanMachine = {
   contextWords: X64_SCAN_WORDS_CONTEXT,
   // Breakpad's window and validation alone (a walk without unwind data finds Breakpad's frames).
   extendedWords: 0,
-  verifyAfterChainEnd: false,
   readWord: readStackWord64,
   classify: (_cache, modules, _images, value) => breakpadClassify(modules, value),
   inherit: inherited64,

@@ -44,7 +44,6 @@ export const X86_BREAKPAD_SCAN: ScanMachine = {
   words: SCAN_WORDS,
   contextWords: SCAN_WORDS_CONTEXT,
   extendedWords: 0,
-  verifyAfterChainEnd: false,
   readWord: (_cache, memory, address) => readU32(memory, address),
   classify: (_cache, modules, _images, value) => breakpadClassify(modules, value),
   inherit: inherited,

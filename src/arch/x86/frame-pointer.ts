@@ -49,9 +49,10 @@ export function execCheckedX86Chain(plan: CheckedX86ChainPlan, registers: Regist
   if (ebp === undefined || esp === undefined) return notTaken("unsupported", "EBP or ESP is not known for this frame");
   if (ebp === 0n) {
     // A 0 the chain recovered is its conventional end, unless a scan finds a return address
-    // its call site confirms; any other EBP of 0 is a register value, not a frame pointer.
+    // (one its call site confirms, where the dump holds the code); any other EBP of 0 is a
+    // register value, not a frame pointer.
     if (ctx.foundBy === "frame-pointer") {
-      return { ok: false, stop: { reason: "end-of-stack", detail: "EBP is 0: the frame chain ends here, and no return address above ESP is confirmed by its call site" }, final: false };
+      return { ok: false, stop: { reason: "end-of-stack", detail: "EBP is 0: the frame chain ends here, and no return address was found above ESP" }, final: false };
     }
     return notTaken("unsupported", "EBP is 0: this frame does not use it as a frame pointer");
   }

@@ -23,7 +23,6 @@ export const X86_SCAN: ScanMachine = {
   contextWords: SCAN_WORDS_CONTEXT,
   // Up to 64 KiB above the window for a frame larger than it, when the call site confirms.
   extendedWords: 16384,
-  verifyAfterChainEnd: true,
   readWord: (_cache, memory, address) => readU32(memory, address),
   classify: returnAddressInfo,
   inherit: inherited,
