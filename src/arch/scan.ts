@@ -177,7 +177,9 @@ export function scanForReturn(machine: ScanMachine, cache: UnwindCache, memory: 
     if (word === undefined) break;
     const value = clean === undefined ? word : clean(word);
     const info = machine.classify(cache, check.modules, check.images, value);
-    if (info === NOT_RETURN || (i > words && info === UNCHECKED)) continue;
+    // A word whose call site cannot be checked must pass Breakpad's test: in a function of its
+    // module where the module has symbols.
+    if (info === NOT_RETURN || (info === UNCHECKED && (i > words || breakpadClassify(check.modules, value) === NOT_RETURN))) continue;
     if (ranged) {
       // A call into the function being unwound wins; failing that, the first return address.
       const known = info >= 0;

@@ -12,7 +12,7 @@ import { x86CheckedFramePointer, x86FramePointer } from "../arch/x86/frame-point
 import { x86RecordlessScan, x86Scan, x86ScanWithoutRecords } from "../arch/x86/scan.js";
 import { x86Params } from "../arch/x86/params.js";
 import { x86BreakpadFramePointer, x86BreakpadWin } from "../arch/x86/breakpad.js";
-import { x64BreakpadCfi, x64Cfi } from "../arch/x64/cfi.js";
+import { x64Cfi } from "../arch/x64/cfi.js";
 import { x64CheckedFramePointer, x64FramePointer } from "../arch/x64/frame-pointer.js";
 import { x64Leaf, x64Scan } from "../arch/x64/scan.js";
 import { x64UnwindInfo } from "../arch/x64/unwind.js";
@@ -101,13 +101,13 @@ const X64: ArchWalker = {
     // Breakpad's stackwalker_amd64.cc on Windows: STACK CFI (an image's unwind tables standing in
     // for it where the snapshot maps them; a caller RIP or RSP of 0 fails it), the leaf
     // simulation for the context frame, then scanning; never the RBP chain.
-    breakpad: [x64UnwindInfo, x64BreakpadCfi, x64Leaf, x64Scan],
+    breakpad: [x64UnwindInfo, x64Cfi, x64Leaf, x64Scan],
   },
   // Off Windows the RBP chain comes before scanning, with Breakpad's checks; RBP = 0 is never the
   // end of the stack.
   nonWindows: {
     auto: [x64UnwindInfo, x64Cfi, x64CheckedFramePointer, x64Scan],
-    breakpad: [x64UnwindInfo, x64BreakpadCfi, x64CheckedFramePointer, x64Scan],
+    breakpad: [x64UnwindInfo, x64Cfi, x64CheckedFramePointer, x64Scan],
   },
   pcOf: (r) => r["rip"],
   spOf: (r) => r["rsp"],

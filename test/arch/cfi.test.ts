@@ -162,7 +162,7 @@ describe("x64 STACK CFI (Breakpad's amd64 register map)", () => {
     expect(r.ok && [r.registers["rip"], r.registers["rsp"], r.interrupted]).toEqual([BASE + 0x1234n, STACK + 0x800n, true]);
   });
 
-  it("walks a stack with STACK CFI frame by frame (trust cfi), ending at a return address of 0", () => {
+  it("walks a stack with STACK CFI frame by frame (trust cfi); a return address of 0 fails the rule, and nothing after it finds a frame", () => {
     const cfi = x64Module(["STACK CFI INIT 1000 100 .cfa: $rsp 16 + .ra: .cfa 8 - ^ $rbp: .cfa 16 - ^"]);
     const st = new StackBuilder(STACK, 8)
       .u64(0xaaaan).u64(BASE + 0x1050n) // frame 0 → 1
@@ -177,7 +177,8 @@ describe("x64 STACK CFI (Breakpad's amd64 register map)", () => {
       [BASE + 0x1010n, STACK, "context", 0n],
       [BASE + 0x1050n, STACK + 16n, "cfi", 0xaaaan],
     ]);
-    expect(walk.stop.reason).toBe("end-of-stack");
+    // Breakpad's amd64 walker: the CFI step fails, the RBP chain and the scan find nothing.
+    expect(walk.stop.detail).toContain("the caller's rip is 0");
     const text = formatExplanation(explainWalk(snap, snap.threads[0]!));
     expect(text).toContain("STACK CFI for");
     expect(text).toContain("Rules in effect here: .cfa: $rsp 16 + .ra: .cfa 8 - ^ $rbp: .cfa 16 - ^");

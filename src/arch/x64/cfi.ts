@@ -2,7 +2,7 @@
  * STACK CFI on x64 (minidump.md §5.6 step 1): Breakpad's amd64 register map. `$rsp` is `.cfa` and
  * `$rip` is `.ra`; `$rbx`, `$rbp` and `$r12`–`$r15` are callee-saved here (`$rsi` and `$rdi` are
  * not, even on Windows, whose ABI preserves them: Breakpad's map has them volatile, and its walks
- * are what this reproduces). RIP and RSP must be recovered.
+ * are what this reproduces). RIP and RSP must be recovered, and neither may be 0.
  */
 import { cfiStrategy, type CfiMachine } from "../cfi.js";
 
@@ -18,10 +18,11 @@ export const X64_CFI: CfiMachine = {
     return alias === undefined ? { name: `$${r}`, register: r, calleeSaves: SAVED.has(r) } : { name: `$${r}`, register: r, alias, calleeSaves: false };
   }),
   essentials: ["rip", "rsp"],
+  // A caller RIP or RSP of 0 fails the rule (Breakpad's amd64 walker), and the walk tries the
+  // next strategy: on real Windows dumps a thread's outermost functions often have CFI that
+  // yields 0 where scanning still finds BaseThreadInitThunk and RtlUserThreadStart.
+  zeroFails: true,
 };
 
 /** The module's STACK CFI records (trust `cfi`). */
 export const x64Cfi = cfiStrategy(X64_CFI);
-
-/** Breakpad's amd64 STACK CFI: a caller RIP or RSP of 0 is a failed rule, and the walk tries the next strategy. */
-export const x64BreakpadCfi = cfiStrategy({ ...X64_CFI, zeroFails: true });
