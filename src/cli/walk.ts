@@ -11,7 +11,7 @@ import { expandDumps, jobsOption, walkBatch, type BatchOptions } from "./batch.j
 import { loadSnapshot, resolveThread } from "./load.js";
 
 /** Usage text of `walk`. */
-export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json|dump.dmp|folder>... [--walker auto|fpo|unwind|frame-pointer]
+export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json|dump.dmp|folder>... [--walker W]
                      [--symbols PATH]... [--symbols-url URL]... [--symbols-cache DIR]
                      [--symbol-download-timeout-secs S] [--images DIR]... [--thread ID|all|crashed]
                      [--step N] [--max-frames N] [--frame-budget N] [--pac-va-bits N] [--jobs N]
@@ -29,7 +29,10 @@ and the batch goes on (exit status 2 when any failed).
                    trust order, with stack scanning last; fpo (x86): FrameData programs and
                    FPO_DATA, then the EBP chain, no free scanning; unwind (x64, arm64): the
                    unwind tables, then stack scanning; frame-pointer: the EBP/RBP chain, or on
-                   arm64 lr for the context frame, then the x29 frame records
+                   arm64 lr for the context frame, then the x29 frame records; scan: stack
+                   scanning alone; ia64: the IA-64 unwind descriptors; breakpad (x86, x64,
+                   arm64): Breakpad's own walker, its order of strategies, its scan test and its
+                   rules for ending a walk (the default of --format breakpad and breakpad-m)
   --symbols PATH   where to look for PDBs (DIR/x.pdb, DIR/x.pdb/<id>/x.pdb) and Breakpad
                    .sym files (DIR/x.pdb/<id>/x.sym); repeatable; a symbol path as debuggers
                    take it: DIR, srv*CACHE*URL, srv*URL, cache*DIR, ;-separated lists

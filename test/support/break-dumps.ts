@@ -148,6 +148,7 @@ export const DUMP_CLASSES: readonly DumpClass[] = [
   { name: "x86 FPO, code in the dump, no symbols", hits: x86FpoDumpHits, dump: { withholdImages: false, symbols: false } },
   { name: "x86 FPO, no code, no symbols", hits: x86FpoDumpHits, dump: { withholdImages: true, symbols: false } },
   { name: "x86 FPO, no code, STACK WIN", hits: x86FpoDumpHits, dump: { withholdImages: true, symbols: true } },
+  { name: "x86 EBP frames, code in the dump, no symbols", hits: x86FpDumpHits, dump: { withholdImages: false, symbols: false } },
   { name: "x86 EBP frames, no code, no symbols", hits: x86FpDumpHits, dump: { withholdImages: true, symbols: false } },
   { name: "x64, no code, STACK CFI", hits: x64DumpHits, dump: { withholdImages: true, symbols: true } },
   { name: "x64, no code, no symbols", hits: x64DumpHits, dump: { withholdImages: true, symbols: false } },

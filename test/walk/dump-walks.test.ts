@@ -8,10 +8,11 @@
  *   leaf simulation and scanning find what they can, printed beside the frame-pointer walker's.
  * - x86 built without frame pointers, the symbol store withheld: every stack is exact where the
  *   dump holds the code (call-site checks), and where it does not, still every stack that
- *   Breakpad's rules find; with the symbol store, every stack.
+ *   Breakpad's walker find; with the symbol store, every stack.
  */
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { scoreDumps, x64DumpHits, x86FpoDumpHits } from "../support/break-dumps.js";
+import { scoreDumps, truthTable, x64DumpHits, x86FpoDumpHits } from "../support/break-dumps.js";
 
 const pct = (n: number, total: number): string => `${((100 * n) / total).toFixed(1)}%`;
 
@@ -43,7 +44,7 @@ describe("x64 dumps of the C programs and the synthetic chains, images withheld"
 describe("x86 dumps of the C programs built without frame pointers, the symbol store withheld", () => {
   const hits = x86FpoDumpHits();
 
-  it("every stack is exact where the dump holds the code, and every stack Breakpad's rules find where it does not", () => {
+  it("every stack is exact where the dump holds the code, and every stack Breakpad's walker find where it does not", () => {
     const auto = scoreDumps(hits, { withholdImages: false, symbols: false }, { walker: "auto" });
     const fp = scoreDumps(hits, { withholdImages: false, symbols: false }, { walker: "frame-pointer" });
     const breakpad = scoreDumps(hits, { withholdImages: false, symbols: false }, { walker: "breakpad" });
@@ -51,8 +52,8 @@ describe("x86 dumps of the C programs built without frame pointers, the symbol s
     const bareBreakpad = scoreDumps(hits, { withholdImages: true, symbols: false }, { walker: "breakpad" });
     const n = hits.length;
     console.log(
-      `x86 FPO dumps, no symbols: auto ${auto.stacks}/${n} stacks exact, frame-pointer ${fp.stacks}/${n}, Breakpad's rules ${breakpad.stacks}/${n}; ` +
-        `images withheld too: auto ${bare.stacks}/${n}, Breakpad's rules ${bareBreakpad.stacks}/${n}`,
+      `x86 FPO dumps, no symbols: auto ${auto.stacks}/${n} stacks exact, frame-pointer ${fp.stacks}/${n}, Breakpad's walker ${breakpad.stacks}/${n}; ` +
+        `images withheld too: auto ${bare.stacks}/${n}, Breakpad's walker ${bareBreakpad.stacks}/${n}`,
     );
     expect(n).toBeGreaterThan(100);
     expect(auto.stacks).toBe(n);
@@ -65,5 +66,22 @@ describe("x86 dumps of the C programs built without frame pointers, the symbol s
     const sym = scoreDumps(hits, { withholdImages: false, symbols: true }, { walker: "auto" });
     console.log(`x86 FPO dumps, with the .sym store: auto ${sym.stacks}/${hits.length} stacks exact`);
     expect(sym.stacks).toBe(hits.length);
+  });
+});
+
+describe("auto beside Breakpad's walker on every class of dump (the README's table)", () => {
+  const rows = truthTable();
+
+  it("auto is ahead or equal on every class, and exact on every stack Breakpad's walker gets exact", () => {
+    for (const r of rows) {
+      console.log(`${r.name}: auto ${r.auto.stacks}/${r.total}, Breakpad's walker ${r.breakpad.stacks}/${r.total}`);
+      expect(r.auto.stacks, r.name).toBeGreaterThanOrEqual(r.breakpad.stacks);
+      for (const h of r.breakpad.exact) expect(r.auto.exact.has(h), `${r.name}: ${h.program} ${h.function} step ${h.step}`).toBe(true);
+    }
+  });
+
+  it("the README's table holds these figures", () => {
+    const readme = readFileSync("README.md", "utf8");
+    for (const r of rows) expect(readme).toContain(`| ${r.name} (${r.total}) | ${r.auto.stacks} | ${r.breakpad.stacks} |`);
   });
 });
