@@ -215,6 +215,27 @@ describe("x64: STACK CFI that yields a return address of 0", () => {
   });
 });
 
+describe("x64 off Windows: the RBP chain", () => {
+  it("a readable step whose return address is 0 (a thread's start) ends the walk in Breakpad's walker and in auto; no scan past it", () => {
+    const S = 0x0000_7ffd_0000_0000n;
+    const A = 0x0000_5555_0000_0000n;
+    // RBP = S + 0x10: [RBP] = S + 0x40 (readable, above), [RBP + 8] = 0; a word in app further up.
+    const stack = words64(0n, 0n, S + 0x40n, 0n, A + 0x2345n, 0n, 0n, 0n, 0n, 0n);
+    const d = dumpOf({
+      machine: "x64",
+      platformId: 0x8201,
+      threads: [{ id: 1, registers: { rip: A + 0x1010n, rsp: S, rbp: S + 0x10n }, stack: { base: S, bytes: stack } }],
+      modules: [module("/usr/bin/app", A, 1)],
+      exception: { threadId: 1, code: 11, address: A + 0x1010n, parameters: [] },
+    });
+    for (const walker of ["breakpad", "auto"] as const) {
+      const w = walk(d, { walker });
+      expect(w.frames.map((f) => f.addrPC), walker).toEqual([A + 0x1010n]);
+      expect(w.stop.reason, walker).toBe("end-of-stack");
+    }
+  });
+});
+
 describe("the module list of Breakpad's report", () => {
   it("warns about every module whose debug file and id match one without symbols: modules without an id share the warning", () => {
     const d = dumpOf({

@@ -33,9 +33,9 @@ export const x64FramePointer: UnwindStrategy<FramePointerPlan> = {
 
 /**
  * The x64 RBP chain with Breakpad's checks (minidump.md §5.6 step 3), used off Windows: RBP
- * 8-aligned, [RBP+8] and [RBP] readable, the return address canonical and at least 0x1000, the
- * caller's RBP at or above its RSP and pointing at readable stack. A step that fails them is
- * passed over (the walk scans); RBP = 0 is never the end of the stack here.
+ * 8-aligned, [RBP+8] and [RBP] readable, the return address canonical, the caller's RBP at or
+ * above its RSP and pointing at readable stack. A step that fails them is passed over (the walk
+ * scans); RBP = 0 is never the end of the stack here, a return address of 0 is.
  */
 export interface CheckedX64ChainPlan {
   kind: "x64-checked-chain";
@@ -54,7 +54,10 @@ export function execCheckedX64Chain(registers: Registers, memory: MemoryReader):
   const pc = readPointer(memory, raSlot, 8);
   const savedFp = pc === undefined ? undefined : readPointer(memory, rbp, 8);
   if (pc === undefined || savedFp === undefined) return notTaken("read-fault", `RBP ${padHex(rbp, 8)} does not point into this thread's stack`, pc === undefined ? raSlot : rbp);
-  if ((pc > 0x7fff_ffff_ffffn && pc < 0xffff_8000_0000_0000n) || pc < 0x1000n) return notTaken("bad-pc", `[RBP+8] = ${padHex(pc, 8)} is not a code address`, pc);
+  // A return address below 0x1000 (0 at a thread's start) is a step the walk takes and then ends
+  // on, as Breakpad's TerminateWalk does: a scan past it finds only what the thread's creator
+  // left on the stack.
+  if (pc > 0x7fff_ffff_ffffn && pc < 0xffff_8000_0000_0000n) return notTaken("bad-pc", `[RBP+8] = ${padHex(pc, 8)} is not a canonical address`, pc);
   const sp = rbp + 16n;
   if (sp > 0xffff_ffff_ffff_ffffn || savedFp < sp) return notTaken("unsupported", `the saved RBP ${padHex(savedFp, 8)} is below the caller's RSP ${padHex(sp & 0xffff_ffff_ffff_ffffn, 8)}`, savedFp);
   if (readPointer(memory, savedFp, 8) === undefined) return notTaken("read-fault", `the saved RBP ${padHex(savedFp, 8)} does not point into this thread's stack`, savedFp);
