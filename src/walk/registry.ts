@@ -11,7 +11,7 @@ import { x86Fpo } from "../arch/x86/fpo.js";
 import { x86CheckedFramePointer, x86FramePointer } from "../arch/x86/frame-pointer.js";
 import { x86RecordlessScan, x86Scan, x86ScanWithoutRecords } from "../arch/x86/scan.js";
 import { x86Params } from "../arch/x86/params.js";
-import { x86BreakpadFramePointer, x86BreakpadWin } from "../arch/x86/breakpad.js";
+import { breakpadWindowsParams, x86BreakpadFramePointer, x86BreakpadWin } from "../arch/x86/breakpad.js";
 import { x64Cfi } from "../arch/x64/cfi.js";
 import { x64CheckedFramePointer, x64FramePointer } from "../arch/x64/frame-pointer.js";
 import { x64Leaf, x64Scan } from "../arch/x64/scan.js";
@@ -19,11 +19,12 @@ import { x64UnwindInfo } from "../arch/x64/unwind.js";
 import { arm64Cfi } from "../arch/arm64/cfi.js";
 import { arm64BreakpadFramePointer, arm64FrameRecord, arm64LinkRegister } from "../arch/arm64/frame-pointer.js";
 import { arm64BreakpadScan, arm64Scan } from "../arch/arm64/scan.js";
-import { arm64BreakpadUnwind, arm64Unwind } from "../arch/arm64/unwind.js";
+import { arm64Unwind } from "../arch/arm64/unwind.js";
 import { ia64Pc } from "../arch/ia64/rse.js";
 import { ia64Params, ia64Unwind } from "../arch/ia64/walker.js";
 import { InputError } from "../errors.js";
 import type { MemoryReader } from "../memory/reader.js";
+import type { FrameSite } from "../unwind/step.js";
 import { machineInfo, type Machine } from "../model/machine.js";
 import { isWindows, type OperatingSystem, type Registers } from "../model/snapshot.js";
 
@@ -52,6 +53,12 @@ export interface ArchWalker {
   bstoreOf(registers: Registers): bigint | undefined;
   /** The STACKFRAME Params for a frame. */
   params(registers: Registers, memory: MemoryReader): bigint[];
+  /**
+   * Breakpad's walker on this machine passes a parameter size from frame to frame its own way
+   * (x86: that of the innermost frame with a STACK WIN record or a FUNC, `breakpadWindowsParams`):
+   * the frame's, or undefined when it has none.
+   */
+  breakpadParams?: (site: FrameSite) => number | undefined;
   /** Why a walker finds nothing beyond the context frame on this machine, when that is so. */
   unsupportedDetail?: string;
   /**
@@ -86,6 +93,7 @@ const X86: ArchWalker = {
   fpOf: (r) => r["ebp"],
   bstoreOf: () => undefined,
   params: (registers, memory) => x86Params(registers["ebp"] ?? 0n, memory),
+  breakpadParams: breakpadWindowsParams,
 };
 
 const X64: ArchWalker = {
@@ -98,16 +106,16 @@ const X64: ArchWalker = {
     unwind: [x64UnwindInfo, x64Cfi, x64Scan],
     "frame-pointer": [x64FramePointer],
     scan: [x64Leaf, x64Scan],
-    // Breakpad's stackwalker_amd64.cc on Windows: STACK CFI (an image's unwind tables standing in
-    // for it where the snapshot maps them; a caller RIP or RSP of 0 fails it), the leaf
-    // simulation for the context frame, then scanning; never the RBP chain.
-    breakpad: [x64UnwindInfo, x64Cfi, x64Leaf, x64Scan],
+    // Breakpad's stackwalker_amd64.cc on Windows: STACK CFI (a caller RIP or RSP of 0 fails it),
+    // the leaf simulation for the context frame, then scanning; never the RBP chain, and never
+    // the image's unwind tables, which Breakpad does not read.
+    breakpad: [x64Cfi, x64Leaf, x64Scan],
   },
   // Off Windows the RBP chain comes before scanning, with Breakpad's checks; RBP = 0 is never the
   // end of the stack.
   nonWindows: {
     auto: [x64UnwindInfo, x64Cfi, x64CheckedFramePointer, x64Scan],
-    breakpad: [x64UnwindInfo, x64Cfi, x64CheckedFramePointer, x64Scan],
+    breakpad: [x64Cfi, x64CheckedFramePointer, x64Scan],
   },
   pcOf: (r) => r["rip"],
   spOf: (r) => r["rsp"],
@@ -144,12 +152,10 @@ const ARM64: ArchWalker = {
     // The frame-record chain (arm64.md Part 4): lr for a context frame whose record is not stored yet.
     "frame-pointer": [arm64LinkRegister, arm64FrameRecord],
     scan: [arm64Scan],
-    // Breakpad's stackwalker_arm64.cc (arm64.md Part 5): Breakpad never reads .pdata; the image's
-    // tables, where the snapshot has them, stand in for its STACK CFI as they do on x64 (a
-    // function without an entry has none: Breakpad has no leaf rule). Then its frame-pointer step
-    // that takes lr first, then its scan, which checks only that a word lies in a module (in a
-    // function, when the module has symbols).
-    breakpad: [arm64BreakpadUnwind, arm64Cfi, arm64BreakpadFramePointer, arm64BreakpadScan],
+    // Breakpad's stackwalker_arm64.cc (arm64.md Part 5): STACK CFI (Breakpad never reads
+    // .pdata/.xdata), its frame-pointer step that takes lr first, then its scan, which checks
+    // only that a word lies in a module (in a function, when the module has symbols).
+    breakpad: [arm64Cfi, arm64BreakpadFramePointer, arm64BreakpadScan],
   },
   pcOf: (r) => r["pc"],
   spOf: (r) => r["sp"],

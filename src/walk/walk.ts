@@ -444,6 +444,9 @@ function walkWithin(snapshot: Snapshot, thread: ThreadSnapshot, options: WalkOpt
   const keepSpAfterInterrupt = !breakpadChecks(options);
   let interrupted = false;
   let scanned = 0;
+  // Breakpad's walker: the parameter size it passes on, once a frame has one (ArchWalker.breakpadParams).
+  const breakpadParams = breakpadChecks(options) ? arch.breakpadParams : undefined;
+  let windowsParams: number | undefined;
   for (;;) {
     const callee = frames[frames.length - 1]!;
     site.index = callee.index;
@@ -456,7 +459,13 @@ function walkWithin(snapshot: Snapshot, thread: ThreadSnapshot, options: WalkOpt
     const step = outcome.step;
     if (step === undefined) return { frames, stop: outcome.stop! };
     if (step.entry !== undefined) callee.funcTableEntry = step.entry;
-    calleeParams = step.paramsSize ?? 0;
+    if (breakpadParams !== undefined) {
+      if (windowsParams === undefined) {
+        site.lookupPc = lookupAddress(site.pc, !(site.index === 0 || site.interrupted), site.machine);
+        windowsParams = breakpadParams(site);
+      }
+      calleeParams = windowsParams ?? 0;
+    } else calleeParams = step.paramsSize ?? 0;
     const callerRegisters = step.registers;
     const callerPc = arch.pcOf(callerRegisters);
     const callerSp = arch.spOf(callerRegisters);

@@ -103,10 +103,10 @@ describe("ARM64 minidump contexts", () => {
 describe("Breakpad's output for an ARM64 dump (arm64.md Part 5)", () => {
   const dir = mkdtempSync(join(tmpdir(), "arm64-breakpad-"));
 
-  it("with the image in the dump, the unwind tables give every frame; registers x0-x28, fp, lr, sp, pc for the context, the recovered ones after", async () => {
+  it("with the image in the dump and --walker unwind, the unwind tables give every frame; registers x0-x28, fp, lr, sp, pc for the context, the recovered ones after", async () => {
     const file = join(dir, "with-image.dmp");
     writeFileSync(file, chainDump("arm64"));
-    const r = await cli("walk", file, "--format", "breakpad");
+    const r = await cli("walk", file, "--format", "breakpad", "--walker", "unwind");
     expect(r.code).toBe(0);
     expect(r.out).toContain("CPU: arm64");
     const t0 = r.out.slice(r.out.indexOf("Thread 0"));
@@ -122,6 +122,10 @@ describe("Breakpad's output for an ARM64 dump (arm64.md Part 5)", () => {
     const s = await cli("minidump-stackwalk", "-s", file);
     expect(s.out).toContain("    Stack contents:\n     0000000000200000 00 00 af 1e 00 00 00 00 00 00 af 1e 00 00 00 00  ................\n");
     expect(t0).toContain(" 3  chain.exe + 0x3008\n");
+    // Breakpad's own walker reads no unwind tables: its report is the one of the dump without the image.
+    const bare = join(dir, "without-image.dmp");
+    writeFileSync(bare, chainDump("arm64", { image: false }));
+    expect((await cli("walk", file, "--format", "breakpad")).out).toBe((await cli("walk", bare, "--format", "breakpad")).out);
   });
 
   it("without the image and without CFI, Breakpad's frame-pointer step: the context's lr first, then the record at x29", async () => {

@@ -76,17 +76,3 @@ export const arm64Unwind: UnwindStrategy<Arm64Plan | StopPlan> = {
     return { kind: "arm64-unwind", plan };
   },
 };
-
-/**
- * The tables standing in for Breakpad's STACK CFI in its order (arm64.md Part 5): only a function
- * with a `.pdata` entry has them. Without one, or with unwind data that cannot be used, there is no
- * call frame info and Breakpad goes on to its frame-pointer step: it has no leaf rule on ARM64.
- */
-export const arm64BreakpadUnwind: UnwindStrategy<Arm64Plan> = {
-  name: "unwind-info",
-  trust: "unwind-info",
-  ruleFor(site: FrameSite) {
-    const plan = planAt(site, site.lookupPc);
-    return plan === undefined || isProblem(plan) || plan.entry === undefined ? undefined : { kind: "arm64-unwind", plan };
-  },
-};

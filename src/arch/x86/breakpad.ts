@@ -29,9 +29,10 @@ import type { FpoData } from "../../model/fpo-data.js";
 import type { FrameDataRule, FramePointerRule, ScanRule, SiteCheckRule } from "../../unwind/rule.js";
 import { unwindStep, type ExecContext, type FrameSite, type UnwindResult, type UnwindStrategy } from "../../unwind/step.js";
 import { walkStop } from "../../unwind/frame.js";
+import { symbolize } from "../../unwind/symbolize.js";
 import { breakpadClassify, scanRegisters, scanForReturn, type CallSiteCheck, type ScanMachine } from "../scan.js";
 import { X86_CHAIN } from "./frame-pointer.js";
-import { inherited, SCAN_WORDS, SCAN_WORDS_CONTEXT, U32, x86Site } from "./site.js";
+import { inherited, SCAN_WORDS, SCAN_WORDS_CONTEXT, U32 } from "./site.js";
 import { findFpo, findFrameData } from "./tables.js";
 
 /** Breakpad's `kMaxReasonableGapBetweenFrames`: a scanned frame's saved EBP is believed up to 128 KiB above its slot. */
@@ -70,7 +71,7 @@ export interface X86BreakpadWinPlan {
   info: WinInfo;
   /** The frame being unwound is the context frame. */
   contextFrame: boolean;
-  /** Its callee's parameter bytes (`.cbCalleeParams`). */
+  /** `.cbCalleeParams`: see {@link breakpadWindowsParams}. */
   calleeParams: number;
   check: CallSiteCheck;
 }
@@ -84,17 +85,39 @@ export interface X86BreakpadFramePointerPlan {
 
 const check = (site: FrameSite): CallSiteCheck => ({ modules: site.modules, images: site.images, pc: site.lookupPc, calleeStart: -1, calleeEnd: -1 });
 
-/** Breakpad's `WindowsFrameInfo` for a site: a FrameData (type 4) record first, then FPO_DATA (type 0). */
+/**
+ * Breakpad's `WindowsFrameInfo` for a site: a FrameData (type 4) record first, then FPO_DATA
+ * (type 0), from the module's symbol file (never from its image, which Breakpad does not read).
+ */
 function winInfo(site: FrameSite): WinInfo | undefined {
-  const found = x86Site(site);
-  if (found === undefined) return undefined;
-  const fd = findFrameData(found.tables.frameData, found.rva);
+  const module = moduleAt(site.modules, site.lookupPc);
+  const unwind = module?.unwind;
+  if (module === undefined || unwind === undefined) return undefined;
+  const rva = Number(site.lookupPc - module.base);
+  const fd = findFrameData(unwind.frameData, rva);
   if (fd !== undefined) {
     return { type: 4, paramsSize: fd.paramsSize, savedRegsSize: fd.savedRegsSize, localsSize: fd.localSize, program: fd.program, allocatesBasePointer: false, frameData: fd };
   }
-  const fpo = findFpo(found.tables.fpo, found.rva);
+  const fpo = findFpo(unwind.fpo, rva);
   if (fpo === undefined) return undefined;
   return { type: 0, paramsSize: fpo.cdwParams * 4, savedRegsSize: fpo.cbRegs * 4, localsSize: fpo.cdwLocals * 4, program: undefined, allocatesBasePointer: fpo.fUseBP, fpo };
+}
+
+/**
+ * The parameter size of Breakpad's `WindowsFrameInfo` for a frame: its STACK WIN record's, else
+ * that of the FUNC covering it (`VALID_PARAMETER_SIZE` alone); undefined when it has neither (a
+ * PUBLIC gives none). Breakpad's `.cbCalleeParams` for every later frame is that of the innermost
+ * frame that has one (its loop over the callees runs down to frame 0 and keeps the last it sees),
+ * so the walk keeps the first it finds (walk.ts).
+ */
+export function breakpadWindowsParams(site: FrameSite): number | undefined {
+  const info = winInfo(site);
+  if (info !== undefined) return info.paramsSize;
+  const module = moduleAt(site.modules, site.lookupPc);
+  if (module === undefined) return undefined;
+  const match = symbolize(module, site.lookupPc - module.base);
+  const s = match?.symbol;
+  return s !== undefined && s.kind === "func" ? (s.paramSize ?? 0) : undefined;
 }
 
 /** Breakpad's STACK WIN strategy (trust `frame-data`: "call frame info"). */

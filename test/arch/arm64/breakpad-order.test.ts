@@ -22,6 +22,8 @@ import { chainStop } from "./chain.js";
 import { BASE, ImageBuilder, MODULE, ra, snapshotArm64, STACK_BASE, xdata } from "./fixture.js";
 
 const BREAKPAD: WalkOptions = { walker: "breakpad" };
+/** The image's unwind tables (which Breakpad does not read) with Breakpad's checks: its TerminateWalk alone. */
+const TABLES_WITH_BREAKPAD_CHECKS: WalkOptions = { walker: "unwind", breakpad: true };
 const rows = (w: Walk): [bigint, bigint][] => w.frames.map((f) => [f.addrPC, f.addrStack]);
 
 /** A caller at RVA 0x3000 whose `bl` targets 0x2000 (imm26 = −0x400), so 0x3004 is a verified return address. */
@@ -86,14 +88,14 @@ describe("Breakpad's ARM64 order", () => {
     // The project's walk takes the unchanged sp after an interrupted pc as progress.
     expect(rows(walkThread(snap, snap.threads[0]!, { walker: "unwind" })).slice(0, 3)).toEqual(truth);
     // Breakpad's TerminateWalk does not: frame 1 is not the context frame.
-    const w = walkThread(snap, snap.threads[0]!, BREAKPAD);
+    const w = walkThread(snap, snap.threads[0]!, TABLES_WITH_BREAKPAD_CHECKS);
     expect(rows(w)).toEqual(truth.slice(0, 2));
     expect(w.stop.reason).toBe("no-progress");
   });
 
   it("still accepts an unchanged sp on the first unwind (a leaf that has not moved sp)", () => {
     const c = chainStop({ leaf: 0 });
-    const w = walkThread(c.snapshot, c.snapshot.threads[0]!, BREAKPAD);
+    const w = walkThread(c.snapshot, c.snapshot.threads[0]!, TABLES_WITH_BREAKPAD_CHECKS);
     expect(w.frames[1]!.addrStack).toBe(w.frames[0]!.addrStack);
     expect(rows(w)).toEqual(c.truth.map((t): [bigint, bigint] => [t.pc, t.sp]));
   });
