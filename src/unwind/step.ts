@@ -150,6 +150,11 @@ export interface ExecContext {
    * Breakpad's order; undefined for the default size, 48 bits.
    */
   stripPac?: PacStrip | undefined;
+  /**
+   * False once the walk has found its most frames by scanning (Breakpad's `max_frames_scanned`):
+   * a rule that scans only as a fallback (Breakpad's STACK WIN and EBP-chain steps) does not.
+   */
+  scanAllowed?: boolean | undefined;
   cache: UnwindCache;
 }
 

@@ -439,7 +439,7 @@ function walkWithin(snapshot: Snapshot, thread: ThreadSnapshot, options: WalkOpt
   // What the walk knows of the frame being unwound besides its registers: its PC, SP and BSP as
   // numbers (from the step that found it), and the rule that found it. Kept here, not in the
   // frame rows, which stay small.
-  const ctx: ExecContext = { pc: exactNumber(arch.pcOf(context)), sp: exactNumber(arch.spOf(context)), bstore: exactNumber(arch.bstoreOf(context)), recovered: undefined, foundBy: undefined, stripPac: pacStripFor(snapshot, options), cache };
+  const ctx: ExecContext = { pc: exactNumber(arch.pcOf(context)), sp: exactNumber(arch.spOf(context)), bstore: exactNumber(arch.bstoreOf(context)), recovered: undefined, foundBy: undefined, stripPac: pacStripFor(snapshot, options), scanAllowed: true, cache };
   // Breakpad's TerminateWalk lets the stack pointer stay put on the first unwind only.
   const keepSpAfterInterrupt = !breakpadChecks(options);
   let interrupted = false;
@@ -455,7 +455,8 @@ function walkWithin(snapshot: Snapshot, thread: ThreadSnapshot, options: WalkOpt
     site.pc = callee.addrPC;
     site.calleeParams = calleeParams;
     options.onUnwind?.(callee.index);
-    unwindOnce(strategies, site, ctx, memory, rules, outcome, scanned < MAX_SCANNED_FRAMES);
+    ctx.scanAllowed = scanned < MAX_SCANNED_FRAMES;
+    unwindOnce(strategies, site, ctx, memory, rules, outcome, ctx.scanAllowed);
     const step = outcome.step;
     if (step === undefined) return { frames, stop: outcome.stop! };
     if (step.entry !== undefined) callee.funcTableEntry = step.entry;

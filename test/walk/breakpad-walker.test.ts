@@ -132,6 +132,17 @@ describe("x86: where the frame chain ends and where it goes on", () => {
   });
 });
 
+describe("scanning: the walk's limit on scanned frames", () => {
+  it("after 16,384 frames found by scanning, Breakpad's EBP-chain step no longer falls back to a scan", () => {
+    // EBP never points at the stack; every word is a return address into app.exe.
+    const words = Array.from({ length: 16_400 }, () => APP + 0x1010n);
+    const d = x86({ eip: APP + 0x1010n, esp: STACK, ebp: 0x7777_0000n }, words32(...words));
+    const w = walk(d, { walker: "breakpad" });
+    expect(w.frames.length).toBe(1 + 16_384);
+    expect(w.frames.slice(1).every((f) => f.trust === "scan")).toBe(true);
+  });
+});
+
 describe("scanning: a word must lie in a function of a module with symbols", () => {
   it("Breakpad's scan passes over a word inside a module with symbols but in none of its functions; without symbols it takes it", () => {
     // ESP: app.exe+0x40 (the headers), then lib.dll+0x1010.

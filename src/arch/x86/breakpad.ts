@@ -256,7 +256,7 @@ export function execBreakpadWin(plan: X86BreakpadWinPlan, registers: Registers, 
   let trust: "frame-data" | "scan" | "cfi-scan" = "frame-data";
   let found: { slot: bigint; value: bigint } | undefined;
   if (!breakpadEvaluate(program, dictionary, assigned, memory) || !assigned.has("$eip") || !assigned.has("$esp")) {
-    found = scan(plan, memory, ctx, BigInt(esp), plan.contextFrame ? SCAN_WORDS_CONTEXT : SCAN_WORDS);
+    found = ctx.scanAllowed === false ? undefined : scan(plan, memory, ctx, BigInt(esp), plan.contextFrame ? SCAN_WORDS_CONTEXT : SCAN_WORDS);
     if (found === undefined) return { ok: false, stop: walkStop("end-of-stack", "STACK WIN: the program failed and no return address was found above ESP"), final: false };
     dictionary.set("$eip", Number(found.value));
     dictionary.set("$esp", Number(found.slot) + 4);
@@ -265,7 +265,7 @@ export function execBreakpadWin(plan: X86BreakpadWinPlan, registers: Registers, 
   const eipNow = dictionary.get("$eip") ?? 0;
   if (eipNow !== 0 || (dictionary.get("$ebp") ?? 0) !== 0) {
     let offset = 0;
-    if (moduleAt(plan.check.modules, BigInt(eipNow)) === undefined) {
+    if (moduleAt(plan.check.modules, BigInt(eipNow)) === undefined && ctx.scanAllowed !== false) {
       // The EIP the program found is in no module: scan on from just above .raSearchStart.
       const start = ((dictionary.get(".raSearchStart") ?? 0) + 4) >>> 0;
       const better = scan(plan, memory, ctx, BigInt(start), plan.contextFrame ? SCAN_WORDS_CONTEXT : SCAN_WORDS);
@@ -336,8 +336,8 @@ export function execBreakpadX86FramePointer(plan: X86BreakpadFramePointerPlan, r
     const rule: FramePointerRule = { kind: "frame-pointer", chain: X86_CHAIN, fp: ebp, pc: eip, savedFp: saved };
     return unwindStep(out, rule, { recovered: X86_CHAIN.recovered });
   }
-  // EBP points nowhere readable: scan from ESP.
-  const found = scan(plan, memory, ctx, esp, plan.contextFrame ? SCAN_WORDS_CONTEXT : SCAN_WORDS);
+  // EBP points nowhere readable: scan from ESP, while the walk may still scan.
+  const found = ctx.scanAllowed === false ? undefined : scan(plan, memory, ctx, esp, plan.contextFrame ? SCAN_WORDS_CONTEXT : SCAN_WORDS);
   if (found === undefined) return { ok: false, stop: walkStop("end-of-stack", `no return address in the ${(plan.contextFrame ? SCAN_WORDS_CONTEXT : SCAN_WORDS) + 1} words from esp=0x${esp.toString(16)}, and EBP=0x${ebp.toString(16)} cannot be read`) };
   const callerEsp = (found.slot + 4n) & U32;
   const below = (callerEsp - 8n) & U32;
