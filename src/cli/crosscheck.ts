@@ -25,7 +25,7 @@ stitched by MatchId (kernel part first, then user part). The logging path's fram
 of each array are skipped (the ETW write path, kernel frames); then every frame is matched,
 ETW-only (ETW followed a garbage EBP) or walk-only (ETW skipped it, or stopped), and every
 difference is explained in words: on x86 by re-running ETW's EBP-chain capture on the snapshot
-(../shared/spec/x86-fpo.md §6), with the ground truth as a witness when the input has one. A
+(docs/spec/x86-fpo.md §6), with the ground truth as a witness when the input has one. A
 difference nothing explains is marked UNEXPLAINED.
 Exit status: 0 the walk and ETW agree past the logging prefix, 1 they differ (explained or
 not), 2 bad input (no ETW stack to compare, an unreadable item: the message names the offset).

@@ -30,7 +30,7 @@ Decodes ETW extended data and prints every item and every stack it carries:
   offset into the same file);
 - an .etl trace (XPRESS-compressed buffers included), or a .zip holding one: its STACK_TRACE32/64
   and STACK_KEY items, kernel StackWalk events and stack-key cache references resolved by their
-  definitions (../shared/spec/etw.md §2, §5).
+  definitions (docs/spec/etw.md §2, §5).
 STACK_TRACE items are stitched by MatchId: kernel part first, then user part; unmatched halves
 are listed, flagged.
 Exit status: 0 decoded, 2 bad input (the message names the byte offset).

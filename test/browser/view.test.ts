@@ -17,8 +17,8 @@ const CHROMIUM = "/usr/bin/chromium";
 const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 const VECTOR = resolve("vectors/x86/synthetic/fpo-leaf.json");
 const IA64 = resolve("vectors/ia64/synthetic/frame-63.json");
-const DUMP = resolve("../shared/fixtures/breakpad/minidump2.dmp");
-const SYMBOLS = resolve("../shared/fixtures/breakpad/symbols");
+const DUMP = resolve("test/fixtures/breakpad/minidump2.dmp");
+const SYMBOLS = resolve("test/fixtures/breakpad/symbols");
 
 /** The few DOM types the checks that run in the page use: the test program is compiled without the DOM library. */
 interface Box {

@@ -20,7 +20,7 @@ import { parsePdb } from "../../src/formats/pdb.js";
 import { parseVector } from "../../src/formats/vector.js";
 import { parseWalkJson } from "../support/walk-schema.js";
 
-const FIXTURES = "../shared/fixtures/breakpad";
+const FIXTURES = "test/fixtures/breakpad";
 const DUMP = join(FIXTURES, "minidump2.dmp");
 const EXPECTED = readFileSync(join(FIXTURES, "minidump2.stackwalk.out"), "utf8");
 

@@ -31,7 +31,7 @@ export function seedsOf(target: Target): Seed[] {
   let seeds = seedCache.get(target.name);
   if (seeds === undefined) {
     seeds = target.seeds();
-    if (seeds.length === 0) throw new Error(`target ${target.name} has no seeds (is ../shared/fixtures beside the checkout?)`);
+    if (seeds.length === 0) throw new Error(`target ${target.name} has no seeds (are test/fixtures and vectors/ in the checkout?)`);
     seedCache.set(target.name, seeds);
   }
   return seeds;

@@ -14,7 +14,7 @@ import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const ROOT = resolve(".");
-const FIXTURES = resolve("../shared/fixtures/breakpad");
+const FIXTURES = resolve("test/fixtures/breakpad");
 const SYMBOLS = join(FIXTURES, "symbols");
 const TEST_APP_SYM = join(SYMBOLS, "test_app.pdb/5A9832E5287241C1838ED98914E9B7FF1/test_app.sym");
 const KERNEL32_SYM = join(SYMBOLS, "kernel32.pdb/BCE8785C57B44245A669896B6A19B9542/kernel32.sym");
