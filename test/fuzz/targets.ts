@@ -59,6 +59,7 @@ import { crossCheckJson, crossCheckText } from "../../src/render/crosscheck.js";
 import { walkStacks } from "../../src/testing/index.js";
 import { etlInZip, inZipMember } from "../../src/cli/etw.js";
 import { fixtureBytes, fixtureFile } from "../support/fixtures.js";
+import { count, meteredSnapshot, meteredSource, type Meter } from "./meter.js";
 
 /** One seed: a name (part of every input's key) and its bytes; `context` is what the target needs besides the bytes. */
 export interface Seed {
@@ -71,6 +72,8 @@ export interface Seed {
 export interface RunContext {
   /** A directory of its own, for inputs that must be files (the command line's). */
   scratch: string;
+  /** Counts the run's work (and stops it past the meter's limits); the campaign runs none. */
+  meter?: Meter;
 }
 
 /** A fuzz target. */
@@ -116,7 +119,13 @@ const encoder = new TextEncoder();
 /** A writer that keeps only the count of what it is given. */
 function sink(): { write: (t: string) => void; size: () => number } {
   let n = 0;
-  return { write: (t) => void (n += t.length), size: () => n };
+  return {
+    write: (t) => {
+      n += t.length;
+      count("written", t.length);
+    },
+    size: () => n,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -438,9 +447,11 @@ function render(rng: Rng, snapshot: Snapshot, walks: ThreadWalk[], dump?: Minidu
 }
 
 /** Walks a snapshot with a walker drawn by the generator, then renders it. */
-function walkAndRender(rng: Rng, snapshot: Snapshot, dump?: Minidump): void {
+function walkAndRender(rng: Rng, given: Snapshot, dump?: Minidump): void {
+  const snapshot = meteredSnapshot(given);
   const walker = rng.pick(walkers(snapshot).length > 0 ? walkers(snapshot) : (["auto"] as WalkerName[]));
   const walks = walkSnapshot(snapshot, { walker });
+  count("frames", walks.reduce((n, w) => n + w.walk.frames.length, 0));
   render(rng, snapshot, walks, dump);
 }
 
@@ -508,7 +519,7 @@ export const TARGETS: readonly Target[] = [
     structure: "minidump",
     seeds: dumpSeeds,
     run(bytes, _seed, rng) {
-      const dump = readMinidump(bytesSource(bytes));
+      const dump = readMinidump(meteredSource(bytesSource(bytes)));
       const snapshot = minidumpSnapshot(dump);
       walkAndRender(rng, snapshot, dump);
     },
