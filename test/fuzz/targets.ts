@@ -58,7 +58,6 @@ import { crossCheck, threadEtw } from "../../src/analysis/crosscheck.js";
 import { crossCheckJson, crossCheckText } from "../../src/render/crosscheck.js";
 import { walkStacks } from "../../src/testing/index.js";
 import { etlInZip, inZipMember } from "../../src/cli/etw.js";
-import { fixtureBytes, fixtureFile } from "../support/fixtures.js";
 import { count, meteredSnapshot, meteredSource, type Meter } from "./meter.js";
 
 /** One seed: a name (part of every input's key) and its bytes; `context` is what the target needs besides the bytes. */
@@ -113,6 +112,15 @@ const rel = (p: string): string => {
 };
 const bytesOf = (p: string): Uint8Array => new Uint8Array(p.endsWith(".gz") ? gunzipSync(readFileSync(p)) : readFileSync(p));
 const latin1Of = (p: string): string => Buffer.from(bytesOf(p)).toString("latin1");
+/**
+ * The path of fixture `rel` under {@link FIXTURES}, or of `rel.gz` when only that is stored
+ * (`bytesOf` unpacks it). Found from the checkout, not from this file: the children run a bundle
+ * of it from elsewhere.
+ */
+const fixture = (rel: string): string => {
+  const plain = join(FIXTURES, rel);
+  return existsSync(plain) || !existsSync(`${plain}.gz`) ? plain : `${plain}.gz`;
+};
 const text = new TextDecoder();
 const encoder = new TextEncoder();
 
@@ -211,7 +219,7 @@ let symCache: Seed[] | undefined;
 function symSeeds(): Seed[] {
   if (symCache !== undefined) return symCache;
   const out: Seed[] = [];
-  const dump = fixtureFile("breakpad/minidump2.dmp");
+  const dump = fixture("breakpad/minidump2.dmp");
   for (const p of files(join(FIXTURES, "breakpad", "symbols"), (n) => n.endsWith(".sym"))) {
     const lines = latin1Of(p).split("\n");
     const head = lines.filter((l) => l.startsWith("MODULE") || l.startsWith("INFO"));
@@ -275,7 +283,7 @@ let etlCache: { header: Uint8Array; buffers: Uint8Array[] } | undefined;
 /** The fixture trace's log-file-header buffer and its first buffers (XPRESS-compressed). */
 function etlParts(): { header: Uint8Array; buffers: Uint8Array[] } {
   if (etlCache !== undefined) return etlCache;
-  const etl = etlInZip(fixtureBytes("etw/net.4.5.2.x64.etl.zip")).bytes;
+  const etl = etlInZip(bytesOf(fixture("etw/net.4.5.2.x64.etl.zip"))).bytes;
   const all = readEtl(etl).buffers;
   const header = etl.subarray(0, all[0]!.bufferSize);
   const buffers = sample(all.slice(1), 12).map((b) => etl.subarray(b.offset, b.offset + b.bufferSize));
