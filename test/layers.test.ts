@@ -1,5 +1,5 @@
 /**
- * The layer order of ../shared/DESIGN.md: a module imports only from its own layer or lower ones.
+ * The layer order of ARCHITECTURE.md ("Layers") and docs/DESIGN.md: a module imports only from its own layer or lower ones.
  * errors (with hex) → memory → model → formats (bytes in, bytes out; the ETW decoders) → unwind
  * (frame, step and rule types, per-walk caches) → arch → walk → analysis (crosscheck, the EBP
  * chain ETW follows, the explain model, reports gathered from walks) → render → cli and node (the

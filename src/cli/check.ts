@@ -5,6 +5,7 @@ import type { Vector } from "../formats/vector.js";
 import { compareWithTruth, type TruthComparison } from "../walk/compare.js";
 import { walkThread, type WalkOptions } from "../walk/walk.js";
 import { attachSymbols, EXIT, expandInputs, loadInput, pacVaBitsOption, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
+import { walkerLine } from "./help.js";
 
 /** Usage text of `check`. */
 export const CHECK_USAGE = `usage: stackwalk check <vector.json|dir>... [--walker W] [--symbols DIR]... [--pac-va-bits N] [--json]
@@ -15,7 +16,7 @@ equal the truth, frame for frame, with no extra frames. A sweep is checked snaps
 Prints one line per file and a closing "N passed, M failed" that counts snapshots.
 Exit status: 0 all exact, 1 a walk differs, 2 an input could not be used.
 
-  --walker W     auto (default), fpo, frame-pointer, ...: the walker to check
+${walkerLine("  --walker W     ", "the walker to check (see walk)")}
   --symbols DIR  PDBs and Breakpad .sym files for modules without unwind records (see walk)
   --pac-va-bits N  arm64: the virtual-address size pointer authentication codes are stripped at
                  (see walk; default 48)

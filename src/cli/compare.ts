@@ -1,5 +1,5 @@
 /** `stackwalk compare <chain.json>`: one call chain built for x86 (frame pointers and FPO), x64, ARM64 and IA-64, walked and compared side by side. */
-import { parseChainSpec, runCompareTargets } from "../../emulator/compare.js";
+import { COMPARE_TARGETS, parseChainSpec, runCompareTargets } from "../../emulator/compare.js";
 import { compareChain } from "../analysis/compare-chain.js";
 import { renderCompare } from "../render/compare.js";
 import { EXIT, parseOptions, readInputFile, UsageError, type Io } from "./common.js";
@@ -7,12 +7,13 @@ import { EXIT, parseOptions, readInputFile, UsageError, type Io } from "./common
 /** Usage text of `compare`. */
 export const COMPARE_USAGE = `usage: stackwalk compare <chain.json>
 
-Builds one call chain for five targets and runs each on the emulator: x86 with frame pointers,
+Builds one call chain for each target and runs each on the emulator: x86 with frame pointers,
 x86 with frame-pointer omission, x64, ARM64 (frame records and .xdata; the innermost leaf keeps
 its return address in the link register) and IA-64 (the register stack engine model). Prints, side
 by side, which register plays each STACKFRAME role; per target, where each frame's return
 address and saved registers were read from; which walkers find which frames, checked against
 the ground truth; and what ETW recorded (x86: the EBP chain RtlWalkFrameChain follows).
+Targets: ${COMPARE_TARGETS.join(", ")}.
 
 The chain file (format "stackwalk-chain/1"):
   { "format": "stackwalk-chain/1", "name": "config-parser", "description": "...",

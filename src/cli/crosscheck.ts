@@ -13,6 +13,7 @@ import type { Snapshot, ThreadSnapshot } from "../model/snapshot.js";
 import { walkThread } from "../walk/walk.js";
 import { attachSymbols, EXIT, expandInputs, loadInput, pacVaBitsOption, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
 import { etwStackItems, loadEtwFile } from "./etw.js";
+import { walkerLine } from "./help.js";
 
 /** Usage text of `crosscheck`. */
 export const CROSSCHECK_USAGE = `usage: stackwalk crosscheck <vector.json|sweep.json|dump.dmp|dir>... [--etw FILE]... [--walker W]
@@ -25,13 +26,13 @@ stitched by MatchId (kernel part first, then user part). The logging path's fram
 of each array are skipped (the ETW write path, kernel frames); then every frame is matched,
 ETW-only (ETW followed a garbage EBP) or walk-only (ETW skipped it, or stopped), and every
 difference is explained in words: on x86 by re-running ETW's EBP-chain capture on the snapshot
-(../shared/spec/x86-fpo.md §6), with the ground truth as a witness when the input has one. A
+(docs/spec/x86-fpo.md §6), with the ground truth as a witness when the input has one. A
 difference nothing explains is marked UNEXPLAINED.
 Exit status: 0 the walk and ETW agree past the logging prefix, 1 they differ (explained or
 not), 2 bad input (no ETW stack to compare, an unreadable item: the message names the offset).
 
   --etw FILE     more ETW stacks (repeatable): raw items in either form, .etl, or a .zip holding one
-  --walker W     auto (default), fpo, frame-pointer, unwind, ...: the walker to cross-check
+${walkerLine("  --walker W     ", "the walker to cross-check (see walk)")}
   --thread ID    for a minidump: the thread to walk (default: the crashed thread)
   --symbols DIR  PDBs and Breakpad .sym files for modules without unwind records (see walk)
   --pac-va-bits N  arm64: the virtual-address size pointer authentication codes are stripped at

@@ -20,8 +20,12 @@ import { looksLikeEtl, readEtl, type EtlFile, type EtlStack } from "../etw/etl.j
 import { stitchStacks, type EtwStack, type EtwStackItem } from "../etw/stitch.js";
 import { EXIT, parseOptions, readInputFile, UsageError, type Io } from "./common.js";
 
+/** The forms `--form` takes. */
+export const FORMS = ["auto", "disk", "api", "etl"] as const;
+type Form = (typeof FORMS)[number];
+
 /** Usage text of `etw`. */
-export const ETW_USAGE = `usage: stackwalk etw decode <file> [--form auto|disk|api|etl] [--summary] [--json]
+export const ETW_USAGE = `usage: stackwalk etw decode <file> [--form ${FORMS.join("|")}] [--summary] [--json]
 
 Decodes ETW extended data and prints every item and every stack it carries:
 - a file of raw EVENT_HEADER_EXTENDED_DATA_ITEMs in the on-disk ETL form (8-byte headers, data
@@ -30,18 +34,15 @@ Decodes ETW extended data and prints every item and every stack it carries:
   offset into the same file);
 - an .etl trace (XPRESS-compressed buffers included), or a .zip holding one: its STACK_TRACE32/64
   and STACK_KEY items, kernel StackWalk events and stack-key cache references resolved by their
-  definitions (../shared/spec/etw.md §2, §5).
+  definitions (docs/spec/etw.md §2, §5).
 STACK_TRACE items are stitched by MatchId: kernel part first, then user part; unmatched halves
 are listed, flagged.
 Exit status: 0 decoded, 2 bad input (the message names the byte offset).
 
-  --form F     auto (default): recognise the form; disk, api or etl: force it
+  --form F     ${FORMS[0]} (default): recognise the form; ${FORMS.slice(1, -1).join(", ")} or ${FORMS[FORMS.length - 1]}: force it
   --summary    for an .etl, print the counts without listing every stack
   --json       print one JSON document instead
 `;
-
-const FORMS = ["auto", "disk", "api", "etl"] as const;
-type Form = (typeof FORMS)[number];
 
 /** An ETW file, decoded. */
 export type LoadedEtw =

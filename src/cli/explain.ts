@@ -7,6 +7,7 @@ import { explainSnapshot } from "../analysis/explain-walk.js";
 import { formatExplanation } from "../render/explain.js";
 import { EXIT, maxFramesOption, pacVaBitsOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io, type SymbolValues } from "./common.js";
 import { loadSnapshot } from "./load.js";
+import { walkerLine } from "./help.js";
 
 /** Usage text of `explain`. */
 export const EXPLAIN_USAGE = `usage: stackwalk explain <vector.json|sweep.json|dump.dmp> [--walker W] [--thread ID|all]
@@ -18,7 +19,7 @@ in plain words with addresses and values ("[EBP+4] = 0x00401040 → return addre
 UNWIND_INFO operation undone, each FPO_DATA or FrameData record used, and where the
 frame-pointer chain (what ETW and naive debuggers follow) would go wrong instead.
 
-  --walker W       as for walk (default auto)
+${walkerLine("  --walker W       ", "as for walk")}
   --thread ID|all  one thread, or all of them (default), the crashed thread first
   --step N         for a sweep: the snapshot taken at instruction count N
   --symbols DIR, --images DIR, --max-frames N, --pac-va-bits N: as for walk

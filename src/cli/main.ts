@@ -5,6 +5,7 @@
 import { readFileSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
 import { InputError } from "../errors.js";
+import { MACHINES } from "../model/machine.js";
 import { EXIT, UsageError, type Io } from "./io.js";
 
 /** A command: its usage text and how to run it. */
@@ -31,6 +32,9 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; needs?: readonly 
   compare: { load: async () => import("./compare.js").then((m) => ({ usage: m.COMPARE_USAGE, run: m.compareCommand })), needs: EMULATOR_PACKAGES },
 };
 
+/** The commands `run` knows (the top-level usage lists each). */
+export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
+
 /** Top-level usage text. */
 export const USAGE = `usage: stackwalk <command> [options]
 
@@ -44,7 +48,7 @@ commands:
   explain <input>           every frame with the rule that found it and the memory it read
   render <input> -o F.svg   the stack diagram of one thread: frames as bands, return and back-chain arrows
   view <input>              one self-contained HTML page stepping through the walk frame by frame
-  compare <chain.json>      one call chain on x86 (EBP and FPO), x64 and IA-64, side by side
+  compare <chain.json>      one call chain on every machine (${MACHINES.join(", ")}), side by side
   emulate <program.exe>     run a program on the emulated CPU and write vectors or a sweep
   crosscheck <vector|dmp>   align a walk with the ETW stacks recorded for it and explain each difference
   etw decode <file>         decode ETW extended data items (either form) or an .etl trace

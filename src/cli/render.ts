@@ -6,6 +6,7 @@ import { renderSvg, SVG_MAX_FRAMES, SVG_MAX_ROWS } from "../render/svg.js";
 import { EXIT, parseOptions, threadOption, UsageError, type Io } from "./common.js";
 import { EXPLAIN_OPTIONS, explainInput } from "./explain.js";
 import { ioReason } from "../node/file-source.js";
+import { walkerLine } from "./help.js";
 
 /** Usage text of `render`. */
 export const RENDER_USAGE = `usage: stackwalk render <vector.json|sweep.json|dump.dmp> [-o FILE.svg] [--walker W] [--thread ID]
@@ -22,7 +23,7 @@ ${SVG_MAX_FRAMES} frames and ${SVG_MAX_ROWS} rows per column are drawn; the pict
 
   -o, --output FILE  where to write the SVG (default: the input's base name + .svg in the
                      current directory; "-" writes it to standard output)
-  --walker W         as for walk (default auto)
+${walkerLine("  --walker W         ", "as for walk")}
   --thread ID        the thread to draw (default: the crashed thread, else the first)
   --step N           for a sweep: the snapshot taken at instruction count N
   --symbols DIR, --images DIR, --max-frames N, --pac-va-bits N: as for walk

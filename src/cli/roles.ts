@@ -13,7 +13,7 @@ import { EXIT, parseOptions, UsageError, type Io } from "./common.js";
 const PICTURES: Readonly<Record<Machine, string | undefined>> = { x86: undefined, x64: undefined, ia64: IA64_TWO_STACKS, arm64: ARM64_LINK_REGISTER };
 
 /** Usage text of `roles`. */
-export const ROLES_USAGE = `usage: stackwalk roles [--machine x86|x64|ia64|arm64] [--json]
+export const ROLES_USAGE = `usage: stackwalk roles [--machine ${MACHINES.join("|")}] [--json]
 
 Prints which register plays each STACKFRAME64 role (AddrPC, AddrFrame, AddrStack, AddrBStore,
 ...) on each machine, side by side, with a line on why. With --machine ia64 it also draws

@@ -3,6 +3,7 @@ import { renderHtml } from "../render/html.js";
 import { EXIT, parseOptions, threadOption, UsageError, type Io } from "./common.js";
 import { explainInput } from "./explain.js";
 import { defaultOutput, VIEW_OPTIONS, writeOutput } from "./render.js";
+import { walkerLine } from "./help.js";
 
 /** Usage text of `view`. */
 export const VIEW_USAGE = `usage: stackwalk view <vector.json|sweep.json|dump.dmp> [-o FILE.html] [--walker W] [--thread ID|all]
@@ -17,7 +18,7 @@ picker, the crashed thread first. Open the page in any browser.
 
   -o, --output FILE  where to write the page (default: the input's base name + .html in the
                      current directory; "-" writes it to standard output)
-  --walker W         as for walk (default auto)
+${walkerLine("  --walker W         ", "as for walk")}
   --thread ID|all    one thread, or all of them (default)
   --step N           for a sweep: the snapshot taken at instruction count N
   --symbols DIR, --images DIR, --max-frames N, --pac-va-bits N: as for walk

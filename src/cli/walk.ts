@@ -9,13 +9,19 @@ import { walkThreads, DEFAULT_MAX_FRAMES, DEFAULT_FRAME_BUDGET } from "../walk/w
 import { EXIT, frameBudgetOption, isDirectory, reportSymbols, maxFramesOption, pacVaBitsOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io } from "./common.js";
 import { expandDumps, jobsOption, walkBatch, type BatchOptions } from "./batch.js";
 import { loadSnapshot, resolveThread } from "./load.js";
+import { walkerChoices, walkerParagraph } from "./help.js";
+
+/** The formats `--format` takes. */
+export const FORMATS = ["text", "json", "jsonl", "summary", "windbg", "breakpad", "breakpad-m"] as const;
+/** The formats of a batch (several inputs, or a folder). */
+const BATCH_FORMATS = ["jsonl", "summary"] as const;
 
 /** Usage text of `walk`. */
-export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json|dump.dmp|folder>... [--walker W]
+export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json|dump.dmp|folder>... [--walker ${walkerChoices()}]
                      [--symbols PATH]... [--symbols-url URL]... [--symbols-cache DIR]
                      [--symbol-download-timeout-secs S] [--images DIR]... [--thread ID|all|crashed]
                      [--step N] [--max-frames N] [--frame-budget N] [--pac-va-bits N] [--jobs N]
-                     [--format text|json|jsonl|summary|windbg|breakpad|breakpad-m]
+                     [--format ${FORMATS.join("|")}]
                      [--roles] [--registers]
 
 Walks the stack of each thread of a snapshot and prints one row per frame: the STACKFRAME64
@@ -25,14 +31,7 @@ Several inputs, or a folder (searched for .dmp and .mdmp files), are walked on w
 and written as JSON Lines or a summary table; an input that cannot be walked is one error line
 and the batch goes on (exit status 2 when any failed).
 
-  --walker W       auto (default): the most trusted strategy per frame, falling back down the
-                   trust order, with stack scanning last; fpo (x86): FrameData programs and
-                   FPO_DATA, then the EBP chain, no free scanning; unwind (x64, arm64): the
-                   unwind tables, then stack scanning; frame-pointer: the EBP/RBP chain, or on
-                   arm64 lr for the context frame, then the x29 frame records; scan: stack
-                   scanning alone; ia64: the IA-64 unwind descriptors; breakpad (x86, x64,
-                   arm64): Breakpad's own walker, its order of strategies, its scan test and its
-                   rules for ending a walk (the default of --format breakpad and breakpad-m)
+${walkerParagraph("  --walker W       ")}
   --symbols PATH   where to look for PDBs (DIR/x.pdb, DIR/x.pdb/<id>/x.pdb) and Breakpad
                    .sym files (DIR/x.pdb/<id>/x.sym); repeatable; a symbol path as debuggers
                    take it: DIR, srv*CACHE*URL, srv*URL, cache*DIR, ;-separated lists
@@ -59,10 +58,6 @@ and the batch goes on (exit status 2 when any failed).
   --roles          print the machine's register-role table first
   --registers      print each frame's recovered registers (text format)
 `;
-
-const FORMATS = ["text", "json", "jsonl", "summary", "windbg", "breakpad", "breakpad-m"] as const;
-/** The formats of a batch (several inputs, or a folder). */
-const BATCH_FORMATS = ["jsonl", "summary"] as const;
 
 /** Runs `walk`. */
 export async function walkCommand(argv: string[], io: Io): Promise<number> {

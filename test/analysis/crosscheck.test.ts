@@ -197,7 +197,7 @@ describe("cross-check of fresh emulator runs (ETW arrays made by the emulated CP
   const runs = new Map<string, Vector[]>();
   beforeAll(async () => {
     for (const spec of SPECS) runs.set(spec.name, await captureVectors(spec));
-  }, 120_000);
+  });
 
   it("explains every difference, with the FPO walk exact, for every capture and every walker", () => {
     for (const [name, vs] of runs) {
@@ -362,7 +362,7 @@ describe("x64: ETW unwinds with the unwind tables (the arrays come from the emul
     const path = join(REPO_ROOT, realProgramImage("recursion-callbacks", "x64"));
     const pe = parsePe(readFileSync(path));
     sampled = await captureX64Vectors({ name: "recursion-callbacks.exe", image: pe, symbols: loadModuleSymbols(path, pe) }, { captures: ["combine"], sample: true });
-  }, 60_000);
+  });
 
   it("skips the three logging frames and anchors on the capture site; the frame the walk lost is the walk's error", () => {
     const report = check(small, "unwind");

@@ -21,11 +21,12 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseBreakpadSym, parseVector, type MemoryReader, type Snapshot } from "../../src/index.js";
 import { writeMinidumpFile } from "../../src/node/index.js";
+import { fixtureFile } from "../support/fixtures.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const CLI = join(ROOT, "dist/bin/stackwalk.cjs");
 const SELF = fileURLToPath(import.meta.url);
-const FIXTURES = join(ROOT, "../shared/fixtures/breakpad");
+const FIXTURES = fixtureFile("breakpad");
 const MINIDUMP2 = join(FIXTURES, "minidump2.dmp");
 const SYMBOLS = join(FIXTURES, "symbols");
 const TEST_APP_SYM = join(SYMBOLS, "test_app.pdb/5A9832E5287241C1838ED98914E9B7FF1/test_app.sym");

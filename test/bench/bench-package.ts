@@ -18,12 +18,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
+import { fixtureFile } from "../support/fixtures.js";
 import { build } from "esbuild";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BIN = join(ROOT, "dist/bin/stackwalk.cjs");
 const CORE = join(ROOT, "dist/src/index.js");
-const FIXTURES = join(ROOT, "../shared/fixtures/breakpad");
+const FIXTURES = fixtureFile("breakpad");
 const SYMBOLS = join(FIXTURES, "symbols");
 const TEST_APP_SYM = join(SYMBOLS, "test_app.pdb/5A9832E5287241C1838ED98914E9B7FF1/test_app.sym");
 

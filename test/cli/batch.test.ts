@@ -13,8 +13,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { cliWith } from "../support/cli.js";
 import { assertWalkDocument, parseWalkJson } from "../support/walk-schema.js";
 
-const CORPUS = "../shared/fixtures/breakpad-corpus";
-const MINIDUMP2 = "../shared/fixtures/breakpad/minidump2.dmp";
+const CORPUS = "test/fixtures/breakpad-corpus";
+const MINIDUMP2 = "test/fixtures/breakpad/minidump2.dmp";
 
 const cli = cliWith;
 
@@ -62,7 +62,7 @@ describe("walk over a folder", () => {
   });
 
   it("the summary (the default for several inputs): a row per input, an error row for a bad one, the totals", async () => {
-    const r = await cli(["walk", dir, MINIDUMP2, "--symbols", "../shared/fixtures/breakpad/symbols", "--thread", "crashed"]);
+    const r = await cli(["walk", dir, MINIDUMP2, "--symbols", "test/fixtures/breakpad/symbols", "--thread", "crashed"]);
     expect(r.code).toBe(2);
     const rows = r.out.trimEnd().split("\n");
     expect(rows[0]).toMatch(/^input +machine +crash +threads +frames +stop +frame 0 of the crashed \(or first\) thread$/);

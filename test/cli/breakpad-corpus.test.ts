@@ -1,5 +1,5 @@
 /**
- * Breakpad's own reports of its test dumps (../shared/fixtures/breakpad-corpus: 17 Linux x86_64
+ * Breakpad's own reports of its test dumps (test/fixtures/breakpad-corpus: 17 Linux x86_64
  * dumps, a Windows x64 `__fastfail` dump and a macOS Crashpad dump, no symbols; and minidump2
  * with its symbols): `stackwalk walk X.dmp --format breakpad` and `--format breakpad-m` are
  * byte-identical to `X.stackwalk.out` and `X.stackwalk.machine_readable.out`: OS and CPU lines,
@@ -11,8 +11,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
 
-const CORPUS = "../shared/fixtures/breakpad-corpus";
-const BREAKPAD = "../shared/fixtures/breakpad";
+const CORPUS = "test/fixtures/breakpad-corpus";
+const BREAKPAD = "test/fixtures/breakpad";
 
 async function report(dump: string, format: "breakpad" | "breakpad-m", symbols?: string): Promise<string> {
   let out = "";

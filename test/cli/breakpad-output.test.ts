@@ -1,6 +1,6 @@
 /**
  * `stackwalk walk <dump> --format breakpad|breakpad-m` reproduces Breakpad's minidump_stackwalk
- * output byte for byte on the real dump of ../shared/fixtures/breakpad (minidump.md §6): the
+ * output byte for byte on the real dump of test/fixtures/breakpad (minidump.md §6): the
  * human report (minidump2.stackwalk.out) and `-m` (minidump2.stackwalk.machine_readable.out),
  * both made by `minidump_stackwalk minidump2.dmp symbols`.
  */
@@ -14,7 +14,7 @@ import { writeMinidump } from "../support/minidump-writer.js";
 import { spawnStackwalk } from "../support/spawn-cli.js";
 import { parseWalkJson } from "../support/walk-schema.js";
 
-const FIXTURES = "../shared/fixtures/breakpad";
+const FIXTURES = "test/fixtures/breakpad";
 const DUMP = `${FIXTURES}/minidump2.dmp`;
 const SYMBOLS = `${FIXTURES}/symbols`;
 const HUMAN = readFileSync(`${FIXTURES}/minidump2.stackwalk.out`, "utf8");

@@ -118,7 +118,7 @@ describe("stackwalk crosscheck", () => {
 
   it.each([
     [["vectors/x86/ebp-chain-4.json"], /ebp-chain-4\.json: no ETW stack to compare: the input has no "etw" events with STACK_TRACE items; give --etw FILE/],
-    [["../shared/fixtures/breakpad/minidump2.dmp"], /minidump2\.dmp: no ETW stack to compare: a minidump carries none/],
+    [["test/fixtures/breakpad/minidump2.dmp"], /minidump2\.dmp: no ETW stack to compare: a minidump carries none/],
     [[`${ETW}/fpo-leaf-etw.json`, "--walker", "magic"], /--walker must be one of/],
     [[`${ETW}/fpo-leaf-etw.json`, "--etw", "missing.bin"], /missing\.bin: cannot read/],
     [[`${ETW}/fpo-leaf-etw.json`, `${ETW}/kernel-user.json`, "--etw", "README.md"], /--etw applies to one input/],

@@ -93,10 +93,10 @@ describe("stackwalk etw decode", () => {
   });
 
   it("decodes the public .etl sample inside its zip (etw.md §6)", async () => {
-    const r = await cli("etw", "decode", "../shared/fixtures/etw/net.4.5.2.x64.etl.zip", "--summary");
+    const r = await cli("etw", "decode", "test/fixtures/etw/net.4.5.2.x64.etl.zip", "--summary");
     expect([r.code, r.err]).toEqual([0, ""]);
     expect(r.out.split("\n").slice(0, 5)).toEqual([
-      "../shared/fixtures/etw/net.4.5.2.x64.etl.zip (net.4.5.2.x64.etl): ETL trace (etw.md §5), pointer size 8, 8 processors, LogFileMode 0x04010001, compression XPRESS",
+      "test/fixtures/etw/net.4.5.2.x64.etl.zip (net.4.5.2.x64.etl): ETL trace (etw.md §5), pointer size 8, 8 processors, LogFileMode 0x04010001, compression XPRESS",
       "  360 buffers (359 compressed), 179474 records: SYSTEM64 3189, PERFINFO64 100157, FULL_HEADER64 7956, EVENT_HEADER32 33378, EVENT_HEADER64 34765, FULL_HEADER32 27, SYSTEM32 2",
       "  extended items: 655 STACK_TRACE64, 0 STACK_TRACE32 (0 with a nonzero MatchId), 0 STACK_KEY",
       "  StackWalk events: 252 (129 kernel-only)",

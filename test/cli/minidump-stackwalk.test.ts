@@ -11,8 +11,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli } from "../support/cli.js";
 
-const CORPUS = "../shared/fixtures/breakpad-corpus";
-const FIXTURES = "../shared/fixtures/breakpad";
+const CORPUS = "test/fixtures/breakpad-corpus";
+const FIXTURES = "test/fixtures/breakpad";
 const DUMP = join(FIXTURES, "minidump2.dmp");
 const SYMBOLS = join(FIXTURES, "symbols");
 const EXPECTED = readFileSync(join(FIXTURES, "minidump2.stackwalk.out"), "utf8");

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
 import { parseWalkJson } from "../support/walk-schema.js";
 
-const DMP = "../shared/fixtures/breakpad/minidump2.dmp";
+const DMP = "test/fixtures/breakpad/minidump2.dmp";
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
@@ -31,7 +31,7 @@ describe("stackwalk walk on a truncated minidump", () => {
     it(`cut in ${what} (${length} of ${all.length} bytes): exit 2, one line naming the file`, async () => {
       const file = join(dir, `minidump2-${length}.dmp`);
       writeFileSync(file, all.subarray(0, length));
-      const r = await cli("walk", file, "--symbols", "../shared/fixtures/breakpad/symbols");
+      const r = await cli("walk", file, "--symbols", "test/fixtures/breakpad/symbols");
       expect(r.code).toBe(2);
       expect(r.out).toBe("");
       expect(r.err.endsWith("\n")).toBe(true);
@@ -45,9 +45,9 @@ describe("stackwalk walk on a truncated minidump", () => {
   it(`cut in the memory (the last 100 bytes missing): the walk goes on, notes on stderr, notes in JSON`, async () => {
     const file = join(dir, `minidump2-${all.length - 100}.dmp`);
     writeFileSync(file, all.subarray(0, all.length - 100));
-    const r = await cli("walk", file, "--symbols", "../shared/fixtures/breakpad/symbols", "--format", "breakpad");
+    const r = await cli("walk", file, "--symbols", "test/fixtures/breakpad/symbols", "--format", "breakpad");
     expect(r.code).toBe(0);
-    expect(r.out).toBe(readFileSync("../shared/fixtures/breakpad/minidump2.stackwalk.out", "utf8"));
+    expect(r.out).toBe(readFileSync("test/fixtures/breakpad/minidump2.stackwalk.out", "utf8"));
     const notes = r.err.split("\n").filter((l) => l.startsWith("note: "));
     expect(notes).toEqual([
       `note: ${file}: offset 0x1d8: thread 1 (id 4544) Stack: the range 0x97f6e8..0x980000 (2328 bytes at file offset 0x231d) runs past the end of the file (0x2bd1 bytes); 2228 of its bytes are read`,

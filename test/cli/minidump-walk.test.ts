@@ -1,5 +1,5 @@
 /**
- * Walking the real Breakpad minidump (../shared/fixtures/breakpad): thread 0 crashed in
+ * Walking the real Breakpad minidump (test/fixtures/breakpad): thread 0 crashed in
  * test_app.exe; Breakpad's own output gives its four frames. With the fixture's symbol store the
  * caller frames come from the STACK WIN records (FrameData programs); without symbols the EBP
  * chain finds the same frames (fixtures/README.md).
@@ -11,8 +11,8 @@ import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
 import { parseWalkJson } from "../support/walk-schema.js";
 
-const DUMP = "../shared/fixtures/breakpad/minidump2.dmp";
-const SYMBOLS = "../shared/fixtures/breakpad/symbols";
+const DUMP = "test/fixtures/breakpad/minidump2.dmp";
+const SYMBOLS = "test/fixtures/breakpad/symbols";
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";

@@ -15,8 +15,8 @@ async function cli(...argv: string[]): Promise<{ code: number; out: string; err:
 
 const dir = mkdtempSync(join(tmpdir(), "stackwalk-render-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const DUMP = "../shared/fixtures/breakpad/minidump2.dmp";
-const SYMBOLS = "../shared/fixtures/breakpad/symbols";
+const DUMP = "test/fixtures/breakpad/minidump2.dmp";
+const SYMBOLS = "test/fixtures/breakpad/symbols";
 
 describe("stackwalk render", () => {
   it.each([

@@ -20,7 +20,7 @@ import { parsePdb } from "../../src/formats/pdb.js";
 import { parseVector } from "../../src/formats/vector.js";
 import { parseWalkJson } from "../support/walk-schema.js";
 
-const FIXTURES = "../shared/fixtures/breakpad";
+const FIXTURES = "test/fixtures/breakpad";
 const DUMP = join(FIXTURES, "minidump2.dmp");
 const EXPECTED = readFileSync(join(FIXTURES, "minidump2.stackwalk.out"), "utf8");
 
@@ -114,10 +114,13 @@ describe("symbol servers", () => {
 
   it("a server that never answers: a warning naming it after the timeout, asked no more; the walk goes on without its symbols", async () => {
     const cache = join(scratch, "cache-c");
-    const started = performance.now();
+    const before = stalled.requests.length;
     const r = await cli("walk", DUMP, "--symbols", `srv*${cache}*${stalled.url}`, "--symbol-download-timeout-secs", "0.5", "--format", "json");
     expect(r.code).toBe(0);
-    expect(performance.now() - started).toBeLessThan(10_000);
+    // Asked once per open download (at most 6 at a time), then no more: not twice for each of 13 modules.
+    const asked = stalled.requests.length - before;
+    expect(asked).toBeGreaterThan(0);
+    expect(asked).toBeLessThanOrEqual(6);
     expect(r.err).toContain(`warning: symbol server ${stalled.url} cannot be reached (no answer within 0.5 s); it is not asked again`);
     expect(r.err).toMatch(/symbols: no symbol file for 13 module\(s\)/);
     expect(parseWalkJson(r.out).modules.every((m: { loaded_symbols: boolean }) => !m.loaded_symbols)).toBe(true);
@@ -134,7 +137,7 @@ describe("symbol servers", () => {
     expect(readdirSync(cache).sort()).toEqual(["kernel32.pdb", "test_app.pdb"]);
   });
 
-  it("downloads several files at once: a server that takes 300 ms per answer serves its 24 requests in a fraction of 24 × 300 ms", async () => {
+  it("downloads several files at once: a server that takes 300 ms per answer has several of its 24 requests open at a time, at most 6", async () => {
     const handler = storeHandler(join(FIXTURES, "symbols"));
     let open = 0;
     let most = 0;
@@ -147,15 +150,12 @@ describe("symbol servers", () => {
       }, 300);
     });
     try {
-      const started = performance.now();
       const r = await cli("walk", DUMP, "--symbols", `srv*${join(scratch, "cache-slow")}*${slow.url}`, "--format", "breakpad");
-      const ms = performance.now() - started;
       expect(r.out).toBe(EXPECTED);
       // 13 modules: 2 found at the first try, 11 asked for the .sym and the PDB.
       expect(slow.requests).toHaveLength(2 + 11 * 2);
       expect(most).toBeGreaterThan(1);
       expect(most).toBeLessThanOrEqual(6);
-      expect(ms).toBeLessThan(24 * 300 * 0.6);
     } finally {
       for (const socket of slow.sockets) socket.destroy();
       slow.server.close();

@@ -36,7 +36,7 @@ describe("stackwalk view", () => {
 
   it("shows every thread of the Breakpad dump with a picker, the crashed thread first", async () => {
     const out = join(dir, "minidump2.html");
-    const r = await cli("view", "../shared/fixtures/breakpad/minidump2.dmp", "--symbols", "../shared/fixtures/breakpad/symbols", "-o", out);
+    const r = await cli("view", "test/fixtures/breakpad/minidump2.dmp", "--symbols", "test/fixtures/breakpad/symbols", "-o", out);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/: 2 threads, 7 frames\n$/);
     const html = readFileSync(out, "utf8");
@@ -51,7 +51,7 @@ describe("stackwalk view", () => {
   });
 
   it("--thread picks one thread", async () => {
-    const r = await cli("view", "../shared/fixtures/breakpad/minidump2.dmp", "--thread", "4544", "-o", "-");
+    const r = await cli("view", "test/fixtures/breakpad/minidump2.dmp", "--thread", "4544", "-o", "-");
     expect(r.code).toBe(0);
     expect(r.out.match(/<section class="walk"/g)).toHaveLength(1);
     expect(r.out).not.toContain(`<select id="thread-picker">`);

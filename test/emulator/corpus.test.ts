@@ -8,7 +8,7 @@ let files: CorpusFile[] = [];
 
 beforeAll(async () => {
   files = await corpusFiles();
-}, 60_000);
+});
 
 describe("the generated vector corpus", () => {
   it("is committed exactly as `npm run vectors` regenerates it", () => {

@@ -67,7 +67,7 @@ describe("deep-recursion: a program linked for a large stack, its dump and the w
   const captures: Capture[] = [];
   beforeAll(async () => {
     captures.push(await capture("x86-fpo", 10_000), await capture("x64", DEEP_RECURSION.targets.x64.depth));
-  }, 60_000);
+  });
 
   it("runs on the stack SizeOfStackReserve asks for, placed clear of the image, to a break with the whole recursion", () => {
     for (const c of captures) {

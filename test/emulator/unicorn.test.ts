@@ -173,9 +173,8 @@ describe("x86 (32-bit)", () => {
     const uc = x86();
     load(uc, ["nop", "jmp $"]);
     expect(uc.start(CODE, 0n, { timeoutMicros: 5_000 }).reason).toBe("timeout");
-    const started = performance.now();
+    // Stopped by the count (1000 instructions: `jmp $` 999 times after the nop), not by the 2 s timeout.
     expect(uc.start(CODE, 0n, { count: 1000, timeoutMicros: 2_000_000 })).toEqual({ reason: "count", pc: CODE + 1n });
-    expect(performance.now() - started).toBeLessThan(1000);
   });
 
   it("reads and writes every register by name, masked to its width", () => {

@@ -223,7 +223,7 @@ describe("the public sample trace (etw.md §6: net.4.5.2.x64.etl, XPRESS-compres
   let bytes: Uint8Array;
   let etl: EtlFile;
   beforeAll(() => {
-    bytes = etlInZip(readFileSync("../shared/fixtures/etw/net.4.5.2.x64.etl.zip")).bytes;
+    bytes = etlInZip(readFileSync("test/fixtures/etw/net.4.5.2.x64.etl.zip")).bytes;
     etl = readEtl(bytes);
   });
 

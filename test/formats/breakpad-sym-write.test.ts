@@ -23,7 +23,7 @@ import { parseVector } from "../../src/formats/vector.js";
 import { RegionMemory } from "../../src/memory/region-memory.js";
 import { FRAME_FPO, FRAME_NONFPO, FRAME_TRAP, FRAME_TSS, type FpoData } from "../../src/model/fpo-data.js";
 
-const STORE = "../shared/fixtures/breakpad/symbols";
+const STORE = "test/fixtures/breakpad/symbols";
 const TEST_APP = `${STORE}/test_app.pdb/5A9832E5287241C1838ED98914E9B7FF1/test_app.sym`;
 const KERNEL32 = `${STORE}/kernel32.pdb/BCE8785C57B44245A669896B6A19B9542/kernel32.sym`;
 

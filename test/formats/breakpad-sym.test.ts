@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { fixtureFile } from "../support/fixtures.js";
 import { InputError } from "../../src/errors.js";
 import {
   breakpadFpoData,
@@ -22,7 +22,7 @@ import { inputError } from "../support/input-error.js";
 // (e.g. `grep -c '^FUNC '`, `grep '^STACK WIN 4' | wc -l`, and a brute-force check of every pair
 // of STACK WIN ranges for the contained-range rule), not from the parser.
 
-const SYMBOLS = fileURLToPath(new URL("../../../shared/fixtures/breakpad/symbols/", import.meta.url));
+const SYMBOLS = fixtureFile("breakpad/symbols/");
 const TEST_APP = "test_app.pdb/5A9832E5287241C1838ED98914E9B7FF1/test_app.sym";
 const KERNEL32 = "kernel32.pdb/BCE8785C57B44245A669896B6A19B9542/kernel32.sym";
 

@@ -1,5 +1,5 @@
 /**
- * Cut-off copies of every real dump in ../shared/fixtures (minidump2 and Breakpad's corpus: Linux
+ * Cut-off copies of every real dump in test/fixtures (minidump2 and Breakpad's corpus: Linux
  * x86_64, Windows x64, macOS) at many lengths: reading walks what the prefix holds. Each prefix
  * either gives a Breakpad report, with notes naming offsets inside the prefix whenever something
  * the dump declared is missing, or, when no thread can be walked, fails with an InputError whose
@@ -17,9 +17,9 @@ import { breakpadReport, type BreakpadReport } from "../../src/analysis/breakpad
 import { renderBreakpad } from "../../src/render/breakpad.js";
 import { splitHuman } from "../support/breakpad-report.js";
 
-const CORPUS = "../shared/fixtures/breakpad-corpus";
+const CORPUS = "test/fixtures/breakpad-corpus";
 const DUMPS = [
-  "../shared/fixtures/breakpad/minidump2.dmp",
+  "test/fixtures/breakpad/minidump2.dmp",
   ...readdirSync(CORPUS)
     .filter((f) => f.endsWith(".dmp"))
     .sort()

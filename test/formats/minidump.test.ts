@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { fixtureFile } from "../support/fixtures.js";
 import { fileSource } from "../../src/node/file-source.js";
 import { InputError } from "../../src/errors.js";
 import {
@@ -16,7 +16,7 @@ import { patch32, patch64, writeMinidump, type MinidumpSpec, type WriterRange } 
 import { StackBuilder } from "../support/stack-builder.js";
 import { inputError } from "../support/input-error.js";
 
-const FIXTURES = fileURLToPath(new URL("../../../shared/fixtures/breakpad/", import.meta.url));
+const FIXTURES = fixtureFile("breakpad/");
 const DMP = `${FIXTURES}minidump2.dmp`;
 const dumpBytes = new Uint8Array(readFileSync(DMP));
 /** Breakpad's `minidump_dump minidump2.dmp`: the oracle for every value asserted below. */
@@ -942,7 +942,7 @@ describe("bad input is an InputError naming the offset", () => {
 });
 
 describe("what the walk needs from a dump besides its threads' contexts", () => {
-  const CORPUS = "../shared/fixtures/breakpad-corpus";
+  const CORPUS = "test/fixtures/breakpad-corpus";
   const snap = (name: string) => minidumpSnapshot(readMinidump(bytesSource(readFileSync(`${CORPUS}/${name}.dmp`))));
 
   it("the operating system from SystemInfo's PlatformId", () => {

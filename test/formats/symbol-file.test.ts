@@ -23,7 +23,7 @@ import { minidumpBytes } from "../../src/formats/minidump-write.js";
 import { parseSweep, replaySweep } from "../../src/formats/sweep.js";
 import { inputError } from "../support/input-error.js";
 
-const FIXTURES = "../shared/fixtures/breakpad";
+const FIXTURES = "test/fixtures/breakpad";
 const TEST_APP_SYM = `${FIXTURES}/symbols/test_app.pdb/5A9832E5287241C1838ED98914E9B7FF1/test_app.sym`;
 const KERNEL32_SYM = `${FIXTURES}/symbols/kernel32.pdb/BCE8785C57B44245A669896B6A19B9542/kernel32.sym`;
 const EXPECTED = readFileSync(`${FIXTURES}/minidump2.stackwalk.out`, "utf8");

@@ -144,7 +144,7 @@ describe("zero-filled memory", () => {
       }),
       { numRuns: 30 },
     );
-  }, 20_000);
+  });
 
   it("refuses zero regions that would allocate more than the limit", () => {
     const e = errorOf((v) => (v.memory = [{ base: "0x00000000", zeros: "0x10000000" }, { base: "0x20000000", zeros: "0x1000" }]));

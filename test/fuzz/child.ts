@@ -1,8 +1,9 @@
 /**
  * A fuzzing child process: takes chunks of iterations from its parent (fuzz.ts), runs each input,
  * and answers with the counts and the findings. Before each input it writes the input's
- * iteration and start time to its progress file, so that the parent, which cannot ask a process
- * stuck in a loop, can see which input is running and for how long, and kill it.
+ * iteration, the CPU time the process had used and the wall time to its progress file, so that
+ * the parent, which cannot ask a process stuck in a loop, can see which input is running and how
+ * much CPU time it has taken (from /proc), and kill it.
  */
 import { mkdirSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
@@ -42,14 +43,19 @@ const progressFile = process.env["FUZZ_PROGRESS"]!;
 const scratch = process.env["FUZZ_SCRATCH"]!;
 mkdirSync(join(scratch, "input"), { recursive: true });
 const progress = openSync(progressFile, "w");
-const record = new Float64Array(2);
+const record = new Float64Array(3);
 const recordBytes = new Uint8Array(record.buffer);
 
-/** Writes (iteration, start time) to the progress file; iteration −1 while idle or preparing. */
+/**
+ * Writes (iteration, CPU milliseconds this process has used, wall-clock milliseconds) to the
+ * progress file; iteration −1 while idle or preparing.
+ */
 function mark(iteration: number): void {
+  const cpu = process.cpuUsage();
   record[0] = iteration;
-  record[1] = Date.now();
-  writeSync(progress, recordBytes, 0, 16, 0);
+  record[1] = (cpu.user + cpu.system) / 1000;
+  record[2] = Date.now();
+  writeSync(progress, recordBytes, 0, 24, 0);
 }
 
 // The command line would ask symbol servers named in the environment.

@@ -1,9 +1,11 @@
 /**
  * `npm run fuzz`: mutated inputs through every parser, walker and renderer, the StackWalk64
  * facade and the command line's in-process entry (targets.ts), in child processes watched from
- * here: an input that runs longer than the watchdog (1 s) is a hang and one that takes the
- * child's memory over the ceiling (VmRSS) is a memory blow-up; each ends its child, which is
- * replaced. Every input is made again from its (target, seed, iteration).
+ * here: an input that takes more CPU time than the watchdog allows (1 s of its child's CPU time,
+ * read from /proc, so that a loaded machine slows an input without making it a hang; and 2
+ * minutes of wall time, for an input that waits instead of computing) is a hang, and one that
+ * takes the child's memory over the ceiling (VmRSS) is a memory blow-up; each ends its child,
+ * which is replaced. Every input is made again from its (target, seed, iteration).
  *
  *   npm run fuzz                       about 20,000 inputs (what npm test runs)
  *   npm run fuzz -- --long             1,000,000 inputs, with per-target counts
@@ -13,7 +15,7 @@
  *
  * Exit status 0 when no input ended in a foreign error, a hang or a memory blow-up; 1 otherwise.
  */
-import { fork, type ChildProcess } from "node:child_process";
+import { execFileSync, fork, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,6 +30,7 @@ const { values } = parseArgs({
     targets: { type: "string" },
     jobs: { type: "string" },
     "timeout-ms": { type: "string" },
+    "wall-timeout-ms": { type: "string" },
     "rss-mb": { type: "string" },
     replay: { type: "string" },
     minimise: { type: "string" },
@@ -37,7 +40,33 @@ const { values } = parseArgs({
   },
 });
 
+/** CPU time an input may take before it is a hang. */
 const TIMEOUT_MS = Number(values["timeout-ms"] ?? 1000);
+/** Wall time an input may take before it is a hang (one that waits without computing). */
+const WALL_TIMEOUT_MS = Number(values["wall-timeout-ms"] ?? 120_000);
+/** Clock ticks per second of /proc/PID/stat's utime and stime. */
+const CLOCK_TICKS = clockTicks();
+
+function clockTicks(): number {
+  try {
+    const n = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
+    return Number.isFinite(n) && n > 0 ? n : 100;
+  } catch {
+    return 100;
+  }
+}
+
+/** The CPU time (user + system, all threads) process `pid` has used, in milliseconds, from /proc. */
+function cpuMsOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may hold spaces, in parentheses): state is field 3, utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
 const RSS_MB = Number(values["rss-mb"] ?? 1024);
 
 type Counts = ChunkDone["counts"];
@@ -263,15 +292,19 @@ async function campaign(): Promise<number> {
         } catch {
           continue;
         }
-        if (b.length < 16) continue;
-        const [iteration, since] = new Float64Array(b.buffer.slice(b.byteOffset, b.byteOffset + 16));
-        const over = rss > RSS_MB ? "memory" : iteration! >= 0 && now - since! > TIMEOUT_MS * (r.retry ? 1 : 1) ? "hang" : undefined;
+        if (b.length < 24) continue;
+        const [iteration, cpuSince, since] = new Float64Array(b.buffer.slice(b.byteOffset, b.byteOffset + 24));
+        const cpu = cpuMsOf(r.child.pid!);
+        const cpuSpent = cpu === undefined ? 0 : cpu - cpuSince!;
+        const hang = iteration! >= 0 && (cpuSpent > TIMEOUT_MS || now - since! > WALL_TIMEOUT_MS);
+        const over = rss > RSS_MB ? "memory" : hang ? "hang" : undefined;
         if (over === undefined) continue;
         const chunk = r.chunk;
         r.gone = true;
         r.child.removeAllListeners("exit");
         r.child.kill("SIGKILL");
-        lose(r, chunk, iteration!, over, over === "hang" ? `still running after ${TIMEOUT_MS} ms` : `the child's RSS reached ${Math.round(rss)} MB (ceiling ${RSS_MB} MB)`);
+        const why = cpuSpent > TIMEOUT_MS ? `still running after ${TIMEOUT_MS} ms of CPU time` : `still running after ${WALL_TIMEOUT_MS} ms`;
+        lose(r, chunk, iteration!, over, over === "hang" ? why : `the child's RSS reached ${Math.round(rss)} MB (ceiling ${RSS_MB} MB)`);
         spawn(k);
         feed(k);
       }
@@ -294,7 +327,7 @@ async function campaign(): Promise<number> {
       const widths = header.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
       const lines = table.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  "));
       console.log(lines.join("\n"));
-      console.log(`${sum} inputs in ${seconds.toFixed(1)} s on ${jobs} child process(es); watchdog ${TIMEOUT_MS} ms per input (${retried} input(s) run again after passing it once); RSS ceiling ${RSS_MB} MB per child, peak ${Math.round(peakMb)} MB`);
+      console.log(`${sum} inputs in ${seconds.toFixed(1)} s on ${jobs} child process(es); watchdog ${TIMEOUT_MS} ms of CPU time (${WALL_TIMEOUT_MS} ms of wall time) per input (${retried} input(s) run again after passing it once); RSS ceiling ${RSS_MB} MB per child, peak ${Math.round(peakMb)} MB`);
       const shown = findings.slice(0, 40);
       for (const f of shown) {
         console.log(`${f.outcome}${f.placeless === true ? " (placeless)" : ""}: ${f.target}:${f.seed}:${f.iteration}: ${f.message}`);

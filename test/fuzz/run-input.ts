@@ -8,6 +8,7 @@ import { InputError } from "../../src/errors.js";
 import { UsageError } from "../../src/cli/io.js";
 import { makeInput } from "./mutate.js";
 import { Rng } from "./rng.js";
+import { withMeter } from "./meter.js";
 import { ForeignFromCli, TargetsByName, TypedFromCli, type RunContext, type Seed, type Target } from "./targets.js";
 
 /** How an input ended. Hangs and memory blow-ups are seen from outside (fuzz.ts). */
@@ -31,7 +32,7 @@ export function seedsOf(target: Target): Seed[] {
   let seeds = seedCache.get(target.name);
   if (seeds === undefined) {
     seeds = target.seeds();
-    if (seeds.length === 0) throw new Error(`target ${target.name} has no seeds (is ../shared/fixtures beside the checkout?)`);
+    if (seeds.length === 0) throw new Error(`target ${target.name} has no seeds (are test/fixtures and vectors/ in the checkout?)`);
     seedCache.set(target.name, seeds);
   }
   return seeds;
@@ -68,7 +69,7 @@ function placed(e: InputError, length: number): boolean {
 export async function runInput(target: Target, seed: Seed, bytes: Uint8Array, rng: Rng, context: RunContext): Promise<Result> {
   const started = performance.now();
   try {
-    await target.run(bytes, seed, rng, context);
+    await withMeter(context.meter, async () => void (await target.run(bytes, seed, rng, context)));
     return { outcome: "ok", ms: performance.now() - started };
   } catch (e) {
     const ms = performance.now() - started;

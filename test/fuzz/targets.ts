@@ -5,13 +5,13 @@
  * renderer or command it uses is drawn from the input's own generator, so an input is still made
  * again from (target, seed, iteration) alone.
  *
- * Seeds come from ../shared/fixtures (real dumps, symbol files, an ETW trace) and the vector
+ * Seeds come from test/fixtures (real dumps, symbol files, an ETW trace) and the vector
  * corpus (vectors, sweeps, the real programs' images and PDBs), some reshaped into what a target
  * reads (dumps written from vectors, ETL files of a few buffers, zips, UNWIND_INFO blobs).
  */
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { deflateRawSync } from "node:zlib";
+import { deflateRawSync, gunzipSync } from "node:zlib";
 import { InputError } from "../../src/errors.js";
 import type { Rng } from "./rng.js";
 import { concat, type Structure } from "./mutate.js";
@@ -58,6 +58,7 @@ import { crossCheck, threadEtw } from "../../src/analysis/crosscheck.js";
 import { crossCheckJson, crossCheckText } from "../../src/render/crosscheck.js";
 import { walkStacks } from "../../src/testing/index.js";
 import { etlInZip, inZipMember } from "../../src/cli/etw.js";
+import { count, meteredSnapshot, meteredSource, type Meter } from "./meter.js";
 
 /** One seed: a name (part of every input's key) and its bytes; `context` is what the target needs besides the bytes. */
 export interface Seed {
@@ -70,6 +71,8 @@ export interface Seed {
 export interface RunContext {
   /** A directory of its own, for inputs that must be files (the command line's). */
   scratch: string;
+  /** Counts the run's work (and stops it past the meter's limits); the campaign runs none. */
+  meter?: Meter;
 }
 
 /** A fuzz target. */
@@ -83,34 +86,54 @@ export interface Target {
   run(bytes: Uint8Array, seed: Seed, rng: Rng, context: RunContext): void | Promise<void> | Promise<number>;
 }
 
-/** The repository's root (the fuzzer is run from it) and the shared fixtures beside it. */
+/** The repository's root (the fuzzer is run from it) and its fixtures (test/fixtures). */
 export const ROOT = process.cwd();
-export const FIXTURES = join(ROOT, "..", "shared", "fixtures");
+export const FIXTURES = join(ROOT, "test", "fixtures");
 
+/**
+ * The files under `dir` whose names pass `test`, sorted; a fixture stored gzip-compressed
+ * (`NAME.gz`) is tested by, and named after, its unpacked name (`bytesOf` unpacks it).
+ */
 function files(dir: string, test: (name: string) => boolean): string[] {
   if (!existsSync(dir)) return [];
   const out: string[] = [];
   for (const name of readdirSync(dir).sort()) {
     const p = join(dir, name);
     if (statSync(p).isDirectory()) out.push(...files(p, test));
-    else if (test(name)) out.push(p);
+    else if (test(name.endsWith(".gz") ? name.slice(0, -3) : name)) out.push(p);
   }
   return out;
 }
 
-/** A seed's name: its path under the fixtures (`fixtures/…`) or the checkout, whatever the checkout's own path. */
+/** A seed's name: its path under the fixtures (`fixtures/…`, as stored unpacked) or the checkout, whatever the checkout's own path. */
 const rel = (p: string): string => {
-  const fixture = relative(FIXTURES, p);
+  const fixture = relative(FIXTURES, p).replace(/\.gz$/, "");
   return fixture.startsWith("..") ? relative(ROOT, p) : `fixtures/${fixture}`;
 };
-const bytesOf = (p: string): Uint8Array => new Uint8Array(readFileSync(p));
+const bytesOf = (p: string): Uint8Array => new Uint8Array(p.endsWith(".gz") ? gunzipSync(readFileSync(p)) : readFileSync(p));
+const latin1Of = (p: string): string => Buffer.from(bytesOf(p)).toString("latin1");
+/**
+ * The path of fixture `rel` under {@link FIXTURES}, or of `rel.gz` when only that is stored
+ * (`bytesOf` unpacks it). Found from the checkout, not from this file: the children run a bundle
+ * of it from elsewhere.
+ */
+const fixture = (rel: string): string => {
+  const plain = join(FIXTURES, rel);
+  return existsSync(plain) || !existsSync(`${plain}.gz`) ? plain : `${plain}.gz`;
+};
 const text = new TextDecoder();
 const encoder = new TextEncoder();
 
 /** A writer that keeps only the count of what it is given. */
 function sink(): { write: (t: string) => void; size: () => number } {
   let n = 0;
-  return { write: (t) => void (n += t.length), size: () => n };
+  return {
+    write: (t) => {
+      n += t.length;
+      count("written", t.length);
+    },
+    size: () => n,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -196,9 +219,9 @@ let symCache: Seed[] | undefined;
 function symSeeds(): Seed[] {
   if (symCache !== undefined) return symCache;
   const out: Seed[] = [];
-  const dump = join(FIXTURES, "breakpad", "minidump2.dmp");
+  const dump = fixture("breakpad/minidump2.dmp");
   for (const p of files(join(FIXTURES, "breakpad", "symbols"), (n) => n.endsWith(".sym"))) {
-    const lines = readFileSync(p, "latin1").split("\n");
+    const lines = latin1Of(p).split("\n");
     const head = lines.filter((l) => l.startsWith("MODULE") || l.startsWith("INFO"));
     const kinds = ["FILE", "FUNC", "PUBLIC", "STACK WIN 4", "STACK WIN 0"];
     for (const kind of kinds) {
@@ -238,7 +261,7 @@ function cfiSeeds(): Seed[] {
 function programSeeds(): Seed[] {
   const programs = new Set<string>();
   for (const p of files(join(FIXTURES, "breakpad", "symbols"), (n) => n.endsWith(".sym"))) {
-    for (const line of readFileSync(p, "latin1").split("\n")) {
+    for (const line of latin1Of(p).split("\n")) {
       if (!line.startsWith("STACK WIN 4 ")) continue;
       const fields = line.split(" ");
       if (fields.length > 13) programs.add(fields.slice(13).join(" "));
@@ -260,7 +283,7 @@ let etlCache: { header: Uint8Array; buffers: Uint8Array[] } | undefined;
 /** The fixture trace's log-file-header buffer and its first buffers (XPRESS-compressed). */
 function etlParts(): { header: Uint8Array; buffers: Uint8Array[] } {
   if (etlCache !== undefined) return etlCache;
-  const etl = etlInZip(bytesOf(join(FIXTURES, "etw", "net.4.5.2.x64.etl.zip"))).bytes;
+  const etl = etlInZip(bytesOf(fixture("etw/net.4.5.2.x64.etl.zip"))).bytes;
   const all = readEtl(etl).buffers;
   const header = etl.subarray(0, all[0]!.bufferSize);
   const buffers = sample(all.slice(1), 12).map((b) => etl.subarray(b.offset, b.offset + b.bufferSize));
@@ -432,9 +455,11 @@ function render(rng: Rng, snapshot: Snapshot, walks: ThreadWalk[], dump?: Minidu
 }
 
 /** Walks a snapshot with a walker drawn by the generator, then renders it. */
-function walkAndRender(rng: Rng, snapshot: Snapshot, dump?: Minidump): void {
+function walkAndRender(rng: Rng, given: Snapshot, dump?: Minidump): void {
+  const snapshot = meteredSnapshot(given);
   const walker = rng.pick(walkers(snapshot).length > 0 ? walkers(snapshot) : (["auto"] as WalkerName[]));
   const walks = walkSnapshot(snapshot, { walker });
+  count("frames", walks.reduce((n, w) => n + w.walk.frames.length, 0));
   render(rng, snapshot, walks, dump);
 }
 
@@ -502,7 +527,7 @@ export const TARGETS: readonly Target[] = [
     structure: "minidump",
     seeds: dumpSeeds,
     run(bytes, _seed, rng) {
-      const dump = readMinidump(bytesSource(bytes));
+      const dump = readMinidump(meteredSource(bytesSource(bytes)));
       const snapshot = minidumpSnapshot(dump);
       walkAndRender(rng, snapshot, dump);
     },

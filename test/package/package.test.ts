@@ -14,7 +14,7 @@ import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const ROOT = resolve(".");
-const FIXTURES = resolve("../shared/fixtures/breakpad");
+const FIXTURES = resolve("test/fixtures/breakpad");
 const SYMBOLS = join(FIXTURES, "symbols");
 const TEST_APP_SYM = join(SYMBOLS, "test_app.pdb/5A9832E5287241C1838ED98914E9B7FF1/test_app.sym");
 const KERNEL32_SYM = join(SYMBOLS, "kernel32.pdb/BCE8785C57B44245A669896B6A19B9542/kernel32.sym");
@@ -58,7 +58,7 @@ beforeAll(() => {
   ok(run("npm", ["install", "--omit=optional", join(work, packed.filename)], project, npmEnv), "npm install of the tarball");
   for (const file of [DUMP, TEST_APP_SYM, KERNEL32_SYM]) copyFileSync(file, join(project, file.split("/").at(-1)!));
   for (const name of ["walk.mjs", "walk-store.mjs", "main.ts", "page.js"]) writeFileSync(join(project, name), example(name));
-}, 300_000);
+}, 900_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -175,7 +175,7 @@ describe("in a browser", () => {
       "test_app.sym": { body: readFileSync(TEST_APP_SYM), type: "text/plain" },
       "kernel32.sym": { body: readFileSync(KERNEL32_SYM), type: "text/plain" },
     };
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"], timeout: 30_000 });
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"], timeout: 120_000 });
     try {
       const page = await browser.newPage();
       const problems: string[] = [];
@@ -185,7 +185,7 @@ describe("in a browser", () => {
         return file === undefined ? route.fulfill({ status: 404 }) : route.fulfill({ status: 200, body: file.body, contentType: file.type });
       });
       await page.goto("http://stackwalk.test/index.html");
-      await page.waitForFunction('document.querySelector("pre").textContent !== ""', undefined, { timeout: 20_000 }).catch(() => undefined);
+      await page.waitForFunction('document.querySelector("pre").textContent !== ""', undefined, { timeout: 120_000 }).catch(() => undefined);
       expect(problems).toEqual([]);
       expect(await page.locator("pre").textContent()).toBe(EXPECTED);
     } finally {

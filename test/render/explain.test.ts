@@ -163,7 +163,7 @@ describe("explain", () => {
       ["x86-fpo-leaf.txt", ["vectors/x86/etw/fpo-leaf-etw.json"]],
       ["x64-push-nonvol.txt", ["vectors/x64/synthetic/push-nonvol-capture.json"]],
       ["ia64-nat-crossing.txt", ["vectors/ia64/synthetic/nat-crossing.json"]],
-      ["minidump2.txt", ["../shared/fixtures/breakpad/minidump2.dmp", "--symbols", "../shared/fixtures/breakpad/symbols", "--thread", "3060"]],
+      ["minidump2.txt", ["test/fixtures/breakpad/minidump2.dmp", "--symbols", "test/fixtures/breakpad/symbols", "--thread", "3060"]],
     ];
     for (const [name, args] of cases) {
       const { code, out } = await cli("explain", ...args.map((a) => (a.startsWith("--") || /^\d+$/.test(a) ? a : `${ROOT}${a}`)));
@@ -176,7 +176,7 @@ describe("explain", () => {
     const fpo = await cli("explain", `${ROOT}vectors/x86/etw/fpo-leaf-etw.json`);
     expect(fpo.code).toBe(0);
     expect(fpo.out).toContain(readmeBlockAfter("From `vectors/x86/etw/fpo-leaf-etw.json`").join("\n"));
-    const dump = await cli("explain", `${ROOT}../shared/fixtures/breakpad/minidump2.dmp`, "--symbols", `${ROOT}../shared/fixtures/breakpad/symbols`);
+    const dump = await cli("explain", `${ROOT}test/fixtures/breakpad/minidump2.dmp`, "--symbols", `${ROOT}test/fixtures/breakpad/symbols`);
     expect(dump.code).toBe(0);
     expect(dump.out).toContain(readmeBlockAfter("`stackwalk explain minidump2.dmp --symbols symbols`").join("\n"));
   });

@@ -1,7 +1,7 @@
 /**
  * `walk --format json` against its published schema (src/render/walk.schema.json, checked by
  * Ajv), and its crash, system, module and source-line facts against Breakpad's own reports of the
- * same dumps (minidump_stackwalk -m output in ../shared/fixtures): minidump2.dmp with its
+ * same dumps (minidump_stackwalk -m output in test/fixtures): minidump2.dmp with its
  * symbols, the 19 dumps of Breakpad's corpus, and the repository's vectors of every machine.
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -13,8 +13,8 @@ import { renderJson, walkJson, writeJson } from "../../src/render/json.js";
 import { walkSnapshot } from "../../src/walk/walk.js";
 import { assertWalkDocument, parseWalkJson } from "../support/walk-schema.js";
 
-const FIXTURES = "../shared/fixtures/breakpad";
-const CORPUS = "../shared/fixtures/breakpad-corpus";
+const FIXTURES = "test/fixtures/breakpad";
+const CORPUS = "test/fixtures/breakpad-corpus";
 
 /** The lines of a Breakpad `-m` report that start with `kind|`, split on `|`. */
 function machineLines(text: string, kind: string): string[][] {

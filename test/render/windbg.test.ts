@@ -101,7 +101,7 @@ describe("fpoNote", () => {
 
 /** The threads and process id Breakpad's minidump_dump printed for minidump2 (fixtures/breakpad/minidump2.dump.out). */
 function dumpedThreads(): { processId: number; threads: { id: number; suspendCount: number; teb: bigint }[] } {
-  const text = readFileSync("../shared/fixtures/breakpad/minidump2.dump.out", "utf8");
+  const text = readFileSync("test/fixtures/breakpad/minidump2.dump.out", "utf8");
   const threads = [...text.matchAll(/^MDRawThread\n {2}thread_id += (0x[0-9a-f]+)\n {2}suspend_count += (\d+)\n(?:.*\n)*? {2}teb += (0x[0-9a-f]+)$/gm)].map((m) => ({
     id: Number(m[1]),
     suspendCount: Number(m[2]),
@@ -115,7 +115,7 @@ describe("windbg ~*k thread lines", () => {
   it("minidump2: each stack under its ~ line, numbered in the dump's thread order, with MiscInfo's process id in hex", async () => {
     const { processId, threads } = dumpedThreads();
     expect(threads).toHaveLength(2);
-    const { code, out } = await cli("walk", "../shared/fixtures/breakpad/minidump2.dmp", "--format", "windbg");
+    const { code, out } = await cli("walk", "test/fixtures/breakpad/minidump2.dmp", "--format", "windbg");
     expect(code).toBe(0);
     const heads = out.split("\n").filter((l) => l.includes("  Id: "));
     // The exception thread (0xbf4, the dump's first) is the debugger's current one.
@@ -129,7 +129,7 @@ describe("windbg ~*k thread lines", () => {
   });
 
   it("prints the README's example for minidump2 with its symbols", async () => {
-    const { code, out } = await cli("walk", "../shared/fixtures/breakpad/minidump2.dmp", "--symbols", "../shared/fixtures/breakpad/symbols", "--format", "windbg");
+    const { code, out } = await cli("walk", "test/fixtures/breakpad/minidump2.dmp", "--symbols", "test/fixtures/breakpad/symbols", "--format", "windbg");
     expect(code).toBe(0);
     const example = readmeBlockAfter("`stackwalk walk minidump2.dmp --symbols symbols --format windbg`");
     expect(example.length).toBeGreaterThan(2);
@@ -137,7 +137,7 @@ describe("windbg ~*k thread lines", () => {
   });
 
   it("one thread gets no ~ line, as k prints it", async () => {
-    const { out } = await cli("walk", "../shared/fixtures/breakpad/minidump2.dmp", "--format", "windbg", "--thread", "crashed");
+    const { out } = await cli("walk", "test/fixtures/breakpad/minidump2.dmp", "--format", "windbg", "--thread", "crashed");
     expect(out.startsWith("ChildEBP RetAddr")).toBe(true);
   });
 

@@ -6,9 +6,9 @@
  * (the product's writer; the same bytes every time); the reports come from Breakpad's
  * `minidump_stackwalk`, run by this file as a script:
  *
- *   npx tsx test/support/breakpad-emulated.ts [path/to/minidump_stackwalk]
+ *   npx tsx test/support/breakpad-emulated.ts path/to/minidump_stackwalk
  *
- * (default `../shared/tools/breakpad/minidump_stackwalk`), which rewrites the fixture.
+ * (or the path in BREAKPAD_MINIDUMP_STACKWALK), which rewrites the fixture.
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
@@ -86,7 +86,8 @@ export function caseFiles(c: EmulatedCase, dir: string): string[] {
 }
 
 if (process.argv[1]?.endsWith("breakpad-emulated.ts")) {
-  const tool = process.argv[2] ?? "../shared/tools/breakpad/minidump_stackwalk";
+  const tool = process.argv[2] ?? process.env["BREAKPAD_MINIDUMP_STACKWALK"];
+  if (tool === undefined) throw new Error("give the path of Breakpad's minidump_stackwalk (or set BREAKPAD_MINIDUMP_STACKWALK)");
   const work = mkdtempSync(join(tmpdir(), "breakpad-emulated-"));
   const reports: Record<string, string> = {};
   let n = 0;

@@ -1,6 +1,6 @@
 /**
  * A TEST-ONLY minidump writer. It shares no code with the reader in src/formats/minidump.ts:
- * every offset and constant below is written out again from ../shared/spec/minidump.md (§1–§3,
+ * every offset and constant below is written out again from docs/spec/minidump.md (§1–§3,
  * §3.4), ia64.md §4.1 and arm64.md §2.3, so a mistake in one side's tables shows up as a failing round trip.
  *
  * Layout (minidump.md §3.4): header at 0, directory at 32, then stream bodies; every structure

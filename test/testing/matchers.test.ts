@@ -19,7 +19,7 @@ declare module "expect" {
 expect.extend(stackMatchers);
 jestExpect.extend(stackMatchers);
 
-const FIXTURES = "../shared/fixtures/breakpad";
+const FIXTURES = "test/fixtures/breakpad";
 const SYMBOLS = ["test_app.pdb/5A9832E5287241C1838ED98914E9B7FF1/test_app.sym", "kernel32.pdb/BCE8785C57B44245A669896B6A19B9542/kernel32.sym"].map((f) => readFileSync(`${FIXTURES}/symbols/${f}`));
 
 const minidump2 = (): Promise<WalkedStacks> => walkDump(readFileSync(`${FIXTURES}/minidump2.dmp`), { symbols: SYMBOLS });

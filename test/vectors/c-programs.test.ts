@@ -6,5 +6,5 @@ describe("real C programs", () => {
     const r = spawnSync("bash", ["vectors/programs/c/build.sh", "--check"], { encoding: "utf8" });
     expect(r.stderr + r.stdout).toContain("check: every output is byte-identical");
     expect(r.status).toBe(0);
-  }, 120_000);
+  });
 });

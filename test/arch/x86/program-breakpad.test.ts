@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { fixtureFile } from "../../support/fixtures.js";
 import { evaluateProgram, parseProgram } from "../../../src/arch/x86/program.js";
 import { parseBreakpadSym } from "../../../src/formats/breakpad-sym.js";
 import { RegionMemory } from "../../../src/memory/region-memory.js";
@@ -9,7 +9,7 @@ import { RegionMemory } from "../../../src/memory/region-memory.js";
 // files (MSVC output through DIA), parsed and run on a synthetic stack whose every word points
 // back into the stack, so any chain of `^` reads stays readable.
 
-const SYMBOLS = fileURLToPath(new URL("../../../../shared/fixtures/breakpad/symbols/", import.meta.url));
+const SYMBOLS = fixtureFile("breakpad/symbols/");
 const FILES = [
   "test_app.pdb/5A9832E5287241C1838ED98914E9B7FF1/test_app.sym",
   "kernel32.pdb/BCE8785C57B44245A669896B6A19B9542/kernel32.sym",
