@@ -40,7 +40,6 @@ await build({
   entryPoints: { stackwalk: `${cli}stackwalk.js`, "walk-worker": `${cli}batch-worker.js`, ...Object.fromEntries(Object.keys(GROUPS).map((g) => [g, `group:${g}`])) },
   bundle: true,
   minify: true,
-  sourcemap: true,
   format: "cjs",
   platform: "node",
   target: "node20",
