@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import * as dbghelp from "../src/entry/dbghelp.js";
 import * as api from "../src/index.js";
 
 describe("public API", () => {
@@ -8,7 +9,7 @@ describe("public API", () => {
     const [{ walk }] = api.walkSnapshot(v) as [api.ThreadWalk];
     expect(walk.frames).toHaveLength(4);
     expect(api.compareWithTruth(v.machine, walk, v.threads[0]!.truth!).exact).toBe(true);
-    expect(api.STACKFRAME64_SIZE).toBe(264);
+    expect(dbghelp.STACKFRAME64_SIZE).toBe(264);
   });
 
   it("explains and draws a walk in-process (what explain, render and view print)", async () => {
