@@ -48,6 +48,11 @@ function example(name: string): string {
 }
 
 let packed: { filename: string; entryCount: number; unpackedSize: number; size: number; files: { path: string }[] };
+let installWarnings = "";
+/** The entries with declarations, from package.json: ".", "./formats", … */
+const TYPED_ENTRIES = Object.entries(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).exports as Record<string, string | { types?: string }>)
+  .filter(([, target]) => typeof target !== "string" && target.types !== undefined)
+  .map(([subpath]) => subpath);
 
 beforeAll(() => {
   const json = ok(run("npm", ["pack", "--json", "--pack-destination", work], ROOT, { ...process.env, npm_config_update_notifier: "false" }), "npm pack");
@@ -55,7 +60,9 @@ beforeAll(() => {
   packed = JSON.parse(json.slice(json.search(/^\[/m)))[0];
   mkdirSync(project);
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true, type: "module" }, null, 2));
-  ok(run("npm", ["install", "--omit=optional", join(work, packed.filename)], project, npmEnv), "npm install of the tarball");
+  const install = run("npm", ["install", "--omit=optional", join(work, packed.filename)], project, npmEnv);
+  ok(install, "npm install of the tarball");
+  installWarnings = install.stderr;
   for (const file of [DUMP, TEST_APP_SYM, KERNEL32_SYM]) copyFileSync(file, join(project, file.split("/").at(-1)!));
   for (const name of ["walk.mjs", "walk-store.mjs", "main.ts", "page.js"]) writeFileSync(join(project, name), example(name));
 }, 300_000);
@@ -69,7 +76,15 @@ describe("npm pack", () => {
     expect(paths.filter((p) => !p.startsWith("dist/")).sort()).toEqual(["LICENSE", "README.md", "package.json"]);
     expect(paths.filter((p) => /\.ts$/.test(p) && !p.endsWith(".d.ts"))).toEqual([]);
     expect(paths.filter((p) => /vectors|\btest\b|fixtures/.test(p))).toEqual([]);
+    expect(paths.filter((p) => p.endsWith(".map"))).toEqual([]);
+    expect(packed.unpackedSize).toBeLessThanOrEqual(4_000_000);
     for (const entry of ["dist/src/index.js", "dist/src/index.d.ts", "dist/src/node/index.js", "dist/src/testing/index.js", "dist/src/testing/index.d.ts", "dist/src/render/walk.schema.json", "dist/emulator/index.js", "dist/bin/stackwalk.cjs", "dist/bin/walk-worker.cjs"]) expect(paths).toContain(entry);
+  });
+
+  it("installs without a word about this package: no install script (the build runs in prepack, before packing)", () => {
+    expect(installWarnings).not.toContain("stackwalk-emu");
+    const scripts = JSON.parse(readFileSync(join(project, "node_modules/stackwalk-emu/package.json"), "utf8")).scripts as Record<string, string>;
+    for (const hook of ["preinstall", "install", "postinstall", "prepare", "preprepare", "postprepare"]) expect(scripts[hook], hook).toBeUndefined();
   });
 
   it("installs with no other package: the optional emulator packages are left out", () => {
@@ -110,13 +125,26 @@ describe("the installed package", () => {
     expect(ok(run(process.execPath, ["out/main.js", "minidump2.dmp", SYMBOLS], project), "out/main.js")).toBe(EXPECTED);
   });
 
-  it("the core's declarations need no Node types: they type-check with the DOM library alone", () => {
-    writeFileSync(join(project, "browser-types.ts"), 'import * as core from "stackwalk-emu";\nexport const entry: typeof core = core;\n');
+  it("the declarations of every entry but node and emulator need no Node types: they type-check with the DOM library alone", () => {
+    const browser = TYPED_ENTRIES.filter((e) => e !== "./node" && e !== "./emulator");
+    expect(browser).toEqual([".", "./formats", "./dbghelp", "./arch", "./etw", "./render", "./testing"]);
+    writeFileSync(join(project, "browser-types.ts"), browser.map((e, i) => `import * as e${i} from "stackwalk-emu${e.slice(1)}";\nexport const entry${i}: typeof e${i} = e${i};\n`).join(""));
     writeFileSync(
       join(project, "tsconfig.browser.json"),
       JSON.stringify({ compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, noEmit: true, skipLibCheck: false, lib: ["ES2022", "DOM"], types: [] }, files: ["browser-types.ts"] }),
     );
     const r = run(process.execPath, [TSC, "-p", "tsconfig.browser.json"], project);
+    expect(r.stdout + r.stderr).toBe("");
+    expect(r.status).toBe(0);
+  });
+
+  it("a project with moduleResolution node10 (which ignores exports) finds every entry's types through typesVersions", () => {
+    writeFileSync(join(project, "node10.ts"), TYPED_ENTRIES.map((e, i) => `import * as e${i} from "stackwalk-emu${e.slice(1)}";\nexport const entry${i}: typeof e${i} = e${i};\n`).join(""));
+    writeFileSync(
+      join(project, "tsconfig.node10.json"),
+      JSON.stringify({ compilerOptions: { target: "ES2022", module: "CommonJS", moduleResolution: "node10", strict: true, noEmit: true, skipLibCheck: false, types: ["node"], typeRoots: [join(ROOT, "node_modules/@types")] }, files: ["node10.ts"] }),
+    );
+    const r = run(process.execPath, [TSC, "-p", "tsconfig.node10.json"], project);
     expect(r.stdout + r.stderr).toBe("");
     expect(r.status).toBe(0);
   });
