@@ -39,11 +39,12 @@ function ok(r: SpawnSyncReturns<string>, what: string): string {
   return r.stdout;
 }
 
-/** The README's example whose first line is `// <name>...`. */
+/** The example of the README or docs/library.md whose first line is `// <name>...`. */
 function example(name: string): string {
-  const blocks = [...readFileSync(join(ROOT, "README.md"), "utf8").matchAll(/```(?:js|ts)\n(\/\/ ([\w.-]+)[^\n]*\n[\s\S]*?)```/g)];
+  const text = ["README.md", "docs/library.md"].map((f) => readFileSync(join(ROOT, f), "utf8")).join("\n");
+  const blocks = [...text.matchAll(/```(?:js|ts)\n(\/\/ ([\w.-]+)[^\n]*\n[\s\S]*?)```/g)];
   const block = blocks.find((b) => b[2] === name);
-  if (block === undefined) throw new Error(`README.md has no example ${name}`);
+  if (block === undefined) throw new Error(`neither README.md nor docs/library.md has the example ${name}`);
   return block[1]!;
 }
 
@@ -64,7 +65,8 @@ beforeAll(() => {
   ok(install, "npm install of the tarball");
   installWarnings = install.stderr;
   for (const file of [DUMP, TEST_APP_SYM, KERNEL32_SYM]) copyFileSync(file, join(project, file.split("/").at(-1)!));
-  for (const name of ["walk.mjs", "walk-store.mjs", "main.ts", "page.js"]) writeFileSync(join(project, name), example(name));
+  for (const name of ["walk.mjs", "walk-store.mjs", "main.ts", "truth.ts", "rules.ts", "page.js"]) writeFileSync(join(project, name), example(name));
+  for (const vector of ["x86/ebp-chain-4.json", "x86/etw/fpo-leaf-etw.json"]) copyFileSync(join(ROOT, "vectors", vector), join(project, vector.split("/").at(-1)!));
 }, 300_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -113,16 +115,19 @@ describe("the installed package", () => {
     expect(r.stderr).toContain("unwind records from");
   });
 
-  it("a strict TypeScript project (module NodeNext, emitting JS) compiles against its types and runs", () => {
+  it("a strict TypeScript project (module NodeNext, emitting JS) compiles the README's and docs' TypeScript examples against its types and runs them", () => {
     writeFileSync(
       join(project, "tsconfig.json"),
       JSON.stringify({
         compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, outDir: "out", types: ["node"], typeRoots: [join(ROOT, "node_modules/@types")] },
-        files: ["main.ts"],
+        files: ["main.ts", "truth.ts", "rules.ts"],
       }),
     );
     ok(run(process.execPath, [TSC, "-p", "."], project), "tsc");
     expect(ok(run(process.execPath, ["out/main.js", "minidump2.dmp", SYMBOLS], project), "out/main.js")).toBe(EXPECTED);
+    // docs/library.md's examples check what they claim with node:assert.
+    ok(run(process.execPath, ["out/truth.js", "fpo-leaf-etw.json"], project), "out/truth.js");
+    ok(run(process.execPath, ["out/rules.js", "ebp-chain-4.json"], project), "out/rules.js");
   });
 
   it("the declarations of every entry but node and emulator need no Node types: they type-check with the DOM library alone", () => {

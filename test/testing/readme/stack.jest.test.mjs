@@ -5,7 +5,7 @@ import { stackMatchers, walkDump } from "stackwalk-emu/testing";
 
 expect.extend(stackMatchers);
 
-const fixtures = "../shared/fixtures/breakpad";
+const fixtures = "test/fixtures/breakpad";
 
 test("walks the dump with its symbols", async () => {
   const stacks = await walkDump(readFileSync(`${fixtures}/minidump2.dmp`), {

@@ -8,7 +8,7 @@ declare module "vitest" {
 }
 expect.extend(stackMatchers);
 
-const fixtures = "../shared/fixtures/breakpad";
+const fixtures = "test/fixtures/breakpad";
 const dump = readFileSync(`${fixtures}/minidump2.dmp`);
 const symbols = [
   "test_app.pdb/5A9832E5287241C1838ED98914E9B7FF1/test_app.sym",
