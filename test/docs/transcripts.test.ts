@@ -64,6 +64,13 @@ afterAll(async () => {
 });
 
 describe("the transcripts in the README and docs/ are what the commands print", () => {
+  it("the README is short (at most 200 lines) and shows the two set-up commands", () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    expect(readme.split("\n").length).toBeLessThanOrEqual(200);
+    expect(readme).toContain("```sh\nnpm install && npm start\n```");
+    expect(readme).toContain("```sh\nnpm install && npm run system-deps && npm test\n```");
+  });
+
   it("there are transcripts in the README and in docs/", () => {
     expect(blocks.some((b) => b.file === "README.md")).toBe(true);
     expect(new Set(blocks.map((b) => b.file)).size).toBeGreaterThan(3);

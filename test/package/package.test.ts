@@ -12,6 +12,7 @@ import { join, resolve } from "node:path";
 import { build } from "esbuild";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { docFigures } from "../support/docs.js";
 
 const ROOT = resolve(".");
 const FIXTURES = resolve("../shared/fixtures/breakpad");
@@ -80,6 +81,10 @@ describe("npm pack", () => {
     expect(paths.filter((p) => /vectors|\btest\b|fixtures/.test(p))).toEqual([]);
     expect(paths.filter((p) => p.endsWith(".map"))).toEqual([]);
     expect(packed.unpackedSize).toBeLessThanOrEqual(4_000_000);
+    // docs/performance.md quotes the figures, to within 10%.
+    const [files, unpacked, size] = docFigures("docs/performance.md", /The package \(`npm pack`\): (\d+) files, ([\d.]+) MB unpacked .*?, ([\d.]+) MB packed/).map(Number);
+    const near = (quoted: number, actual: number): boolean => Math.abs(quoted - actual) <= 0.1 * actual;
+    expect([near(files!, packed.entryCount), near(unpacked!, packed.unpackedSize / 1e6), near(size!, packed.size / 1e6)], "update docs/performance.md").toEqual([true, true, true]);
     for (const entry of ["dist/src/index.js", "dist/src/index.d.ts", "dist/src/node/index.js", "dist/src/testing/index.js", "dist/src/testing/index.d.ts", "dist/src/render/walk.schema.json", "dist/emulator/index.js", "dist/bin/stackwalk.cjs", "dist/bin/walk-worker.cjs"]) expect(paths).toContain(entry);
   });
 

@@ -122,3 +122,17 @@ export function rewriteBlocks(file: string, replacements: ReadonlyMap<number, re
   }
   writeFileSync(`${ROOT}${file}`, lines.join("\n"));
 }
+
+/**
+ * The figures a documentation file quotes, found by `pattern` in its text with line breaks read as
+ * spaces: the pattern's groups, for a test that computes the figure to compare with. Throws when
+ * the text is not there (the sentence was reworded: the test must follow it).
+ */
+export function docFigures(file: string, pattern: RegExp): string[] {
+  const m = pattern.exec(docText(file).replace(/\s*\n\s*/g, " "));
+  if (m === null) throw new Error(`${file} no longer says ${pattern}`);
+  return m.slice(1);
+}
+
+/** A quoted whole number ("4,202") as a number. */
+export const quotedNumber = (text: string): number => Number(text.replaceAll(",", ""));
