@@ -99,13 +99,15 @@ describe("npm pack", () => {
     for (const name of ["koffi", "@alexaltea/capstone-js", "@alexaltea/keystone-js", "tsx", "esbuild"]) expect(existsSync(join(project, "node_modules", name)), name).toBe(false);
   });
 
-  it("the bin's files for walk and the other reading commands hold nothing of the emulator", () => {
+  it("the bin's file for walk and the other reading commands, and its worker, hold nothing of the emulator; the worker is no second copy of the walker", () => {
     const bin = join(project, "node_modules/stackwalk-emu/dist/bin");
-    for (const file of ["walk.cjs", "commands.cjs"]) {
+    for (const file of ["commands.cjs", "walk-worker.cjs"]) {
       const code = readFileSync(join(bin, file), "utf8");
       for (const word of ["koffi", "capstone", "keystone", "uc_open", "emulator-commands"]) expect(code, `${file}: ${word}`).not.toContain(word);
     }
     expect(readFileSync(join(bin, "emulator-commands.cjs"), "utf8")).toContain("uc_open");
+    expect(readFileSync(join(bin, "walk-worker.cjs"), "utf8")).toContain('require("./commands.cjs")');
+    expect(readFileSync(join(bin, "walk-worker.cjs")).length).toBeLessThan(1024);
   });
 });
 
