@@ -23,7 +23,7 @@ describe("public API", () => {
   });
 });
 
-describe("rules and the cache, as the README shows them", () => {
+describe("rules and the cache, as docs/library.md shows them", () => {
   it("a frame's rule is a value with a kind and fields; ruleText gives the words walk prints; one cache serves repeated walks", async () => {
     const { readFileSync } = await import("node:fs");
     const v = api.parseVector(readFileSync("vectors/x86/ebp-chain-4.json", "utf8"));

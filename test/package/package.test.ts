@@ -1,7 +1,7 @@
 /**
  * The package as a user gets it: `npm pack` (which builds it), then the tarball installed into a
  * new project with npm, offline, from an empty cache and without the optional packages; there,
- * the README's examples run with plain Node, as a strict TypeScript project (NodeNext, emitting
+ * the README's and docs' examples run with plain Node, as a strict TypeScript project (NodeNext, emitting
  * JS), through `npx stackwalk`, and bundled with esbuild in headless Chromium. Breakpad's own
  * report of minidump2.dmp is the expected output of each.
  */
