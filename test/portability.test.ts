@@ -27,7 +27,7 @@ describe("the walker core runs in a browser", () => {
     writeFileSync(probe, `${entries.map((e, i) => `export * as e${i} from ${JSON.stringify(resolve(e))};`).join("\n")}\nimport { readFileSync } from "node:fs";\nexport const read = readFileSync;\n`);
     const errors = coreDiagnostics(probe).map((d) => `${d.file === undefined ? "" : d.file.fileName === probe ? "probe.ts" : d.file.fileName}: TS${d.code}`);
     expect(errors).toEqual(["probe.ts: TS2307"]);
-  });
+  }, 120_000);
 
   it("uses no Node-only API outside src/cli and src/node (a quick textual check besides the compiler's)", () => {
     const offenders: string[] = [];
