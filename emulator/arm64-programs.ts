@@ -17,7 +17,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { formatSweep, formatVector } from "../src/index.js";
+import { formatSweep, formatVector } from "../src/entry/formats.js";
 import { buildArm64Program, type Arm64ProgramSpec } from "./programs/arm64-chain.js";
 import { ARM64_CORPUS_SPECS } from "./programs/arm64-corpus.js";
 import { EXPECTED, REPO_ROOT, sweepProvenance } from "./real-programs.js";

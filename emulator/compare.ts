@@ -8,7 +8,8 @@
  * ETW records nothing there). Each target gives a
  * vector with its ground truth; src/render/compare.ts walks and compares them.
  */
-import { InputError, JsonNode, type Vector } from "../src/index.js";
+import { InputError, type Vector } from "../src/index.js";
+import { JsonNode } from "../src/entry/formats.js";
 import { captureVectors, captureX64Vectors } from "./etw-capture.js";
 import { runChain, type Ia64FunctionSpec } from "./ia64/executor.js";
 import { buildSpec } from "./programs/program-file.js";

@@ -7,7 +7,8 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { formatVector, type Vector } from "../src/index.js";
+import type { Vector } from "../src/index.js";
+import { formatVector } from "../src/entry/formats.js";
 import { captureVectors as etwCaptureVectors } from "./etw-capture.js";
 import { buildX86Program, X64_CORPUS_SPECS, X86_CORPUS_SPECS, type X64ProgramSpec, type X86ProgramSpec } from "./programs/index.js";
 import { buildSpec, runBuiltProgram } from "./programs/program-file.js";

@@ -21,7 +21,9 @@
  * etw.md §3), which is on no EBP chain and so is recorded first; the rest is walked from the
  * trap frame's Ebp (x86-fpo.md §6 step 1).
  */
-import { decodeDiskItems, decodeStackTrace, encodeDiskItems, encodeStackTrace, type EtwEvent, EVENT_HEADER_EXT_TYPE, type ModuleSymbol, parsePe, replaySweep, type StackTrace, type SweepStep, type Vector } from "../src/index.js";
+import type { ModuleSymbol, Vector } from "../src/index.js";
+import { type EtwEvent, parsePe, replaySweep, type SweepStep } from "../src/entry/formats.js";
+import { decodeDiskItems, decodeStackTrace, encodeDiskItems, encodeStackTrace, EVENT_HEADER_EXT_TYPE, type StackTrace } from "../src/entry/etw.js";
 import { loadDisassembler } from "./disassemble.js";
 import {
   buildEtwKernelModule,

@@ -47,7 +47,8 @@
  * data item.
  */
 import { createHash } from "node:crypto";
-import { type FpoData, FRAME_FPO, FRAME_NONFPO, type ModuleSymbol } from "../src/index.js";
+import type { ModuleSymbol } from "../src/index.js";
+import { type FpoData, FRAME_FPO, FRAME_NONFPO } from "../src/entry/dbghelp.js";
 import { loadAssembler } from "./assemble.js";
 import { DIRECTORY_INDEX, FIRST_SECTION_RVA, SECTION_CHARACTERISTICS, debugSection, writePeImage, type SectionSpec } from "./image-writer.js";
 

@@ -15,7 +15,9 @@
  * point its RUNTIME_FUNCTIONs at an earlier `.xdata` (x64-unwind.md §1.1), and the debug
  * directory points at its own payloads. The same bytes come out for the same input, always.
  */
-import { hex, encodeFpoTable, type FpoData, IMAGE_FILE_MACHINE } from "../src/index.js";
+import { hex } from "../src/index.js";
+import { encodeFpoTable, type FpoData } from "../src/entry/dbghelp.js";
+import { IMAGE_FILE_MACHINE } from "../src/entry/arch.js";
 
 /** The machines the writer lays out: x86 images are PE32, x64 and ARM64 images PE32+. */
 export type ImageMachine = "x86" | "x64" | "arm64";

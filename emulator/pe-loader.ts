@@ -5,7 +5,9 @@
  * is no import binding, no base relocation and no TLS: an image that would need any of the
  * first two is refused with an {@link InputError} of code "unsupported".
  */
-import { IMAGE_DIRECTORY_ENTRY, IMAGE_FILE_MACHINE, InputError, machineFromImageFileMachine, type Module, type ModuleSymbol, type ModuleUnwind, type PeImage } from "../src/index.js";
+import { InputError, type Module, type ModuleSymbol } from "../src/index.js";
+import { IMAGE_DIRECTORY_ENTRY, type ModuleUnwind, type PeImage } from "../src/entry/formats.js";
+import { IMAGE_FILE_MACHINE, machineFromImageFileMachine } from "../src/entry/arch.js";
 import { UC_PROT, type Unicorn } from "./unicorn.js";
 import { addressBits, cpuName, type CpuMode } from "./cpu-mode.js";
 

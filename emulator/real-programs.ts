@@ -10,7 +10,8 @@
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { formatSweep, parsePe, type Vector } from "../src/index.js";
+import type { Vector } from "../src/index.js";
+import { formatSweep, parsePe } from "../src/entry/formats.js";
 import { pdbPathFor } from "./symbols.js";
 import { runImageFile, vectorsOf, type RunResult } from "./run.js";
 

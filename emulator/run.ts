@@ -19,7 +19,8 @@
  */
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
-import { hex, InputError, type Machine, type MemoryRegion, type MemoryWrite, type Module, type ModuleSymbol, type ModuleUnwind, parsePe, type PeImage, RegionMemory, type Registers, replaySweep, type Sweep, type SweepStep, type Vector } from "../src/index.js";
+import { hex, InputError, type Machine, type MemoryRegion, type Module, type ModuleSymbol, RegionMemory, type Registers, type Vector } from "../src/index.js";
+import { type MemoryWrite, type ModuleUnwind, parsePe, type PeImage, replaySweep, type Sweep, type SweepStep } from "../src/entry/formats.js";
 import { cpuName, pointerWidth, type CpuMode } from "./cpu-mode.js";
 import { loadDisassembler, MAX_INSTRUCTION_LENGTH } from "./disassemble.js";
 import { cpuModeOfImage, mapPeImage, PAGE_SIZE, type MapPeOptions } from "./pe-loader.js";

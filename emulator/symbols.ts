@@ -6,7 +6,9 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
-import { IMAGE_FILE_MACHINE, InputError, type Module, moduleAt, type ModuleSymbol, type ModuleUnwind, parsePdb, type Pdb, type PdbSymbol, type PeImage, symbolAt } from "../src/index.js";
+import { InputError, type Module, type ModuleSymbol } from "../src/index.js";
+import { moduleAt, type ModuleUnwind, parsePdb, type Pdb, type PdbSymbol, type PeImage, symbolAt } from "../src/entry/formats.js";
+import { IMAGE_FILE_MACHINE } from "../src/entry/arch.js";
 
 /**
  * The undecorated name of an x86 public symbol. The x86 Microsoft ABI decorates C names:

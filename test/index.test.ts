@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import * as dbghelp from "../src/entry/dbghelp.js";
 import * as api from "../src/index.js";
 
 describe("public API", () => {
@@ -8,7 +9,7 @@ describe("public API", () => {
     const [{ walk }] = api.walkSnapshot(v) as [api.ThreadWalk];
     expect(walk.frames).toHaveLength(4);
     expect(api.compareWithTruth(v.machine, walk, v.threads[0]!.truth!).exact).toBe(true);
-    expect(api.STACKFRAME64_SIZE).toBe(264);
+    expect(dbghelp.STACKFRAME64_SIZE).toBe(264);
   });
 
   it("explains and draws a walk in-process (what explain, render and view print)", async () => {
@@ -22,7 +23,7 @@ describe("public API", () => {
   });
 });
 
-describe("rules and the cache, as the README shows them", () => {
+describe("rules and the cache, as docs/library.md shows them", () => {
   it("a frame's rule is a value with a kind and fields; ruleText gives the words walk prints; one cache serves repeated walks", async () => {
     const { readFileSync } = await import("node:fs");
     const v = api.parseVector(readFileSync("vectors/x86/ebp-chain-4.json", "utf8"));

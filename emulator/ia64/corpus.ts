@@ -7,7 +7,7 @@
  * Every function that has a callee allocates a memory frame (at least the 16-byte scratch area
  * its callees may use): the walk loop's progress rule wants each caller's sp above its callee's.
  */
-import { formatVector } from "../../src/index.js";
+import { formatVector } from "../../src/entry/formats.js";
 import { runChain, type Ia64ChainSpec, type Ia64FunctionSpec } from "./executor.js";
 
 /** The group the backing store starts in by default (its slot 0). */

@@ -3,7 +3,8 @@
  * (`stackwalk-program/1`, the same fields as the corpus specs), or plain Intel-syntax assembly.
  * Either becomes a PE image with symbols and labels, so the runner treats it like any image.
  */
-import { InputError, JsonNode, type ModuleSymbol } from "../../src/index.js";
+import { InputError, type ModuleSymbol } from "../../src/index.js";
+import { JsonNode } from "../../src/entry/formats.js";
 import { AssemblyError, loadAssembler, type AssembledProgram } from "../assemble.js";
 import { FIRST_SECTION_RVA, SECTION_CHARACTERISTICS, writePeImage } from "../image-writer.js";
 import { runImage, type RunOptions, type RunResult } from "../run.js";

@@ -9,7 +9,8 @@
  * SAVE_XMM128 and FrameOffset) and refuses values the chosen form cannot hold, so a test can
  * trust that the bytes mean what the spec says they mean.
  */
-import { hex, type RuntimeFunction } from "../../src/index.js";
+import { hex } from "../../src/index.js";
+import type { RuntimeFunction } from "../../src/entry/formats.js";
 
 /** UnwindOp values (x64-unwind.md §1.3). */
 export const UWOP = {

@@ -43,7 +43,9 @@
  * to 0. The stack must be at least `stackReserve` bytes (SizeOfStackReserve), below the initial
  * RSP.
  */
-import { hex, type RuntimeFunction, X64_CALLEE_SAVED } from "../../src/index.js";
+import { hex } from "../../src/index.js";
+import type { RuntimeFunction } from "../../src/entry/formats.js";
+import { X64_CALLEE_SAVED } from "../../src/entry/arch.js";
 import { createHash } from "node:crypto";
 import { loadAssembler } from "../assemble.js";
 import {

@@ -35,7 +35,7 @@ import { createHash } from "node:crypto";
 import { loadAssembler } from "../assemble.js";
 import { ETW_EVENT_WRITE, ETW_MODULE_NAMES, ETW_SYSTEM_SERVICE } from "../etw-modules.js";
 import { FIRST_SECTION_RVA, SECTION_CHARACTERISTICS, debugSection, writePeImage } from "../image-writer.js";
-import { type FpoData, FRAME_FPO, FRAME_NONFPO } from "../../src/index.js";
+import { type FpoData, FRAME_FPO, FRAME_NONFPO } from "../../src/entry/dbghelp.js";
 
 /** A callee-saved register a function may push in its prolog. */
 export type X86SavedRegister = "ebx" | "esi" | "edi" | "ebp";

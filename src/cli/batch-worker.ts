@@ -1,26 +1,4 @@
-/**
- * A worker thread of a `walk` batch (batch.ts): walks each input the main thread sends and posts
- * back its result. A JSON Lines record is written, as it is made, to a file of its own, which the
- * main thread copies out in input order: a record of a deep dump is never one string.
- */
-import { closeSync, openSync, rmSync, writeSync } from "node:fs";
-import { join } from "node:path";
-import { parentPort, workerData } from "node:worker_threads";
-import { walkOne, type BatchOptions } from "./batch.js";
+/** A worker thread of a `walk` batch (batch.ts): serves the batch (batch-serve.ts). */
+import { serveBatch } from "./batch-serve.js";
 
-const options = workerData as BatchOptions;
-const dir = options.format === "jsonl" ? options.scratch : undefined;
-let count = 0;
-parentPort!.on("message", (message: { file: string }) => {
-  if (dir === undefined) {
-    void walkOne(message.file, options).then((result) => parentPort!.postMessage(result));
-    return;
-  }
-  const path = join(dir, `${options.worker ?? 0}-${count++}.jsonl`);
-  const fd = openSync(path, "w");
-  void walkOne(message.file, options, (text) => void writeSync(fd, text)).then((result) => {
-    closeSync(fd);
-    if (!result.ok) rmSync(path, { force: true });
-    parentPort!.postMessage(result.ok ? { ...result, lineFile: path } : { ...result, wrote: false });
-  });
-});
+serveBatch();

@@ -118,7 +118,7 @@ export interface StackOptions {
   thread?: number;
 }
 
-/** `toHaveStack` on Vitest's or Jest's Assertion/Matchers (see the README for the declaration). */
+/** `toHaveStack` on Vitest's or Jest's Assertion/Matchers (docs/library.md shows the declaration). */
 export interface StackMatchers<R = unknown> {
   toHaveStack(expected: readonly StackPattern[], options?: StackOptions): R;
 }

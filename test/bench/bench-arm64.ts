@@ -6,7 +6,8 @@
  * checking that the walk is exact against the shadow stack's truth.
  */
 import { fileURLToPath } from "node:url";
-import { compareWithTruth, replaySweep, UnwindCache, walkThread } from "../../src/index.js";
+import { compareWithTruth, UnwindCache, walkThread } from "../../src/index.js";
+import { replaySweep } from "../../src/entry/formats.js";
 import { bestRate, rateText } from "./bench-rate.js";
 import { buildArm64Program, type Arm64ProgramSpec } from "../../emulator/programs/arm64-chain.js";
 import { runImage } from "../../emulator/run.js";

@@ -18,7 +18,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, 
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseSweep, replaySweep } from "../../src/index.js";
+import { parseSweep, replaySweep } from "../../src/entry/formats.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BIN = join(ROOT, "dist/bin/stackwalk.cjs");

@@ -19,7 +19,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseBreakpadSym, parseVector, type MemoryReader, type Snapshot } from "../../src/index.js";
+import { parseVector, type MemoryReader, type Snapshot } from "../../src/index.js";
+import { parseBreakpadSym } from "../../src/entry/formats.js";
 import { writeMinidumpFile } from "../../src/node/index.js";
 import { fixtureFile } from "../support/fixtures.js";
 

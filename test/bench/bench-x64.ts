@@ -5,7 +5,8 @@
  * `--walker unwind` after checking that the walk is exact.
  */
 import { fileURLToPath } from "node:url";
-import { compareWithTruth, replaySweep, UnwindCache, walkThread } from "../../src/index.js";
+import { compareWithTruth, UnwindCache, walkThread } from "../../src/index.js";
+import { replaySweep } from "../../src/entry/formats.js";
 import { bestRate, rateText } from "./bench-rate.js";
 import { buildSpec, runBuiltProgram } from "../../emulator/programs/program-file.js";
 import type { X64ProgramSpec } from "../../emulator/programs/x64-chain.js";

@@ -4,7 +4,9 @@
  * (target: 60 s on 2 cores), and the walker's speed on a deep frame chain.
  */
 import { fileURLToPath } from "node:url";
-import { compareWithTruth, formatSweep, FRAME_NONFPO, readMappedImage, RegionMemory, replaySweep, UnwindCache, walkThread, type FrameData, type Snapshot } from "../../src/index.js";
+import { compareWithTruth, RegionMemory, UnwindCache, walkThread, type Snapshot } from "../../src/index.js";
+import { formatSweep, readMappedImage, replaySweep, type FrameData } from "../../src/entry/formats.js";
+import { FRAME_NONFPO } from "../../src/entry/dbghelp.js";
 import { bestRate, rateText } from "./bench-rate.js";
 import { corpusFiles } from "../../emulator/corpus.js";
 import { buildSpec } from "../../emulator/programs/program-file.js";

@@ -161,15 +161,6 @@ describe("stackwalk crosscheck", () => {
     expect(r.out.trimEnd().split("\n").at(-1)).toBe(`${path} (step 18): 1 of 1 ETW stack compared: 3 matched, 0 etw-only, 1 walk-only, 0 unexplained: differ, all explained`);
   });
 
-  it("the README's fpo-leaf example is this command's real output", async () => {
-    const readme = readFileSync("README.md", "utf8");
-    const command = `$ npx stackwalk crosscheck ${ETW}/fpo-leaf-etw.json\n`;
-    const start = readme.indexOf(command);
-    expect(start).toBeGreaterThan(0);
-    const shown = readme.slice(start + command.length, readme.indexOf("```", start));
-    expect((await cli("crosscheck", `${ETW}/fpo-leaf-etw.json`)).out).toBe(shown);
-  });
-
   it("a stack item whose DataSize is no whole number of addresses, inside a vector, is bad input", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sw-crosscheck-"));
     const path = join(dir, "bad-size.json");

@@ -7,18 +7,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { InputError } from "../../src/errors.js";
-import {
-  attachSymbolFile,
-  attachSymbolFiles,
-  breakpadReport,
-  bytesSource,
-  minidumpSnapshot,
-  parseSymbolFile,
-  readMinidump,
-  renderBreakpad,
-  walkSnapshot,
-  type Snapshot,
-} from "../../src/index.js";
+import { attachSymbolFile, attachSymbolFiles, breakpadReport, bytesSource, minidumpSnapshot, parseSymbolFile, readMinidump, renderBreakpad, walkSnapshot, type Snapshot } from "../../src/index.js";
 import { minidumpBytes } from "../../src/formats/minidump-write.js";
 import { parseSweep, replaySweep } from "../../src/formats/sweep.js";
 import { inputError } from "../support/input-error.js";

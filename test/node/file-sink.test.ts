@@ -8,7 +8,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { bytesSink, parseVector, walkThread, writeMinidump } from "../../src/index.js";
+import { parseVector, walkThread } from "../../src/index.js";
+import { bytesSink, writeMinidump } from "../../src/entry/formats.js";
 import { fileSink, openDump, writeMinidumpFile } from "../../src/node/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "file-sink-"));

@@ -1,7 +1,7 @@
 /**
  * The package as a user gets it: `npm pack` (which builds it), then the tarball installed into a
  * new project with npm, offline, from an empty cache and without the optional packages; there,
- * the README's examples run with plain Node, as a strict TypeScript project (NodeNext, emitting
+ * the README's and docs' examples run with plain Node, as a strict TypeScript project (NodeNext, emitting
  * JS), through `npx stackwalk`, and bundled with esbuild in headless Chromium. Breakpad's own
  * report of minidump2.dmp is the expected output of each.
  */
@@ -12,6 +12,7 @@ import { join, resolve } from "node:path";
 import { build } from "esbuild";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { docFigures } from "../support/docs.js";
 
 const ROOT = resolve(".");
 const FIXTURES = resolve("test/fixtures/breakpad");
@@ -39,15 +40,21 @@ function ok(r: SpawnSyncReturns<string>, what: string): string {
   return r.stdout;
 }
 
-/** The README's example whose first line is `// <name>...`. */
+/** The example of the README or docs/library.md whose first line is `// <name>...`. */
 function example(name: string): string {
-  const blocks = [...readFileSync(join(ROOT, "README.md"), "utf8").matchAll(/```(?:js|ts)\n(\/\/ ([\w.-]+)[^\n]*\n[\s\S]*?)```/g)];
+  const text = ["README.md", "docs/library.md"].map((f) => readFileSync(join(ROOT, f), "utf8")).join("\n");
+  const blocks = [...text.matchAll(/```(?:js|ts)\n(\/\/ ([\w.-]+)[^\n]*\n[\s\S]*?)```/g)];
   const block = blocks.find((b) => b[2] === name);
-  if (block === undefined) throw new Error(`README.md has no example ${name}`);
+  if (block === undefined) throw new Error(`neither README.md nor docs/library.md has the example ${name}`);
   return block[1]!;
 }
 
 let packed: { filename: string; entryCount: number; unpackedSize: number; size: number; files: { path: string }[] };
+let installWarnings = "";
+/** The entries with declarations, from package.json: ".", "./formats", … */
+const TYPED_ENTRIES = Object.entries(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).exports as Record<string, string | { types?: string }>)
+  .filter(([, target]) => typeof target !== "string" && target.types !== undefined)
+  .map(([subpath]) => subpath);
 
 beforeAll(() => {
   const json = ok(run("npm", ["pack", "--json", "--pack-destination", work], ROOT, { ...process.env, npm_config_update_notifier: "false" }), "npm pack");
@@ -55,9 +62,12 @@ beforeAll(() => {
   packed = JSON.parse(json.slice(json.search(/^\[/m)))[0];
   mkdirSync(project);
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true, type: "module" }, null, 2));
-  ok(run("npm", ["install", "--omit=optional", join(work, packed.filename)], project, npmEnv), "npm install of the tarball");
+  const install = run("npm", ["install", "--omit=optional", join(work, packed.filename)], project, npmEnv);
+  ok(install, "npm install of the tarball");
+  installWarnings = install.stderr;
   for (const file of [DUMP, TEST_APP_SYM, KERNEL32_SYM]) copyFileSync(file, join(project, file.split("/").at(-1)!));
-  for (const name of ["walk.mjs", "walk-store.mjs", "main.ts", "page.js"]) writeFileSync(join(project, name), example(name));
+  for (const name of ["walk.mjs", "walk-store.mjs", "main.ts", "truth.ts", "rules.ts", "page.js"]) writeFileSync(join(project, name), example(name));
+  for (const vector of ["x86/ebp-chain-4.json", "x86/etw/fpo-leaf-etw.json"]) copyFileSync(join(ROOT, "vectors", vector), join(project, vector.split("/").at(-1)!));
 }, 900_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -69,7 +79,19 @@ describe("npm pack", () => {
     expect(paths.filter((p) => !p.startsWith("dist/")).sort()).toEqual(["LICENSE", "README.md", "package.json"]);
     expect(paths.filter((p) => /\.ts$/.test(p) && !p.endsWith(".d.ts"))).toEqual([]);
     expect(paths.filter((p) => /vectors|\btest\b|fixtures/.test(p))).toEqual([]);
+    expect(paths.filter((p) => p.endsWith(".map"))).toEqual([]);
+    expect(packed.unpackedSize).toBeLessThanOrEqual(4_000_000);
+    // docs/performance.md quotes the figures, to within 10%.
+    const [files, unpacked, size] = docFigures("docs/performance.md", /The package \(`npm pack`\): (\d+) files, ([\d.]+) MB unpacked .*?, ([\d.]+) MB packed/).map(Number);
+    const near = (quoted: number, actual: number): boolean => Math.abs(quoted - actual) <= 0.1 * actual;
+    expect([near(files!, packed.entryCount), near(unpacked!, packed.unpackedSize / 1e6), near(size!, packed.size / 1e6)], "update docs/performance.md").toEqual([true, true, true]);
     for (const entry of ["dist/src/index.js", "dist/src/index.d.ts", "dist/src/node/index.js", "dist/src/testing/index.js", "dist/src/testing/index.d.ts", "dist/src/render/walk.schema.json", "dist/emulator/index.js", "dist/bin/stackwalk.cjs", "dist/bin/walk-worker.cjs"]) expect(paths).toContain(entry);
+  });
+
+  it("installs without a word about this package: no install script (the build runs in prepack, before packing)", () => {
+    expect(installWarnings).not.toContain("stackwalk-emu");
+    const scripts = JSON.parse(readFileSync(join(project, "node_modules/stackwalk-emu/package.json"), "utf8")).scripts as Record<string, string>;
+    for (const hook of ["preinstall", "install", "postinstall", "prepare", "preprepare", "postprepare"]) expect(scripts[hook], hook).toBeUndefined();
   });
 
   it("installs with no other package: the optional emulator packages are left out", () => {
@@ -77,13 +99,15 @@ describe("npm pack", () => {
     for (const name of ["koffi", "@alexaltea/capstone-js", "@alexaltea/keystone-js", "tsx", "esbuild"]) expect(existsSync(join(project, "node_modules", name)), name).toBe(false);
   });
 
-  it("the bin's files for walk and the other reading commands hold nothing of the emulator", () => {
+  it("the bin's file for walk and the other reading commands, and its worker, hold nothing of the emulator; the worker is no second copy of the walker", () => {
     const bin = join(project, "node_modules/stackwalk-emu/dist/bin");
-    for (const file of ["walk.cjs", "commands.cjs"]) {
+    for (const file of ["commands.cjs", "walk-worker.cjs"]) {
       const code = readFileSync(join(bin, file), "utf8");
       for (const word of ["koffi", "capstone", "keystone", "uc_open", "emulator-commands"]) expect(code, `${file}: ${word}`).not.toContain(word);
     }
     expect(readFileSync(join(bin, "emulator-commands.cjs"), "utf8")).toContain("uc_open");
+    expect(readFileSync(join(bin, "walk-worker.cjs"), "utf8")).toContain('require("./commands.cjs")');
+    expect(readFileSync(join(bin, "walk-worker.cjs")).length).toBeLessThan(1024);
   });
 });
 
@@ -98,25 +122,41 @@ describe("the installed package", () => {
     expect(r.stderr).toContain("unwind records from");
   });
 
-  it("a strict TypeScript project (module NodeNext, emitting JS) compiles against its types and runs", () => {
+  it("a strict TypeScript project (module NodeNext, emitting JS) compiles the README's and docs' TypeScript examples against its types and runs them", () => {
     writeFileSync(
       join(project, "tsconfig.json"),
       JSON.stringify({
         compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, outDir: "out", types: ["node"], typeRoots: [join(ROOT, "node_modules/@types")] },
-        files: ["main.ts"],
+        files: ["main.ts", "truth.ts", "rules.ts"],
       }),
     );
     ok(run(process.execPath, [TSC, "-p", "."], project), "tsc");
     expect(ok(run(process.execPath, ["out/main.js", "minidump2.dmp", SYMBOLS], project), "out/main.js")).toBe(EXPECTED);
+    // docs/library.md's examples check what they claim with node:assert.
+    ok(run(process.execPath, ["out/truth.js", "fpo-leaf-etw.json"], project), "out/truth.js");
+    ok(run(process.execPath, ["out/rules.js", "ebp-chain-4.json"], project), "out/rules.js");
   });
 
-  it("the core's declarations need no Node types: they type-check with the DOM library alone", () => {
-    writeFileSync(join(project, "browser-types.ts"), 'import * as core from "stackwalk-emu";\nexport const entry: typeof core = core;\n');
+  it("the declarations of every entry but node and emulator need no Node types: they type-check with the DOM library alone", () => {
+    const browser = TYPED_ENTRIES.filter((e) => e !== "./node" && e !== "./emulator");
+    expect(browser).toEqual([".", "./formats", "./dbghelp", "./arch", "./etw", "./render", "./testing"]);
+    writeFileSync(join(project, "browser-types.ts"), browser.map((e, i) => `import * as e${i} from "stackwalk-emu${e.slice(1)}";\nexport const entry${i}: typeof e${i} = e${i};\n`).join(""));
     writeFileSync(
       join(project, "tsconfig.browser.json"),
       JSON.stringify({ compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, noEmit: true, skipLibCheck: false, lib: ["ES2022", "DOM"], types: [] }, files: ["browser-types.ts"] }),
     );
     const r = run(process.execPath, [TSC, "-p", "tsconfig.browser.json"], project);
+    expect(r.stdout + r.stderr).toBe("");
+    expect(r.status).toBe(0);
+  });
+
+  it("a project with moduleResolution node10 (which ignores exports) finds every entry's types through typesVersions", () => {
+    writeFileSync(join(project, "node10.ts"), TYPED_ENTRIES.map((e, i) => `import * as e${i} from "stackwalk-emu${e.slice(1)}";\nexport const entry${i}: typeof e${i} = e${i};\n`).join(""));
+    writeFileSync(
+      join(project, "tsconfig.node10.json"),
+      JSON.stringify({ compilerOptions: { target: "ES2022", module: "CommonJS", moduleResolution: "node10", strict: true, noEmit: true, skipLibCheck: false, types: ["node"], typeRoots: [join(ROOT, "node_modules/@types")] }, files: ["node10.ts"] }),
+    );
+    const r = run(process.execPath, [TSC, "-p", "tsconfig.node10.json"], project);
     expect(r.stdout + r.stderr).toBe("");
     expect(r.status).toBe(0);
   });

@@ -6,7 +6,6 @@ import { parseVector } from "../../src/formats/vector.js";
 import { explainWalk } from "../../src/analysis/explain-walk.js";
 import { formatExplanation } from "../../src/render/explain.js";
 import { ROOT } from "../support/corpus.js";
-import { readmeBlockAfter } from "../support/readme.js";
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
@@ -170,15 +169,6 @@ describe("explain", () => {
       expect(code).toBe(0);
       await expect(out.replaceAll(ROOT, "")).toMatchFileSnapshot(`explain/${name}`);
     }
-  });
-
-  it("prints the README's examples: an FPO leaf's caller, and a frame's source line from the symbols", async () => {
-    const fpo = await cli("explain", `${ROOT}vectors/x86/etw/fpo-leaf-etw.json`);
-    expect(fpo.code).toBe(0);
-    expect(fpo.out).toContain(readmeBlockAfter("From `vectors/x86/etw/fpo-leaf-etw.json`").join("\n"));
-    const dump = await cli("explain", `${ROOT}test/fixtures/breakpad/minidump2.dmp`, "--symbols", `${ROOT}test/fixtures/breakpad/symbols`);
-    expect(dump.code).toBe(0);
-    expect(dump.out).toContain(readmeBlockAfter("`stackwalk explain minidump2.dmp --symbols symbols`").join("\n"));
   });
 
   it("rejects a thread that is not there, naming the threads", async () => {

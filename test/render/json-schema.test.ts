@@ -112,10 +112,9 @@ describe("walk --format json of vectors", () => {
   });
 });
 
-describe("the README's JSON example", () => {
+describe("the JSON example of docs/json.md", () => {
   it("is a valid document, and is what walk prints for minidump2.dmp (its first module and frame)", async () => {
-    const readme = readFileSync("README.md", "utf8");
-    const section = readme.slice(readme.indexOf("### `walk --format json`"));
+    const section = readFileSync("docs/json.md", "utf8");
     const example = JSON.parse(/```json\n([\s\S]*?)```/.exec(section)![1]!);
     assertWalkDocument(example);
     const r = await cli("walk", join(FIXTURES, "minidump2.dmp"), "--symbols", join(FIXTURES, "symbols"), "--format", "json");

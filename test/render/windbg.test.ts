@@ -13,7 +13,6 @@ import type { Module } from "../../src/model/snapshot.js";
 import { fpoNote, renderWindbg, windbgThreadLine } from "../../src/render/windbg.js";
 import type { Frame } from "../../src/walk/frame.js";
 import type { ThreadWalk } from "../../src/walk/walk.js";
-import { readmeBlockAfter } from "../support/readme.js";
 
 const VECTOR = "vectors/x86/synthetic/mixed-8.json";
 const ASM = "vectors/programs/x86/mixed-8.asm";
@@ -126,14 +125,6 @@ describe("windbg ~*k thread lines", () => {
     // Each line is followed by that thread's kb header.
     const lines = out.split("\n");
     for (const h of heads) expect(lines[lines.indexOf(h) + 1]).toBe("ChildEBP RetAddr  Args to Child              ");
-  });
-
-  it("prints the README's example for minidump2 with its symbols", async () => {
-    const { code, out } = await cli("walk", "test/fixtures/breakpad/minidump2.dmp", "--symbols", "test/fixtures/breakpad/symbols", "--format", "windbg");
-    expect(code).toBe(0);
-    const example = readmeBlockAfter("`stackwalk walk minidump2.dmp --symbols symbols --format windbg`");
-    expect(example.length).toBeGreaterThan(2);
-    expect(out.split("\n").map((l) => l.trimEnd()).slice(0, example.length)).toEqual(example);
   });
 
   it("one thread gets no ~ line, as k prints it", async () => {

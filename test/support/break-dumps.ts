@@ -18,7 +18,8 @@ import { parseVector, type Vector } from "../../src/formats/vector.js";
 import { compareWithTruth } from "../../src/walk/compare.js";
 import { walkThread, type WalkOptions } from "../../src/walk/walk.js";
 import type { ModuleSymbol, Snapshot, TruthFrame } from "../../src/model/snapshot.js";
-import { arm64ModuleCfi, UnwindCache } from "../../src/index.js";
+import { UnwindCache } from "../../src/index.js";
+import { arm64ModuleCfi } from "../../src/entry/arch.js";
 import { RegionMemory } from "../../src/memory/region-memory.js";
 import { x64ModuleCfi } from "../../src/arch/x64/cfi-from-unwind.js";
 

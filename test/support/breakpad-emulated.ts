@@ -15,7 +15,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { arm64ModuleCfi } from "../../src/index.js";
+import { arm64ModuleCfi } from "../../src/entry/arch.js";
 import { x64ModuleCfi } from "../../src/arch/x64/cfi-from-unwind.js";
 import { formatBreakpadSym, symFileInput, symFileStorePath } from "../../src/formats/breakpad-sym-write.js";
 import { bytesSink, writeMinidump } from "../../src/formats/minidump-write.js";

@@ -1,5 +1,5 @@
 /**
- * The pictures of the README's "Learn" section: one call chain (vectors/programs/chains/
+ * The pictures of docs/learn.md's "Learn" section: one call chain (vectors/programs/chains/
  * config-parser.json) built for the five targets of `stackwalk compare`, each walked with its
  * table walker and drawn by `render`. `npm run pictures` writes them to vectors/pictures/; a test
  * keeps the committed files equal to a fresh drawing.

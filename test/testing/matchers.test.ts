@@ -2,7 +2,7 @@
  * stackwalk-emu/testing: `toHaveStack` under Vitest's expect and Jest's (the `expect` package),
  * its failure message (every frame with its trust and rule, ✓/✗ per expected frame, what was
  * expected where it differs), patterns by name, qualified name, RegExp and fields, the exact and
- * thread options, walks of vectors; and the README's test examples, which are these files.
+ * thread options, walks of vectors; and the test examples of docs/library.md, which are these files.
  */
 import { readFileSync } from "node:fs";
 import { expect as jestExpect } from "expect";
@@ -86,14 +86,14 @@ describe("toHaveStack", () => {
 
 let minidump2Sync: WalkedStacks;
 
-describe("the README's test examples", () => {
+describe("the test examples of docs/library.md", () => {
   beforeAll(async () => {
     minidump2Sync = await minidump2();
   });
-  const readme = readFileSync("README.md", "utf8");
+  const readme = readFileSync("docs/library.md", "utf8");
   const block = (first: string): string => {
     const m = [...readme.matchAll(/```(?:ts|js)\n(\/\/ [^\n]*\n[\s\S]*?)```/g)].find((b) => b[1]!.startsWith(`// ${first}`));
-    if (m === undefined) throw new Error(`README.md has no example starting "// ${first}"`);
+    if (m === undefined) throw new Error(`docs/library.md has no example starting "// ${first}"`);
     return m[1]!;
   };
   it("show the failure message toHaveStack gives", async () => {

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { arm64DumpHits, dumpOf, scoreDumps } from "../support/break-dumps.js";
 import { formatBreakpadSym, symFileInput } from "../../src/formats/breakpad-sym-write.js";
-import { arm64ModuleCfi } from "../../src/index.js";
+import { arm64ModuleCfi } from "../../src/entry/arch.js";
 
 const hits = arm64DumpHits();
 

@@ -69,7 +69,7 @@ describe("x86 dumps of the C programs built without frame pointers, the symbol s
   });
 });
 
-describe("auto beside Breakpad's walker on every class of dump (the README's table)", () => {
+describe("auto beside Breakpad's walker on every class of dump (the table of docs/learn.md)", () => {
   const rows = truthTable();
 
   it("auto is ahead or equal on every class, and exact on every stack Breakpad's walker gets exact", () => {
@@ -80,8 +80,8 @@ describe("auto beside Breakpad's walker on every class of dump (the README's tab
     }
   });
 
-  it("the README's table holds these figures", () => {
-    const readme = readFileSync("README.md", "utf8");
+  it("docs/learn.md's table holds these figures", () => {
+    const readme = readFileSync("docs/learn.md", "utf8");
     for (const r of rows) expect(readme).toContain(`| ${r.name} (${r.total}) | ${r.auto.stacks} | ${r.breakpad.stacks} |`);
   });
 });

@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ratePercent as pct, truthRate as rate } from "../support/corpus.js";
+import { docFigures, quotedNumber } from "../support/docs.js";
 
 describe("x64 walkers against the emulator's truth", () => {
   it("--walker unwind is exact on every synthetic x64 vector (188: every UWOP, epilogs, chains, machine frames, leaf, recursion 1000)", () => {
@@ -29,6 +30,8 @@ describe("x64 walkers against the emulator's truth", () => {
       const r = rate("vectors/x64", walker);
       console.log(`${walker} walker, vectors/x64: ${r.exact}/${r.total} exact`);
       expect(r.firstMiss, walker).toBeUndefined();
+      // docs/learn.md quotes the count.
+      expect(quotedNumber(docFigures("docs/learn.md", /the unwind tables find all ([\d,]+) x64 snapshots/)[0]!)).toBe(r.total);
     }
   });
 
@@ -38,5 +41,7 @@ describe("x64 walkers against the emulator's truth", () => {
     console.log(`frame-pointer walker: vectors/x64/c ${fp.exact}/${fp.total} (${pct(fp)}), vectors/x64/synthetic ${synthetic.exact}/${synthetic.total} (${pct(synthetic)})`);
     // clang keeps no RBP chain on x64: the chain is right only where the walk is one or two frames deep.
     expect(fp.exact).toBeLessThan(fp.total);
+    // docs/learn.md quotes the rate.
+    expect(docFigures("docs/learn.md", /Following it finds ([\d.]+%) of the real clang programs' stacks/)).toEqual([pct(fp)]);
   });
 });

@@ -16,6 +16,7 @@ import { stackWalk64Detailed } from "../../src/walk/stackwalk64.js";
 import { walkThread } from "../../src/walk/walk.js";
 import { snapshots } from "../support/corpus.js";
 import { dumpOf, x86FpoDumpHits } from "../support/break-dumps.js";
+import { docFigures, quotedNumber } from "../support/docs.js";
 
 function rate(folder: string, walker: WalkerName): { exact: number; total: number; firstMiss?: string } {
   let exact = 0;
@@ -39,6 +40,8 @@ describe("x86 walkers against the emulator's truth", () => {
     console.log(`fpo walker, vectors/x86: ${r.exact}/${r.total} snapshots exact`);
     expect(r.firstMiss).toBeUndefined();
     expect(r.total).toBeGreaterThan(4000);
+    // docs/learn.md quotes the count.
+    expect(quotedNumber(docFigures("docs/learn.md", /every one of the ([\d,]+) x86 snapshots/)[0]!)).toBe(r.total);
   });
 
   it("--walker auto is exact on every x86 vector too", () => {
@@ -53,6 +56,8 @@ describe("x86 walkers against the emulator's truth", () => {
     console.log(`frame-pointer walker: c-fpo ${fpo.exact}/${fpo.total} (${pct(fpo)}), c-fp ${fp.exact}/${fp.total} (${pct(fp)})`);
     expect(fpo.exact / fpo.total).toBeLessThan(0.5);
     expect(fp.exact).toBeLessThan(fp.total);
+    // docs/learn.md quotes both rates.
+    expect(docFigures("docs/learn.md", /the EBP chain alone gets ([\d.]+%) of the FPO build and (\d+%) of the frame-pointer build/)).toEqual([pct(fpo), `${((100 * fp.exact) / fp.total).toFixed(0)}%`]);
   });
 });
 

@@ -1,6 +1,6 @@
 /** The ARM64 pieces the package's core entry gives users, on the spec's worked example G1 (arm64.md §1.8). */
 import { describe, expect, it } from "vitest";
-import { arm64DecodeCode, arm64ExpandPacked, arm64PackedFields, arm64StripPac, ARM64_LINK_REGISTER } from "../../../src/index.js";
+import { arm64DecodeCode, arm64ExpandPacked, arm64PackedFields, arm64StripPac, ARM64_LINK_REGISTER } from "../../../src/entry/arch.js";
 
 describe("the ARM64 exports of stackwalk-emu", () => {
   it("expand clang-14's packed leaf_locals word 0x01000025 into alloc_s(32), end; strip a signed return address", () => {

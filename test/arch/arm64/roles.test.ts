@@ -1,8 +1,7 @@
 /**
  * `stackwalk roles --machine arm64` explains AddrReturn with a picture of the link register and
- * the frame record, and the README's Learn section shows that picture as the command prints it.
+ * the frame record (docs/learn.md shows it as the command prints it: test/docs/transcripts.test.ts).
  */
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { rolesCommand } from "../../../src/cli/roles.js";
 
@@ -24,15 +23,5 @@ describe("roles for ARM64", () => {
     const all = roles();
     expect(all).toMatch(/^role\s+x86 \(I386\)\s+x64 \(AMD64\)\s+Itanium \(IA64\)\s+ARM64 \(AArch64\)/);
     expect(all).not.toContain("the return address starts in a register");
-  });
-
-  it("is the picture the README's Learn section shows for `npx stackwalk roles --machine arm64`", () => {
-    const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8");
-    const at = readme.indexOf("`npx stackwalk\nroles --machine arm64` draws it:\n\n```\n");
-    expect(at).toBeGreaterThan(0);
-    const start = readme.indexOf("```\n", at) + 4;
-    const block = readme.slice(start, readme.indexOf("```", start));
-    const out = roles("--machine", "arm64");
-    expect(out.slice(out.indexOf("AddrReturn: on ARM64"))).toBe(block);
   });
 });

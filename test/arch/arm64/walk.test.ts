@@ -11,7 +11,7 @@ import { arm64Unwind } from "../../../src/arch/arm64/unwind.js";
 import { BASE, CALLER, calleeRegisters, ImageBuilder, packed, snapshotArm64, STACK_BASE } from "./fixture.js";
 import { StackBuilder } from "../../support/stack-builder.js";
 import { chainStop, PAC_BITS, STUB_RVA, type ChainStop } from "./chain.js";
-import { arm64PacStripper } from "../../../src/index.js";
+import { arm64PacStripper } from "../../../src/entry/arch.js";
 import { inputError } from "../../support/input-error.js";
 
 const rows = (w: Walk): [bigint, bigint][] => w.frames.map((f) => [f.addrPC, f.addrStack]);

@@ -1,0 +1,33 @@
+/**
+ * stackwalk-emu/render: what the reports and views are made of, beyond the root entry's renderers:
+ * the JSON document's parts, the Breakpad report's pieces (stack contents, registers, trust
+ * words, crash reasons), WinDbg's thread lines and FPO notes, the explanation model, the
+ * five-target chain comparison and its text.
+ * Like the root entry it runs in a browser (no Node built-ins). Re-exports only.
+ */
+export { renderJson, walkJson, writeJson, frameJson, type JsonContext, type ModuleSymbolSource } from "../render/json.js";
+export { dumpSystemInfo, type DumpSystemInfo } from "../analysis/system-info.js";
+export { breakpadStackContents, writeBreakpadBrief } from "../render/breakpad-stack.js";
+export { renderText, renderRoles } from "../render/text.js";
+export { renderWindbg, fpoNote, windbgProcess, windbgThreadLine, type WindbgProcess, type WindbgThread } from "../render/windbg.js";
+export { locate, locateAddress, locationText, symbolize, type Location, type SymbolMatch } from "../analysis/location.js";
+export { explainWalk, explainSnapshot, MAX_DIAGRAM_WORDS, type ExplainOptions } from "../analysis/explain-walk.js";
+export { stopInWords } from "../analysis/explain-words.js";
+export { formatExplanation } from "../render/explain.js";
+export type * from "../analysis/explain-model.js";
+export { renderSvg, type SvgOptions } from "../render/svg.js";
+export { renderHtml } from "../render/html.js";
+export { compareChain, type CompareInput, type CompareTargetInput, type Comparison, type ComparedTarget, type WalkerResult } from "../analysis/compare-chain.js";
+export { renderCompare } from "../render/compare.js";
+export { breakpadReport, assertionText, type BreakpadReport, type BreakpadThread, type BreakpadOptions } from "../analysis/breakpad-report.js";
+export { crashReason, WINDOWS_EXCEPTION_NAMES } from "../analysis/breakpad-crash.js";
+export {
+  renderBreakpad,
+  renderBreakpadMachineReadable,
+  writeBreakpad,
+  writeBreakpadMachineReadable,
+  breakpadTrust,
+  breakpadRegisters,
+  formatRegisterLines,
+  type BreakpadPrintOptions,
+} from "../render/breakpad.js";
