@@ -11,6 +11,7 @@
  */
 import { countStartingAtOrBelow } from "../formats/sorted-ranges.js";
 import { hex } from "../hex.js";
+import { inlineChain, type InlineFrame } from "../model/inline.js";
 import { moduleAt, symbolAt, type Module, type ModuleSymbol, type SourceLine } from "../model/snapshot.js";
 import type { Frame } from "../walk/frame.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
@@ -27,6 +28,21 @@ export interface Location {
   line?: SourceLine;
   /** PC − the start of {@link line}. */
   lineOffset?: bigint;
+  /**
+   * The calls inlined at the lookup address, innermost first (../model/inline.ts): virtual frames
+   * shown before this one. Absent when the function has no inline site there.
+   */
+  inlines?: InlineFrame[];
+  /**
+   * With {@link inlines}: where this frame is in the source, the outermost inlined call's site
+   * (its file is the line record's when the site names none).
+   */
+  callSite?: { file?: string; line: number };
+}
+
+/** The file and line shown for a frame: the outermost inlined call's site when there are inline frames, else the line record's. */
+export function sourceOf(loc: Location): { file?: string; line: number } | undefined {
+  return loc.callSite ?? loc.line;
 }
 
 /** The symbol and line record covering a module-relative address. */
@@ -114,6 +130,15 @@ export function locateAddress(modules: readonly Module[], pc: bigint, isReturnAd
     if (match.line !== undefined) {
       loc.line = match.line;
       loc.lineOffset = pc - module.base - match.line.rva;
+    }
+    const sites = match.symbol.inlines;
+    if (sites !== undefined) {
+      const rva = at - module.base;
+      const chain = inlineChain(sites.at(rva), rva, match.line);
+      if (chain !== undefined) {
+        loc.inlines = chain.frames;
+        loc.callSite = chain.file === undefined ? { line: chain.line } : { file: chain.file, line: chain.line };
+      }
     }
   }
   return loc;

@@ -5,7 +5,8 @@
  * rules map to Breakpad's "Found by:" texts (§5.4) with {@link breakpadTrust}.
  */
 import type { BreakpadCpu, BreakpadReport, BreakpadThread } from "../analysis/breakpad-report.js";
-import { locate, type Location } from "../analysis/location.js";
+import { locate, sourceOf, type Location } from "../analysis/location.js";
+import type { InlineFrame } from "../model/inline.js";
 import type { Module } from "../model/snapshot.js";
 import { breakpadPacMask, breakpadStripPac } from "../arch/arm64/pac.js";
 import type { Frame } from "../walk/frame.js";
@@ -147,13 +148,43 @@ function strip(text: string): string {
 
 const codeFile = (m: Module): string => fileName(m.path ?? m.name);
 
-/** The human frame text after the index: `module!function [file : line + 0xoff]` and the shorter forms (§6.1). */
+/**
+ * The human frame text after the index: `module!function [file : line + 0xoff]` and the shorter
+ * forms (§6.1). A frame with inline frames shows the outermost inlined call's site; the offset is
+ * from the line record's start (from 0 when there is none, as Breakpad's unset line base is).
+ */
 export function frameText(loc: Location, pc: bigint): string {
   if (loc.module === undefined) return hex(pc);
   const name = codeFile(loc.module);
   if (loc.function === undefined) return `${name} + ${hex(loc.moduleOffset!)}`;
-  if (loc.line?.file !== undefined) return `${name}!${loc.function} [${fileName(loc.line.file)} : ${loc.line.line} + ${hex(loc.lineOffset!)}]`;
+  const source = sourceOf(loc);
+  if (source?.file !== undefined) return `${name}!${loc.function} [${fileName(source.file)} : ${source.line} + ${hex(loc.lineOffset ?? pc)}]`;
   return `${name}!${loc.function} + ${hex(loc.functionOffset!)}`;
+}
+
+/**
+ * The address Breakpad works an inline frame's offsets from: the frame's instruction, which is
+ * the return address − 1 for a caller frame (Breakpad's inline frames are copies of the frame
+ * without its CPU context, so they print the instruction rather than the return address).
+ */
+function inlinePc(loc: Location, pc: bigint, caller: boolean): bigint {
+  return caller && loc.module !== undefined ? pc - 1n : pc;
+}
+
+/** The human text of an inline frame of the frame at `loc` (Breakpad's "Found by: inline record" frames). */
+export function inlineFrameText(loc: Location, frame: InlineFrame, pc: bigint, caller: boolean): string {
+  const name = codeFile(loc.module!);
+  const at = inlinePc(loc, pc, caller);
+  if (frame.file !== undefined) return `${name}!${frame.function} [${fileName(frame.file)} : ${frame.line ?? 0} + ${hex(at - (loc.line === undefined ? 0n : loc.module!.base + loc.line.rva))}]`;
+  return `${name}!${frame.function} + ${hex(at - loc.module!.base - frame.base)}`;
+}
+
+/** The `-m` fields of an inline frame after the thread and frame numbers. */
+function inlineFrameFields(loc: Location, frame: InlineFrame, pc: bigint, caller: boolean): string {
+  const name = strip(codeFile(loc.module!));
+  const at = inlinePc(loc, pc, caller);
+  if (frame.file !== undefined) return `${name}|${strip(frame.function)}|${strip(frame.file)}|${frame.line ?? 0}|${hex(at - (loc.line === undefined ? 0n : loc.module!.base + loc.line.rva))}`;
+  return `${name}|${strip(frame.function)}|||${hex(at - loc.module!.base - frame.base)}`;
 }
 
 /**
@@ -243,14 +274,19 @@ export function writeBreakpad(report: BreakpadReport, write: (text: string) => v
     out.push(`Thread ${t.index}${label}\n`);
     const frames = t.walk.frames;
     if (frames.length === 0) out.push(" <no frames>\n");
+    // Breakpad numbers its inline frames with the others: each comes before its frame.
+    let number = 0;
     for (const f of frames) {
       const loc = locationOf(f);
+      if (loc.inlines !== undefined) {
+        for (const inline of loc.inlines) out.push(`${String(number++).padStart(2)}  ${inlineFrameText(loc, inline, f.addrPC, f.index > 0)}\n \n    Found by: inline record\n`);
+      }
       let text = texts.get(loc);
       if (text === undefined) {
         text = frameText(loc, f.addrPC);
         texts.set(loc, text);
       }
-      out.push(`${String(f.index).padStart(2)}  ${text}\n ${formatRegisterLines(breakpadRegisters(report.cpu, f, report.modules), digits)}\n    Found by: ${breakpadTrust(f)}\n`);
+      out.push(`${String(number++).padStart(2)}  ${text}\n ${formatRegisterLines(breakpadRegisters(report.cpu, f, report.modules), digits)}\n    Found by: ${breakpadTrust(f)}\n`);
       if (options.afterFrame !== undefined) out.push(options.afterFrame(t, f.index));
     }
   }
@@ -290,14 +326,17 @@ export function writeBreakpadMachineReadable(report: BreakpadReport, write: (tex
   out.push("\n");
   const locationOf = locations(report.modules);
   for (const t of printOrder(report)) {
+    let number = 0;
     for (const f of t.walk.frames) {
       const loc = locationOf(f);
+      if (loc.inlines !== undefined) for (const inline of loc.inlines) out.push(`${t.index}|${number++}|${inlineFrameFields(loc, inline, f.addrPC, f.index > 0)}\n`);
+      const source = sourceOf(loc);
       let fields: string;
       if (loc.module === undefined) fields = `||||${hex(f.addrPC)}`;
       else if (loc.function === undefined) fields = `${strip(codeFile(loc.module))}||||${hex(loc.moduleOffset!)}`;
-      else if (loc.line?.file !== undefined) fields = `${strip(codeFile(loc.module))}|${strip(loc.function)}|${strip(loc.line.file)}|${loc.line.line}|${hex(loc.lineOffset!)}`;
+      else if (source?.file !== undefined) fields = `${strip(codeFile(loc.module))}|${strip(loc.function)}|${strip(source.file)}|${source.line}|${hex(loc.lineOffset ?? f.addrPC)}`;
       else fields = `${strip(codeFile(loc.module))}|${strip(loc.function)}|||${hex(loc.functionOffset!)}`;
-      out.push(`${t.index}|${f.index}|${fields}\n`);
+      out.push(`${t.index}|${number++}|${fields}\n`);
     }
   }
   out.end();

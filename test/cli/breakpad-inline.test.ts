@@ -1,0 +1,97 @@
+/**
+ * Breakpad's inline frames (test/fixtures/real-dumps/breakpad-linux-inline, google/breakpad's
+ * linux_inline test dump): with its symbols, in the current INLINE form and in the older one,
+ * `stackwalk walk --format breakpad|breakpad-m` and `stackwalk minidump-stackwalk [-m]` print
+ * Breakpad's own reports: the "Found by: inline record" frames numbered with the others, the
+ * innermost showing the line record, each outer one its inner neighbour's call site, the physical
+ * frame the outermost call site. With a symbol file written for the test
+ * (crafted-symbols/ld-linux…, Breakpad's reports of it made with its minidump_stackwalk), caller
+ * frames show the same: offsets from the return address − 1, an origin without a record
+ * (`<name omitted>`), sites without line records (function offsets from the range start), equal
+ * ranges nested in file order, a call file of −1, a record deeper than its parent left out.
+ *
+ * Past its eighth frame (the fourteenth with the crafted symbols) Breakpad's stack scan refuses
+ * addresses of a module with symbols that no FUNC covers and the project's scan does not yet
+ * (a walk-strategy difference, not an inline one): those frames are not compared.
+ */
+import { cpSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { cli } from "../support/cli.js";
+import { FIXTURES } from "../support/fixtures.js";
+
+const DIR = join(FIXTURES, "real-dumps/breakpad-linux-inline");
+const DUMP = join(DIR, "linux_inline.dmp");
+const SYMBOLS = join(DIR, "symbols");
+const CRAFTED = join(DIR, "crafted-symbols");
+const read = (name: string): Promise<string> => import("node:fs/promises").then((fs) => fs.readFile(join(DIR, name), "utf8"));
+
+/** A human report cut into the text before the first thread, each frame's text, and the text from "Loaded modules:". */
+function humanParts(report: string): { head: string; frames: string[]; modules: string } {
+  const at = report.indexOf("\nThread 0");
+  const end = report.indexOf("\nLoaded modules:");
+  const frames = report.slice(report.indexOf("\n", at + 1) + 1, end).split(/^(?=[ \d]\d {2})/m);
+  return { head: report.slice(0, at), frames, modules: report.slice(end) };
+}
+
+/**
+ * The first `n` frames of a human report and the text before them; the module list too when
+ * `modules` (its "No symbols" warnings name the modules the walk went through).
+ */
+function humanUpTo(report: string, n: number, modules: boolean): string {
+  const p = humanParts(report);
+  return [p.head, ...p.frames.slice(0, n), modules ? p.modules : ""].join("\n--\n");
+}
+
+/** The lines of a `-m` report up to the thread's frame `n`, and its frame lines from 0 to n − 1. */
+function machineUpTo(report: string, n: number): string {
+  return report
+    .split("\n")
+    .filter((l) => !/^\d+\|\d+\|/.test(l) || Number(l.split("|")[1]) < n)
+    .join("\n");
+}
+
+let oldFormatStore = "";
+beforeAll(() => {
+  // The older-form file in a symbol-store layout of its own.
+  oldFormatStore = mkdtempSync(join(tmpdir(), "inline-old-format-"));
+  cpSync(join(DIR, "linux_inline.old-format.sym"), join(oldFormatStore, "linux_inline/BBA6FA10B8AAB33D00000000000000000/linux_inline.sym"));
+});
+
+describe("Breakpad's inline frames, byte for byte", () => {
+  const cases: [string, () => string[], string, number, boolean][] = [
+    ["current INLINE records", () => [SYMBOLS], "linux_inline", 8, true],
+    ["older INLINE records", () => [oldFormatStore], "linux_inline.old-format", 8, true],
+    ["crafted caller-frame records", () => [SYMBOLS, CRAFTED], "linux_inline.crafted", 14, false],
+  ];
+  for (const [what, symbols, expected, compared, modules] of cases) {
+    it(`${what}: walk --format breakpad and breakpad-m`, async () => {
+      const dirs = symbols().flatMap((d) => ["--symbols", d]);
+      const human = await cli("walk", DUMP, ...dirs, "--format", "breakpad");
+      expect(human.code, human.err).toBe(0);
+      expect(humanUpTo(human.out, compared, modules)).toBe(humanUpTo(await read(`${expected}.stackwalk.out`), compared, modules));
+      const machine = await cli("walk", DUMP, ...dirs, "--format", "breakpad-m");
+      expect(machineUpTo(machine.out, compared)).toBe(machineUpTo(await read(`${expected}.stackwalk.machine_readable.out`), compared));
+    });
+
+    it(`${what}: minidump-stackwalk and minidump-stackwalk -m`, async () => {
+      const human = await cli("minidump-stackwalk", DUMP, ...symbols());
+      expect(human.code, human.err).toBe(0);
+      expect(humanUpTo(human.out, compared, modules)).toBe(humanUpTo(await read(`${expected}.stackwalk.out`), compared, modules));
+      const machine = await cli("minidump-stackwalk", "-m", DUMP, ...symbols());
+      expect(machineUpTo(machine.out, compared)).toBe(machineUpTo(await read(`${expected}.stackwalk.machine_readable.out`), compared));
+    });
+  }
+
+  it("the reports compared hold the inline frames", async () => {
+    const p = humanParts(await read("linux_inline.stackwalk.out"));
+    expect(p.frames.slice(0, 4).map((f) => f.split("\n")[0])).toEqual([
+      " 0  linux_inline!func() [linux_inline.cpp : 27 + 0x0]",
+      " 1  linux_inline!bar() [c.cpp : 32 + 0x0]",
+      " 2  linux_inline!foo() [b.cpp : 39 + 0x0]",
+      " 3  linux_inline!main [a.cpp : 42 + 0x0]",
+    ]);
+    expect((await read("linux_inline.crafted.stackwalk.out")).match(/Found by: inline record/g)).toHaveLength(10);
+  });
+});
