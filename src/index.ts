@@ -3,6 +3,7 @@ export { InputError, type InputErrorCode, type InputLocation } from "./errors.js
 export { hex } from "./hex.js";
 export * from "./model/machine.js";
 export * from "./model/snapshot.js";
+export * from "./model/inline.js";
 export * from "./model/address.js";
 export * from "./model/stackframe.js";
 export * from "./model/fpo-data.js";
@@ -54,6 +55,8 @@ export {
   type BreakpadModule,
   type BreakpadCodeId,
   type BreakpadFunc,
+  type BreakpadInline,
+  type BreakpadInlineOrigin,
   type BreakpadLine,
   type BreakpadPublic,
   type BreakpadStackWin,
@@ -89,7 +92,7 @@ export { dumpSystemInfo, type DumpSystemInfo } from "./analysis/system-info.js";
 export { breakpadStackContents, writeBreakpadBrief } from "./render/breakpad-stack.js";
 export { renderText, renderRoles } from "./render/text.js";
 export { renderWindbg, fpoNote, windbgProcess, windbgThreadLine, type WindbgProcess, type WindbgThread } from "./render/windbg.js";
-export { locate, locateAddress, locationText, symbolize, type Location, type SymbolMatch } from "./analysis/location.js";
+export { locate, locateAddress, locationText, sourceOf, symbolize, type Location, type SymbolMatch } from "./analysis/location.js";
 export { explainWalk, explainSnapshot, MAX_DIAGRAM_WORDS, type ExplainOptions } from "./analysis/explain-walk.js";
 export { stopInWords } from "./analysis/explain-words.js";
 export { formatExplanation } from "./render/explain.js";
