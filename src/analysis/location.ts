@@ -149,6 +149,15 @@ export function locate(modules: readonly Module[], frame: Frame): Location {
   return locateAddress(modules, frame.addrPC, frame.index > 0);
 }
 
+/**
+ * An inline frame of the frame at `loc` (PC `pc`) as debuggers print it: `module!function+0xoff`,
+ * the offset from the start of the inlined range that covers the address.
+ */
+export function inlineLocationText(loc: Location, frame: InlineFrame, pc: bigint, stripExtension = false): string {
+  const name = stripExtension ? loc.module!.name.replace(/\.[^.\\/]*$/, "") : loc.module!.name;
+  return `${name}!${frame.function}+${hex(pc - loc.module!.base - frame.base)}`;
+}
+
 /** `module!function+0xoff`, `module+0xoff` or the bare address, the way debuggers print a code address. */
 export function locationText(loc: Location, pcText: string, stripExtension = false): string {
   if (loc.module === undefined) return pcText;
