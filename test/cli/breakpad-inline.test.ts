@@ -84,6 +84,17 @@ describe("Breakpad's inline frames, byte for byte", () => {
     });
   }
 
+  it("the README's example is what the command prints", async () => {
+    const readme = (await import("node:fs/promises").then((fs) => fs.readFile(join(FIXTURES, "../../README.md"), "utf8"))).split("### Inline frames")[1]!;
+    const block = readme.split("```")[1]!.replace(/^\n/, "");
+    const r = await cli("walk", DUMP, "--symbols", SYMBOLS, "--format", "breakpad");
+    expect(block.split("\n").length).toBe(11);
+    expect(r.out).toContain(block);
+    const json = await cli("walk", DUMP, "--symbols", SYMBOLS, "--format", "json");
+    expect(json.out.replace(/\s+/g, " ")).toContain(`"file": "a.cpp", "line": 42, "inlines": [ { "function": "func()", "file": "linux_inline.cpp", "line": 27 }, {`);
+    expect((await cli("walk", DUMP, "--symbols", SYMBOLS, "--format", "windbg")).out).toContain("\n(Inline Function) --------`-------- linux_inline!func()+0x633\n");
+  });
+
   it("the reports compared hold the inline frames", async () => {
     const p = humanParts(await read("linux_inline.stackwalk.out"));
     expect(p.frames.slice(0, 4).map((f) => f.split("\n")[0])).toEqual([
