@@ -37,6 +37,7 @@ export { lookupAddress } from "./unwind/lookup-address.js";
 export { arm64ModuleCfi, arm64PlanRules, type Arm64PlanRules } from "./arch/arm64/cfi-from-unwind.js";
 export { compareWithTruth, type TruthComparison, type TruthDifference } from "./walk/compare.js";
 export * from "./walk/stackwalk64.js";
+export * from "./walk/stackwalk64-inline.js";
 export { parseVector, formatVector, VECTOR_FORMAT, type Vector } from "./formats/vector.js";
 export { parseSweep, formatSweep, replaySweep, SWEEP_FORMAT, type Sweep, type SweepStep, type MemoryWrite } from "./formats/sweep.js";
 export { parseJsonInput, type JsonInput } from "./formats/input.js";
