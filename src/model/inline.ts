@@ -28,6 +28,14 @@ export interface InlineSite {
   callFile?: string;
   /** The module-relative address ranges of the inlined code, as (start, size) pairs. */
   ranges: readonly (readonly [start: bigint, size: bigint])[];
+  /**
+   * Where the looked-up address is inside the inlined function, when the source records it per
+   * site (a PDB's binary annotations); otherwise the line record (innermost) or the call site of
+   * the site inside (the others) gives it.
+   */
+  line?: number;
+  /** The file of {@link line}. */
+  file?: string;
 }
 
 /** The inline sites of one function, looked up by address. */
@@ -75,6 +83,10 @@ export function inlineChain(sites: readonly InlineSite[], rva: bigint, line: Sou
   const frames: InlineFrame[] = [];
   for (const site of sites) {
     const frame: InlineFrame = { trust: "inline", function: site.function, base: rangeStart(site, rva), site };
+    if (site.line !== undefined) {
+      file = site.file;
+      at = site.line;
+    }
     if (file !== undefined) frame.file = file;
     if (at !== undefined) frame.line = at;
     frames.push(frame);
