@@ -90,3 +90,17 @@ describe("PDB inline sites against llvm-symbolizer-14 --inlining", () => {
     });
   }
 });
+
+describe("damaged inline data", () => {
+  it("is a typed error where it is read, which parsePdb turns into no inline frames; annotations never throw", async () => {
+    const { readIpiNames, readModuleLines, readProcedureSites, decodeAnnotations } = await import("../../src/formats/pdb/inline.js");
+    const { InputError } = await import("../../src/errors.js");
+    expect(() => readIpiNames(new Uint8Array(10))).toThrow(InputError);
+    expect(() => readProcedureSites(new Uint8Array([8, 0, 0x4d, 0x11]), 0, 4)).toThrow(InputError);
+    expect(() => readModuleLines(new Uint8Array([0xf2, 0, 0, 0, 0xff, 0, 0, 0]), 0, 8)).toThrow(InputError);
+    for (let seed = 0; seed < 200; seed++) {
+      const bytes = Uint8Array.from({ length: 24 }, (_, i) => (seed * 131 + i * 197) & 0xff);
+      expect(() => decodeAnnotations(bytes)).not.toThrow();
+    }
+  });
+});

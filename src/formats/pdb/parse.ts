@@ -120,18 +120,22 @@ export function parsePdb(bytes: Uint8Array): Pdb {
       // The symbols start after the 4-byte CodeView signature (CV_SIGNATURE_C13 = 4).
       if (m.symByteSize >= 4) readSymbols(b, 4, m.symByteSize, raw);
       if (m.symByteSize < 4) return;
-      const procedures = readProcedureSites(b, 4, m.symByteSize).filter((p) => p.sites.length > 0);
-      if (procedures.length === 0) return;
-      const linesAt = m.symByteSize + m.c11ByteSize;
-      if (linesAt + m.c13ByteSize > b.byteLength) {
-        throw new InputError("truncated", `C13ByteSize ${m.c13ByteSize} runs past the ${b.byteLength}-byte module stream`, { offset: linesAt });
-      }
-      inlineModules.push({ procedures, lines: readModuleLines(b, linesAt, linesAt + m.c13ByteSize) });
+      // Inline data is optional: a module whose inline records or line data cannot be read has no inline frames.
+      optionalInline(() => {
+        const procedures = readProcedureSites(b, 4, m.symByteSize).filter((p) => p.sites.length > 0);
+        if (procedures.length === 0) return;
+        const linesAt = m.symByteSize + m.c11ByteSize;
+        if (linesAt + m.c13ByteSize > b.byteLength) {
+          throw new InputError("truncated", `C13ByteSize ${m.c13ByteSize} runs past the ${b.byteLength}-byte module stream`, { offset: linesAt });
+        }
+        inlineModules.push({ procedures, lines: readModuleLines(b, linesAt, linesAt + m.c13ByteSize) });
+      });
     });
   }
   // The IPI stream (4) names the inlined functions; `/names` names the files.
-  const ipiNames = inlineModules.length > 0 && streamCount > 4 && msf.streams[4]!.size > 0 ? withStream(msf, 4, "IPI stream", readIpiNames) : new Map<number, string>();
-  const fileNames = inlineModules.length > 0 && infoStream.names !== undefined ? withStream(msf, infoStream.names, "/names", readNamesBuffer) : undefined;
+  const ipiNames =
+    (inlineModules.length > 0 && streamCount > 4 && msf.streams[4]!.size > 0 ? optionalInline(() => withStream(msf, 4, "IPI stream", readIpiNames)) : undefined) ?? new Map<number, string>();
+  const fileNames = inlineModules.length > 0 && infoStream.names !== undefined ? optionalInline(() => withStream(msf, infoStream.names!, "/names", readNamesBuffer)) : undefined;
 
   // Where the DBI stream starts in the file: its debug header names the section header stream.
   const dbiRef = msf.streams[STREAM_DBI]!;
@@ -170,6 +174,16 @@ function namesString(buffer: Uint8Array | undefined, offset: number): string | u
   if (buffer === undefined || offset >= buffer.byteLength) return undefined;
   const nul = buffer.subarray(offset).indexOf(0);
   return utf8.decode(buffer.subarray(offset, nul < 0 ? buffer.byteLength : offset + nul));
+}
+
+/** What `read` returns, or undefined when it throws InputError: for the optional inline data, whose damage leaves the rest of the PDB usable. */
+function optionalInline<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (e) {
+    if (e instanceof InputError) return undefined;
+    throw e;
+  }
 }
 
 /** Converts raw symbols to RVAs, drops data publics, sorts, and merges public/procedure pairs. */
