@@ -110,3 +110,12 @@ describe("INLINE and INLINE_ORIGIN records", () => {
     expect(chainAt(plain, 0x161b6)).toEqual(chainAt(sym, 0x161b6));
   });
 });
+
+describe("hostile INLINE records", () => {
+  it("a range repeated 20,000 times nests at most 256 deep (without the cap, each record would descend through all before it)", () => {
+    const text = `${HEAD}FUNC 100 100 0 f\n${"INLINE 0 1 0 0 100 10\n".repeat(20_000)}`;
+    const sym = parseBreakpadSym(text);
+    const f = breakpadSymbols(sym)[0]!;
+    expect(f.inlines!.at(0x105n)).toHaveLength(257);
+  });
+});

@@ -14,6 +14,9 @@
  * inside it, sorted by high. Nodes are numbers indexing arrays of numbers, and a level is an array
  * of node numbers, made only for a node that gets children (most get none).
  */
+/** The deepest a map with equal ranges nests. */
+export const MAX_NESTING = 256;
+
 export class ContainedRanges {
   private readonly base: number[] = [];
   private readonly high: number[] = [];
@@ -23,7 +26,11 @@ export class ContainedRanges {
   /** The value stored with each node. */
   private readonly entry: number[] = [];
 
-  /** `allowEqual`: a range equal to a stored one goes inside it instead of being refused. */
+  /**
+   * `allowEqual`: a range equal to a stored one goes inside it instead of being refused; then a
+   * range that would nest deeper than {@link MAX_NESTING} levels is refused too (no compiler
+   * inlines that deep; a file that repeats one range a million times must not take quadratic time).
+   */
   constructor(private readonly allowEqual = false) {}
 
   /** Stores [base, base + size) and reports whether it was stored (one function: it runs for every STACK WIN record). */
@@ -35,7 +42,8 @@ export class ContainedRanges {
     const children = this.children;
     const node = bases.length;
     let level = this.root;
-    for (;;) {
+    for (let depth = 0; ; depth++) {
+      if (this.allowEqual && depth > MAX_NESTING) return false;
       // Records usually come sorted: past every stored range, a new last range at this level;
       // inside the last one, a level down (the searches below would find the same).
       const last = level[level.length - 1];
