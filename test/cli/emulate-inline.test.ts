@@ -16,7 +16,7 @@ import { breakpadSymbols, parseBreakpadSym } from "../../src/formats/breakpad-sy
 import { parseVector } from "../../src/formats/vector.js";
 import { inlineChain } from "../../src/model/inline.js";
 import { cli } from "../support/cli.js";
-import { FIXTURES } from "../support/fixtures.js";
+import { FIXTURES, fixtureBytes } from "../support/fixtures.js";
 import { parseWalkJson } from "../support/walk-schema.js";
 
 const DIR = join(FIXTURES, "pdb-inline");
@@ -28,7 +28,7 @@ const CASES: [string, bigint, string[]][] = [
 /** The symbolizer's answers: address → frames as `function file:line`, innermost first. */
 function symbolizer(target: string): Map<bigint, string[]> {
   const out = new Map<bigint, string[]>();
-  for (const block of readFileSync(join(DIR, target, "symbolizer.txt"), "utf8").split("\n\n")) {
+  for (const block of new TextDecoder().decode(fixtureBytes(`pdb-inline/${target}/symbolizer.txt`)).split("\n\n")) {
     const lines = block.split("\n").filter((l) => l !== "");
     if (lines.length === 0) continue;
     const frames: string[] = [];

@@ -17,7 +17,7 @@ import { formatBreakpadSym } from "../../src/formats/breakpad-sym-write.js";
 import { parsePdb } from "../../src/formats/pdb.js";
 import { inlineChain } from "../../src/model/inline.js";
 import type { ModuleSymbol } from "../../src/model/snapshot.js";
-import { FIXTURES } from "../support/fixtures.js";
+import { FIXTURES, fixtureBytes } from "../support/fixtures.js";
 
 const DIR = join(FIXTURES, "pdb-inline");
 const TARGETS: [string, bigint][] = [
@@ -28,7 +28,7 @@ const TARGETS: [string, bigint][] = [
 /** The symbolizer's answers: address → frames as `function file:line`, innermost first. */
 function symbolizer(target: string): Map<bigint, string[]> {
   const out = new Map<bigint, string[]>();
-  for (const block of readFileSync(join(DIR, target, "symbolizer.txt"), "utf8").split("\n\n")) {
+  for (const block of new TextDecoder().decode(fixtureBytes(`pdb-inline/${target}/symbolizer.txt`)).split("\n\n")) {
     const lines = block.split("\n").filter((l) => l !== "");
     if (lines.length === 0) continue;
     const frames: string[] = [];
