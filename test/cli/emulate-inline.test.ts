@@ -2,10 +2,9 @@
  * Inline frames of emulated break dumps (test/fixtures/pdb-inline: inline-deep.c by clang-14 -O2
  * for x86 and x64, and llvm-symbolizer-14 --inlining's answer for every byte of its code):
  * `stackwalk emulate X.exe --break ADDR... --dmp` writes the module's .sym with INLINE records
- * from the PDB; `stackwalk walk` of each dump (its symbols from that store) prints, for the frame
- * at the break, the symbolizer's inline frames and frame; and for every frame of the emulator's
- * ground truth, the chain the written .sym gives at the frame's lookup address (the PC, return
- * address − 1 for callers) is the symbolizer's there.
+ * from the PDB; `stackwalk walk` of each dump (its symbols from that store) finds the emulator's
+ * ground-truth frames and prints for each the symbolizer's inline frames and frame at its lookup
+ * address (the PC, return address − 1 for callers); and so does the written .sym read directly.
  */
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -62,14 +61,19 @@ describe("inline frames of emulated break dumps", () => {
       let frames = 0;
       let inlineFrames = 0;
       for (const dump of dumps) {
-        // The frame at the break, as the walk prints it (its symbols from the store beside the dump).
-        const walked = parseWalkJson((await cli("walk", dump, "--format", "json")).out).threads[0].frames[0];
-        const pc = BigInt(walked.addrPC);
-        const printed = [...(walked.inlines ?? []).map((i: { function: string; file: string; line: number }) => `${i.function} ${i.file}:${i.line}`), `${walked.function} ${walked.file}:${walked.line}`];
-        expect(printed, `${dump} frame 0`).toEqual(truth.get(pc));
-        // Every frame of the emulator's truth, at its lookup address.
         const vector = parseVector(readFileSync(dump.replace(/\.dmp$/, ".json"), "utf8"));
-        vector.threads[0]!.truth!.forEach((t, k) => {
+        const truthFrames = vector.threads[0]!.truth!;
+        // Every frame the walk prints (its symbols from the store beside the dump), at its lookup address.
+        const walked = parseWalkJson((await cli("walk", dump, "--format", "json")).out).threads[0].frames;
+        expect(walked.map((f: { addrPC: string }) => BigInt(f.addrPC)), dump).toEqual(truthFrames.map((t) => t.pc));
+        walked.forEach((w: { addrPC: string; function: string; file: string | null; line: number | null; inlines: { function: string; file: string; line: number }[] | null }, k: number) => {
+          const lookup = k === 0 ? BigInt(w.addrPC) : BigInt(w.addrPC) - 1n;
+          const expected = truth.get(lookup)!;
+          const printed = w.inlines === null ? [w.function] : [...w.inlines.map((i) => `${i.function} ${i.file}:${i.line}`), `${w.function} ${w.file}:${w.line}`];
+          expect(printed, `${dump} frame ${k}`).toEqual(w.inlines === null ? [expected[0]!.split(" ")[0]!] : expected);
+        });
+        // The same from the written .sym, at every frame of the emulator's truth.
+        truthFrames.forEach((t, k) => {
           const lookup = k === 0 ? t.pc : t.pc - 1n;
           const rva = lookup - base;
           const func = funcs.find((f) => f.rva <= rva && rva - f.rva < f.size!)!;
