@@ -84,6 +84,19 @@ describe("Breakpad's inline frames, byte for byte", () => {
     });
   }
 
+  it("minidump-stackwalk -b: the crashed thread's frame lines of Breakpad's reports, inline frames included", async () => {
+    for (const [symbols, expected, compared] of [
+      [[SYMBOLS], "linux_inline", 8],
+      [[SYMBOLS, CRAFTED], "linux_inline.crafted", 14],
+    ] as const) {
+      const r = await cli("minidump-stackwalk", "-b", DUMP, ...symbols);
+      expect(r.code, r.err).toBe(0);
+      const lines = (text: string): string[] => text.split("\n").filter((l) => /^[ \d]\d {2}/.test(l)).slice(0, compared);
+      expect(lines(r.out)).toEqual(lines(humanParts(await read(`${expected}.stackwalk.out`)).frames.join("")));
+      expect(r.out.startsWith("Thread 0 (crashed)\n")).toBe(true);
+    }
+  });
+
   it("the README's example is what the command prints", async () => {
     const readme = (await import("node:fs/promises").then((fs) => fs.readFile(join(FIXTURES, "../../README.md"), "utf8"))).split("### Inline frames")[1]!;
     const block = readme.split("```")[1]!.replace(/^\n/, "");
