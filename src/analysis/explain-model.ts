@@ -46,8 +46,16 @@ export interface ExplainedFrame {
   location: string;
   /** The function name alone, when symbols give one. */
   functionName?: string;
-  /** The source file and line of the PC (a .sym file's line record covering it), when symbols give one. */
+  /**
+   * The source file and line of the PC (a .sym file's line record covering it; with inline
+   * frames, the outermost inlined call's site), when symbols give one.
+   */
   source?: { file: string; line: number };
+  /**
+   * The calls inlined at the PC, innermost first: virtual frames shown before this one. They have
+   * no registers and no stack of their own; they live in this frame's stack area.
+   */
+  inlines?: ExplainedInline[];
   /**
    * How this frame was found from the frame below it, in plain words with addresses and values,
    * one sentence per line (frame 0: where the context came from).
@@ -59,6 +67,15 @@ export interface ExplainedFrame {
   weaker?: string;
   /** Whether the frame equals the input's ground truth at this depth, when the input has one. */
   truth?: "exact" | "differs" | "extra";
+}
+
+/** An inline frame of an explained frame. */
+export interface ExplainedInline {
+  /** `module!function+0x1f`, the offset from the start of the inlined code that covers the PC. */
+  location: string;
+  functionName: string;
+  /** The innermost one's line record, an outer one's call site of the call inside it. */
+  source?: { file: string; line: number };
 }
 
 /** One word of a stack, as a diagram shows it. */

@@ -17,9 +17,9 @@ import { compareWithTruth } from "../walk/compare.js";
 import type { Frame, Walk } from "../walk/frame.js";
 import { archWalker, type WalkerName } from "../walk/registry.js";
 import { walkThread } from "../walk/walk.js";
-import type { ExplainedFrame, ExplainedRead, ExplainedWalk, ReadRole, StackArea, StackWord } from "./explain-model.js";
+import type { ExplainedFrame, ExplainedInline, ExplainedRead, ExplainedWalk, ReadRole, StackArea, StackWord } from "./explain-model.js";
 import { contextLines, howLines, indexWeaker, registerName, stopInWords, weakerText } from "./explain-words.js";
-import { locate, locationText } from "./location.js";
+import { inlineLocationText, locate, locationText, sourceOf } from "./location.js";
 
 /** Options of {@link explainWalk}. */
 export interface ExplainOptions {
@@ -92,7 +92,15 @@ export function explainWalk(snapshot: Snapshot, thread: ThreadSnapshot, options:
     const loc = locate(snapshot.modules, frame);
     const e: ExplainedFrame = { index: i, frame, location: locationText(loc, a(frame.addrPC)), how: [], reads: [] };
     if (loc.function !== undefined) e.functionName = loc.function;
-    if (loc.line?.file !== undefined) e.source = { file: loc.line.file, line: loc.line.line };
+    const source = sourceOf(loc);
+    if (source?.file !== undefined) e.source = { file: source.file, line: source.line };
+    if (loc.inlines !== undefined) {
+      e.inlines = loc.inlines.map((inline): ExplainedInline => {
+        const x: ExplainedInline = { location: inlineLocationText(loc, inline, frame.addrPC), functionName: inline.function };
+        if (inline.file !== undefined) x.source = { file: inline.file, line: inline.line ?? 0 };
+        return x;
+      });
+    }
     return e;
   });
   const readsByFrame = groupReads(recorder.reads);

@@ -10,6 +10,7 @@
  * the address, within its size when it has one.
  */
 import { hex } from "../hex.js";
+import { inlineChain, type InlineFrame } from "../model/inline.js";
 import { moduleAt, type Module, type ModuleSymbol, type SourceLine } from "../model/snapshot.js";
 import type { Frame } from "../walk/frame.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
@@ -29,6 +30,21 @@ export interface Location {
   line?: SourceLine;
   /** PC − the start of {@link line}. */
   lineOffset?: bigint;
+  /**
+   * The calls inlined at the lookup address, innermost first (../model/inline.ts): virtual frames
+   * shown before this one. Absent when the function has no inline site there.
+   */
+  inlines?: InlineFrame[];
+  /**
+   * With {@link inlines}: where this frame is in the source, the outermost inlined call's site
+   * (its file is the line record's when the site names none).
+   */
+  callSite?: { file?: string; line: number };
+}
+
+/** The file and line shown for a frame: the outermost inlined call's site when there are inline frames, else the line record's. */
+export function sourceOf(loc: Location): { file?: string; line: number } | undefined {
+  return loc.callSite ?? loc.line;
 }
 
 /** Finds the module, function and source line of a code address; `isReturnAddress` for caller frames. */
@@ -46,6 +62,15 @@ export function locateAddress(modules: readonly Module[], pc: bigint, isReturnAd
       loc.line = match.line;
       loc.lineOffset = pc - module.base - match.line.rva;
     }
+    const sites = match.symbol.inlines;
+    if (sites !== undefined) {
+      const rva = at - module.base;
+      const chain = inlineChain(sites.at(rva), rva, match.line);
+      if (chain !== undefined) {
+        loc.inlines = chain.frames;
+        loc.callSite = chain.file === undefined ? { line: chain.line } : { file: chain.file, line: chain.line };
+      }
+    }
   }
   return loc;
 }
@@ -53,6 +78,15 @@ export function locateAddress(modules: readonly Module[], pc: bigint, isReturnAd
 /** Finds the module and function of a frame. */
 export function locate(modules: readonly Module[], frame: Frame): Location {
   return locateAddress(modules, frame.addrPC, frame.index > 0);
+}
+
+/**
+ * An inline frame of the frame at `loc` (PC `pc`) as debuggers print it: `module!function+0xoff`,
+ * the offset from the start of the inlined range that covers the address.
+ */
+export function inlineLocationText(loc: Location, frame: InlineFrame, pc: bigint, stripExtension = false): string {
+  const name = stripExtension ? loc.module!.name.replace(/\.[^.\\/]*$/, "") : loc.module!.name;
+  return `${name}!${frame.function}+${hex(pc - loc.module!.base - frame.base)}`;
 }
 
 /** `module!function+0xoff`, `module+0xoff` or the bare address, the way debuggers print a code address. */

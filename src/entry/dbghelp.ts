@@ -6,6 +6,7 @@
  * Like the root entry it runs in a browser (no Node built-ins). Re-exports only.
  */
 export * from "../walk/stackwalk64.js";
+export * from "../walk/stackwalk64-inline.js";
 export * from "../model/stackframe.js";
 export * from "../model/address.js";
 export * from "../model/context.js";

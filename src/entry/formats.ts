@@ -7,6 +7,7 @@
  */
 export type * from "../model/snapshot.js";
 export { isWindows, moduleAt, symbolAt } from "../model/snapshot.js";
+export * from "../model/inline.js";
 export type { MemoryReader } from "../memory/reader.js";
 export { readU32, readU64, readPointer } from "../memory/reader.js";
 export { RegionMemory, type MemoryRegion } from "../memory/region-memory.js";
@@ -25,6 +26,8 @@ export {
   STACK_WIN_TYPE,
   MAX_MALFORMED_LINES,
   type BreakpadSymbols,
+  type BreakpadInline,
+  type BreakpadInlineOrigin,
   type BreakpadSymOptions,
   type BreakpadModule,
   type BreakpadCodeId,

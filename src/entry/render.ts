@@ -10,7 +10,7 @@ export { dumpSystemInfo, type DumpSystemInfo } from "../analysis/system-info.js"
 export { breakpadStackContents, writeBreakpadBrief } from "../render/breakpad-stack.js";
 export { renderText, renderRoles } from "../render/text.js";
 export { renderWindbg, fpoNote, windbgProcess, windbgThreadLine, type WindbgProcess, type WindbgThread } from "../render/windbg.js";
-export { locate, locateAddress, locationText, symbolize, type Location, type SymbolMatch } from "../analysis/location.js";
+export { locate, locateAddress, locationText, sourceOf, symbolize, type Location, type SymbolMatch } from "../analysis/location.js";
 export { explainWalk, explainSnapshot, MAX_DIAGRAM_WORDS, type ExplainOptions } from "../analysis/explain-walk.js";
 export { stopInWords } from "../analysis/explain-words.js";
 export { formatExplanation } from "../render/explain.js";

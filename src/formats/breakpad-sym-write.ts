@@ -4,7 +4,12 @@
  *
  *     MODULE windows x86|x86_64 <debug id> <debug file>
  *     INFO CODE_ID <TimeDateStamp %08X><SizeOfImage %x> <code file>
+ *     FILE <number> <name>                               the files of the inline data
+ *     INLINE_ORIGIN <id> <name>                          the inlined functions
  *     FUNC [m] <rva> <size> <param size> <name>          symbols with a size
+ *     INLINE <depth> <call line> <call file> <origin> <rva> <size>...
+ *                                                        a FUNC's inlined calls ({@link inlineRecords})
+ *     <rva> <size> <line> <file>                         a FUNC with inline sites: the innermost line
  *     PUBLIC [m] <rva> <param size> <name>               symbols without one
  *     STACK WIN <cbFrame> <rva> <size> <prolog> 0 <params> <saved regs> <locals> 0 0 <fUseBP>
  *                                                        one per FPO_DATA record
@@ -33,6 +38,7 @@ import { InputError } from "../errors.js";
 import type { MemoryReader } from "../memory/reader.js";
 import { FRAME_FPO, FRAME_NONFPO, type FpoData } from "../model/fpo-data.js";
 import type { Machine } from "../model/machine.js";
+import { inlineChain } from "../model/inline.js";
 import type { Module, ModuleSymbol } from "../model/snapshot.js";
 import { STACK_WIN_TYPE, symbolStorePath, type BreakpadStackCfi } from "./breakpad-sym.js";
 import type { FrameData } from "./frame-data.js";
@@ -141,11 +147,21 @@ export function* breakpadSymLines(input: SymFileInput): Generator<string> {
   const groups = byAddress(input.symbols ?? []);
   const name = (s: ModuleSymbol): string => lastField(s.name) || "<name omitted>";
   const paramOf = (rva: bigint): string => hexField(rva <= BigInt(U32_MAX) ? (params.get(Number(rva)) ?? 0) : 0, "parameter size", U32_MAX);
+  // FUNCs with inline sites: their INLINE and line records, with the FILE and INLINE_ORIGIN numbers they use, first.
+  const numbers = { files: new Map<string, number>(), origins: new Map<string, number>() };
+  const inlines = new Map<ModuleSymbol, string[]>();
+  for (const group of groups) {
+    const first = group.find((s) => s.size !== undefined);
+    if (first?.inlines !== undefined) inlines.set(first, inlineRecords(first, numbers));
+  }
+  for (const [file, n] of numbers.files) yield `FILE ${n} ${lastField(file)}`;
+  for (const [origin, n] of numbers.origins) yield `INLINE_ORIGIN ${n} ${lastField(origin) || "<name omitted>"}`;
   for (const group of groups) {
     const sized = group.filter((s) => s.size !== undefined);
     if (sized.length === 0) continue;
     const first = sized[0]!;
     yield `FUNC ${sized.length > 1 ? "m " : ""}${hexField(first.rva, "FUNC address")} ${hexField(first.size!, "FUNC size")} ${paramOf(first.rva)} ${name(first)}`;
+    yield* inlines.get(first) ?? [];
   }
   for (const group of groups) {
     const bare = group.filter((s) => s.size === undefined);
@@ -175,6 +191,78 @@ export function* breakpadSymLines(input: SymFileInput): Generator<string> {
     yield `STACK CFI INIT ${h(r.address, "STACK CFI start")} ${h(r.size, "STACK CFI size")} ${lastField(r.init)}`;
     for (const d of r.deltas) yield `STACK CFI ${h(d.address, "STACK CFI address")} ${lastField(d.rules)}`;
   }
+}
+
+/** The largest FUNC whose inline sites are written byte by byte. */
+const MAX_INLINE_FUNC = 1 << 20;
+
+/**
+ * A FUNC's inline sites as INLINE records and line records, worked out byte by byte from its
+ * inline chain at each address (../model/inline.ts): a run of bytes with the same call at a
+ * depth (function, call file and line, and every call outside it) is one INLINE record of that
+ * depth, written after the record it lies in; a run with the same innermost position is one
+ * line record. Read back, the records give the chain the sites give at every byte, whatever
+ * their source (a PDB's annotations). A FUNC larger than 1 MiB is written without them.
+ */
+function inlineRecords(func: ModuleSymbol, numbers: { files: Map<string, number>; origins: Map<string, number> }): string[] {
+  const sites = func.inlines!;
+  const size = func.size ?? 0n;
+  if (size === 0n || size > BigInt(MAX_INLINE_FUNC)) return [];
+  const number = (map: Map<string, number>, key: string): number => {
+    let n = map.get(key);
+    if (n === undefined) map.set(key, (n = map.size));
+    return n;
+  };
+  interface Run {
+    depth: number;
+    key: string;
+    start: number;
+    end: number;
+    text: string;
+  }
+  const open: Run[] = [];
+  const done: Run[] = [];
+  const lines: string[] = [];
+  let lineKey = "";
+  let lineStart = 0;
+  const closeLine = (at: number): void => {
+    if (lineKey !== "") lines.push(`${(Number(func.rva) + lineStart).toString(16)} ${(at - lineStart).toString(16)} ${lineKey}`);
+  };
+  const n = Number(size);
+  for (let i = 0; i <= n; i++) {
+    const rva = func.rva + BigInt(i);
+    const chain = i < n ? inlineChain(sites.at(rva), rva, undefined) : undefined;
+    // Outermost first: each depth's key holds the calls outside it, so a run never crosses its parent's.
+    const frames = chain === undefined ? [] : [...chain.frames].reverse();
+    let prefix = "";
+    const keys = frames.map((f) => {
+      const site = f.site;
+      const callFile = site.callFile === undefined ? -1 : number(numbers.files, site.callFile);
+      const origin = number(numbers.origins, site.function);
+      const text = `${site.callLine} ${callFile} ${origin}`;
+      prefix += `|${text}`;
+      return { key: prefix, text };
+    });
+    let d = 0;
+    while (d < open.length && d < keys.length && open[d]!.key === keys[d]!.key) d++;
+    for (const run of open.splice(d)) {
+      run.end = i;
+      done.push(run);
+    }
+    for (let k = d; k < keys.length; k++) open.push({ depth: k, key: keys[k]!.key, start: i, end: i, text: keys[k]!.text });
+    const inner = chain?.frames[0];
+    const key = inner?.line === undefined ? "" : `${inner.line} ${inner.file === undefined ? 0 : number(numbers.files, inner.file)}`;
+    if (key !== lineKey || i === n) {
+      closeLine(i);
+      lineKey = key;
+      lineStart = i;
+    }
+  }
+  // Each record after the one it lies in: by start, the outer one first.
+  done.sort((a, b) => a.start - b.start || a.depth - b.depth);
+  const base = Number(func.rva);
+  const records = done.map((r) => `INLINE ${r.depth} ${r.text} ${(base + r.start).toString(16)} ${(r.end - r.start).toString(16)}`);
+  return [...records, ...lines];
 }
 
 /** A whole `.sym` file: {@link breakpadSymLines}, each ended by LF. */

@@ -1,8 +1,10 @@
 /**
  * Breakpad `.sym` text symbol files (minidump.md §7) and their `STACK WIN` records (x86-fpo.md
- * §5.1). The parser reads MODULE, INFO, FILE, FUNC with its line records, PUBLIC, STACK WIN and
- * STACK CFI records; INLINE, INLINE_ORIGIN and unknown record kinds are counted and skipped, as
- * Breakpad skips them. It runs over plain bytes or text (no Node APIs) and can be fed in chunks.
+ * §5.1). The parser reads MODULE, INFO, FILE, FUNC with its line records and INLINE records,
+ * INLINE_ORIGIN, PUBLIC, STACK WIN and STACK CFI records; unknown record kinds are counted and
+ * skipped, as Breakpad skips them. INLINE and INLINE_ORIGIN records are read in both forms
+ * dump_syms has written (breakpad-sym/inline-records.ts); one Breakpad refuses is left out and
+ * counted, never thrown, since Breakpad does not count it against the file. It runs over plain bytes or text (no Node APIs) and can be fed in chunks.
  *
  * Lines end at LF, CR or CR LF; empty lines are skipped but still counted. Fields are separated by
  * spaces, and the last field of MODULE, FILE, FUNC, PUBLIC, STACK WIN and STACK CFI is the rest of
@@ -32,6 +34,8 @@ export {
   STACK_WIN_TYPE,
   type BreakpadCodeId,
   type BreakpadFunc,
+  type BreakpadInline,
+  type BreakpadInlineOrigin,
   type BreakpadLine,
   type BreakpadModule,
   type BreakpadPublic,
@@ -42,6 +46,7 @@ export {
 export { BreakpadSymParser, symTables } from "./breakpad-sym/parser.js";
 export { breakpadFpoData, breakpadFrameData, stackWinToFpoData, stackWinToFrameData } from "./breakpad-sym/convert.js";
 export { breakpadSymbols } from "./breakpad-sym/module-symbols.js";
+export { breakpadInlineSites, NAME_OMITTED } from "./breakpad-sym/inline-sites.js";
 
 /** Parses a whole `.sym` file given as UTF-8 bytes or as text; throws {@link InputError} on a malformed line. */
 export function parseBreakpadSym(input: Uint8Array | string, options: BreakpadSymOptions = {}): BreakpadSymbols {

@@ -281,7 +281,11 @@ function attachOne(module: Module, memory: MemoryReader, file: SymbolFile, optio
       warnings.push(`${origin}: no function names: ${e.message}`);
     }
     if (!keepNames && names.length > 0) {
-      next.symbols = names.map((s): ModuleSymbol => (s.size === undefined ? { name: s.name, rva: BigInt(s.rva) } : { name: s.name, rva: BigInt(s.rva), size: BigInt(s.size) }));
+      next.symbols = names.map((s): ModuleSymbol => {
+        const symbol: ModuleSymbol = s.size === undefined ? { name: s.name, rva: BigInt(s.rva) } : { name: s.name, rva: BigInt(s.rva), size: BigInt(s.size) };
+        if (s.inlines !== undefined) symbol.inlines = s.inlines;
+        return symbol;
+      });
     }
     return { module: next, detail: `unwind records from ${origin}`, warnings };
   }

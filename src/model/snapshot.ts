@@ -6,6 +6,7 @@ import type { MemoryReader } from "../memory/reader.js";
 import type { AddressRange } from "../memory/window-memory.js";
 import type { FpoData } from "./fpo-data.js";
 import type { FrameData } from "./frame-data.js";
+import type { InlineSites } from "./inline.js";
 import type { Machine } from "./machine.js";
 import type { BreakpadStackCfi } from "./stack-cfi.js";
 
@@ -29,6 +30,8 @@ export interface ModuleSymbol {
   paramSize?: number;
   /** A FUNC's line records, sorted by rva: each covers [rva, rva + size) of source line `line` in `file`. */
   lines?: SourceLine[];
+  /** The calls inlined into a FUNC (Breakpad INLINE records, a PDB's inline sites), when the source has any. */
+  inlines?: InlineSites;
 }
 
 /** One line record of a function (module-relative). */

@@ -18,7 +18,7 @@ import { WindowMemory } from "../memory/window-memory.js";
 import { moduleAt, type Module, type Snapshot } from "../model/snapshot.js";
 import type { BreakpadReport, BreakpadThread } from "../analysis/breakpad-report.js";
 import { hexDigits } from "../hex.js";
-import { breakpadCpu, breakpadRegisters, frameText, locations, printedAddress } from "./breakpad.js";
+import { breakpadCpu, breakpadRegisters, frameText, inlineFrameText, instructionOf, locations, printedAddress } from "./breakpad.js";
 import { chunked } from "./chunks.js";
 import { symbolize } from "../analysis/location.js";
 
@@ -105,7 +105,13 @@ export function writeBreakpadBrief(report: BreakpadReport, write: (text: string)
   else {
     out.push(`Thread ${t.index} (${report.crashed ? "crashed" : "requested dump, did not crash"})\n`);
     const locationOf = locations(report.modules, report.cpu);
-    for (const f of t.walk.frames) out.push(`${String(f.index).padStart(2)}  ${frameText(locationOf(f), printedAddress(report.cpu, f))}\n`);
+    // Inline frames are numbered with the others, each before its frame.
+    let number = 0;
+    for (const f of t.walk.frames) {
+      const loc = locationOf(f);
+      for (const inline of loc.inlines ?? []) out.push(`${String(number++).padStart(2)}  ${inlineFrameText(loc, inline, instructionOf(report.cpu, f))}\n`);
+      out.push(`${String(number++).padStart(2)}  ${frameText(loc, printedAddress(report.cpu, f))}\n`);
+    }
   }
   out.end();
 }

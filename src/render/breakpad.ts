@@ -5,7 +5,8 @@
  * rules map to Breakpad's "Found by:" texts (§5.4) with {@link breakpadTrust}.
  */
 import type { BreakpadCpu, BreakpadReport, BreakpadThread } from "../analysis/breakpad-report.js";
-import { locateAddress, type Location } from "../analysis/location.js";
+import { locateAddress, sourceOf, type Location } from "../analysis/location.js";
+import type { InlineFrame } from "../model/inline.js";
 import type { Module } from "../model/snapshot.js";
 import { breakpadPacMask, breakpadStripPac } from "../arch/arm64/pac.js";
 import type { Frame } from "../walk/frame.js";
@@ -154,12 +155,17 @@ function strip(text: string): string {
 
 const codeFile = (m: Module): string => fileName(m.path ?? m.name);
 
-/** The human frame text after the index: `module!function [file : line + 0xoff]` and the shorter forms (§6.1). */
+/**
+ * The human frame text after the index: `module!function [file : line + 0xoff]` and the shorter
+ * forms (§6.1). A frame with inline frames shows the outermost inlined call's site; the offset is
+ * from the line record's start (from 0 when there is none, as Breakpad's unset line base is).
+ */
 export function frameText(loc: Location, pc: bigint): string {
   if (loc.module === undefined) return hex(pc);
   const name = codeFile(loc.module);
   if (loc.function === undefined) return `${name} + ${hex(loc.moduleOffset!)}`;
-  if (loc.line?.file !== undefined) return `${name}!${loc.function} [${fileName(loc.line.file)} : ${loc.line.line} + ${hex(loc.lineOffset!)}]`;
+  const source = sourceOf(loc);
+  if (source?.file !== undefined) return `${name}!${loc.function} [${fileName(source.file)} : ${source.line} + ${hex(loc.lineOffset ?? pc)}]`;
   return `${name}!${loc.function} + ${hex(loc.functionOffset!)}`;
 }
 
@@ -167,6 +173,32 @@ export function frameText(loc: Location, pc: bigint): string {
 export function printedAddress(cpu: string, frame: Frame): bigint {
   const back = frame.index > 0 ? (breakpadCpu(cpu)?.callerBack ?? 0) : 0;
   return back === 0 ? frame.addrPC : frame.addrPC - BigInt(back);
+}
+
+/**
+ * The address Breakpad works an inline frame's offsets from: the frame's instruction, which is
+ * the return address − 1 for a caller frame on x86 and amd64, − 4 on ARM64 (Breakpad's inline
+ * frames are copies of the frame without its CPU context, so they print the instruction rather
+ * than the return address).
+ */
+export function instructionOf(cpu: string, frame: Frame): bigint {
+  if (frame.index === 0) return frame.addrPC;
+  const back = breakpadCpu(cpu)?.callerBack ?? 0;
+  return frame.addrPC - BigInt(back === 0 ? 1 : back);
+}
+
+/** The human text of an inline frame of the frame at `loc` (Breakpad's "Found by: inline record" frames). */
+export function inlineFrameText(loc: Location, frame: InlineFrame, at: bigint): string {
+  const name = codeFile(loc.module!);
+  if (frame.file !== undefined) return `${name}!${frame.function} [${fileName(frame.file)} : ${frame.line ?? 0} + ${hex(at - (loc.line === undefined ? 0n : loc.module!.base + loc.line.rva))}]`;
+  return `${name}!${frame.function} + ${hex(at - loc.module!.base - frame.base)}`;
+}
+
+/** The `-m` fields of an inline frame after the thread and frame numbers. */
+function inlineFrameFields(loc: Location, frame: InlineFrame, at: bigint): string {
+  const name = strip(codeFile(loc.module!));
+  if (frame.file !== undefined) return `${name}|${strip(frame.function)}|${strip(frame.file)}|${frame.line ?? 0}|${hex(at - (loc.line === undefined ? 0n : loc.module!.base + loc.line.rva))}`;
+  return `${name}|${strip(frame.function)}|||${hex(at - loc.module!.base - frame.base)}`;
 }
 
 /**
@@ -269,14 +301,19 @@ export function writeBreakpad(report: BreakpadReport, write: (text: string) => v
     out.push(`Thread ${t.index}${label}\n`);
     const frames = t.walk.frames;
     if (frames.length === 0) out.push(" <no frames>\n");
+    // Breakpad numbers its inline frames with the others: each comes before its frame.
+    let number = 0;
     for (const f of frames) {
       const loc = locationOf(f);
+      if (loc.inlines !== undefined) {
+        for (const inline of loc.inlines) out.push(`${String(number++).padStart(2)}  ${inlineFrameText(loc, inline, instructionOf(report.cpu, f))}\n \n    Found by: inline record\n`);
+      }
       let text = texts.get(loc);
       if (text === undefined) {
         text = frameText(loc, printedAddress(report.cpu, f));
         texts.set(loc, text);
       }
-      out.push(`${String(f.index).padStart(2)}  ${text}\n ${formatRegisterLines(breakpadRegisters(report.cpu, f, report.modules), digits)}\n    Found by: ${breakpadTrust(f)}\n`);
+      out.push(`${String(number++).padStart(2)}  ${text}\n ${formatRegisterLines(breakpadRegisters(report.cpu, f, report.modules), digits)}\n    Found by: ${breakpadTrust(f)}\n`);
       if (options.afterFrame !== undefined) out.push(options.afterFrame(t, f.index));
     }
   }
@@ -317,14 +354,17 @@ export function writeBreakpadMachineReadable(report: BreakpadReport, write: (tex
   out.push("\n");
   const locationOf = locations(report.modules, report.cpu);
   for (const t of printOrder(report)) {
+    let number = 0;
     for (const f of t.walk.frames) {
       const loc = locationOf(f);
+      if (loc.inlines !== undefined) for (const inline of loc.inlines) out.push(`${t.index}|${number++}|${inlineFrameFields(loc, inline, instructionOf(report.cpu, f))}\n`);
+      const source = sourceOf(loc);
       let fields: string;
       if (loc.module === undefined) fields = `||||${hex(printedAddress(report.cpu, f))}`;
       else if (loc.function === undefined) fields = `${strip(codeFile(loc.module))}||||${hex(loc.moduleOffset!)}`;
-      else if (loc.line?.file !== undefined) fields = `${strip(codeFile(loc.module))}|${strip(loc.function)}|${strip(loc.line.file)}|${loc.line.line}|${hex(loc.lineOffset!)}`;
+      else if (source?.file !== undefined) fields = `${strip(codeFile(loc.module))}|${strip(loc.function)}|${strip(source.file)}|${source.line}|${hex(loc.lineOffset ?? f.addrPC)}`;
       else fields = `${strip(codeFile(loc.module))}|${strip(loc.function)}|||${hex(loc.functionOffset!)}`;
-      out.push(`${t.index}|${f.index}|${fields}\n`);
+      out.push(`${t.index}|${number++}|${fields}\n`);
     }
   }
   out.end();

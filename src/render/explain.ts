@@ -17,6 +17,11 @@ export function formatExplanation(e: ExplainedWalk): string {
     if (arch.fp !== null) regs.push(`${registerName(e.machine, arch.fp)}=${a(f.frame.addrFrame)}`);
     if (arch.bstore !== null) regs.push(`${registerName(e.machine, arch.bstore)}=${a(f.frame.addrBStore)}`);
     out.push("");
+    // Inline frames first, innermost first: each is a call the compiler inlined into this frame's function.
+    for (const inline of f.inlines ?? []) {
+      out.push(`inline  ${inline.location}  [inline]${inline.source !== undefined ? `  source: ${inline.source.file}:${inline.source.line}` : ""}`);
+      out.push(`  inlined into frame ${f.index}: no registers or stack of its own; it runs in frame ${f.index}'s stack area`);
+    }
     out.push(`frame ${f.index}  ${f.location}  [${f.frame.trust}]${f.truth !== undefined ? `  truth: ${f.truth}` : ""}`);
     if (f.source !== undefined) out.push(`  source: ${f.source.file}:${f.source.line}`);
     out.push(`  ${regs.join("  ")}`);

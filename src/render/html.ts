@@ -57,6 +57,15 @@ function frameItem(e: ExplainedWalk, w: number, f: ExplainedFrame): string {
     `<h3><span class="num" style="background:${c.band}">#${f.index}</span> <span class="loc">${esc(f.location)}</span> <span class="badge trust">${esc(f.frame.trust)}</span>${truth}</h3>`,
   );
   if (f.source !== undefined) out.push(`<p class="src" title="source file and line">${esc(`${f.source.file}:${f.source.line}`)}</p>`);
+  if (f.inlines !== undefined) {
+    // Inline frames have no stack of their own: they are listed inside the frame whose stack band they share.
+    out.push(`<ol class="inlines" title="calls inlined at this PC, innermost first: they run in frame #${f.index}'s stack area">`);
+    for (const inline of f.inlines) {
+      const src = inline.source === undefined ? "" : ` <span class="src">${esc(`${inline.source.file}:${inline.source.line}`)}</span>`;
+      out.push(`<li><span class="loc">${esc(inline.location)}</span> <span class="badge trust">inline</span>${src}</li>`);
+    }
+    out.push(`</ol>`);
+  }
   out.push(`<p class="regs">${esc(registersLine(e, f))}</p>`);
   out.push(`<div class="detail">`);
   out.push(`<p class="rule">rule: <code>${esc(ruleText(f.frame.rule))}</code></p>`);

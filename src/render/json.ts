@@ -15,7 +15,7 @@ import { threadsOf, type ThreadWalk, type ThreadWalks } from "../walk/walk.js";
 import { assertionText } from "../analysis/breakpad-report.js";
 import { crashReason } from "../analysis/breakpad-crash.js";
 import { chunked, collect } from "./chunks.js";
-import { locate } from "../analysis/location.js";
+import { locate, sourceOf } from "../analysis/location.js";
 import { dumpSystemInfo } from "../analysis/system-info.js";
 
 const offset = (v: bigint): string => "0x" + v.toString(16);
@@ -73,6 +73,7 @@ function hasSymbols(m: Module): boolean {
 export function frameJson(machine: Machine, modules: readonly Module[], frame: Frame): Record<string, unknown> {
   const a = (v: bigint): string => formatAddress(machine, v);
   const loc = locate(modules, frame);
+  const source = sourceOf(loc);
   const registers: Record<string, string> = {};
   for (const [k, v] of Object.entries(frame.registers)) registers[k] = a(v);
   const moduleOffset = loc.moduleOffset === undefined ? null : offset(loc.moduleOffset);
@@ -98,8 +99,9 @@ export function frameJson(machine: Machine, modules: readonly Module[], frame: F
     moduleOffset,
     function: loc.function ?? null,
     functionOffset,
-    file: loc.line?.file ?? null,
-    line: loc.line?.line ?? null,
+    file: source?.file ?? null,
+    line: source?.line ?? null,
+    inlines: loc.inlines === undefined ? null : loc.inlines.map((f) => ({ function: f.function, file: f.file ?? null, line: f.line ?? null })),
     frame: frame.index,
     offset: a(frame.addrPC),
     module_offset: moduleOffset,

@@ -278,8 +278,11 @@ function drawColumn(plan: ColumnPlan, g: ColumnGeometry, top: number, e: Explain
     const f = k >= 0 ? e.frames[k] : undefined;
     const h = rowTop(j) - rowTop(i);
     const chars = fits(g.bandW - 10);
-    const label = k < 0 ? ["below #0"] : [`#${k} ${fitName(f?.functionName ?? f?.location ?? "", Math.max(1, chars - `#${k} `.length))}`, f?.frame.trust ?? ""];
-    const title = f === undefined ? "words below frame 0's stack pointer" : `frame ${k}: ${f.location}${sourceOf(f) !== undefined ? ` — ${sourceOf(f)}` : ""} (${f.frame.trust})`;
+    // Inline frames have no band of their own: their names go under the frame's, in its band.
+    const inlined = (f?.inlines ?? []).map((x) => `↳ inlined ${fitName(x.functionName, Math.max(1, chars - 10))}`);
+    const label = k < 0 ? ["below #0"] : [`#${k} ${fitName(f?.functionName ?? f?.location ?? "", Math.max(1, chars - `#${k} `.length))}`, f?.frame.trust ?? "", ...inlined];
+    const inlineTitle = (f?.inlines ?? []).map((x) => `; inlined here: ${x.location}${x.source !== undefined ? ` — ${x.source.file}:${x.source.line}` : ""}`).join("");
+    const title = f === undefined ? "words below frame 0's stack pointer" : `frame ${k}: ${f.location}${sourceOf(f) !== undefined ? ` — ${sourceOf(f)}` : ""} (${f.frame.trust})${inlineTitle}`;
     out.push(`<g class="band" data-frame="${k}">`);
     out.push(`<rect x="${g.x}" y="${round(rowTop(i))}" width="${g.bandW - 4}" height="${round(h)}" fill="${c.band}" stroke="${c.line}" stroke-width="1"/>`);
     out.push(`<title>${escapeXml(title)}</title>`);
@@ -520,7 +523,9 @@ export function renderSvg(e: ExplainedWalk, options: SvgOptions = {}): string {
       const truth = f.truth !== undefined ? ` · ${f.truth}` : "";
       const source = sourceOf(f);
       const label = wrap(`#${f.index} ${f.location} · ${f.frame.trust}${truth}`, fits(inner - 18));
-      const lines = source === undefined ? label : [...label, ...wrap(source, fits(inner - 18))];
+      // The frame's inline frames follow it in the list, marked as living in its band.
+      const inlined = (f.inlines ?? []).flatMap((x) => wrap(`  ↳ inlined in #${f.index}: ${x.location}${x.source !== undefined ? ` ${x.source.file}:${x.source.line}` : ""}`, fits(inner - 18)));
+      const lines = [...(source === undefined ? label : [...label, ...wrap(source, fits(inner - 18))]), ...inlined];
       const colour = f.truth === "differs" || f.truth === "extra" ? `fill="#b91c1c"` : `fill="#111827"`;
       list.push(`<g class="legend-frame" data-frame="${f.index}">`);
       list.push(`<rect x="${PAD}" y="${hy + 2}" width="12" height="12" fill="${c.band}" stroke="${c.line}"/>`);

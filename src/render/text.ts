@@ -4,7 +4,8 @@ import type { Module } from "../model/snapshot.js";
 import { ruleText } from "../unwind/rule-text.js";
 import type { ThreadWalk, ThreadWalks } from "../walk/walk.js";
 import { chunked, collect } from "./chunks.js";
-import { locate, locationText, type Location } from "../analysis/location.js";
+import { inlineLocationText, locate, locationText, sourceOf, type Location } from "../analysis/location.js";
+import type { InlineFrame } from "../model/inline.js";
 
 /** The register-role table of one or more machines, side by side when several. */
 export function renderRoles(machines: readonly Machine[] = MACHINES): string {
@@ -34,9 +35,15 @@ export function renderRoles(machines: readonly Machine[] = MACHINES): string {
   return lines.join("\n") + "\n";
 }
 
-/** ` [file:line]` for a location with a source line (a .sym file's line record), else nothing. */
+/** ` [file:line]` for a location with a source line (a .sym file's line record, or the outermost inlined call's site), else nothing. */
 export function sourceText(loc: Location): string {
-  return loc.line?.file === undefined ? "" : ` [${loc.line.file}:${loc.line.line}]`;
+  const source = sourceOf(loc);
+  return source?.file === undefined ? "" : ` [${source.file}:${source.line}]`;
+}
+
+/** ` [file:line]` of an inline frame, else nothing. */
+export function inlineSourceText(frame: InlineFrame): string {
+  return frame.file === undefined ? "" : ` [${frame.file}:${frame.line ?? 0}]`;
 }
 
 /** Renders walks as text; `withRegisters` adds each frame's recovered registers. */
@@ -58,6 +65,10 @@ export function writeText(machine: Machine, modules: readonly Module[], walks: r
     line(["  #", "AddrPC".padEnd(w), "AddrReturn".padEnd(w), "AddrFrame".padEnd(w), "AddrStack".padEnd(w), "trust".padEnd(13), "location"].join("  "));
     for (const f of walk.frames) {
       const where = locate(modules, f);
+      // Inline frames come before their frame: they share its PC and have no registers of their own.
+      for (const inline of where.inlines ?? []) {
+        line(["  -", a(f.addrPC), "".padEnd(w), "".padEnd(w), "".padEnd(w), "inline".padEnd(13), inlineLocationText(where, inline, f.addrPC) + inlineSourceText(inline)].join("  "));
+      }
       const loc = locationText(where, a(f.addrPC)) + sourceText(where);
       line([String(f.index).padStart(3), a(f.addrPC), a(f.addrReturn), a(f.addrFrame), a(f.addrStack), f.trust.padEnd(13), loc].join("  "));
       line(`     rule: ${ruleText(f.rule)}`);

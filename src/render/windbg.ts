@@ -29,7 +29,7 @@ import { UnwindCache } from "../unwind/cache.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
 import { threadsOf, type ThreadWalk, type ThreadWalks } from "../walk/walk.js";
 import { chunked, collect } from "./chunks.js";
-import { locate, locationText } from "../analysis/location.js";
+import { inlineLocationText, locate, locationText } from "../analysis/location.js";
 
 /** WinDbg's 32-bit address: eight digits, no prefix. */
 const h32 = (v: bigint): string => hexPadded(v & 0xffff_ffffn, 8).slice(2);
@@ -151,9 +151,26 @@ interface KbInput {
   cache: UnwindCache;
 }
 
+/**
+ * A frame's lines: its inline frames first, as WinDbg prints them (`(Inline Function)` or, in
+ * 32-bit columns, `(Inline)`, then dashes in the address columns: an inline frame has no stack of
+ * its own), then the frame's own line from `physical`.
+ */
+function withInlines(modules: readonly Module[], frames: readonly Frame[], wide: boolean, columns: number, physical: (f: Frame, i: number) => string): string[] {
+  const out: string[] = [];
+  const label = wide ? "(Inline Function)" : "(Inline)";
+  const dashes = wide ? "--------`--------" : "--------";
+  frames.forEach((f, i) => {
+    const loc = locate(modules, f);
+    for (const inline of loc.inlines ?? []) out.push(`${label} ${`${dashes} `.repeat(columns - 1)}${inlineLocationText(loc, inline, f.addrPC, true)}`);
+    out.push(physical(f, i));
+  });
+  return out;
+}
+
 /** x64: `Child-SP RetAddr Call Site`, addresses as WinDbg writes 64-bit ones. */
 function x64Lines({ modules, frames }: KbInput): string[] {
-  return ["Child-SP          RetAddr           Call Site", ...frames.map((f) => `${h64(f.addrStack)} ${h64(f.addrReturn)} ${locationText(locate(modules, f), `0x${h64(f.addrPC)}`, true)}`)];
+  return ["Child-SP          RetAddr           Call Site", ...withInlines(modules, frames, true, 2, (f) => `${h64(f.addrStack)} ${h64(f.addrReturn)} ${locationText(locate(modules, f), `0x${h64(f.addrPC)}`, true)}`)];
 }
 
 /** A machine's `kb` header and frame lines. */
@@ -161,7 +178,7 @@ const STACK_LINES: Record<Machine, (input: KbInput) => string[]> = {
   // x86: ChildEBP, RetAddr, three stack arguments, the call site and `kv`'s FPO note.
   x86: ({ modules, frames, images, cache }) => [
     "ChildEBP RetAddr  Args to Child              ",
-    ...frames.map((f, i) => {
+    ...withInlines(modules, frames, false, 5, (f, i) => {
       const site = locationText(locate(modules, f), `0x${h32(f.addrPC)}`, true);
       return `${h32(f.addrFrame)} ${h32(f.addrReturn)} ${f.params.slice(0, 3).map(h32).join(" ")} ${site}${fpoNote(modules, f, frames[i + 1], images, cache)}`;
     }),
@@ -170,7 +187,7 @@ const STACK_LINES: Record<Machine, (input: KbInput) => string[]> = {
   // IA-64: the frame's backing-store pointer beside its stack pointer.
   ia64: ({ modules, frames }) => [
     "Child-SP          Child-BSP         RetAddr           Call Site",
-    ...frames.map((f) => `${h64(f.addrStack)} ${h64(f.addrBStore)} ${h64(f.addrReturn)} ${locationText(locate(modules, f), `0x${h64(f.addrPC)}`, true)}`),
+    ...withInlines(modules, frames, true, 3, (f) => `${h64(f.addrStack)} ${h64(f.addrBStore)} ${h64(f.addrReturn)} ${locationText(locate(modules, f), `0x${h64(f.addrPC)}`, true)}`),
   ],
   // ARM64: WinDbg prints the x64 columns.
   arm64: x64Lines,

@@ -9,7 +9,7 @@ import { bytesSource, minidumpSnapshot, readMinidump } from "../formats/minidump
 import { attachSymbolFile, parseSymbolFile, type SymbolFile } from "../formats/symbol-file.js";
 import { formatAddress, type Machine } from "../model/machine.js";
 import type { Snapshot } from "../model/snapshot.js";
-import { locate, locationText } from "../analysis/location.js";
+import { locate, locationText, sourceOf } from "../analysis/location.js";
 import { ruleText } from "../unwind/rule-text.js";
 import type { Trust, WalkStop } from "../walk/frame.js";
 import type { WalkerName } from "../walk/registry.js";
@@ -84,13 +84,14 @@ export function stacksOf(snapshot: Snapshot, walks: readonly ThreadWalk[]): Walk
     stop: walk.stop,
     frames: walk.frames.map((f): StackFrameView => {
       const loc = locate(snapshot.modules, f);
+      const source = sourceOf(loc);
       return {
         index: f.index,
         function: loc.function ?? null,
         module: loc.module?.name ?? null,
         location: locationText(loc, formatAddress(snapshot.machine, f.addrPC)),
-        file: loc.line?.file ?? null,
-        line: loc.line?.line ?? null,
+        file: source?.file ?? null,
+        line: source?.line ?? null,
         trust: f.trust,
         rule: ruleText(f.rule),
         pc: f.addrPC,

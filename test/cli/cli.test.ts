@@ -28,7 +28,7 @@ describe("stackwalk walk", () => {
     expect(Object.keys(t.frames[0])).toEqual([
       "index", "addrPC", "addrReturn", "addrFrame", "addrStack", "addrBStore", "params", "far", "virtual",
       "funcTableEntry", "trust", "rule", "registers", "module", "moduleOffset", "function", "functionOffset",
-      "file", "line", "frame", "offset", "module_offset", "function_offset", "missing_symbols",
+      "file", "line", "inlines", "frame", "offset", "module_offset", "function_offset", "missing_symbols",
     ]);
     expect(t.frames[0]).toMatchObject({
       index: 0, addrPC: "0x004010cd", addrReturn: "0x00401097", addrFrame: "0x0012fe08", addrStack: "0x0012fe00",

@@ -4,6 +4,8 @@
  * are first read (a walk names a handful of symbols).
  */
 import type { ModuleSymbol, SourceLine } from "../../model/snapshot.js";
+import type { InlineSites } from "../../model/inline.js";
+import { breakpadInlineSites } from "./inline-sites.js";
 import { symTables } from "./parser.js";
 import type { SymTables } from "./tables.js";
 import type { BreakpadFunc, BreakpadSymbols } from "./types.js";
@@ -77,10 +79,34 @@ function withSource<T extends object>(symbol: T, source: SymbolSource): T {
   return Object.defineProperty(symbol, SOURCE, { value: source });
 }
 
-/** A FUNC symbol of a parse's tables: its name and line records are read when first asked for. */
+/** `inlines` of a FUNC symbol with INLINE records: made from them on first read. */
+function inlinesProperty(make: () => InlineSites | undefined): PropertyDescriptor {
+  let sites: InlineSites | undefined;
+  let made = false;
+  return {
+    enumerable: true,
+    configurable: true,
+    get(): InlineSites | undefined {
+      if (!made) {
+        sites = make();
+        made = true;
+      }
+      return sites;
+    },
+    set(value: InlineSites | undefined): void {
+      sites = value;
+      made = true;
+    },
+  };
+}
+
+/** A FUNC symbol of a parse's tables: its name, line records and inline sites are read when first asked for. */
 function tableFunc(tables: SymTables, row: number, address: number, size: number, paramSize: number): ModuleSymbol {
   const symbol = withSource({ rva: BigInt(address), size: BigInt(size), kind: "func" as const, paramSize }, { tables, row, func: undefined, files: undefined, name: undefined, lines: undefined });
   Object.defineProperty(symbol, "name", funcNameProperty);
+  if (tables.hasInlines(row)) {
+    Object.defineProperty(symbol, "inlines", inlinesProperty(() => breakpadInlineSites(tables.funcInlines(row), (id) => tables.originName(id), (n) => tables.fileName(n))));
+  }
   return Object.defineProperty(symbol, "lines", linesProperty) as ModuleSymbol;
 }
 
@@ -90,9 +116,13 @@ function tablePublic(tables: SymTables, row: number, address: number, paramSize:
   return Object.defineProperty(symbol, "name", publicNameProperty) as ModuleSymbol;
 }
 
-/** A FUNC symbol of a record: its line records are read when first asked for. */
-function recordFunc(func: BreakpadFunc, files: Map<number, string>): ModuleSymbol {
+/** A FUNC symbol of a record: its line records and inline sites are read when first asked for. */
+function recordFunc(func: BreakpadFunc, files: Map<number, string>, origins: () => Map<number, string>): ModuleSymbol {
   const symbol = withSource({ name: func.name, rva: BigInt(func.address), size: BigInt(func.size), kind: "func" as const, paramSize: func.paramSize }, { tables: undefined, row: 0, func, files, name: undefined, lines: undefined });
+  const records = func.inlines;
+  if (records !== undefined && records.length > 0) {
+    Object.defineProperty(symbol, "inlines", inlinesProperty(() => breakpadInlineSites(records, (id) => origins().get(id), (n) => files.get(n))));
+  }
   return Object.defineProperty(symbol, "lines", linesProperty);
 }
 
@@ -111,7 +141,15 @@ export function breakpadSymbols(sym: BreakpadSymbols): ModuleSymbol[] {
     publics = tables.mapPublics((row, address, paramSize) => tablePublic(tables, row, address, paramSize));
   } else {
     const files = sym.files;
-    funcs = sym.functions.map((f) => recordFunc(f, files));
+    let origins: Map<number, string> | undefined;
+    const originNames = (): Map<number, string> => {
+      if (origins === undefined) {
+        origins = new Map();
+        for (const o of sym.inlineOrigins ?? []) if (!origins.has(o.id)) origins.set(o.id, o.name);
+      }
+      return origins;
+    };
+    funcs = sym.functions.map((f) => recordFunc(f, files, originNames));
     publics = sym.publics.map((p): ModuleSymbol => ({ name: p.name, rva: BigInt(p.address), kind: "public", paramSize: p.paramSize }));
   }
   // Both lists are sorted by address (the parser's order): merge them, FUNCs first at one address.

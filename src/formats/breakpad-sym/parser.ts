@@ -12,6 +12,7 @@ import type { BreakpadStackCfi } from "../../model/stack-cfi.js";
 import { lazyProperty } from "../lazy-property.js";
 import { ContainedRanges } from "./contained-ranges.js";
 import { clip, fail, Fields, HEX_DIGITS, type LineSite } from "./fields.js";
+import { readInline, readInlineOrigin } from "./inline-records.js";
 import { ALLOCATES_BASE_POINTER, bytesAsText, CFI_DELTA_RECORD, CFI_INIT_RECORD, FILE_RECORD, FUNC_RECORD, INLINE_ORIGIN_RECORD, INLINE_RECORD, LINE_RECORD, PUBLIC_RECORD, STACK_WIN_RECORD } from "./scan.js";
 import { HEX_VALUE, SymTables } from "./tables.js";
 import { MAX_MALFORMED_LINES, STACK_WIN_TYPE, type BreakpadCodeId, type BreakpadModule, type BreakpadSymbols, type BreakpadSymOptions } from "./types.js";
@@ -74,6 +75,7 @@ export class BreakpadSymParser {
   private readonly stackCfi: BreakpadStackCfi[] = [];
   private inlineCount = 0;
   private inlineOriginCount = 0;
+  private droppedInlineCount = 0;
   private unknownCount = 0;
   /** Whether line records attach to the last FUNC; a PUBLIC record ends that, as in Breakpad. */
   private inFunc = false;
@@ -130,11 +132,13 @@ export class BreakpadSymParser {
     lazyProperty(out, "functions", () => tables.mapFuncs((row) => tables.funcRecord(row)));
     lazyProperty(out, "publics", () => tables.mapPublics((row) => tables.publicRecord(row)));
     lazyProperty(out, "stackWin", () => Array.from({ length: tables.stackWinCount }, (_, i) => tables.stackWinRecord(i)));
+    lazyProperty(out, "inlineOrigins", () => tables.originRecords());
     Object.assign(out, {
       droppedStackWin: this.droppedStackWin,
       stackCfi: this.stackCfi,
       inlineCount: this.inlineCount,
       inlineOriginCount: this.inlineOriginCount,
+      droppedInlineCount: this.droppedInlineCount,
       unknownCount: this.unknownCount,
       malformedCount: this.malformedCount,
       truncated: this.truncated,
@@ -280,21 +284,33 @@ export class BreakpadSymParser {
       }
       case 0x53 /* S */:
         return this.stackRecord(text, c, at);
-      case 0x49 /* I */:
+      case 0x49 /* I */: {
         INLINE_RECORD.lastIndex = c;
-        if (INLINE_RECORD.test(text)) {
-          this.inlineCount++;
+        m = INLINE_RECORD.exec(text);
+        if (m !== null) {
+          this.inlineRecord(text, c + 6, c + 6 + m[1]!.length);
           return INLINE_RECORD.lastIndex;
         }
         INLINE_ORIGIN_RECORD.lastIndex = c;
-        if (INLINE_ORIGIN_RECORD.test(text)) {
-          this.inlineOriginCount++;
-          return INLINE_ORIGIN_RECORD.lastIndex;
-        }
-        return -1;
+        m = INLINE_ORIGIN_RECORD.exec(text);
+        if (m === null) return -1;
+        this.inlineOriginCount++;
+        const o = readInlineOrigin(text, c + 13, c + 13 + m[1]!.length);
+        if (o === undefined) this.droppedInlineCount++;
+        else t.addOrigin(o.id, o.file, at + o.nameStart, at + o.nameEnd);
+        return INLINE_ORIGIN_RECORD.lastIndex;
+      }
       default:
         return -1;
     }
+  }
+
+  /** An INLINE record whose fields are `text` [from, to): kept for the last FUNC, or left out and counted (as Breakpad logs it). */
+  private inlineRecord(text: string, from: number, to: number): void {
+    this.inlineCount++;
+    const numbers = this.inFunc ? readInline(text, from, to) : undefined;
+    if (numbers === undefined) this.droppedInlineCount++;
+    else this.tables.addInline(numbers);
   }
 
   /** {@link parseRecord} for STACK WIN, STACK CFI INIT and STACK CFI delta lines. */
@@ -392,11 +408,15 @@ export class BreakpadSymParser {
         this.parseInfo(new Fields(text, kind.length, "INFO", site), site);
         return;
       case "INLINE":
-        this.inlineCount++;
+        this.inlineRecord(text, kind.length, text.length);
         return;
-      case "INLINE_ORIGIN":
+      case "INLINE_ORIGIN": {
         this.inlineOriginCount++;
+        const o = readInlineOrigin(text, kind.length, text.length);
+        if (o === undefined) this.droppedInlineCount++;
+        else this.tables.addOrigin(o.id, o.file, this.held(text.slice(o.nameStart, o.nameEnd)), 0);
         return;
+      }
       case "MODULE":
         fail("bad-value", site, "a second MODULE record (a .sym file has one, on its first line)");
       default:

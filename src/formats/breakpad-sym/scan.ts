@@ -33,10 +33,10 @@ export const STACK_WIN_RECORD = new RegExp(`STACK +WIN +${HEX13} +${HEX13} +${HE
 export const CFI_INIT_RECORD = new RegExp(`STACK +CFI +INIT +${HEX13} +${HEX13} +${REST}${EOL}`, "y");
 /** `STACK CFI <address> <rules>`. */
 export const CFI_DELTA_RECORD = new RegExp(`STACK +CFI +${HEX13} +${REST}${EOL}`, "y");
-/** INLINE records, skipped. */
-export const INLINE_RECORD = new RegExp(`INLINE(?: [^\\r\\n]*)?${EOL}`, "y");
-/** INLINE_ORIGIN records, skipped. */
-export const INLINE_ORIGIN_RECORD = new RegExp(`INLINE_ORIGIN(?: [^\\r\\n]*)?${EOL}`, "y");
+/** `INLINE <fields>`: the text after the keyword is read by inline-records.ts. */
+export const INLINE_RECORD = new RegExp(`INLINE((?: [^\\r\\n]*)?)${EOL}`, "y");
+/** `INLINE_ORIGIN <fields>`: the text after the keyword is read by inline-records.ts. */
+export const INLINE_ORIGIN_RECORD = new RegExp(`INLINE_ORIGIN((?: [^\\r\\n]*)?)${EOL}`, "y");
 /** The rest of a STACK WIN line without a program: the allocates_base_pointer flag, then nothing but spaces. */
 export const ALLOCATES_BASE_POINTER = new RegExp(`^${HEX8} *$`);
 

@@ -9,7 +9,7 @@
  * line that only the strict reader could read, a negative start naming a string it read.
  */
 import { bytesAsText } from "./scan.js";
-import { STACK_WIN_TYPE, type BreakpadFunc, type BreakpadLine, type BreakpadPublic, type BreakpadStackWin } from "./types.js";
+import { STACK_WIN_TYPE, type BreakpadFunc, type BreakpadInline as InlineRecord, type BreakpadInlineOrigin as InlineOriginRecord, type BreakpadLine, type BreakpadPublic, type BreakpadStackWin } from "./types.js";
 
 /** Marks a number outside the typed array's range, kept in a map instead. */
 const WIDE = -0x80000000;
@@ -173,8 +173,12 @@ const LF = 0x0a;
 const CR = 0x0d;
 const SPACE = 0x20;
 
-/** FUNC rows: address, size, parameter size, name (start, end), `m`, index of the first line run. */
-export const FUNC = { width: 7, address: 0, size: 1, paramSize: 2, name: 3, multiple: 5, firstRun: 6 } as const;
+/** FUNC rows: address, size, parameter size, name (start, end), `m`, index of the first line run, index of the first INLINE record. */
+export const FUNC = { width: 8, address: 0, size: 1, paramSize: 2, name: 3, multiple: 5, firstRun: 6, firstInline: 7 } as const;
+/** INLINE rows: depth, call line, call file (−2: the record names none), origin id, index of the first range. */
+export const INLINE = { width: 5, depth: 0, callLine: 1, callFile: 2, origin: 3, firstRange: 4 } as const;
+/** INLINE_ORIGIN rows: id, file id (−2: the record names none), name (start, end). */
+export const ORIGIN = { width: 4, id: 0, file: 1, name: 2 } as const;
 /** PUBLIC rows: address, parameter size, name (start, end), `m`. */
 export const PUBLIC = { width: 5, address: 0, paramSize: 1, name: 2, multiple: 4 } as const;
 /** FILE rows: number, name (start, end). */
@@ -215,6 +219,12 @@ export class SymTables {
   private readonly publics = new Rows(PUBLIC.width);
   private readonly files = new Rows(FILE.width);
   private readonly wins = new Rows(WIN.width);
+  private readonly inlines = new Rows(INLINE.width);
+  /** The (address, size) ranges of the INLINE records, in record order. */
+  private readonly inlineRanges = new Rows(2);
+  private readonly origins = new Rows(ORIGIN.width);
+  /** INLINE_ORIGIN rows by id, the first of each id (made on first use). */
+  private originIndex: Map<number, number> | undefined;
   /** FUNC rows in address order, when the file does not list them so (undefined: file order). */
   private funcOrder: Uint32Array | undefined;
   private publicOrder: Uint32Array | undefined;
@@ -247,8 +257,74 @@ export class SymTables {
     this.lastFunc = address;
     this.lastFuncFirstRun = this.runs.length;
     const { pending } = this.funcs;
-    pending.push(address, size, paramSize, nameStart, nameEnd, multiple ? 1 : 0, this.lastFuncFirstRun);
+    pending.push(address, size, paramSize, nameStart, nameEnd, multiple ? 1 : 0, this.lastFuncFirstRun, this.inlines.length);
     if (pending.length >= BATCH) this.funcs.store();
+  }
+
+  /** An INLINE record of the FUNC added last: depth, call line, call file, origin, then (address, size) pairs. */
+  addInline(numbers: readonly number[]): void {
+    const ranges = this.inlineRanges;
+    this.inlines.pending.push(numbers[0]!, numbers[1]!, numbers[2]!, numbers[3]!, ranges.length);
+    if (this.inlines.pending.length >= BATCH) this.inlines.store();
+    for (let i = 4; i + 1 < numbers.length; i += 2) ranges.pending.push(numbers[i]!, numbers[i + 1]!);
+    if (ranges.pending.length >= BATCH) ranges.store();
+  }
+
+  /** An INLINE_ORIGIN record, its name at text [nameStart, nameEnd). */
+  addOrigin(id: number, file: number, nameStart: number, nameEnd: number): void {
+    this.origins.pending.push(id, file, nameStart, nameEnd);
+    if (this.origins.pending.length >= BATCH) this.origins.store();
+  }
+
+  /** The INLINE records of FUNC row `row`, in file order, with their origins' names and FILE names resolved. */
+  funcInlines(row: number): InlineRecord[] {
+    const first = this.funcs.get(row, FUNC.firstInline);
+    const last = row + 1 < this.funcs.length ? this.funcs.get(row + 1, FUNC.firstInline) : this.inlines.length;
+    const out: InlineRecord[] = [];
+    const t = this.inlines;
+    for (let i = first; i < last; i++) {
+      const rangeEnd = i + 1 < t.length ? t.get(i + 1, INLINE.firstRange) : this.inlineRanges.length;
+      const ranges: [number, number][] = [];
+      for (let r = t.get(i, INLINE.firstRange); r < rangeEnd; r++) ranges.push([this.inlineRanges.get(r, 0), this.inlineRanges.get(r, 1)]);
+      const callFile = t.get(i, INLINE.callFile);
+      const record: InlineRecord = { depth: t.get(i, INLINE.depth), callLine: t.get(i, INLINE.callLine), origin: t.get(i, INLINE.origin), ranges };
+      if (callFile !== -2) record.callFile = callFile;
+      out.push(record);
+    }
+    return out;
+  }
+
+  /** Whether FUNC row `row` has INLINE records. */
+  hasInlines(row: number): boolean {
+    const last = row + 1 < this.funcs.length ? this.funcs.get(row + 1, FUNC.firstInline) : this.inlines.length;
+    return last > this.funcs.get(row, FUNC.firstInline);
+  }
+
+  /** The name of INLINE_ORIGIN `id` (the first record of that id), if there is one. */
+  originName(id: number): string | undefined {
+    const index = (this.originIndex ??= this.makeOriginIndex());
+    const row = index.get(id);
+    return row === undefined ? undefined : this.text.text(this.origins.get(row, ORIGIN.name), this.origins.get(row, ORIGIN.name + 1));
+  }
+
+  /** The INLINE_ORIGIN records, the first of each id, in file order. */
+  originRecords(): InlineOriginRecord[] {
+    const index = (this.originIndex ??= this.makeOriginIndex());
+    return [...index.values()].map((row) => {
+      const o = this.origins;
+      const record: InlineOriginRecord = { id: o.get(row, ORIGIN.id), name: this.text.text(o.get(row, ORIGIN.name), o.get(row, ORIGIN.name + 1)) };
+      if (o.get(row, ORIGIN.file) !== -2) record.file = o.get(row, ORIGIN.file);
+      return record;
+    });
+  }
+
+  private makeOriginIndex(): Map<number, number> {
+    const index = new Map<number, number>();
+    for (let row = 0; row < this.origins.length; row++) {
+      const id = this.origins.get(row, ORIGIN.id);
+      if (!index.has(id)) index.set(id, row);
+    }
+    return index;
   }
 
   /** A PUBLIC record. */
@@ -312,7 +388,7 @@ export class SymTables {
 
   /** Once every record is in: stores the pending rows and sorts what needs sorting (nothing, for a file that lists its records in order). */
   finish(): void {
-    for (const rows of [this.funcs, this.runs, this.publics, this.files, this.wins]) rows.store();
+    for (const rows of [this.funcs, this.runs, this.publics, this.files, this.wins, this.inlines, this.inlineRanges, this.origins]) rows.store();
     if (!this.funcsInOrder) this.funcOrder = sortedOrder(this.funcs, FUNC.address);
     if (!this.publicsInOrder) this.publicOrder = sortedOrder(this.publics, PUBLIC.address);
     if (this.filesInOrder) return;
@@ -514,6 +590,10 @@ class FuncRecord implements BreakpadFunc {
   ) {
     this.#tables = tables;
     this.#row = row;
+  }
+
+  get inlines(): InlineRecord[] {
+    return this.#tables.funcInlines(this.#row);
   }
 
   get lines(): BreakpadLine[] {

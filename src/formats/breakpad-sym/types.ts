@@ -45,6 +45,32 @@ export interface BreakpadFunc {
   multiple: boolean;
   /** Line records in file order (made from a packed table when read). */
   readonly lines: BreakpadLine[];
+  /** INLINE records that follow the FUNC, in file order (none when absent). */
+  readonly inlines?: BreakpadInline[];
+}
+
+/**
+ * `INLINE <depth> <call line> [<call file>] <origin> (<address> <size>)+`: code of the FUNC that
+ * is an inlined call (minidump.md §7); the older form has no call file.
+ */
+export interface BreakpadInline {
+  /** Nesting depth: 0 for a call inlined into the FUNC itself. */
+  depth: number;
+  callLine: number;
+  /** FILE number of the call site (−1: none); absent in the older form. */
+  callFile?: number;
+  /** INLINE_ORIGIN id of the inlined function. */
+  origin: number;
+  /** Module-relative (address, size) ranges. */
+  ranges: [address: number, size: number][];
+}
+
+/** `INLINE_ORIGIN <id> [<file>] <name>`: an inlined function; the older form has its FILE number. */
+export interface BreakpadInlineOrigin {
+  id: number;
+  /** FILE number (−1: none), in the older form only. */
+  file?: number;
+  name: string;
 }
 
 /** `PUBLIC [m] <address> <param size> <name>`. */
@@ -115,10 +141,17 @@ export interface BreakpadSymbols {
   droppedStackWin: number;
   /** STACK CFI INIT ranges in file order. */
   stackCfi: BreakpadStackCfi[];
-  /** INLINE records (skipped). */
+  /** INLINE_ORIGIN records, the first of each id, in file order. */
+  inlineOrigins: BreakpadInlineOrigin[];
+  /** INLINE records read (including those left out below). */
   inlineCount: number;
-  /** INLINE_ORIGIN records (skipped). */
+  /** INLINE_ORIGIN records read (including those left out below). */
   inlineOriginCount: number;
+  /**
+   * INLINE and INLINE_ORIGIN records left out: malformed, or an INLINE with no FUNC before it
+   * (Breakpad logs these and does not count them against the file).
+   */
+  droppedInlineCount: number;
   /** Records of an unknown kind, including STACK records other than WIN and CFI (skipped). */
   unknownCount: number;
   /** With `skipMalformed`: lines that could not be parsed and were left out. */

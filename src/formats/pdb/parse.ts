@@ -9,6 +9,7 @@ import type { FrameData } from "../../model/frame-data.js";
 import { decodeFrameData, FRAME_DATA_SIZE } from "../frame-data.js";
 import { countStartingAtOrBelow } from "../sorted-ranges.js";
 import { inStream, readMsf, withStream } from "./msf.js";
+import { PdbInlineSites, readIpiNames, readModuleLines, readProcedureSites, type ModuleLines, type RawLine, type RawProcedureSites } from "./inline.js";
 import { NO_STREAM, PUBLIC_CODE_OR_FUNCTION, SECTION_EXECUTABLE, STREAM_DBI, STREAM_PDB_INFO, readDbiStream, readInfoStream, readNamesBuffer, readOmap, readSections, readSymbols, type RawSymbol } from "./streams.js";
 import type { OmapEntry, Pdb, PdbInfo, PdbSymbol, SectionAddress } from "./types.js";
 
@@ -105,6 +106,8 @@ export function parsePdb(bytes: Uint8Array): Pdb {
     );
   }
   const seen = new Set<number>();
+  // Each module's procedures with inline sites, and its C13 lines, for the procedures' inline frames.
+  const inlineModules: { procedures: RawProcedureSites[]; lines: ModuleLines }[] = [];
   for (const m of dbi.modules) {
     if (seen.has(m.stream)) continue;
     seen.add(m.stream);
@@ -116,8 +119,23 @@ export function parsePdb(bytes: Uint8Array): Pdb {
       }
       // The symbols start after the 4-byte CodeView signature (CV_SIGNATURE_C13 = 4).
       if (m.symByteSize >= 4) readSymbols(b, 4, m.symByteSize, raw);
+      if (m.symByteSize < 4) return;
+      // Inline data is optional: a module whose inline records or line data cannot be read has no inline frames.
+      optionalInline(() => {
+        const procedures = readProcedureSites(b, 4, m.symByteSize).filter((p) => p.sites.length > 0);
+        if (procedures.length === 0) return;
+        const linesAt = m.symByteSize + m.c11ByteSize;
+        if (linesAt + m.c13ByteSize > b.byteLength) {
+          throw new InputError("truncated", `C13ByteSize ${m.c13ByteSize} runs past the ${b.byteLength}-byte module stream`, { offset: linesAt });
+        }
+        inlineModules.push({ procedures, lines: readModuleLines(b, linesAt, linesAt + m.c13ByteSize) });
+      });
     });
   }
+  // The IPI stream (4) names the inlined functions; `/names` names the files.
+  const ipiNames =
+    (inlineModules.length > 0 && streamCount > 4 && msf.streams[4]!.size > 0 ? optionalInline(() => withStream(msf, 4, "IPI stream", readIpiNames)) : undefined) ?? new Map<number, string>();
+  const fileNames = inlineModules.length > 0 && infoStream.names !== undefined ? optionalInline(() => withStream(msf, infoStream.names!, "/names", readNamesBuffer)) : undefined;
 
   // Where the DBI stream starts in the file: its debug header names the section header stream.
   const dbiRef = msf.streams[STREAM_DBI]!;
@@ -135,7 +153,7 @@ export function parsePdb(bytes: Uint8Array): Pdb {
     streamCount,
     fpo,
     frameData,
-    symbols: (given) => resolveSymbols(raw, pdb, given, dbiAt),
+    symbols: (given) => resolveSymbols(raw, pdb, given, dbiAt, { modules: inlineModules, names: ipiNames, files: fileNames }),
   };
   if (omapFromSrc !== undefined) pdb.omapFromSrc = omapFromSrc;
   if (omapToSrc !== undefined) pdb.omapToSrc = omapToSrc;
@@ -144,14 +162,45 @@ export function parsePdb(bytes: Uint8Array): Pdb {
   return pdb;
 }
 
+/** What a procedure's inline sites are made from: its module's sites and lines, the inlinees' names, `/names`. */
+interface InlineSources {
+  modules: readonly { procedures: RawProcedureSites[]; lines: ModuleLines }[];
+  names: Map<number, string>;
+  files: Uint8Array | undefined;
+}
+
+/** The NUL-terminated string at `offset` of the `/names` buffer. */
+function namesString(buffer: Uint8Array | undefined, offset: number): string | undefined {
+  if (buffer === undefined || offset >= buffer.byteLength) return undefined;
+  const nul = buffer.subarray(offset).indexOf(0);
+  return utf8.decode(buffer.subarray(offset, nul < 0 ? buffer.byteLength : offset + nul));
+}
+
+/** What `read` returns, or undefined when it throws InputError: for the optional inline data, whose damage leaves the rest of the PDB usable. */
+function optionalInline<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (e) {
+    if (e instanceof InputError) return undefined;
+    throw e;
+  }
+}
+
 /** Converts raw symbols to RVAs, drops data publics, sorts, and merges public/procedure pairs. */
-function resolveSymbols(raw: readonly RawSymbol[], pdb: Pdb, given: readonly SectionAddress[] | undefined, dbiAt: number): PdbSymbol[] {
+function resolveSymbols(raw: readonly RawSymbol[], pdb: Pdb, given: readonly SectionAddress[] | undefined, dbiAt: number, inline?: InlineSources): PdbSymbol[] {
   // Symbols use the pre-transform layout in an OMAP'd PDB: convert with the original headers, then map.
   const table: readonly SectionAddress[] | undefined =
     (pdb.omapFromSrc !== undefined ? pdb.originalSections : undefined) ?? pdb.sections ?? given;
   if (table === undefined) {
     throw new InputError("missing-field", "the PDB has no section header stream (DBI debug header slot 5), so its symbols' section:offset addresses cannot be turned into RVAs without the image's section table", { offset: dbiAt });
   }
+  const toRva = (segment: number, offset: number): number | undefined => {
+    const section = segment >= 1 ? table[segment - 1] : undefined;
+    if (section === undefined) return undefined;
+    const rva = (section.virtualAddress + offset) >>> 0;
+    return pdb.omapFromSrc !== undefined ? omapTranslate(pdb.omapFromSrc, rva) : rva;
+  };
+  const sitesAt = inlineSitesByProcedure(inline, toRva);
   const out: PdbSymbol[] = [];
   for (const s of raw) {
     const section = s.segment >= 1 ? table[s.segment - 1] : undefined;
@@ -165,6 +214,8 @@ function resolveSymbols(raw: readonly RawSymbol[], pdb: Pdb, given: readonly Sec
     if (rva === undefined) continue;
     const sym: PdbSymbol = { name: s.name, rva, kind: s.kind };
     if (s.size !== undefined) sym.size = s.size;
+    const sites = s.kind === "procedure" ? sitesAt.get(`${s.segment}:${s.offset}`) : undefined;
+    if (sites !== undefined) sym.inlines = sites;
     out.push(sym);
   }
   out.sort((a, b) => a.rva - b.rva || (a.kind === b.kind ? 0 : a.kind === "procedure" ? -1 : 1) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -172,3 +223,45 @@ function resolveSymbols(raw: readonly RawSymbol[], pdb: Pdb, given: readonly Sec
   return out.filter((s) => s.kind === "procedure" || !procedureAt.has(s.rva));
 }
 
+/**
+ * The inline sites of every procedure that has some, by its `segment:offset`: each with the
+ * procedure's own lines (its module's line table entries inside it, each up to the next or to
+ * the end of its contribution) for the outermost site's call site.
+ */
+function inlineSitesByProcedure(inline: InlineSources | undefined, toRva: (segment: number, offset: number) => number | undefined): Map<string, PdbInlineSites> {
+  const out = new Map<string, PdbInlineSites>();
+  if (inline === undefined) return out;
+  for (const { procedures, lines } of inline.modules) {
+    const fileName = (offset: number): string | undefined => namesString(inline.files, offset);
+    const sorted = [...lines.lines].sort((a, b) => a.segment - b.segment || a.offset - b.offset);
+    for (const p of procedures) {
+      const procRva = toRva(p.segment, p.offset);
+      if (procRva === undefined) continue;
+      const procedureLine = (rva: bigint): { line: number; file?: string } | undefined => {
+        const entry = lineEntryAt(sorted, p.segment, Number(rva) - procRva + p.offset);
+        if (entry === undefined) return undefined;
+        const name = lines.checksums.get(entry.file);
+        const file = name === undefined ? undefined : fileName(name);
+        return file === undefined ? { line: entry.line } : { line: entry.line, file };
+      };
+      out.set(`${p.segment}:${p.offset}`, new PdbInlineSites(BigInt(procRva), p.sites, { names: inline.names, lines, fileName, procedureLine }));
+    }
+  }
+  return out;
+}
+
+/** The line table entry covering `offset` of `segment`: the last one at or before it, if its contribution reaches that far. */
+function lineEntryAt(sorted: readonly RawLine[], segment: number, offset: number): RawLine | undefined {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  let found: RawLine | undefined;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const e = sorted[mid]!;
+    if (e.segment < segment || (e.segment === segment && e.offset <= offset)) {
+      found = e;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found !== undefined && found.segment === segment && offset < found.contributionEnd ? found : undefined;
+}

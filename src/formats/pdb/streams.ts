@@ -113,8 +113,8 @@ export interface DbiInfo {
   age: number;
   machine: number;
   symRecordStream: number;
-  /** Module symbol streams with their symbol byte sizes. */
-  modules: { stream: number; symByteSize: number }[];
+  /** Module symbol streams with their symbol, C11 line and C13 line byte sizes. */
+  modules: { stream: number; symByteSize: number; c11ByteSize: number; c13ByteSize: number }[];
   /** Optional debug header slots; NO_STREAM when absent. */
   slots: number[];
 }
@@ -164,10 +164,12 @@ export function readDbiStream(bytes: Uint8Array, streamCount: number): DbiInfo {
     }
     const stream = checkStream(at + 34, `module ${modules.length} ModuleSymStream`);
     const symByteSize = c.seek(at + 36).u32("SymByteSize");
+    const c11ByteSize = c.u32("C11ByteSize");
+    const c13ByteSize = c.u32("C13ByteSize");
     // Two NUL-terminated names follow the fixed part, then padding to a multiple of 4.
     const moduleName = cString(bytes, at + MOD_INFO_FIXED_SIZE, modInfoEnd, `module ${modules.length} ModuleName`);
     const objName = cString(bytes, moduleName.next, modInfoEnd, `module ${modules.length} ObjFileName`);
-    modules.push({ stream, symByteSize });
+    modules.push({ stream, symByteSize, c11ByteSize, c13ByteSize });
     at = (objName.next + 3) & ~3;
   }
   const optAt = modInfoEnd + secContrSize + secMapSize + sourceInfoSize + typeServerMapSize + ecSize;

@@ -4,6 +4,7 @@
  */
 import type { FpoData } from "../../model/fpo-data.js";
 import type { FrameData } from "../../model/frame-data.js";
+import type { InlineSites } from "../../model/inline.js";
 
 /** The PDB info stream header (§4.3), with the identifiers a symbol store uses. */
 export interface PdbInfo {
@@ -29,6 +30,8 @@ export interface PdbSymbol {
   size?: number;
   /** `public` for S_PUB32, `procedure` for S_GPROC32/S_LPROC32 and their variants. */
   kind: "public" | "procedure";
+  /** A procedure's inline sites (S_INLINESITE records with their annotations), when it has any. */
+  inlines?: InlineSites;
 }
 
 /** One OMAP entry: addresses from `rva` up to the next entry map to `rvaTo` plus the distance. */
