@@ -13,7 +13,8 @@ import { loadSnapshot, resolveThread } from "./load.js";
 /** Usage text of `walk`. */
 export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json|dump.dmp|folder>... [--walker W]
                      [--symbols PATH]... [--symbols-url URL]... [--symbols-cache DIR]
-                     [--symbol-download-timeout-secs S] [--images DIR]... [--thread ID|all|crashed]
+                     [--symbol-download-timeout-secs S] [--symbol-download-deadline-secs S]
+                     [--symbol-run-deadline-secs S] [--images DIR]... [--thread ID|all|crashed]
                      [--step N] [--max-frames N] [--frame-budget N] [--pac-va-bits N] [--jobs N]
                      [--format text|json|jsonl|summary|windbg|breakpad|breakpad-m]
                      [--roles] [--registers]
@@ -39,7 +40,11 @@ and the batch goes on (exit status 2 when any failed).
                    (_NT_SYMBOL_PATH is read too); the input's own directory is searched last
   --symbols-url URL  a symbol server (URL/<debug file>/<debug id>/<file>), repeatable
   --symbols-cache DIR  where downloads are kept (default ~/.cache/stackwalk-emu/symbols)
-  --symbol-download-timeout-secs S  give a download up after S seconds without data (30)
+  --symbol-download-timeout-secs S  give a server up when a download gets no data for S
+                   seconds (30)
+  --symbol-download-deadline-secs S  give a server up when one download takes more than S
+                   seconds, redirects included (300)
+  --symbol-run-deadline-secs S  stop all downloads for an input after S seconds (600)
   --images DIR     for a minidump: module images (DIR/<module file name>, matched by
                    SizeOfImage and TimeDateStamp) whose code and unwind tables the dump lacks;
                    repeatable
@@ -101,7 +106,7 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
       pacVaBits: pacVaBitsOption(values["pac-va-bits"]),
       frameBudget: frameBudgetOption(values["frame-budget"]),
       thread: threadOption(values.thread, true, true) ?? "all",
-      symbols: { symbols: values.symbols, "symbols-url": values["symbols-url"], "symbols-cache": values["symbols-cache"], "symbol-download-timeout-secs": values["symbol-download-timeout-secs"] },
+      symbols: { symbols: values.symbols, "symbols-url": values["symbols-url"], "symbols-cache": values["symbols-cache"], "symbol-download-timeout-secs": values["symbol-download-timeout-secs"], "symbol-download-deadline-secs": values["symbol-download-deadline-secs"], "symbol-run-deadline-secs": values["symbol-run-deadline-secs"] },
       images: values.images ?? [],
     };
     // The symbol path's own problems (a missing directory, a Windows path) are said once.
