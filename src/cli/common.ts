@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { RegionMemory } from "../memory/region-memory.js";
 import { PAC_VA_BITS_MAX, PAC_VA_BITS_MIN } from "../arch/arm64/pac.js";
 import { WALKER_NAMES, type WalkerName } from "../walk/registry.js";
-import { DEFAULT_FRAME_BUDGET } from "../walk/walk.js";
+import { DEFAULT_FRAME_BUDGET, DEFAULT_WORK_BUDGET } from "../walk/walk.js";
 import { loadInput, type Input } from "../node/input.js";
 import { besideInput, readInputFile, type SymbolNote } from "../node/symbol-store.js";
 import { attachSymbolPath, downloadSymbols, missingDirectories, parseSymbolPath, type DownloadOptions, type SymbolPath } from "../node/symbol-path.js";
@@ -42,6 +42,13 @@ export function pacVaBitsOption(value: string | undefined): number | undefined {
 export function frameBudgetOption(value: string | undefined): number {
   if (value === undefined) return DEFAULT_FRAME_BUDGET;
   if (!/^[1-9]\d*$/.test(value) || !Number.isSafeInteger(Number(value))) throw new UsageError(`--frame-budget takes a whole number ≥ 1, not "${value}"`);
+  return Number(value);
+}
+
+/** Parses `--work-budget`: a whole number ≥ 1, or the default when not given. */
+export function workBudgetOption(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_WORK_BUDGET;
+  if (!/^[1-9]\d*$/.test(value) || !Number.isSafeInteger(Number(value))) throw new UsageError(`--work-budget takes a whole number ≥ 1, not "${value}"`);
   return Number(value);
 }
 
