@@ -105,6 +105,16 @@ describe("the work budget of a snapshot's walks", () => {
     expect(whole.frames.length).toBe(20_001);
   });
 
+  it("scanned words count too: the same dump without symbols, walked by scanning, stops with work-budget", () => {
+    const snapshot = minidumpSnapshot(readMinidump(bytesSource(dump(5000))));
+    const { value: walks, units } = counted(() => walkSnapshot(snapshot, { walker: "scan", workBudget: 2000 }));
+    expect(walks[0]!.walk.stop.reason).toBe("work-budget");
+    // One word scanned per frame here: the budget ends the walk after 2,000 of its 5,000 frames.
+    expect(walks[0]!.walk.frames.length).toBeLessThanOrEqual(2001);
+    expect(units).toBeGreaterThanOrEqual(2000);
+    expect(units).toBeLessThan(2000 + 100);
+  });
+
   it("defaults to 2^26 units", () => {
     expect(DEFAULT_WORK_BUDGET).toBe(67_108_864);
   });
