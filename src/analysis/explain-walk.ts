@@ -16,7 +16,7 @@ import type { Rule } from "../unwind/rule.js";
 import { compareWithTruth } from "../walk/compare.js";
 import type { Frame, Walk } from "../walk/frame.js";
 import { archWalker, type WalkerName } from "../walk/registry.js";
-import { walkThread } from "../walk/walk.js";
+import { walkThread, workBudgetOf } from "../walk/walk.js";
 import type { ExplainedFrame, ExplainedRead, ExplainedWalk, ReadRole, StackArea, StackWord } from "./explain-model.js";
 import { contextLines, howLines, indexWeaker, registerName, stopInWords, weakerText } from "./explain-words.js";
 import { locate, locationText } from "./location.js";
@@ -76,6 +76,8 @@ export function explainWalk(snapshot: Snapshot, thread: ThreadSnapshot, options:
   const walk = walkThread(recorded, thread, {
     walker,
     cache,
+    // A hostile rule or stack ends the explained walk as it ends `walk`'s (the default budget).
+    workBudget: workBudgetOf({}),
     ...(options.maxFrames !== undefined ? { maxFrames: options.maxFrames } : {}),
     ...(options.pacVaBits !== undefined ? { pacVaBits: options.pacVaBits } : {}),
     onUnwind: (index) => {
