@@ -10,7 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
+import { breakpadEvaluate } from "../../src/arch/x86/breakpad.js";
 import { parseProgram } from "../../src/arch/x86/program.js";
+import { RegionMemory } from "../../src/memory/region-memory.js";
 import { MAX_POSTFIX_DEPTH, MAX_POSTFIX_TOKENS } from "../../src/formats/postfix-limits.js";
 import { attachSymbolFile, parseSymbolFile } from "../../src/formats/symbol-file.js";
 import { bytesSource, minidumpSnapshot, readMinidump } from "../../src/formats/minidump.js";
@@ -83,6 +85,11 @@ describe("the postfix limits of symbol files", () => {
     const long = parseProgram(`$eip ${"=$eip 1 ".repeat(200)}`);
     expect(!long.ok && long.error.reason).toBe(`the program is an expression of more than ${MAX_POSTFIX_TOKENS} tokens (the postfix limits)`);
     expect(parseProgram("$T0 $ebp = $eip $T0 4 + ^ = $ebp $T0 ^ = $esp $T0 8 + =").ok).toBe(true);
+    // Breakpad's own evaluator (the breakpad walker's STACK WIN) fails such programs too.
+    const none = new RegionMemory([]);
+    expect(breakpadEvaluate(`$T0 ${deep}=`, new Map(), new Set(), none)).toBe(false);
+    expect(breakpadEvaluate(`$eip ${"=$eip 1 ".repeat(200)}`, new Map(), new Set(), none)).toBe(false);
+    expect(breakpadEvaluate(`$T0 ${"1 ".repeat(MAX_POSTFIX_DEPTH - 1)}${"+ ".repeat(MAX_POSTFIX_DEPTH - 2)}=`, new Map(), new Set(), none)).toBe(true);
   });
 });
 
