@@ -14,7 +14,7 @@ import { moduleAt, type Module, type Snapshot, type ThreadSnapshot } from "../mo
 import { UnwindCache } from "../unwind/cache.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
 import type { Walk } from "../walk/frame.js";
-import { frameBudgetOf, walkThread, type WalkOptions } from "../walk/walk.js";
+import { frameBudgetOf, walkThread, workBudgetOf, type WalkOptions } from "../walk/walk.js";
 import { crashReason } from "./breakpad-crash.js";
 import { dumpSystemInfo } from "./system-info.js";
 
@@ -139,7 +139,7 @@ export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: Brea
   const unused = [...snapshot.threads];
   // The threads of one dump share what their walks learn.
   // Breakpad's own walker unless another is named.
-  const walkOptions: WalkOptions = { walker: "breakpad", ...options.walk, cache: options.walk?.cache ?? new UnwindCache(), frameBudget: frameBudgetOf(options.walk ?? {}) };
+  const walkOptions: WalkOptions = { walker: "breakpad", ...options.walk, cache: options.walk?.cache ?? new UnwindCache(), frameBudget: frameBudgetOf(options.walk ?? {}), workBudget: workBudgetOf(options.walk ?? {}) };
   if (walkOptions.walker === undefined) walkOptions.walker = "breakpad";
   const keep = options.keepWalks !== false;
   const walked = (walk: Walk): Walk => {

@@ -16,7 +16,7 @@ import type { Rule } from "../unwind/rule.js";
 import { compareWithTruth } from "../walk/compare.js";
 import type { Frame, Walk } from "../walk/frame.js";
 import { archWalker, type WalkerName } from "../walk/registry.js";
-import { walkThread } from "../walk/walk.js";
+import { walkThread, workBudgetOf } from "../walk/walk.js";
 import type { ExplainedFrame, ExplainedInline, ExplainedRead, ExplainedWalk, ReadRole, StackArea, StackWord } from "./explain-model.js";
 import { contextLines, howLines, indexWeaker, registerName, stopInWords, weakerText } from "./explain-words.js";
 import { inlineLocationText, locate, locationText, sourceOf } from "./location.js";
@@ -37,7 +37,7 @@ export const MAX_DIAGRAM_WORDS = 16_384;
 /** Words shown above the outermost frame's stack pointer (its caller's arguments, if any). */
 const WORDS_ABOVE = 4;
 
-interface RawRead {
+export interface RawRead {
   frame: number;
   address: bigint;
   size: number;
@@ -76,6 +76,8 @@ export function explainWalk(snapshot: Snapshot, thread: ThreadSnapshot, options:
   const walk = walkThread(recorded, thread, {
     walker,
     cache,
+    // A hostile rule or stack ends the explained walk as it ends `walk`'s (the default budget).
+    workBudget: workBudgetOf({}),
     ...(options.maxFrames !== undefined ? { maxFrames: options.maxFrames } : {}),
     ...(options.pacVaBits !== undefined ? { pacVaBits: options.pacVaBits } : {}),
     onUnwind: (index) => {
@@ -164,13 +166,22 @@ function weakerWalk(snapshot: Snapshot, thread: ThreadSnapshot, walker: WalkerNa
   return walkThread(snapshot, thread, { walker: "frame-pointer", cache, ...(maxFrames !== undefined ? { maxFrames } : {}), ...(pacVaBits !== undefined ? { pacVaBits } : {}) });
 }
 
-function groupReads(reads: readonly RawRead[]): Map<number, RawRead[]> {
+/** The recorded reads by frame, each (address, size) once per frame, in the order first read; linear in the reads. */
+export function groupReads(reads: readonly RawRead[]): Map<number, RawRead[]> {
   const out = new Map<number, RawRead[]>();
+  // The (frame, address, size) triples already taken: one lookup per read, however many a frame has.
+  const seen = new Set<string>();
   for (const r of reads) {
-    let list = out.get(r.frame);
-    if (list === undefined) out.set(r.frame, (list = []));
+    const frame = r.frame;
+    const address = r.address;
+    const size = r.size;
+    let list = out.get(frame);
+    if (list === undefined) out.set(frame, (list = []));
     // One entry per address: rules may read a slot twice (a check, then the value).
-    if (!list.some((x) => x.address === r.address && x.size === r.size)) list.push(r);
+    const key = `${frame}:${address}:${size}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    list.push(r);
   }
   return out;
 }

@@ -331,6 +331,7 @@ export function stopInWords(stop: WalkStop, a: (v: bigint) => string): string {
     "bad-pc": `The walk stopped: the next program counter${at} is not code`,
     "max-frames": "The walk stopped at its frame limit",
     "frame-budget": "The walk stopped: the snapshot's walks had used up their shared frame budget",
+    "work-budget": "The walk stopped: the snapshot's walks had used up their shared work budget (rules evaluated, stack words scanned, instructions decoded)",
     unsupported: "The walk stopped: no rule applies to the next frame",
     "trap-frame": "The walk stopped at a kernel trap frame, which a user-mode walk does not follow",
     "tss-frame": "The walk stopped at a task-state segment, which a user-mode walk does not follow",

@@ -24,6 +24,7 @@
  * function, {@link execCfi}.
  */
 import type { BreakpadStackCfi } from "../formats/breakpad-sym.js";
+import { postfixOverLimit } from "../formats/postfix-limits.js";
 import { countStartingAtOrBelow, innermostContaining } from "../formats/sorted-ranges.js";
 import { readPointer, type MemoryReader } from "../memory/reader.js";
 import { moduleAt, type Module, type Registers } from "../model/snapshot.js";
@@ -32,6 +33,7 @@ import { walkStop } from "../unwind/frame.js";
 import type { CfiRule } from "../unwind/rule.js";
 import { ruleText } from "../unwind/rule-text.js";
 import type { ExecContext, FrameSite, UnwindResult, UnwindStrategy } from "../unwind/step.js";
+import { work } from "../unwind/work.js";
 
 /** One register of a machine's CFI register map (Breakpad's `cfi_register_map_`). */
 export interface CfiRegister {
@@ -100,6 +102,7 @@ export function compileExpression(text: string): CfiExpression {
  */
 export function evaluateExpression(e: CfiExpression, names: Map<string, bigint>, memory: MemoryReader, width: 4 | 8): bigint | undefined {
   const mask = width === 4 ? 0xffff_ffffn : 0xffff_ffff_ffff_ffffn;
+  work.units += e.tokens.length;
   const stack: (bigint | string)[] = [];
   const value = (t: bigint | string | undefined): bigint | undefined => (t === undefined ? undefined : typeof t === "bigint" ? t & mask : names.get(t));
   for (const t of e.tokens) {
@@ -157,7 +160,10 @@ export function applyRules(set: CfiRuleSet, text: string): boolean {
   let expression: string[] = [];
   const report = (): boolean => {
     if (name === undefined || name === "" || expression.length === 0) return false;
-    const e = compileExpression(expression.join(" "));
+    const text = expression.join(" ");
+    // Past the postfix limits the rule is malformed (records from a .sym file were left out when attached).
+    if (postfixOverLimit(text) !== undefined) return false;
+    const e = compileExpression(text);
     if (name === ".cfa") set.cfa = e;
     else if (name === ".ra") set.ra = e;
     else set.registers.set(name, e);
@@ -217,7 +223,10 @@ export function rulesAt(table: CfiTable, rva: number): { set: CfiRuleSet; start:
   const set: CfiRuleSet = { registers: new Map() };
   if (!applyRules(set, init.rules)) return undefined;
   const deltas = table.deltas;
-  for (let i = countStartingAtOrBelow(deltas, init.address - 1, startOf); i < deltas.length && deltas[i]!.address <= rva; i++) applyRules(set, deltas[i]!.rules);
+  let i = countStartingAtOrBelow(deltas, init.address - 1, startOf);
+  const first = i;
+  for (; i < deltas.length && deltas[i]!.address <= rva; i++) applyRules(set, deltas[i]!.rules);
+  work.units += 1 + i - first;
   return { set, start: init.address };
 }
 

@@ -30,6 +30,7 @@ import { walkStop } from "../unwind/frame.js";
 import { symbolize } from "../unwind/symbolize.js";
 import type { LeafRule, ScanRule } from "../unwind/rule.js";
 import type { ExecContext, FrameSite, UnwindResult, UnwindStrategy } from "../unwind/step.js";
+import { work } from "../unwind/work.js";
 
 const STACK_WORDS = cacheSlot("scan stack words", () => new Words());
 const MAX_NUMBER = BigInt(Number.MAX_SAFE_INTEGER);
@@ -173,6 +174,7 @@ export function scanForReturn(machine: ScanMachine, cache: UnwindCache, memory: 
   for (let i = 0; i <= last; i++) {
     if (i > words && first !== undefined) return first;
     const slot = (start + BigInt(i) * w) & mask;
+    work.units++;
     const word = machine.readWord(cache, memory, slot);
     if (word === undefined) break;
     const value = clean === undefined ? word : clean(word);

@@ -31,6 +31,8 @@ export interface BatchOptions {
   pacVaBits?: number | undefined;
   /** The most frames of one input's threads together. */
   frameBudget: number;
+  /** The most work of one input's threads together. */
+  workBudget?: number;
   thread: number | "all" | "crashed";
   symbols: SymbolValues;
   images: string[];
@@ -91,7 +93,7 @@ export async function walkOne(file: string, options: BatchOptions, write: (text:
     const quiet: Io = { out: () => undefined, err: () => undefined };
     const { snapshot, dump, symbolNotes } = await loadSnapshot(file, { symbols: symbolSpec(options.symbols), images: options.images }, quiet);
     const thread = resolveThread(snapshot, options.thread, file);
-    const walkOptions = { walker: options.walker, maxFrames: options.maxFrames, frameBudget: options.frameBudget, ...(options.pacVaBits === undefined ? {} : { pacVaBits: options.pacVaBits }), thread };
+    const walkOptions = { walker: options.walker, maxFrames: options.maxFrames, frameBudget: options.frameBudget, ...(options.workBudget === undefined ? {} : { workBudget: options.workBudget }), ...(options.pacVaBits === undefined ? {} : { pacVaBits: options.pacVaBits }), thread };
     const crash = dump === undefined ? null : (crashReason(dump)?.reason ?? null);
     if (options.format === "jsonl") {
       const walks = walkThreads(snapshot, walkOptions);

@@ -4,10 +4,10 @@ import { join } from "node:path";
 import { RegionMemory } from "../memory/region-memory.js";
 import { PAC_VA_BITS_MAX, PAC_VA_BITS_MIN } from "../arch/arm64/pac.js";
 import { WALKER_NAMES, type WalkerName } from "../walk/registry.js";
-import { DEFAULT_FRAME_BUDGET } from "../walk/walk.js";
+import { DEFAULT_FRAME_BUDGET, DEFAULT_WORK_BUDGET } from "../walk/walk.js";
 import { loadInput, type Input } from "../node/input.js";
 import { besideInput, readInputFile, type SymbolNote } from "../node/symbol-store.js";
-import { attachSymbolPath, downloadSymbols, missingDirectories, parseSymbolPath, type SymbolPath } from "../node/symbol-path.js";
+import { attachSymbolPath, downloadSymbols, missingDirectories, parseSymbolPath, type DownloadOptions, type SymbolPath } from "../node/symbol-path.js";
 import type { SymbolTarget } from "../formats/symbol-file.js";
 import { UsageError, type Io } from "./io.js";
 
@@ -45,6 +45,13 @@ export function frameBudgetOption(value: string | undefined): number {
   return Number(value);
 }
 
+/** Parses `--work-budget`: a whole number ≥ 1, or the default when not given. */
+export function workBudgetOption(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_WORK_BUDGET;
+  if (!/^[1-9]\d*$/.test(value) || !Number.isSafeInteger(Number(value))) throw new UsageError(`--work-budget takes a whole number ≥ 1, not "${value}"`);
+  return Number(value);
+}
+
 /**
  * Parses `--thread`: a thread id, or (when `allowAll`) "all", or (when `allowCrashed`) "crashed";
  * undefined when not given.
@@ -65,14 +72,16 @@ export const SYMBOL_OPTIONS = {
   "symbols-url": { type: "string", multiple: true },
   "symbols-cache": { type: "string" },
   "symbol-download-timeout-secs": { type: "string" },
+  "symbol-download-deadline-secs": { type: "string" },
+  "symbol-run-deadline-secs": { type: "string" },
 } as const;
 
 /** Where to look for symbols: the parsed path, and whether the user gave one (which turns on the per-module notes). */
 export interface SymbolSpec {
   path: SymbolPath;
   given: boolean;
-  /** A download that receives nothing for this long is given up. */
-  timeoutMs: number;
+  /** The download limits the options set (the others keep their defaults, DOWNLOAD_LIMITS). */
+  limits: DownloadOptions;
 }
 
 /** The parsed values of {@link SYMBOL_OPTIONS}. */
@@ -81,6 +90,8 @@ export interface SymbolValues {
   "symbols-url"?: string[] | undefined;
   "symbols-cache"?: string | undefined;
   "symbol-download-timeout-secs"?: string | undefined;
+  "symbol-download-deadline-secs"?: string | undefined;
+  "symbol-run-deadline-secs"?: string | undefined;
 }
 
 /**
@@ -96,10 +107,20 @@ export function symbolSpec(values: SymbolValues, env: NodeJS.ProcessEnv = proces
     if (!/^https?:\/\//i.test(url)) throw new UsageError(`--symbols-url takes an http:// or https:// URL, not "${url}"`);
     entries.push(cache !== undefined ? `srv*${cache}*${url}` : url);
   }
-  const seconds = values["symbol-download-timeout-secs"];
-  if (seconds !== undefined && !(/^\d+(\.\d+)?$/.test(seconds) && Number(seconds) > 0)) throw new UsageError(`--symbol-download-timeout-secs takes a number of seconds > 0, not "${seconds}"`);
+  const limits: DownloadOptions = {};
+  const flags = [
+    ["symbol-download-timeout-secs", "timeoutMs"],
+    ["symbol-download-deadline-secs", "downloadDeadlineMs"],
+    ["symbol-run-deadline-secs", "runDeadlineMs"],
+  ] as const;
+  for (const [flag, key] of flags) {
+    const seconds = values[flag];
+    if (seconds === undefined) continue;
+    if (!(/^\d+(\.\d+)?$/.test(seconds) && Number(seconds) > 0)) throw new UsageError(`--${flag} takes a number of seconds > 0, not "${seconds}"`);
+    limits[key] = Number(seconds) * 1000;
+  }
   const path = parseSymbolPath(entries, cache !== undefined ? { defaultCache: cache } : {});
-  return { path, given: entries.length > 0, timeoutMs: seconds === undefined ? 30_000 : Number(seconds) * 1000 };
+  return { path, given: entries.length > 0, limits };
 }
 
 /** A spec of plain directories (what `check` and `crosscheck` take). */
@@ -132,7 +153,7 @@ export async function fetchSymbols(target: SymbolTarget | undefined, spec: Symbo
   let all = [...notes];
   const warnings: string[] = [];
   if (target !== undefined && spec.path.servers.length > 0) {
-    const got = await downloadSymbols(target, spec.path, { timeoutMs: spec.timeoutMs });
+    const got = await downloadSymbols(target, spec.path, spec.limits);
     warnings.push(...got.warnings);
     const byModule = new Map(got.notes.map((n) => [n.module, n]));
     all = all.map((n) => byModule.get(n.module) ?? n);

@@ -5,8 +5,8 @@ import { renderRoles, writeText } from "../render/text.js";
 import { windbgProcess, writeWindbg } from "../render/windbg.js";
 import { breakpadRefusal, breakpadReport } from "../analysis/breakpad-report.js";
 import { writeBreakpad, writeBreakpadMachineReadable } from "../render/breakpad.js";
-import { walkThreads, DEFAULT_MAX_FRAMES, DEFAULT_FRAME_BUDGET } from "../walk/walk.js";
-import { EXIT, frameBudgetOption, isDirectory, reportSymbols, maxFramesOption, pacVaBitsOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io } from "./common.js";
+import { walkThreads, DEFAULT_MAX_FRAMES, DEFAULT_FRAME_BUDGET, DEFAULT_WORK_BUDGET } from "../walk/walk.js";
+import { EXIT, frameBudgetOption, workBudgetOption, isDirectory, reportSymbols, maxFramesOption, pacVaBitsOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io } from "./common.js";
 import { expandDumps, jobsOption, walkBatch, type BatchOptions } from "./batch.js";
 import { loadSnapshot, resolveThread } from "./load.js";
 import { walkerChoices, walkerParagraph } from "./help.js";
@@ -19,8 +19,10 @@ const BATCH_FORMATS = ["jsonl", "summary"] as const;
 /** Usage text of `walk`. */
 export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json|dump.dmp|folder>... [--walker ${walkerChoices()}]
                      [--symbols PATH]... [--symbols-url URL]... [--symbols-cache DIR]
-                     [--symbol-download-timeout-secs S] [--images DIR]... [--thread ID|all|crashed]
-                     [--step N] [--max-frames N] [--frame-budget N] [--pac-va-bits N] [--jobs N]
+                     [--symbol-download-timeout-secs S] [--symbol-download-deadline-secs S]
+                     [--symbol-run-deadline-secs S] [--images DIR]... [--thread ID|all|crashed]
+                     [--step N] [--max-frames N] [--frame-budget N] [--work-budget N]
+                     [--pac-va-bits N] [--jobs N]
                      [--format ${FORMATS.join("|")}]
                      [--roles] [--registers]
 
@@ -38,7 +40,11 @@ ${walkerParagraph("  --walker W       ")}
                    (_NT_SYMBOL_PATH is read too); the input's own directory is searched last
   --symbols-url URL  a symbol server (URL/<debug file>/<debug id>/<file>), repeatable
   --symbols-cache DIR  where downloads are kept (default ~/.cache/stackwalk-emu/symbols)
-  --symbol-download-timeout-secs S  give a download up after S seconds without data (30)
+  --symbol-download-timeout-secs S  give a server up when a download gets no data for S
+                   seconds (30)
+  --symbol-download-deadline-secs S  give a server up when one download takes more than S
+                   seconds, redirects included (300)
+  --symbol-run-deadline-secs S  stop all downloads for an input after S seconds (600)
   --images DIR     for a minidump: module images (DIR/<module file name>, matched by
                    SizeOfImage and TimeDateStamp) whose code and unwind tables the dump lacks;
                    repeatable
@@ -47,6 +53,9 @@ ${walkerParagraph("  --walker W       ")}
   --max-frames N   frame cap of one thread's walk (default ${DEFAULT_MAX_FRAMES})
   --frame-budget N the most frames of all of an input's threads together (default
                    ${DEFAULT_FRAME_BUDGET}); a walk that reaches it stops with frame-budget
+  --work-budget N  the most work of all of an input's threads together, in units (postfix
+                   tokens evaluated, stack words scanned, instructions decoded; default
+                   ${DEFAULT_WORK_BUDGET}); a walk that spends it stops with work-budget
   --pac-va-bits N  arm64: the virtual-address size (64 − TxSZ, 16 to 52; default 48) at which
                    return addresses lose a pointer authentication code: bits N-63 become
                    copies of bit 55 (Breakpad's report strips as Breakpad does instead)
@@ -67,6 +76,7 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
     "max-frames": { type: "string" },
     "pac-va-bits": { type: "string" },
     "frame-budget": { type: "string" },
+    "work-budget": { type: "string" },
     format: { type: "string" },
     roles: { type: "boolean" },
     registers: { type: "boolean" },
@@ -95,8 +105,9 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
       maxFrames: maxFramesOption(values["max-frames"]) ?? DEFAULT_MAX_FRAMES,
       pacVaBits: pacVaBitsOption(values["pac-va-bits"]),
       frameBudget: frameBudgetOption(values["frame-budget"]),
+      workBudget: workBudgetOption(values["work-budget"]),
       thread: threadOption(values.thread, true, true) ?? "all",
-      symbols: { symbols: values.symbols, "symbols-url": values["symbols-url"], "symbols-cache": values["symbols-cache"], "symbol-download-timeout-secs": values["symbol-download-timeout-secs"] },
+      symbols: { symbols: values.symbols, "symbols-url": values["symbols-url"], "symbols-cache": values["symbols-cache"], "symbol-download-timeout-secs": values["symbol-download-timeout-secs"], "symbol-download-deadline-secs": values["symbol-download-deadline-secs"], "symbol-run-deadline-secs": values["symbol-run-deadline-secs"] },
       images: values.images ?? [],
     };
     // The symbol path's own problems (a missing directory, a Windows path) are said once.
@@ -107,6 +118,7 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
   const threadChoice = threadOption(values.thread, true, true) ?? "all";
   const maxFrames = maxFramesOption(values["max-frames"]) ?? DEFAULT_MAX_FRAMES;
   const frameBudget = frameBudgetOption(values["frame-budget"]);
+  const workBudget = workBudgetOption(values["work-budget"]);
   const walker = walkerOption(values.walker);
   const pacVaBits = pacVaBitsOption(values["pac-va-bits"]);
   const file = positionals[0]!;
@@ -119,12 +131,12 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
     const refusal = breakpadRefusal(snapshot.machine, file);
     if (refusal !== undefined) throw new UsageError(`--format ${format}: ${refusal}`);
     // Breakpad's own walker unless --walker names another.
-    const report = breakpadReport(dump!, snapshot, { walk: { walker: values.walker === undefined ? "breakpad" : walker, maxFrames, frameBudget }, thread, symbolPathGiven: symbols.given, keepWalks: false });
+    const report = breakpadReport(dump!, snapshot, { walk: { walker: values.walker === undefined ? "breakpad" : walker, maxFrames, frameBudget, workBudget }, thread, symbolPathGiven: symbols.given, keepWalks: false });
     (format === "breakpad" ? writeBreakpad : writeBreakpadMachineReadable)(report, io.out);
     return EXIT.ok;
   }
   // WinDbg's ~*k goes through the threads in the dump's order.
-  const walks = walkThreads(snapshot, { walker, maxFrames, frameBudget, ...(pacVaBits === undefined ? {} : { pacVaBits }), thread, listed: format === "windbg" });
+  const walks = walkThreads(snapshot, { walker, maxFrames, frameBudget, workBudget, ...(pacVaBits === undefined ? {} : { pacVaBits }), thread, listed: format === "windbg" });
   if (format === "json") {
     writeJson(snapshot.machine, snapshot.modules, walks, io.out, { ...(dump === undefined ? {} : { dump }), os: snapshot.os, symbols: symbolNotes });
     return EXIT.ok;

@@ -17,9 +17,10 @@ import { OverlayMemory } from "../memory/overlay-memory.js";
 import type { MemoryReader } from "../memory/reader.js";
 import type { MemoryRegion } from "../memory/region-memory.js";
 import type { Module, ModuleSymbol, ModuleUnwind } from "../model/snapshot.js";
-import { breakpadFpoData, breakpadFrameData, parseBreakpadSym, type BreakpadSymbols } from "./breakpad-sym.js";
+import { breakpadFpoData, breakpadFrameData, parseBreakpadSym, type BreakpadStackCfi, type BreakpadSymbols } from "./breakpad-sym.js";
 import { breakpadSymbols } from "./breakpad-sym/module-symbols.js";
 import { lazyProperty } from "./lazy-property.js";
+import { cfiRulesOverLimit } from "./postfix-limits.js";
 import { MSF_MAGIC, parsePdb, type Pdb, type PdbSymbol } from "./pdb.js";
 import { readMappedImage } from "./pe-mapped.js";
 import { parsePe, peCodeId, type PeImage } from "./pe.js";
@@ -291,8 +292,9 @@ function attachOne(module: Module, memory: MemoryReader, file: SymbolFile, optio
   }
   const sym = file.symbols;
   const { fpo, unconverted } = breakpadFpoData(sym);
+  const cfi = withinPostfixLimits(sym.stackCfi);
   // FrameData records are made when a walk first asks for the module's records.
-  const unwind: ModuleUnwind = { fpo, frameData: [], stackCfi: sym.stackCfi, origin: `Breakpad ${origin}` };
+  const unwind: ModuleUnwind = { fpo, frameData: [], stackCfi: cfi.records, origin: `Breakpad ${origin}` };
   lazyProperty(unwind, "frameData", () => breakpadFrameData(sym));
   const next: Module = { ...module, unwind };
   if (!keepNames) {
@@ -305,5 +307,39 @@ function attachOne(module: Module, memory: MemoryReader, file: SymbolFile, optio
     const stopped = sym.truncated ? "; reading stopped after 100" : "";
     warnings.push(`${origin}: corrupt symbols: ${sym.malformedCount} malformed line(s) and ${unconverted} unusable STACK WIN record(s) left out${first}${stopped}`);
   }
+  if (cfi.refused > 0) warnings.push(`${origin}: postfix limits: ${cfi.refused} STACK CFI record(s) left out (first: ${cfi.first})`);
   return { module: next, detail: `unwind records from ${origin}`, warnings };
+}
+
+/**
+ * The STACK CFI records whose rules are within the postfix limits (postfix-limits.ts): a record
+ * whose INIT rules pass one is left out with its delta rows, a delta row that passes one is left
+ * out alone. The same list when none does (the usual case: only long texts are looked into).
+ */
+function withinPostfixLimits(records: readonly BreakpadStackCfi[]): { records: readonly BreakpadStackCfi[]; refused: number; first?: string } {
+  let refused = 0;
+  let first: string | undefined;
+  let out: BreakpadStackCfi[] | undefined;
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i]!;
+    const why = cfiRulesOverLimit(r.init);
+    let deltas = r.deltas;
+    if (why === undefined) {
+      let bad = false;
+      for (const d of r.deltas) {
+        const dw = cfiRulesOverLimit(d.rules);
+        if (dw === undefined) continue;
+        refused++;
+        first ??= `STACK CFI ${d.address.toString(16)}: ${dw}`;
+        bad = true;
+      }
+      if (bad) deltas = r.deltas.filter((d) => cfiRulesOverLimit(d.rules) === undefined);
+    } else {
+      refused++;
+      first ??= `STACK CFI INIT ${r.address.toString(16)}: ${why}`;
+    }
+    if (why !== undefined || deltas !== r.deltas) out ??= records.slice(0, i);
+    if (out !== undefined && why === undefined) out.push(deltas === r.deltas ? r : { ...r, deltas });
+  }
+  return first === undefined ? { records, refused } : { records: out ?? records, refused, first };
 }

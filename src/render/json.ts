@@ -121,8 +121,11 @@ function stopJson(machine: Machine, walk: ThreadWalk["walk"]): Record<string, un
 /** The module list in rust-minidump's form, with this project's `size`. */
 function modulesJson(machine: Machine, modules: readonly Module[], symbols: readonly ModuleSymbolSource[]): Record<string, unknown>[] {
   const a = (v: bigint): string => formatAddress(machine, v);
+  // The first source with a file for each module name, found once: a lookup per module, not a search.
+  const sources = new Map<string, ModuleSymbolSource>();
+  for (const s of symbols) if (s.file !== undefined && !sources.has(s.module)) sources.set(s.module, s);
   return modules.map((m) => {
-    const found = symbols.find((s) => s.module === m.name && s.file !== undefined);
+    const found = sources.get(m.name);
     const loaded = hasSymbols(m);
     return {
       filename: m.name,

@@ -22,6 +22,8 @@ export type StopReason =
   | "max-frames"
   /** The walks of one snapshot (a dump's threads) shared a total frame budget, and it was spent. */
   | "frame-budget"
+  /** The walks of one snapshot shared a total work budget (rules evaluated, words scanned, instructions decoded), and it was spent. */
+  | "work-budget"
   | "unsupported"
   /** An x86 FPO_DATA record says FRAME_TRAP: the caller's context is in a kernel trap frame. */
   | "trap-frame"

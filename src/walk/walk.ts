@@ -18,6 +18,7 @@ import type { FuncTableEntry, Trust, WalkStop } from "../unwind/frame.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
 import { CONTEXT_RULE, type Rule, type StepRule } from "../unwind/rule.js";
 import type { ExecContext, FrameSite, UnwindStep } from "../unwind/step.js";
+import { work } from "../unwind/work.js";
 import type { Frame, Walk } from "./frame.js";
 import { archWalker, strategiesFor, type ArchWalker, type WalkerName } from "./registry.js";
 
@@ -60,6 +61,35 @@ export interface WalkOptions {
    * A single {@link walkThread} call counts against it only when given a {@link FrameBudget}.
    */
   frameBudget?: number | FrameBudget;
+  /**
+   * The work the walks given these options may do together, in the units of unwind/work.ts
+   * (postfix tokens evaluated, STACK CFI rows applied, stack words scanned, instructions
+   * decoded): a walk that has spent what is left stops with `work-budget` before its next step.
+   * Default {@link DEFAULT_WORK_BUDGET}; `Infinity` for none. Shared like {@link frameBudget}.
+   */
+  workBudget?: number | WorkBudget;
+}
+
+/** Work the walks sharing it may still do (see {@link WalkOptions.workBudget}). */
+export interface WorkBudget {
+  readonly total: number;
+  used: number;
+}
+
+/**
+ * The default work budget of a snapshot's walks together: 2^26 = 67,108,864 units. An ordinary
+ * dump's walks take a few thousand; the deepest one the frame budget allows, 262,144 frames of
+ * STACK CFI rules of ordinary length, about 10 million; a rule of thousands of tokens or a
+ * hostile dump reaches it in seconds (`npm run bench`) and stops with `work-budget`.
+ */
+export const DEFAULT_WORK_BUDGET = 1 << 26;
+
+/** The shared work budget of `options`, made once per set of walks. */
+export function workBudgetOf(options: WalkOptions): WorkBudget {
+  const b = options.workBudget ?? DEFAULT_WORK_BUDGET;
+  if (typeof b !== "number") return b;
+  if (b !== Infinity && (!Number.isSafeInteger(b) || b < 1)) throw new InputError("bad-value", `the work budget must be a whole number ≥ 1, not ${b}`);
+  return { total: b, used: 0 };
 }
 
 /** Frames the walks sharing it may still return. */
@@ -409,12 +439,16 @@ function unwindOnce(strategies: readonly ArchStrategy[], site: FrameSite, ctx: E
  */
 export function walkThread(snapshot: Snapshot, thread: ThreadSnapshot, options: WalkOptions = {}): Walk {
   const budget = typeof options.frameBudget === "object" ? options.frameBudget : undefined;
-  const walk = walkWithin(snapshot, thread, options, budget);
+  const workBudget = typeof options.workBudget === "object" ? options.workBudget : undefined;
+  const start = work.units;
+  const walk = walkWithin(snapshot, thread, options, budget, workBudget === undefined ? Infinity : start + workBudget.total - workBudget.used);
   if (budget !== undefined) budget.used += walk.frames.length;
+  if (workBudget !== undefined) workBudget.used += work.units - start;
   return walk;
 }
 
-function walkWithin(snapshot: Snapshot, thread: ThreadSnapshot, options: WalkOptions, budget: FrameBudget | undefined): Walk {
+/** `workEnd`: the value of the work counter at which the walk stops (Infinity for none). */
+function walkWithin(snapshot: Snapshot, thread: ThreadSnapshot, options: WalkOptions, budget: FrameBudget | undefined, workEnd: number): Walk {
   const arch = archWalker(snapshot.machine);
   const strategies = options.strategies ?? strategiesFor(snapshot.machine, options.walker ?? "auto", snapshot.os);
   const maxFrames = options.maxFrames ?? DEFAULT_MAX_FRAMES;
@@ -454,6 +488,9 @@ function walkWithin(snapshot: Snapshot, thread: ThreadSnapshot, options: WalkOpt
     site.registers = callee.unwindRegisters;
     site.pc = callee.addrPC;
     site.calleeParams = calleeParams;
+    if (work.units >= workEnd) {
+      return { frames, stop: { reason: "work-budget", detail: `the walks of this snapshot reached their shared work budget of ${(options.workBudget as WorkBudget).total} units (rules evaluated, stack words scanned, instructions decoded)` } };
+    }
     options.onUnwind?.(callee.index);
     ctx.scanAllowed = scanned < MAX_SCANNED_FRAMES;
     unwindOnce(strategies, site, ctx, memory, rules, outcome, ctx.scanAllowed);
@@ -552,7 +589,7 @@ export interface ThreadWalks extends Iterable<ThreadWalk> {
  */
 export function walkThreads(snapshot: Snapshot, options: WalkOptions & { thread?: number | "all"; listed?: boolean } = {}): ThreadWalks {
   const threads = chosenThreads(snapshot, options.thread ?? "all", options.listed === true);
-  const shared: WalkOptions = { ...options, cache: options.cache ?? new UnwindCache(), frameBudget: frameBudgetOf(options) };
+  const shared: WalkOptions = { ...options, cache: options.cache ?? new UnwindCache(), frameBudget: frameBudgetOf(options), workBudget: workBudgetOf(options) };
   return {
     threads,
     *[Symbol.iterator]() {

@@ -9,9 +9,11 @@ import { moduleAt, type Module } from "../../model/snapshot.js";
 import { cacheSlot, ImageKeyed, type UnwindCache } from "../../unwind/cache.js";
 import { lookupAddress } from "../../unwind/lookup-address.js";
 import { NOT_RETURN, UNCHECKED, UNKNOWN_TARGET } from "../scan.js";
+import { work } from "../../unwind/work.js";
 
 /** The instruction word at `address`, or undefined. */
 export function instructionAt(images: MemoryReader, address: bigint): number | undefined {
+  work.units++;
   const b = images.read(address, 4);
   return b === undefined ? undefined : (b[0]! | (b[1]! << 8) | (b[2]! << 16) | (b[3]! << 24)) >>> 0;
 }

@@ -9,6 +9,7 @@ import { Words } from "../../memory/words.js";
 import { moduleAt, type Module } from "../../model/snapshot.js";
 import { cacheSlot, ImageKeyed, type UnwindCache } from "../../unwind/cache.js";
 import { lookupAddress } from "../../unwind/lookup-address.js";
+import { work } from "../../unwind/work.js";
 
 /** The bytes a `FF /2` call takes after its opcode, from its ModRM (and SIB) byte, in 64-bit mode. */
 function modrmLength(modrm: number, sib: number): number {
@@ -22,6 +23,7 @@ function modrmLength(modrm: number, sib: number): number {
 
 /** Whether the bytes just before `ra` are a call instruction (undefined when they cannot be read). */
 export function callBefore64(images: MemoryReader, ra: bigint): boolean | undefined {
+  work.units++;
   let b: Uint8Array | undefined;
   let n = 8;
   for (; n >= 2 && b === undefined; n--) if (ra >= BigInt(n)) b = images.read(ra - BigInt(n), n);

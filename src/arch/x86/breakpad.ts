@@ -34,6 +34,8 @@ import { breakpadClassify, scanRegisters, scanForReturn, type CallSiteCheck, typ
 import { X86_CHAIN } from "./frame-pointer.js";
 import { inherited, SCAN_WORDS, SCAN_WORDS_CONTEXT, U32 } from "./site.js";
 import { findFpo, findFrameData } from "./tables.js";
+import { MAX_POSTFIX_DEPTH, MAX_POSTFIX_TOKENS } from "../../formats/postfix-limits.js";
+import { work } from "../../unwind/work.js";
 
 /** Breakpad's `kMaxReasonableGapBetweenFrames`: a scanned frame's saved EBP is believed up to 128 KiB above its slot. */
 const MAX_EBP_GAP = 128n * 1024n;
@@ -174,6 +176,9 @@ export function breakpadEvaluate(program: string, dictionary: Map<string, number
     if (raw.length > 1 && raw.startsWith("=")) tokens.push("=", raw.slice(1));
     else tokens.push(raw);
   }
+  // Past the postfix limits (formats/postfix-limits.ts) the program fails, as a malformed one does.
+  if (tokens.length > MAX_POSTFIX_TOKENS) return false;
+  work.units += tokens.length;
   for (const token of tokens) {
     if (token.length === 1 && "+-*/%@".includes(token)) {
       const b = value();
@@ -201,7 +206,7 @@ export function breakpadEvaluate(program: string, dictionary: Map<string, number
       if (v === undefined || typeof name !== "string" || !name.startsWith("$")) return false;
       dictionary.set(name, v);
       assigned.add(name);
-    } else stack.push(token);
+    } else if (stack.push(token) > MAX_POSTFIX_DEPTH) return false;
   }
   return stack.length === 0;
 }

@@ -12,6 +12,7 @@ import { machineInfo } from "../../model/machine.js";
 import { moduleAt, type Module, type Registers } from "../../model/snapshot.js";
 import { cacheSlot, ImageKeyed, type UnwindCache } from "../../unwind/cache.js";
 import { lookupAddress } from "../../unwind/lookup-address.js";
+import { work } from "../../unwind/work.js";
 
 const U32 = 0xffff_ffffn;
 
@@ -31,6 +32,7 @@ function bytesBefore(images: MemoryReader, ra: bigint, n: number): Uint8Array | 
  * its 32-bit addressing forms. Undefined when none fits, or when the bytes cannot be read.
  */
 export function callBefore(images: MemoryReader, ra: bigint): string | undefined {
+  work.units++;
   const b5 = bytesBefore(images, ra, 5);
   if (b5 !== undefined && b5[0] === 0xe8) return "call rel32";
   const b2 = bytesBefore(images, ra, 2);
@@ -202,6 +204,7 @@ export function scanSlots(cache: UnwindCache, stack: MemoryReader, scope: ScanSc
   let firstValue = 0;
   let slot = start;
   for (let i = 0; i <= words; i++, slot = (slot + 4) >>> 0) {
+    work.units++;
     const value = readU32n(stack, slot);
     if (value === undefined) break;
     const info = answerOf(answers, modules, images, value);
@@ -342,6 +345,7 @@ function decodeRun(images: MemoryReader, pc: bigint, out: SimInstruction[]): big
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let i = 0;
   while (out.length < MAX_SIM_INSTRUCTIONS && i < bytes.length) {
+    work.units++;
     const b = bytes[i]!;
     const left = bytes.length - i;
     const push = (op: SimOp, text: string, length: number): void => {
@@ -561,6 +565,7 @@ export function decodeProlog(images: MemoryReader, start: bigint, pc: bigint): P
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let i = 0;
   while (i < length) {
+    work.units++;
     const b = bytes[i]!;
     const left = length - i;
     if (b >= 0x50 && b <= 0x57) {

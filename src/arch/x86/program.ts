@@ -6,6 +6,8 @@
 import { machineInfo } from "../../model/machine.js";
 import { hex } from "../../hex.js";
 import { readU32n, type MemoryReader } from "../../memory/reader.js";
+import { postfixOverLimit } from "../../formats/postfix-limits.js";
+import { work } from "../../unwind/work.js";
 
 /** One token of a program. */
 export type ProgramToken =
@@ -55,6 +57,8 @@ export function canonicalVariable(name: string): string {
 
 /** Parses a program string; `=$ebp`-style glued tokens are split as Breakpad does. */
 export function parseProgram(text: string): { ok: true; program: Program } | { ok: false; error: ProgramError } {
+  const over = postfixOverLimit(text);
+  if (over !== undefined) return { ok: false, error: { token: -1, reason: `the program is ${over} (the postfix limits)` } };
   const tokens: ProgramToken[] = [];
   const raw = text.split(/\s+/).filter((t) => t.length > 0);
   const words: string[] = [];
@@ -91,6 +95,7 @@ const OP_TEXT = ["", "+", "-", "*", "/", "%", "@", "^", "="];
  */
 export function runProgram(program: Program, slots: number[], assigned: Uint8Array, memory: MemoryReader): ProgramError | undefined {
   const code = program.code;
+  work.units += code.length;
   // Each stack entry is a value (≥ 0) or a variable reference (−1 − slot).
   const stack: number[] = [];
   for (let i = 0; i < code.length; i++) {
