@@ -70,6 +70,11 @@ export const MINIDUMP_LIMITS = {
    * rarely has more than a few thousand threads; a damaged 28 MB list can claim half a million.
    */
   maxThreads: 65536,
+  /**
+   * The module entries read from one list; the rest are passed over with a note. A process loads
+   * a few hundred modules, rarely thousands; a damaged 31 MB list can claim 220,000.
+   */
+  maxModules: 65536,
 } as const;
 
 const STREAM_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(MINIDUMP_STREAM).map(([name, type]) => [type, name]));

@@ -5,7 +5,7 @@
 import { hex } from "../../hex.js";
 import { peCodeId, type CodeViewInfo } from "../pe.js";
 import { moduleIdentity, elfDebugId } from "./code-view.js";
-import { MINIDUMP_STREAM, VS_FFI_SIGNATURE } from "./constants.js";
+import { MINIDUMP_LIMITS, MINIDUMP_STREAM, VS_FFI_SIGNATURE } from "./constants.js";
 import { listEntries, type MinidumpInput } from "./input.js";
 import type { MinidumpStream } from "./stream.js";
 import type { MinidumpLocation, MinidumpStreamEntry } from "./types.js";
@@ -100,11 +100,17 @@ function readVersionInfo(c: ByteCursor): MinidumpVersionInfo {
  * The module list (minidump.md §2.3). Modules whose entries the file holds are read; one with no
  * bytes or a range past the end of the address space is passed over, an unreadable name is
  * left empty, and a rejected debug record leaves the module without debug information (as
- * Breakpad leaves it); each with a note.
+ * Breakpad leaves it); each with a note. At most {@link MINIDUMP_LIMITS}' `maxModules` entries are
+ * read.
  */
 function readModules(input: MinidumpInput, s: MinidumpStreamEntry, held: MinidumpLocation): MinidumpModule[] {
-  const { count, first } = listEntries(input, s, held, MODULE_SIZE);
-  if (count === 0) return [];
+  const listed = listEntries(input, s, held, MODULE_SIZE);
+  const { first } = listed;
+  if (listed.count === 0) return [];
+  const count = Math.min(listed.count, MINIDUMP_LIMITS.maxModules);
+  if (count < listed.count) {
+    input.note(s.location.rva, `ModuleList: ${listed.count} entries; the first ${count} are read (the limit of modules read from one dump), the rest passed over`);
+  }
   const c = input.cursor(first, count * MODULE_SIZE, "ModuleList entries");
   const modules: MinidumpModule[] = [];
   // File-name parts by path: the entries of a damaged list may all name one long string.
