@@ -131,7 +131,7 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
   // WinDbg's ~*k goes through the threads in the dump's order.
   const walks = walkThreads(snapshot, { walker, maxFrames, frameBudget, ...(pacVaBits === undefined ? {} : { pacVaBits }), thread, listed: format === "windbg" });
   if (format === "json") {
-    writeJson(snapshot.machine, snapshot.modules, walks, io.out, { ...(dump === undefined ? {} : { dump }), os: snapshot.os, symbols: symbolNotes });
+    writeJson(snapshot.machine, snapshot.modules, walks, io.out, { ...(dump === undefined ? {} : { dump }), os: snapshot.os, symbols: symbolNotes, threadOrder: snapshot.threads });
     return EXIT.ok;
   }
   if (values.roles) io.out(renderRoles([snapshot.machine]) + "\n");

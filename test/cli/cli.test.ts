@@ -20,24 +20,30 @@ describe("stackwalk walk", () => {
     const { code, out } = await cli("walk", X86, "--format", "json");
     expect(code).toBe(0);
     const doc = parseWalkJson(out);
-    expect(Object.keys(doc)).toEqual(["machine", "status", "pid", "crash_info", "system_info", "main_module", "modules", "thread_count", "threads"]);
+    expect(Object.keys(doc)).toEqual([
+      "machine", "status", "pid", "process_uptime", "crash_info", "system_info", "linux_memory_map_count", "thread_count", "threads", "crashing_thread",
+      "main_module", "modules_contains_cert_info", "modules", "unloaded_modules", "handles", "lsb_release", "mac_crash_info", "mac_boot_args", "soft_errors", "proc_limits",
+    ]);
     expect(doc.machine).toBe("x86");
     const t = doc.threads[0];
-    expect(Object.keys(t)).toEqual(["id", "crashed", "frame_count", "frames", "stop"]);
+    expect(Object.keys(t)).toEqual(["thread_id", "thread_name", "last_error_value", "frame_count", "frames", "crashed", "stop"]);
     expect(t.crashed).toBe(true);
     expect(Object.keys(t.frames[0])).toEqual([
-      "index", "addrPC", "addrReturn", "addrFrame", "addrStack", "addrBStore", "params", "far", "virtual",
-      "funcTableEntry", "trust", "rule", "registers", "module", "moduleOffset", "function", "functionOffset",
-      "file", "line", "frame", "offset", "module_offset", "function_offset", "missing_symbols",
+      "frame", "trust", "registers", "offset", "module", "module_offset", "unloaded_modules", "function", "function_offset", "file", "line",
+      "missing_symbols", "inlines", "addrPC", "addrReturn", "addrFrame", "addrStack", "addrBStore", "params", "far", "virtual", "funcTableEntry", "foundBy", "rule",
     ]);
     expect(t.frames[0]).toMatchObject({
-      index: 0, addrPC: "0x004010cd", addrReturn: "0x00401097", addrFrame: "0x0012fe08", addrStack: "0x0012fe00",
+      frame: 0, addrPC: "0x004010cd", addrReturn: "0x00401097", addrFrame: "0x0012fe08", addrStack: "0x0012fe00",
       addrBStore: "0x00000000", params: ["0x00000007", "0x0012fe20", "0x00000010", "0xcccccccc"], far: false, virtual: false,
-      funcTableEntry: null, trust: "context", rule: "context", module: "demo.exe", moduleOffset: "0x10cd", function: "read_token", functionOffset: "0xd",
+      funcTableEntry: null, trust: "context", foundBy: "context", rule: "context", offset: "0x004010cd", module: "demo.exe", module_offset: "0x000010cd",
+      function: "read_token", function_offset: "0x0000000d",
     });
+    // A caller's offset is its return address − 1, inside the call.
+    expect(t.frames[1]).toMatchObject({ addrPC: "0x00401097", offset: "0x00401096", trust: "frame_pointer", foundBy: "frame-pointer" });
+    expect(doc.crashing_thread).toMatchObject({ threads_index: 0, thread_id: t.thread_id, frame_count: t.frame_count });
+    expect(doc.crashing_thread.frames).toEqual(t.frames);
     expect(t.frames[0].registers.eip).toBe("0x004010cd");
     expect(t.frames.map((f: { function: string }) => f.function)).toEqual(["read_token", "parse_config", "main", "mainCRTStartup"]);
-    expect(t.frames[1].trust).toBe("frame-pointer");
     expect(t.stop.reason).toBe("end-of-stack");
     for (const f of t.frames) for (const k of ["addrPC", "addrReturn", "addrFrame", "addrStack"]) expect(f[k]).toMatch(/^0x[0-9a-f]{8}$/);
   });
