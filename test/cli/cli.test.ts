@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
 import { spawnStackwalk } from "../support/spawn-cli.js";
 import { parseWalkJson } from "../support/walk-schema.js";
+import { fixtureFile } from "../support/fixtures.js";
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
@@ -46,6 +47,17 @@ describe("stackwalk walk", () => {
     expect(t.frames.map((f: { function: string }) => f.function)).toEqual(["read_token", "parse_config", "main", "mainCRTStartup"]);
     expect(t.stop.reason).toBe("end-of-stack");
     for (const f of t.frames) for (const k of ["addrPC", "addrReturn", "addrFrame", "addrStack"]) expect(f[k]).toMatch(/^0x[0-9a-f]{8}$/);
+  });
+
+  it("states a dump's crash first, and prints params only where arguments are passed on the stack (x86)", async () => {
+    const dump = await cli("walk", fixtureFile("rust-minidump/minidump2.dmp"), "--thread", "crashed");
+    // Breakpad's report of the dump says the same: EXCEPTION_ACCESS_VIOLATION_WRITE, 0x45, thread 3060 (0xbf4).
+    expect(dump.out.split("\n")[1]).toBe("crash: EXCEPTION_ACCESS_VIOLATION_WRITE at 0x00000045 in thread 3060");
+    expect(dump.out).toContain("     params: 0x008727b8 0x7c9131dc 0x00000000 0x00874c00");
+    const x86 = await cli("walk", X86);
+    expect(x86.out).not.toContain("crash:");
+    expect(x86.out).toContain("params:");
+    for (const vector of ["vectors/x64/rbp-chain-3.json", "vectors/arm64/synthetic/arm64-machine-frame-handler.json", "vectors/ia64/synthetic/before-alloc.json"]) expect((await cli("walk", vector)).out).not.toContain("params:");
   });
 
   it("pads x64 addresses to 16 digits", async () => {
