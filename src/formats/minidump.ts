@@ -22,6 +22,8 @@ export type { MinidumpException } from "./minidump/exception.js";
 export { MISC1_PROCESS_ID, miscProcessId, type MinidumpMiscInfo } from "./minidump/misc-info.js";
 export type { MinidumpFunctionTable, MinidumpFunctionTableStream } from "./minidump/function-table.js";
 export type { MinidumpAssertion, MinidumpBreakpadInfo } from "./minidump/breakpad-info.js";
+export type { MinidumpThreadNames } from "./minidump/thread-names.js";
+export type { MinidumpUnloadedModule } from "./minidump/unloaded-modules.js";
 export { elfDebugId } from "./minidump/code-view.js";
 export { MINIDUMP_STREAMS, readMinidump } from "./minidump/read.js";
 export { MinidumpMemory, snapshotMemoryRanges } from "./minidump/memory.js";

@@ -9,7 +9,7 @@
  * `crashed` and `stop`, per frame the STACKFRAME64 fields, `foundBy` (the project's own trust)
  * and `rule`, per module `path` and `symbolFile`.
  */
-import { miscProcessId, type Minidump, type MinidumpModule } from "../formats/minidump.js";
+import { miscProcessId, type Minidump, type MinidumpModule, type MinidumpUnloadedModule } from "../formats/minidump.js";
 import { formatAddress, type Machine } from "../model/machine.js";
 import type { Module, OperatingSystem, ThreadSnapshot } from "../model/snapshot.js";
 import { ruleText } from "../unwind/rule-text.js";
@@ -122,8 +122,36 @@ function frameLocation(machine: Machine, modules: readonly Module[], frame: Fram
   return locateAddress(modules, frameInstruction(machine, frame), false);
 }
 
-/** One frame as a JSON value; `loc` when the caller has already looked it up. */
-export function frameJson(machine: Machine, modules: readonly Module[], frame: Frame, loc: Location = frameLocation(machine, modules, frame)): Record<string, unknown> {
+/**
+ * The unloaded modules an address lies in, as rust-minidump lists them for a frame outside every
+ * loaded module: by module name (sorted), each with its offsets (sorted, without repeats); null
+ * when none holds it.
+ */
+export function unloadedAt(machine: Machine, unloaded: readonly MinidumpUnloadedModule[], address: bigint): { module: string; offsets: string[] }[] | null {
+  const byName = new Map<string, Set<bigint>>();
+  for (const u of unloaded) {
+    if (address < u.base || address >= u.base + BigInt(u.size)) continue;
+    const offsets = byName.get(u.name) ?? byName.set(u.name, new Set()).get(u.name)!;
+    offsets.add(address - u.base);
+  }
+  if (byName.size === 0) return null;
+  return [...byName.keys()].sort().map((module) => ({
+    module,
+    offsets: [...byName.get(module)!].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)).map((v) => formatAddress(machine, v)),
+  }));
+}
+
+/**
+ * One frame as a JSON value; `loc` when the caller has already looked it up, `unloaded` the
+ * dump's unloaded modules (listed for a frame outside every loaded module).
+ */
+export function frameJson(
+  machine: Machine,
+  modules: readonly Module[],
+  frame: Frame,
+  loc: Location = frameLocation(machine, modules, frame),
+  unloaded: readonly MinidumpUnloadedModule[] = [],
+): Record<string, unknown> {
   const a = (v: bigint): string => formatAddress(machine, v);
   const registers: Record<string, string> = {};
   for (const [k, v] of Object.entries(frame.registers)) registers[k] = a(v);
@@ -134,7 +162,7 @@ export function frameJson(machine: Machine, modules: readonly Module[], frame: F
     offset: a(frameInstruction(machine, frame)),
     module: loc.module?.name ?? null,
     module_offset: loc.moduleOffset === undefined ? null : a(loc.moduleOffset),
-    unloaded_modules: null,
+    unloaded_modules: loc.module === undefined ? unloadedAt(machine, unloaded, frameInstruction(machine, frame)) : null,
     function: loc.function ?? null,
     function_offset: loc.functionOffset === undefined ? null : a(loc.functionOffset),
     file: loc.line?.file ?? null,
@@ -273,9 +301,21 @@ function documentHead(machine: Machine, crashedIndex: number, threadCount: numbe
   };
 }
 
-/** The fields the schema gives a thread besides its frames. */
-function threadFields(thread: ThreadSnapshot): Record<string, unknown> {
-  return { thread_id: thread.id, thread_name: null, last_error_value: null };
+/** The fields the schema gives a thread besides its frames: its name from a dump's ThreadNames stream. */
+function threadFields(thread: ThreadSnapshot, dump: Minidump | undefined): Record<string, unknown> {
+  return { thread_id: thread.id, thread_name: dump?.threadNames?.get(thread.id) ?? null, last_error_value: null };
+}
+
+/** A dump's UnloadedModuleList in rust-minidump's form, in the dump's order. */
+function unloadedModulesJson(machine: Machine, unloaded: readonly MinidumpUnloadedModule[]): Record<string, unknown>[] {
+  return unloaded.map((u) => ({
+    base_addr: formatAddress(machine, u.base),
+    end_addr: formatAddress(machine, u.base + BigInt(u.size)),
+    filename: u.name,
+    // rust-minidump gives every unloaded module the PE form, TimeDateStamp and SizeOfImage.
+    code_id: `${(u.timeDateStamp >>> 0).toString(16).padStart(8, "0")}${u.size.toString(16)}`,
+    cert_subject: null,
+  }));
 }
 
 function contextOf(context: JsonContext | readonly string[] | undefined): JsonContext {
@@ -379,21 +419,22 @@ export function writeJson(
   const order = ctx.threadOrder === undefined ? [...walked] : [...ctx.threadOrder.filter((t) => chosen.has(t)), ...walked.filter((t) => !listed.has(t))];
   const crashedIndex = order.findIndex((t) => t.crashed);
   const used = new Set<Module>();
+  const unloaded = ctx.dump?.unloadedModules ?? [];
   let crashed: ThreadWalk | undefined;
   const frames = (thread: ThreadWalk, note: boolean): Streamed => (_, indent) =>
     w.array(thread.walk.frames, indent, (f, at) => {
       const loc = frameLocation(machine, modules, f);
       if (note && loc.module !== undefined) used.add(loc.module);
-      w.value(frameJson(machine, modules, f, loc), at);
+      w.value(frameJson(machine, modules, f, loc, unloaded), at);
     });
   const threads: Streamed = (_, indent) =>
     w.array(ctx.threadOrder === undefined ? walks : inOrder(walks, order), indent, (t, at) => {
       if (t.thread.crashed && crashed === undefined) crashed = t;
-      w.object([...Object.entries(threadFields(t.thread)), ["frame_count", t.walk.frames.length], ["frames", frames(t, true)], ["crashed", t.thread.crashed], ["stop", stopJson(machine, t.walk)]], at);
+      w.object([...Object.entries(threadFields(t.thread, ctx.dump)), ["frame_count", t.walk.frames.length], ["frames", frames(t, true)], ["crashed", t.thread.crashed], ["stop", stopJson(machine, t.walk)]], at);
     });
   const crashingThread: Streamed = (_, indent) => {
     if (crashed === undefined) return w.value(null, indent);
-    w.object([["threads_index", crashedIndex], ...Object.entries(threadFields(crashed.thread)), ["frame_count", crashed.walk.frames.length], ["frames", frames(crashed, false)]], indent);
+    w.object([["threads_index", crashedIndex], ...Object.entries(threadFields(crashed.thread, ctx.dump)), ["frame_count", crashed.walk.frames.length], ["frames", frames(crashed, false)]], indent);
   };
   const dump = ctx.dump;
   w.object(
@@ -405,7 +446,7 @@ export function writeJson(
       ["main_module", dump !== undefined && modules.length > 0 ? 0 : null],
       ["modules_contains_cert_info", false],
       ["modules", ((_, indent) => w.value(modulesJson(machine, modules, ctx, used), indent)) as Streamed],
-      ["unloaded_modules", []],
+      ["unloaded_modules", unloadedModulesJson(machine, unloaded)],
       ["handles", null],
       ["lsb_release", null],
       ["mac_crash_info", null],

@@ -13,6 +13,8 @@ import type { MinidumpMiscInfo } from "./misc-info.js";
 import type { MinidumpModule } from "./module-list.js";
 import type { MinidumpSystemInfo } from "./system-info.js";
 import type { MinidumpThread } from "./thread-list.js";
+import type { MinidumpThreadNames } from "./thread-names.js";
+import type { MinidumpUnloadedModule } from "./unloaded-modules.js";
 
 /** MINIDUMP_HEADER (32 bytes at offset 0). */
 export interface MinidumpHeader {
@@ -92,6 +94,10 @@ export interface Minidump {
   functionTable?: MinidumpFunctionTableStream;
   breakpadInfo?: MinidumpBreakpadInfo;
   assertion?: MinidumpAssertion;
+  /** The ThreadNames stream: names by thread id. */
+  threadNames?: MinidumpThreadNames;
+  /** The UnloadedModuleList stream, in the dump's order. */
+  unloadedModules?: MinidumpUnloadedModule[];
   /** Things passed over without failing (a rejected CodeView record, an exception context not used, ...). */
   notes: string[];
 }
