@@ -21,6 +21,7 @@ import { chunked, collect, type ChunkedOutput } from "./chunks.js";
 import { locateAddress, type Location } from "../analysis/location.js";
 import { dumpSystemInfo } from "../analysis/system-info.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
+import { lsbRelease, memoryMapCount, microcodeVersion } from "../analysis/linux-info.js";
 
 /** Where a module's symbols came from, as a symbol search reports it (src/node's SymbolNote has this shape). */
 export interface ModuleSymbolSource {
@@ -294,9 +295,9 @@ function documentHead(machine: Machine, crashedIndex: number, threadCount: numbe
       cpu_arch: sys?.cpu ?? CPU_ARCH[machine],
       cpu_info: sys === undefined || sys.cpuInfo === "" ? null : sys.cpuInfo,
       cpu_count: sys?.cpuCount ?? null,
-      cpu_microcode_version: null,
+      cpu_microcode_version: dump?.linux?.cpuInfo === undefined ? null : microcodeVersion(dump.linux.cpuInfo),
     },
-    linux_memory_map_count: null,
+    linux_memory_map_count: dump?.linux?.maps === undefined ? null : memoryMapCount(dump.linux.maps),
     thread_count: threadCount,
   };
 }
@@ -448,7 +449,7 @@ export function writeJson(
       ["modules", ((_, indent) => w.value(modulesJson(machine, modules, ctx, used), indent)) as Streamed],
       ["unloaded_modules", unloadedModulesJson(machine, unloaded)],
       ["handles", null],
-      ["lsb_release", null],
+      ["lsb_release", ctx.dump?.linux?.lsbRelease === undefined ? null : lsbRelease(ctx.dump.linux.lsbRelease)],
       ["mac_crash_info", null],
       ["mac_boot_args", null],
       ["soft_errors", null],

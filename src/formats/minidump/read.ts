@@ -15,6 +15,7 @@ import type { ByteSource } from "../../memory/byte-source.js";
 import { breakpadInfoStream, assertionStream } from "./breakpad-info.js";
 import { threadNamesStream } from "./thread-names.js";
 import { unloadedModuleListStream } from "./unloaded-modules.js";
+import { linuxCpuInfoStream, linuxLsbReleaseStream, linuxMapsStream } from "./linux-text.js";
 import { DIRECTORY_ENTRY_SIZE, HEADER_SIZE, MINIDUMP_SIGNATURE, MINIDUMP_STREAM, MINIDUMP_VERSION, streamTypeName } from "./constants.js";
 import { exceptionStream } from "./exception.js";
 import { functionTableStream } from "./function-table.js";
@@ -47,6 +48,9 @@ export const MINIDUMP_STREAMS: readonly MinidumpStream<unknown>[] = [
   assertionStream,
   threadNamesStream,
   unloadedModuleListStream,
+  linuxCpuInfoStream,
+  linuxLsbReleaseStream,
+  linuxMapsStream,
 ];
 
 const MINIDUMP_SIGNATURE_SWAPPED = 0x4d444d50;

@@ -15,6 +15,7 @@ import type { MinidumpSystemInfo } from "./system-info.js";
 import type { MinidumpThread } from "./thread-list.js";
 import type { MinidumpThreadNames } from "./thread-names.js";
 import type { MinidumpUnloadedModule } from "./unloaded-modules.js";
+import type { MinidumpLinuxText } from "./linux-text.js";
 
 /** MINIDUMP_HEADER (32 bytes at offset 0). */
 export interface MinidumpHeader {
@@ -98,6 +99,8 @@ export interface Minidump {
   threadNames?: MinidumpThreadNames;
   /** The UnloadedModuleList stream, in the dump's order. */
   unloadedModules?: MinidumpUnloadedModule[];
+  /** Breakpad's Linux text streams (/proc/cpuinfo, /etc/lsb-release, /proc/self/maps). */
+  linux?: MinidumpLinuxText;
   /** Things passed over without failing (a rejected CodeView record, an exception context not used, ...). */
   notes: string[];
 }
