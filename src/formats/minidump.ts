@@ -24,6 +24,7 @@ export type { MinidumpFunctionTable, MinidumpFunctionTableStream } from "./minid
 export type { MinidumpAssertion, MinidumpBreakpadInfo } from "./minidump/breakpad-info.js";
 export type { MinidumpThreadNames } from "./minidump/thread-names.js";
 export type { MinidumpUnloadedModule } from "./minidump/unloaded-modules.js";
+export type { MinidumpHandle } from "./minidump/handle-data.js";
 export { elfDebugId } from "./minidump/code-view.js";
 export { MINIDUMP_STREAMS, readMinidump } from "./minidump/read.js";
 export { MinidumpMemory, snapshotMemoryRanges } from "./minidump/memory.js";

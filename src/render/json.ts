@@ -448,7 +448,10 @@ export function writeJson(
       ["modules_contains_cert_info", false],
       ["modules", ((_, indent) => w.value(modulesJson(machine, modules, ctx, used), indent)) as Streamed],
       ["unloaded_modules", unloadedModulesJson(machine, unloaded)],
-      ["handles", null],
+      [
+        "handles",
+        ctx.dump?.handles === undefined ? null : ctx.dump.handles.map((h) => ({ handle: Number(h.handle), type_name: h.typeName ?? null, object_name: h.objectName ?? null })),
+      ],
       ["lsb_release", ctx.dump?.linux?.lsbRelease === undefined ? null : lsbRelease(ctx.dump.linux.lsbRelease)],
       ["mac_crash_info", null],
       ["mac_boot_args", null],

@@ -16,6 +16,7 @@ import { breakpadInfoStream, assertionStream } from "./breakpad-info.js";
 import { threadNamesStream } from "./thread-names.js";
 import { unloadedModuleListStream } from "./unloaded-modules.js";
 import { linuxCpuInfoStream, linuxLsbReleaseStream, linuxMapsStream } from "./linux-text.js";
+import { handleDataStream } from "./handle-data.js";
 import { DIRECTORY_ENTRY_SIZE, HEADER_SIZE, MINIDUMP_SIGNATURE, MINIDUMP_STREAM, MINIDUMP_VERSION, streamTypeName } from "./constants.js";
 import { exceptionStream } from "./exception.js";
 import { functionTableStream } from "./function-table.js";
@@ -51,6 +52,7 @@ export const MINIDUMP_STREAMS: readonly MinidumpStream<unknown>[] = [
   linuxCpuInfoStream,
   linuxLsbReleaseStream,
   linuxMapsStream,
+  handleDataStream,
 ];
 
 const MINIDUMP_SIGNATURE_SWAPPED = 0x4d444d50;

@@ -16,6 +16,7 @@ import type { MinidumpThread } from "./thread-list.js";
 import type { MinidumpThreadNames } from "./thread-names.js";
 import type { MinidumpUnloadedModule } from "./unloaded-modules.js";
 import type { MinidumpLinuxText } from "./linux-text.js";
+import type { MinidumpHandle } from "./handle-data.js";
 
 /** MINIDUMP_HEADER (32 bytes at offset 0). */
 export interface MinidumpHeader {
@@ -101,6 +102,8 @@ export interface Minidump {
   unloadedModules?: MinidumpUnloadedModule[];
   /** Breakpad's Linux text streams (/proc/cpuinfo, /etc/lsb-release, /proc/self/maps). */
   linux?: MinidumpLinuxText;
+  /** The HandleData stream: the process's open handles. */
+  handles?: MinidumpHandle[];
   /** Things passed over without failing (a rejected CodeView record, an exception context not used, ...). */
   notes: string[];
 }

@@ -1,10 +1,11 @@
 /**
- * The ThreadNames and UnloadedModuleList streams, on a dump written by the test's own writer
+ * The ThreadNames, UnloadedModuleList and HandleData streams, on dumps written by the test's own writer
  * (which shares no code with the reader), and what the JSON makes of them as rust-minidump's
  * schema has it: `threads[].thread_name`, the top-level `unloaded_modules` in the dump's order
  * (code id TimeDateStamp + SizeOfImage in lower case), and for a frame outside every loaded
  * module its `unloaded_modules` by name, sorted, with each name's offsets sorted and without
- * repeats. Damaged entries are passed over with a note.
+ * repeats; `handles` with each handle's type and object name. Damaged entries are passed over
+ * with a note.
  */
 import { describe, expect, it } from "vitest";
 import { bytesSource, readMinidump } from "../../src/formats/minidump.js";
@@ -148,5 +149,43 @@ describe("ThreadNames and UnloadedModuleList", () => {
     expect(d.notes).toHaveLength(2);
     expect(d.notes[0]).toMatch(/thread name 0 \(thread 7\): RVA 0xffff0000 lies outside the file/);
     expect(d.notes[1]).toMatch(/unloaded module 0: 0x0 bytes at 0x60000000 cover nothing/);
+  });
+});
+
+describe("HandleData", () => {
+  const HANDLE_DATA = 12;
+  const handles = (base: number): Uint8Array =>
+    withStrings(
+      base,
+      ["File", "\\Device\\HarddiskVolume1\\log.txt", "Event"],
+      (r) => [...fields(16, 32, 2, 0), ...fields(0x44n, r[0]!, r[1]!, 0, 0x12019f, 1, 2), ...fields(0x48n, r[2]!, 0, 0, 0x1f0003, 1, 1)],
+      16 + 2 * 32,
+    );
+  const handleSpec = (data: Uint8Array): MinidumpSpec => ({ ...spec(() => Uint8Array.from(fields(0)), () => Uint8Array.from(fields(12, 24, 0))), extraStreams: [{ type: HANDLE_DATA, data }] });
+
+  it("is read, and is the JSON's handles (an object name of RVA 0 is null)", async () => {
+    const first = writeMinidump(handleSpec(handles(0)));
+    const bytes = writeMinidump(handleSpec(handles(first.streams.get(HANDLE_DATA)!.rva))).bytes;
+    const d = readMinidump(bytesSource(bytes));
+    expect(d.handles?.map((h) => [h.handle, h.typeName, h.objectName, h.grantedAccess])).toEqual([
+      [0x44n, "File", "\\Device\\HarddiskVolume1\\log.txt", 0x12019f],
+      [0x48n, "Event", undefined, 0x1f0003],
+    ]);
+    const file = join(mkdtempSync(join(tmpdir(), "handles-")), "handles.dmp");
+    writeFileSync(file, bytes);
+    const doc = parseWalkJson((await cli("walk", file, "--format", "json")).out);
+    expect(doc.handles).toEqual([
+      { handle: 0x44, type_name: "File", object_name: "\\Device\\HarddiskVolume1\\log.txt" },
+      { handle: 0x48, type_name: "Event", object_name: null },
+    ]);
+  });
+
+  it("is null in the JSON of a dump without the stream, and a descriptor size below 32 loses the stream with a note", async () => {
+    const bad = readMinidump(bytesSource(writeMinidump(handleSpec(Uint8Array.from(fields(16, 8, 0, 0)))).bytes));
+    expect(bad.handles).toBeUndefined();
+    expect(bad.notes.join("\n")).toMatch(/HandleData SizeOfDescriptor 8 is less than the 32 bytes of a descriptor/);
+    const file = join(mkdtempSync(join(tmpdir(), "handles-")), "none.dmp");
+    writeFileSync(file, writeMinidump({ ...spec(() => Uint8Array.from(fields(0)), () => Uint8Array.from(fields(12, 24, 0))), extraStreams: [] }).bytes);
+    expect(parseWalkJson((await cli("walk", file, "--format", "json")).out).handles).toBeNull();
   });
 });
