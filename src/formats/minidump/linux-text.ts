@@ -16,7 +16,9 @@ export interface MinidumpLinuxText {
   maps?: string;
 }
 
-function readText(input: MinidumpInput, s: MinidumpStreamEntry, held: MinidumpLocation): string {
+/** The stream's text; undefined when the file holds none of it (the container has said so). */
+function readText(input: MinidumpInput, s: MinidumpStreamEntry, held: MinidumpLocation): string | undefined {
+  if (held.dataSize === 0) return undefined;
   const name = streamTypeName(s.streamType);
   let size = held.dataSize;
   if (size > MINIDUMP_LIMITS.maxTextStreamBytes) {
@@ -27,12 +29,12 @@ function readText(input: MinidumpInput, s: MinidumpStreamEntry, held: MinidumpLo
 }
 
 /** A reader of one Linux text stream, stored under `key`. */
-function textStream(type: number, key: keyof MinidumpLinuxText): MinidumpStream<string> {
+function textStream(type: number, key: keyof MinidumpLinuxText): MinidumpStream<string | undefined> {
   return {
     type,
     read: (input, entry, held) => readText(input, entry, held),
     store(dump, text) {
-      dump.linux = { ...dump.linux, [key]: text };
+      if (text !== undefined) dump.linux = { ...dump.linux, [key]: text };
     },
   };
 }
