@@ -324,3 +324,16 @@ export function crashReason(dump: Minidump): { reason: string; address: bigint }
   if (CPUS_32.has(sys.processorArchitecture)) address &= 0xffff_ffffn;
   return { reason: reason ?? numeric, address };
 }
+
+/** What a dump says of its crash, for a report's header: the reason and address Breakpad gives, and the thread that crashed. */
+export interface CrashSummary {
+  reason: string;
+  address: bigint;
+  threadId: number;
+}
+
+/** The crash of a dump with an Exception stream ({@link crashReason}, and the stream's thread id); undefined without one. */
+export function crashSummary(dump: Minidump): CrashSummary | undefined {
+  const crash = crashReason(dump);
+  return crash === undefined || dump.exception === undefined ? undefined : { ...crash, threadId: dump.exception.threadId };
+}

@@ -109,7 +109,7 @@ export async function walkOne(file: string, options: BatchOptions, write: (text:
         },
       };
       wrote = true;
-      writeJson(snapshot.machine, snapshot.modules, noted, write, { ...(dump === undefined ? {} : { dump }), os: snapshot.os, symbols: symbolNotes, file }, { indent: false });
+      writeJson(snapshot.machine, snapshot.modules, noted, write, { ...(dump === undefined ? {} : { dump }), os: snapshot.os, symbols: symbolNotes, file, threadOrder: snapshot.threads }, { indent: false });
       return { ok: true, row: summaryRow(file, snapshot.machine, snapshot.modules, walks.threads.length, first, crash) };
     }
     // The summary needs only the crashed (or first) thread's walk.

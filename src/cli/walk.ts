@@ -4,6 +4,7 @@ import { writeJson } from "../render/json.js";
 import { renderRoles, writeText } from "../render/text.js";
 import { windbgProcess, writeWindbg } from "../render/windbg.js";
 import { breakpadRefusal, breakpadReport } from "../analysis/breakpad-report.js";
+import { crashSummary } from "../analysis/breakpad-crash.js";
 import { writeBreakpad, writeBreakpadMachineReadable } from "../render/breakpad.js";
 import { walkThreads, DEFAULT_MAX_FRAMES, DEFAULT_FRAME_BUDGET, DEFAULT_WORK_BUDGET } from "../walk/walk.js";
 import { EXIT, frameBudgetOption, workBudgetOption, isDirectory, reportSymbols, maxFramesOption, pacVaBitsOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io } from "./common.js";
@@ -138,14 +139,14 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
   // WinDbg's ~*k goes through the threads in the dump's order.
   const walks = walkThreads(snapshot, { walker, maxFrames, frameBudget, workBudget, ...(pacVaBits === undefined ? {} : { pacVaBits }), thread, listed: format === "windbg" });
   if (format === "json") {
-    writeJson(snapshot.machine, snapshot.modules, walks, io.out, { ...(dump === undefined ? {} : { dump }), os: snapshot.os, symbols: symbolNotes });
+    writeJson(snapshot.machine, snapshot.modules, walks, io.out, { ...(dump === undefined ? {} : { dump }), os: snapshot.os, symbols: symbolNotes, threadOrder: snapshot.threads });
     return EXIT.ok;
   }
   if (values.roles) io.out(renderRoles([snapshot.machine]) + "\n");
   if (format === "windbg") writeWindbg(snapshot.machine, snapshot.modules, walks, io.out, snapshot.memory, dump !== undefined ? windbgProcess(dump) : { threads: snapshot.threads });
   else {
     io.out(`${file}: ${machineInfo(snapshot.machine).title}${snapshot.description !== undefined ? ` - ${snapshot.description}` : ""}\n`);
-    writeText(snapshot.machine, snapshot.modules, walks, io.out, values.registers === true || values.roles === true);
+    writeText(snapshot.machine, snapshot.modules, walks, io.out, values.registers === true || values.roles === true, dump === undefined ? undefined : crashSummary(dump));
   }
   return EXIT.ok;
 }

@@ -101,6 +101,11 @@ export interface MachineInfo {
   returnLookBack: bigint;
   /** Return addresses may carry a pointer authentication code in their upper bits (ARM64 PAC, arm64.md §1.10). */
   pointerAuthentication: boolean;
+  /**
+   * Arguments are passed on the stack, so StackWalk64's Params are the words above the return
+   * address (x86); elsewhere they travel in registers and Params are 0.
+   */
+  stackParams: boolean;
   /** All ones in the pointer width: the mask of an address. */
   mask: bigint;
   /** CONTEXT registers that a snapshot of this machine must provide. */
@@ -223,6 +228,7 @@ interface MachineEntry {
   pointerSize: 4 | 8;
   returnLookBack: bigint;
   pointerAuthentication: boolean;
+  stackParams: boolean;
   registers: readonly RegisterSpec[];
   roles: readonly RoleBinding[];
   context: MachineInfo["context"];
@@ -236,6 +242,7 @@ const ENTRIES: Record<Machine, MachineEntry> = {
     pointerSize: 4,
     returnLookBack: 1n,
     pointerAuthentication: false,
+    stackParams: true,
     registers: X86_REGISTERS,
     context: { layout: X86_CONTEXT_LAYOUT, cpuBit: CONTEXT_i386, fields: X86_CONTEXT_REGISTERS },
     roles: [
@@ -254,6 +261,7 @@ const ENTRIES: Record<Machine, MachineEntry> = {
     pointerSize: 8,
     returnLookBack: 1n,
     pointerAuthentication: false,
+    stackParams: false,
     registers: X64_REGISTERS,
     context: { layout: AMD64_CONTEXT_LAYOUT, cpuBit: CONTEXT_AMD64, fields: AMD64_CONTEXT_REGISTERS },
     roles: [
@@ -272,6 +280,7 @@ const ENTRIES: Record<Machine, MachineEntry> = {
     pointerSize: 8,
     returnLookBack: 1n,
     pointerAuthentication: false,
+    stackParams: false,
     registers: IA64_REGISTERS,
     context: { layout: IA64_CONTEXT_LAYOUT, cpuBit: CONTEXT_IA64, fields: IA64_CONTEXT_REGISTERS },
     roles: [
@@ -290,6 +299,7 @@ const ENTRIES: Record<Machine, MachineEntry> = {
     pointerSize: 8,
     returnLookBack: 4n,
     pointerAuthentication: true,
+    stackParams: false,
     registers: ARM64_REGISTERS,
     context: { layout: ARM64_CONTEXT_LAYOUT, cpuBit: CONTEXT_ARM64, fields: ARM64_CONTEXT_REGISTERS },
     roles: [
@@ -329,6 +339,7 @@ function describe(machine: Machine, e: MachineEntry): MachineInfo {
     pointerSize: e.pointerSize,
     returnLookBack: e.returnLookBack,
     pointerAuthentication: e.pointerAuthentication,
+    stackParams: e.stackParams,
     mask: e.pointerSize === 4 ? 0xffff_ffffn : 0xffff_ffff_ffff_ffffn,
     requiredRegisters: [pc, sp, fp ?? bstore!],
     roles: e.roles,

@@ -4,8 +4,8 @@
  *
  * `-s`, after each frame but the last: the stack between the frame's stack pointer and its
  * caller's, read from the thread's own stack memory, as rows of 16 bytes (`     %08x` address,
- * ` %02x` per byte or three spaces past the end or where nothing was captured, two spaces, the
- * bytes as text with `.` for what isprint() rejects), then "Possible instruction pointers:": each
+ * ` %02x` per byte, three spaces where nothing was captured, two spaces, the bytes as text with
+ * `.` for what isprint() rejects; the last row whole, past the caller's stack pointer), then "Possible instruction pointers:": each
  * word of that stretch whose value lies in a module with symbols and names a function there
  * (looked up at the value itself, by Breakpad's resolver rules), as
  * `     *(0x%08x) = 0x%08x <function> [file : line + 0xoff]`, the file and line empty and 0 and
@@ -68,7 +68,9 @@ export function breakpadStackContents(report: BreakpadReport, snapshot: Snapshot
       out += `\n${indent} ${pad(address)}`;
       let text = "";
       for (let k = 0; k < 16; k++, address++) {
-        const byte = address < end ? memory.read(address, 1)?.[0] : undefined;
+        // The last row is printed whole: its bytes past the caller's stack pointer too, as far as the
+        // thread's stack memory holds them.
+        const byte = memory.read(address, 1)?.[0];
         if (byte === undefined) {
           out += "   ";
           text += " ";

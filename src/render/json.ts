@@ -1,24 +1,27 @@
 /**
- * `walk --format json`: the document of src/render/walk.schema.json. The fields of DESIGN.md's contract
- * (machine, threads, frames with the STACKFRAME64 fields, trust, rule, registers, stop) and,
- * beside them, the crash, the system and the module list under the names rust-minidump's
- * `minidump-stackwalk --json` gives the same facts (crash_info, system_info, modules with
- * base_addr, debug_id, …; per frame `offset`, `module_offset`, `function_offset`, `file`, `line`,
- * `missing_symbols`), so that tools reading its output read this one.
+ * `walk --format json`: the document of src/render/walk.schema.json, rust-minidump's JSON schema
+ * (minidump-processor/json-schema.md, the 0.14 schema with `inlines`) field for field, with its
+ * value formats: hex strings zero-padded to the machine's pointer width, its trust words, a
+ * caller frame's `offset` at the instruction rust-minidump reports (return address − the
+ * machine's look-back), threads in the snapshot's order, the crashed thread again as the
+ * top-level `crashing_thread`. What the project knows beyond the schema stays beside it under
+ * camelCase names the schema does not use: the contract's `machine` and `notes`, per thread
+ * `crashed` and `stop`, per frame the STACKFRAME64 fields, `foundBy` (the project's own trust)
+ * and `rule`, per module `path` and `symbolFile`.
  */
-import { miscProcessId, type Minidump } from "../formats/minidump.js";
+import { miscProcessId, type Minidump, type MinidumpModule, type MinidumpUnloadedModule } from "../formats/minidump.js";
 import { formatAddress, type Machine } from "../model/machine.js";
-import type { Module, OperatingSystem } from "../model/snapshot.js";
+import type { Module, OperatingSystem, ThreadSnapshot } from "../model/snapshot.js";
 import { ruleText } from "../unwind/rule-text.js";
 import type { Frame } from "../walk/frame.js";
 import { threadsOf, type ThreadWalk, type ThreadWalks } from "../walk/walk.js";
 import { assertionText } from "../analysis/breakpad-report.js";
 import { crashReason } from "../analysis/breakpad-crash.js";
-import { chunked, collect } from "./chunks.js";
-import { locate, sourceOf } from "../analysis/location.js";
+import { chunked, collect, type ChunkedOutput } from "./chunks.js";
+import { locateAddress, sourceOf, type Location } from "../analysis/location.js";
 import { dumpSystemInfo } from "../analysis/system-info.js";
-
-const offset = (v: bigint): string => "0x" + v.toString(16);
+import { lookupAddress } from "../unwind/lookup-address.js";
+import { lsbRelease, memoryMapCount, microcodeVersion } from "../analysis/linux-info.js";
 
 /** Where a module's symbols came from, as a symbol search reports it (src/node's SymbolNote has this shape). */
 export interface ModuleSymbolSource {
@@ -44,6 +47,11 @@ export interface JsonContext {
   notes?: readonly string[];
   /** The input file, written first (JSON Lines records name their dump). */
   file?: string;
+  /**
+   * The snapshot's threads in its own order (a dump's thread list): the walked ones are written
+   * in this order whatever order they were walked in. Absent: the order they were walked in.
+   */
+  threadOrder?: readonly ThreadSnapshot[];
 }
 
 /** rust-minidump's (and Breakpad's) `os` for a snapshot that names its OS without a SystemInfo stream. */
@@ -64,22 +72,105 @@ const OS_TEXT: Readonly<Record<OperatingSystem, string>> = {
 /** rust-minidump's `cpu_arch` of each machine. */
 const CPU_ARCH: Readonly<Record<Machine, string>> = { x86: "x86", x64: "amd64", ia64: "ia64", arm64: "arm64" };
 
-/** Whether a module has symbols (names or unwind records) from its input or a symbol file. */
-function hasSymbols(m: Module): boolean {
-  return m.unwind !== undefined || m.symbols.length > 0;
+/** rust-minidump's frame trust words, most trusted first (its FrameTrust). */
+export type SchemaTrust = "context" | "prewalked" | "cfi" | "cfi_scan" | "frame_pointer" | "scan" | "inline" | "none";
+
+/**
+ * A frame's trust in rust-minidump's words. Unwind tables and symbol-file records (STACK WIN,
+ * FrameData, FPO_DATA, UNWIND_INFO, ARM64 and IA-64 unwind data, STACK CFI) are `cfi`; a table
+ * rule whose result a scan repaired (an x86 call-site check that scanned, an x64 rescan) is
+ * `cfi_scan`, as Breakpad's CALL FRAME INFO WITH SCANNING; the frame-pointer chains (and the
+ * ARM64 link register) `frame_pointer`; scanning, and Breakpad's leaf simulation (a one-word
+ * scan, which rust-minidump does not have), `scan`.
+ */
+export function schemaTrust(frame: Frame): SchemaTrust {
+  switch (frame.rule.kind) {
+    case "context":
+      return "context";
+    case "site-check":
+    case "rescan":
+      return "cfi_scan";
+    case "leaf":
+    case "scan":
+      return "scan";
+    default:
+      break;
+  }
+  switch (frame.trust) {
+    case "context":
+      return "context";
+    case "frame-pointer":
+      return "frame_pointer";
+    case "scan":
+      return "scan";
+    default:
+      return "cfi";
+  }
 }
 
-/** One frame as a JSON value. */
-export function frameJson(machine: Machine, modules: readonly Module[], frame: Frame): Record<string, unknown> {
+/**
+ * The instruction a frame is executing, as rust-minidump reports it in `offset`: the context
+ * frame's PC; a caller's return address moved back into its call (− 1 on x86, x64 and IA-64,
+ * − 4 on ARM64: the machine table's look-back), so that the module, function and line are the
+ * call's.
+ */
+export function frameInstruction(machine: Machine, frame: Frame): bigint {
+  return frame.index === 0 ? frame.addrPC : lookupAddress(frame.addrPC, true, machine);
+}
+
+/** Where a frame's instruction is: module, function, line, looked up at the instruction itself. */
+function frameLocation(machine: Machine, modules: readonly Module[], frame: Frame): Location {
+  return locateAddress(modules, frameInstruction(machine, frame), false);
+}
+
+/**
+ * The unloaded modules an address lies in, as rust-minidump lists them for a frame outside every
+ * loaded module: by module name (sorted), each with its offsets (sorted, without repeats); null
+ * when none holds it.
+ */
+export function unloadedAt(machine: Machine, unloaded: readonly MinidumpUnloadedModule[], address: bigint): { module: string; offsets: string[] }[] | null {
+  const byName = new Map<string, Set<bigint>>();
+  for (const u of unloaded) {
+    if (address < u.base || address >= u.base + BigInt(u.size)) continue;
+    const offsets = byName.get(u.name) ?? byName.set(u.name, new Set()).get(u.name)!;
+    offsets.add(address - u.base);
+  }
+  if (byName.size === 0) return null;
+  return [...byName.keys()].sort().map((module) => ({
+    module,
+    offsets: [...byName.get(module)!].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)).map((v) => formatAddress(machine, v)),
+  }));
+}
+
+/**
+ * One frame as a JSON value; `loc` when the caller has already looked it up, `unloaded` the
+ * dump's unloaded modules (listed for a frame outside every loaded module).
+ */
+export function frameJson(
+  machine: Machine,
+  modules: readonly Module[],
+  frame: Frame,
+  loc: Location = frameLocation(machine, modules, frame),
+  unloaded: readonly MinidumpUnloadedModule[] = [],
+): Record<string, unknown> {
   const a = (v: bigint): string => formatAddress(machine, v);
-  const loc = locate(modules, frame);
   const source = sourceOf(loc);
   const registers: Record<string, string> = {};
   for (const [k, v] of Object.entries(frame.registers)) registers[k] = a(v);
-  const moduleOffset = loc.moduleOffset === undefined ? null : offset(loc.moduleOffset);
-  const functionOffset = loc.functionOffset === undefined ? null : offset(loc.functionOffset);
   return {
-    index: frame.index,
+    frame: frame.index,
+    trust: schemaTrust(frame),
+    registers,
+    offset: a(frameInstruction(machine, frame)),
+    module: loc.module?.name ?? null,
+    module_offset: loc.moduleOffset === undefined ? null : a(loc.moduleOffset),
+    unloaded_modules: loc.module === undefined ? unloadedAt(machine, unloaded, frameInstruction(machine, frame)) : null,
+    function: loc.function ?? null,
+    function_offset: loc.functionOffset === undefined ? null : a(loc.functionOffset),
+    file: source?.file ?? null,
+    line: source?.line ?? null,
+    missing_symbols: loc.function === undefined,
+    inlines: loc.inlines === undefined ? null : loc.inlines.map((f) => ({ function: f.function, file: f.file ?? null, line: f.line ?? null })),
     addrPC: a(frame.addrPC),
     addrReturn: a(frame.addrReturn),
     addrFrame: a(frame.addrFrame),
@@ -91,22 +182,9 @@ export function frameJson(machine: Machine, modules: readonly Module[], frame: F
     funcTableEntry:
       frame.funcTableEntry === undefined
         ? null
-        : { kind: frame.funcTableEntry.kind, beginRva: offset(frame.funcTableEntry.beginRva), endRva: offset(frame.funcTableEntry.endRva) },
-    trust: frame.trust,
+        : { kind: frame.funcTableEntry.kind, beginRva: a(frame.funcTableEntry.beginRva), endRva: a(frame.funcTableEntry.endRva) },
+    foundBy: frame.trust,
     rule: ruleText(frame.rule),
-    registers,
-    module: loc.module?.name ?? null,
-    moduleOffset,
-    function: loc.function ?? null,
-    functionOffset,
-    file: source?.file ?? null,
-    line: source?.line ?? null,
-    inlines: loc.inlines === undefined ? null : loc.inlines.map((f) => ({ function: f.function, file: f.file ?? null, line: f.line ?? null })),
-    frame: frame.index,
-    offset: a(frame.addrPC),
-    module_offset: moduleOffset,
-    function_offset: functionOffset,
-    missing_symbols: loc.module !== undefined && !hasSymbols(loc.module),
   };
 }
 
@@ -118,9 +196,41 @@ function stopJson(machine: Machine, walk: ThreadWalk["walk"]): Record<string, un
   return stop;
 }
 
-/** The module list in rust-minidump's form, with this project's `size`. */
-function modulesJson(machine: Machine, modules: readonly Module[], symbols: readonly ModuleSymbolSource[]): Record<string, unknown>[] {
+/** The part of a path after its last `\` or `/`. */
+function fileName(path: string): string {
+  return path.slice(Math.max(path.lastIndexOf("\\"), path.lastIndexOf("/")) + 1);
+}
+
+/**
+ * A module's code id as rust-minidump writes it (lower case): a Mach-O module's LC_UUID (the
+ * GUID of the RSDS record its dump writer stores, without the age), an ELF module's build id,
+ * else a Windows module's TimeDateStamp and SizeOfImage; null for a module of another OS that
+ * has no record naming one.
+ */
+export function schemaCodeId(module: Module, dumpModule: MinidumpModule | undefined, os: OperatingSystem): string | null {
+  if (dumpModule === undefined) return module.codeId?.toLowerCase() ?? null;
+  const cv = dumpModule.codeView;
+  if (cv !== undefined && cv.format === "RSDS" && (os === "macos" || os === "ios")) return cv.guid.toLowerCase();
+  if (cv !== undefined || dumpModule.buildId !== undefined || os === "windows") return dumpModule.codeId.toLowerCase();
+  return null;
+}
+
+/** Whether a module has symbols (names or unwind records) from its input or a symbol file. */
+function hasSymbols(m: Module): boolean {
+  return m.unwind !== undefined || m.symbols.length > 0;
+}
+
+/**
+ * The module list in rust-minidump's form. `missing_symbols` is true for a module a frame was in
+ * that had no symbols (rust-minidump looks symbols up only for those); `path` and `symbolFile`
+ * are the project's: the code file as the loader recorded it, the symbol file used.
+ */
+function modulesJson(machine: Machine, modules: readonly Module[], ctx: JsonContext, used: ReadonlySet<Module>): Record<string, unknown>[] {
   const a = (v: bigint): string => formatAddress(machine, v);
+  const symbols = ctx.symbols ?? [];
+  const os = ctx.os ?? "windows";
+  const byBase = new Map<bigint, MinidumpModule>();
+  for (const m of ctx.dump?.modules ?? []) if (!byBase.has(m.base)) byBase.set(m.base, m);
   // The first source with a file for each module name, found once: a lookup per module, not a search.
   const sources = new Map<string, ModuleSymbolSource>();
   for (const s of symbols) if (s.file !== undefined && !sources.has(s.module)) sources.set(s.module, s);
@@ -128,41 +238,59 @@ function modulesJson(machine: Machine, modules: readonly Module[], symbols: read
     const found = sources.get(m.name);
     const loaded = hasSymbols(m);
     return {
-      filename: m.name,
       base_addr: a(m.base),
       end_addr: a(m.base + m.size),
-      size: offset(m.size),
-      code_id: m.codeId ?? null,
-      debug_file: m.debugFile ?? null,
+      filename: m.name,
+      code_id: schemaCodeId(m, byBase.get(m.base), os),
+      debug_file: m.debugFile === undefined ? null : fileName(m.debugFile),
       debug_id: m.debugId ?? null,
       version: m.version ?? null,
+      cert_subject: null,
+      missing_symbols: !loaded && used.has(m),
       loaded_symbols: loaded,
-      missing_symbols: !loaded,
       corrupt_symbols: found?.corrupt === true,
-      symbol_url: found?.url ?? found?.file ?? null,
+      symbol_url: found?.url ?? null,
+      path: m.path ?? null,
+      symbolFile: found?.file ?? null,
     };
   });
 }
 
-/** Everything before the threads: the contract's `machine` and `notes`, then crash, system and modules. */
-function documentHead(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[] | ThreadWalks, context: JsonContext): Record<string, unknown> {
-  const threads = threadsOf(walks);
+/** MINIDUMP_MISC1_PROCESS_TIMES: Flags1 bit saying the process times are valid. */
+const MISC1_PROCESS_TIMES = 0x2;
+
+/** Seconds from the process's creation to the dump (header time − MiscInfo's ProcessCreateTime), null when the dump has no process times. */
+export function processUptime(dump: Minidump | undefined): number | null {
+  const misc = dump?.miscInfo;
+  if (dump === undefined || misc === undefined || (misc.flags1 & MISC1_PROCESS_TIMES) === 0) return null;
+  const uptime = (dump.header.timeDateStamp >>> 0) - (misc.processCreateTime >>> 0);
+  return uptime >= 0 ? uptime : null;
+}
+
+/** Everything before the threads: the contract's `machine` and `notes`, then the process, crash and system. */
+function documentHead(machine: Machine, crashedIndex: number, threadCount: number, context: JsonContext): Record<string, unknown> {
   const { dump } = context;
   const notes = context.notes ?? dump?.notes;
   const a = (v: bigint): string => formatAddress(machine, v);
-  const crashed = threads.findIndex((t) => t.crashed);
   const crash = dump === undefined ? undefined : crashReason(dump);
   const sys = dump === undefined || dump.systemInfo === undefined ? undefined : dumpSystemInfo(dump);
   return {
-    ...(context.file === undefined ? {} : { file: context.file }),
+    file: context.file,
     machine,
-    ...(notes === undefined ? {} : { notes: [...notes] }),
+    notes: notes === undefined ? undefined : [...notes],
     status: "OK",
     pid: miscProcessId(dump?.miscInfo) ?? null,
+    process_uptime: processUptime(dump),
     crash_info: {
       type: crash?.reason ?? null,
       address: crash === undefined ? null : a(crash.address),
-      crashing_thread: crashed < 0 ? null : crashed,
+      adjusted_address: null,
+      instruction: null,
+      memory_accesses: null,
+      instruction_pointer_update: null,
+      possible_bit_flips: null,
+      crash_inconsistencies: [],
+      crashing_thread: crashedIndex < 0 ? null : crashedIndex,
       assertion: dump?.assertion === undefined ? null : assertionText(dump.assertion),
     },
     system_info: {
@@ -171,29 +299,28 @@ function documentHead(machine: Machine, modules: readonly Module[], walks: reado
       cpu_arch: sys?.cpu ?? CPU_ARCH[machine],
       cpu_info: sys === undefined || sys.cpuInfo === "" ? null : sys.cpuInfo,
       cpu_count: sys?.cpuCount ?? null,
+      cpu_microcode_version: dump?.linux?.cpuInfo === undefined ? null : microcodeVersion(dump.linux.cpuInfo),
     },
-    // A dump's first module is its main module (minidump.md §2.3); a vector does not say.
-    main_module: dump !== undefined && modules.length > 0 ? 0 : null,
-    modules: modulesJson(machine, modules, context.symbols ?? []),
-    thread_count: threads.length,
+    linux_memory_map_count: dump?.linux?.maps === undefined ? null : memoryMapCount(dump.linux.maps),
+    thread_count: threadCount,
   };
 }
 
-/** One thread without its frames. */
-function threadHead({ thread, walk }: ThreadWalk): { id: number; crashed: boolean; frame_count: number } {
-  return { id: thread.id, crashed: thread.crashed, frame_count: walk.frames.length };
+/** The fields the schema gives a thread besides its frames: its name from a dump's ThreadNames stream. */
+function threadFields(thread: ThreadSnapshot, dump: Minidump | undefined): Record<string, unknown> {
+  return { thread_id: thread.id, thread_name: dump?.threadNames?.get(thread.id) ?? null, last_error_value: null };
 }
 
-/**
- * The whole walk document. `context` adds what a dump says (crash, system, module versions) and
- * where symbols came from; a string array (a minidump's notes) is taken as `{ notes }`.
- */
-export function walkJson(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[], context: JsonContext | readonly string[] = {}): Record<string, unknown> {
-  const ctx = contextOf(context);
-  return {
-    ...documentHead(machine, modules, walks, ctx),
-    threads: walks.map((w) => ({ ...threadHead(w), frames: w.walk.frames.map((f) => frameJson(machine, modules, f)), stop: stopJson(machine, w.walk) })),
-  };
+/** A dump's UnloadedModuleList in rust-minidump's form, in the dump's order. */
+function unloadedModulesJson(machine: Machine, unloaded: readonly MinidumpUnloadedModule[]): Record<string, unknown>[] {
+  return unloaded.map((u) => ({
+    base_addr: formatAddress(machine, u.base),
+    end_addr: formatAddress(machine, u.base + BigInt(u.size)),
+    filename: u.name,
+    // rust-minidump gives every unloaded module the PE form, TimeDateStamp and SizeOfImage.
+    code_id: `${(u.timeDateStamp >>> 0).toString(16).padStart(8, "0")}${u.size.toString(16)}`,
+    cert_subject: null,
+  }));
 }
 
 function contextOf(context: JsonContext | readonly string[] | undefined): JsonContext {
@@ -201,36 +328,84 @@ function contextOf(context: JsonContext | readonly string[] | undefined): JsonCo
   return Array.isArray(context) ? { notes: context as readonly string[] } : (context as JsonContext);
 }
 
+/**
+ * The whole walk document as one value (what {@link writeJson} writes, parsed). `context` adds
+ * what a dump says (crash, system, module versions) and where symbols came from; a string array
+ * (a minidump's notes) is taken as `{ notes }`.
+ */
+export function walkJson(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[], context: JsonContext | readonly string[] = {}): Record<string, unknown> {
+  return JSON.parse(renderJson(machine, modules, walks, context)) as Record<string, unknown>;
+}
+
 /** The walk document as text (two-space indented, newline-terminated). */
 export function renderJson(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[], context: JsonContext | readonly string[] = {}): string {
   return collect((write) => writeJson(machine, modules, walks, write, context));
 }
 
-/** Stands in for a list's items in a document laid out before them. */
-const ITEMS = "\u0000items";
-/** The line JSON.stringify gives {@link ITEMS} as an item of a list: its indent, then the quoted text. */
-const ITEMS_LINE = /^( *)"\\u0000items"$/gm;
+/** A value written as it is made, at an indent (pretty) or on one line. */
+type Streamed = (out: ChunkedOutput, indent: string) => void;
+
+/** Writes JSON the way JSON.stringify lays it out (two-space indent, or one line), with some values made as they are written. */
+class JsonWriter {
+  constructor(
+    readonly out: ChunkedOutput,
+    readonly pretty: boolean,
+  ) {}
+
+  /** A plain value at `indent`. */
+  value(v: unknown, indent: string): void {
+    this.out.push(this.pretty ? JSON.stringify(v, null, 2).replaceAll("\n", "\n" + indent) : JSON.stringify(v));
+  }
+
+  /** An object whose entries are plain values or streamed ones; entries whose value is undefined are left out. */
+  object(entries: readonly (readonly [string, unknown])[], indent: string): void {
+    const inner = indent + "  ";
+    let n = 0;
+    this.out.push("{");
+    for (const [key, v] of entries) {
+      if (v === undefined) continue;
+      this.out.push((n++ > 0 ? "," : "") + (this.pretty ? `\n${inner}${JSON.stringify(key)}: ` : `${JSON.stringify(key)}:`));
+      if (typeof v === "function") (v as Streamed)(this.out, inner);
+      else this.value(v, inner);
+    }
+    this.out.push(n > 0 && this.pretty ? `\n${indent}}` : "}");
+  }
+
+  /** An array whose items are written by `each` as they come. */
+  array<T>(items: Iterable<T>, indent: string, each: (item: T, indent: string) => void): void {
+    const inner = indent + "  ";
+    let n = 0;
+    this.out.push("[");
+    for (const item of items) {
+      this.out.push((n++ > 0 ? "," : "") + (this.pretty ? `\n${inner}` : ""));
+      each(item, inner);
+    }
+    this.out.push(n > 0 && this.pretty ? `\n${indent}]` : "]");
+  }
+}
 
 /**
- * `text` (JSON.stringify'd with a two-space indent) cut where its last list (the threads, the
- * frames) has {@link ITEMS} as its item: the text before the item, the item's indent, the text
- * after it. Last, because a list of notes before it could hold the same text.
+ * The walks in the snapshot's order (`order`), yielded as soon as each one's turn comes: walks made
+ * crashed-first are held only until their place, so at most the early ones are kept.
  */
-function around(text: string): { before: string; indent: string; after: string } {
-  const m = [...text.matchAll(ITEMS_LINE)].at(-1)!;
-  return { before: text.slice(0, m.index), indent: m[1]!, after: text.slice(m.index + m[0].length) };
-}
-
-/** `value` laid out by JSON.stringify with a two-space indent, every line starting at `indent`. */
-function indented(value: unknown, indent: string): string {
-  return indent + JSON.stringify(value, null, 2).replaceAll("\n", "\n" + indent);
+function* inOrder(walks: Iterable<ThreadWalk>, order: readonly ThreadSnapshot[]): Generator<ThreadWalk> {
+  const held: ThreadWalk[] = [];
+  let next = 0;
+  for (const w of walks) {
+    held.push(w);
+    for (let i = held.findIndex((h) => h.thread === order[next]); i >= 0; i = held.findIndex((h) => h.thread === order[next])) {
+      yield held.splice(i, 1)[0]!;
+      next++;
+    }
+  }
+  yield* held;
 }
 
 /**
- * {@link renderJson}'s text, handed to `write` piece by piece as it is made: each frame is laid
- * out as JSON.stringify lays it out in the whole document, so the text is the same, but a walk of
- * 100,000 frames is never one object tree or one string. `indent: false` writes the same
- * document on one line (a JSON Lines record).
+ * {@link renderJson}'s text, handed to `write` piece by piece as it is made: each thread is
+ * walked and written in turn, so a walk of 100,000 frames is never one object tree or one
+ * string; only the crashed thread's walk is kept, for `crashing_thread` after the threads.
+ * `indent: false` writes the same document on one line (a JSON Lines record).
  */
 export function writeJson(
   machine: Machine,
@@ -242,41 +417,53 @@ export function writeJson(
 ): void {
   const ctx = contextOf(context);
   const out = chunked(write);
-  if (options.indent === false) {
-    const head = JSON.stringify(documentHead(machine, modules, walks, ctx));
-    out.push(head.slice(0, -1) + ',"threads":[');
-    let i = 0;
-    for (const w of walks) {
-      const t = JSON.stringify({ ...threadHead(w), frames: [] });
-      out.push((i++ > 0 ? "," : "") + t.slice(0, -2));
-      w.walk.frames.forEach((f, k) => out.push((k > 0 ? "," : "") + JSON.stringify(frameJson(machine, modules, f))));
-      out.push(`],"stop":${JSON.stringify(stopJson(machine, w.walk))}}`);
-    }
-    out.push("]}\n");
-    out.end();
-    return;
-  }
-  const pushThread = (w: ThreadWalk, indent: string): void => {
-    const text = indented({ ...threadHead(w), frames: w.walk.frames.length === 0 ? [] : [ITEMS], stop: stopJson(machine, w.walk) }, indent);
-    if (w.walk.frames.length === 0) return out.push(text);
-    const frames = around(text);
-    out.push(frames.before);
-    w.walk.frames.forEach((f, i) => out.push((i > 0 ? ",\n" : "") + indented(frameJson(machine, modules, f), frames.indent)));
-    out.push(frames.after);
+  const w = new JsonWriter(out, options.indent !== false);
+  const walked = threadsOf(walks);
+  const listed = new Set(ctx.threadOrder);
+  const chosen = new Set(walked);
+  const order = ctx.threadOrder === undefined ? [...walked] : [...ctx.threadOrder.filter((t) => chosen.has(t)), ...walked.filter((t) => !listed.has(t))];
+  const crashedIndex = order.findIndex((t) => t.crashed);
+  const used = new Set<Module>();
+  const unloaded = ctx.dump?.unloadedModules ?? [];
+  let crashed: ThreadWalk | undefined;
+  const frames = (thread: ThreadWalk, note: boolean): Streamed => (_, indent) =>
+    w.array(thread.walk.frames, indent, (f, at) => {
+      const loc = frameLocation(machine, modules, f);
+      if (note && loc.module !== undefined) used.add(loc.module);
+      w.value(frameJson(machine, modules, f, loc, unloaded), at);
+    });
+  const threads: Streamed = (_, indent) =>
+    w.array(ctx.threadOrder === undefined ? walks : inOrder(walks, order), indent, (t, at) => {
+      if (t.thread.crashed && crashed === undefined) crashed = t;
+      w.object([...Object.entries(threadFields(t.thread, ctx.dump)), ["frame_count", t.walk.frames.length], ["frames", frames(t, true)], ["crashed", t.thread.crashed], ["stop", stopJson(machine, t.walk)]], at);
+    });
+  const crashingThread: Streamed = (_, indent) => {
+    if (crashed === undefined) return w.value(null, indent);
+    w.object([["threads_index", crashedIndex], ...Object.entries(threadFields(crashed.thread, ctx.dump)), ["frame_count", crashed.walk.frames.length], ["frames", frames(crashed, false)]], indent);
   };
-  const none = threadsOf(walks).length === 0;
-  const doc = JSON.stringify({ ...documentHead(machine, modules, walks, ctx), threads: none ? [] : [ITEMS] }, null, 2);
-  if (none) out.push(doc);
-  else {
-    const threads = around(doc);
-    out.push(threads.before);
-    let i = 0;
-    for (const w of walks) {
-      if (i++ > 0) out.push(",\n");
-      pushThread(w, threads.indent);
-    }
-    out.push(threads.after);
-  }
+  const dump = ctx.dump;
+  w.object(
+    [
+      ...Object.entries(documentHead(machine, crashedIndex, order.length, ctx)),
+      ["threads", threads],
+      ["crashing_thread", crashingThread],
+      // A dump's first module is its main module (minidump.md §2.3); a vector does not say.
+      ["main_module", dump !== undefined && modules.length > 0 ? 0 : null],
+      ["modules_contains_cert_info", false],
+      ["modules", ((_, indent) => w.value(modulesJson(machine, modules, ctx, used), indent)) as Streamed],
+      ["unloaded_modules", unloadedModulesJson(machine, unloaded)],
+      [
+        "handles",
+        ctx.dump?.handles === undefined ? null : ctx.dump.handles.map((h) => ({ handle: Number(h.handle), type_name: h.typeName ?? null, object_name: h.objectName ?? null })),
+      ],
+      ["lsb_release", ctx.dump?.linux?.lsbRelease === undefined ? null : lsbRelease(ctx.dump.linux.lsbRelease)],
+      ["mac_crash_info", null],
+      ["mac_boot_args", null],
+      ["soft_errors", null],
+      ["proc_limits", null],
+    ],
+    "",
+  );
   out.push("\n");
   out.end();
 }

@@ -6,6 +6,7 @@ import type { ThreadWalk, ThreadWalks } from "../walk/walk.js";
 import { chunked, collect } from "./chunks.js";
 import { inlineLocationText, locate, locationText, sourceOf, type Location } from "../analysis/location.js";
 import type { InlineFrame } from "../model/inline.js";
+import type { CrashSummary } from "../analysis/breakpad-crash.js";
 
 /** The register-role table of one or more machines, side by side when several. */
 export function renderRoles(machines: readonly Machine[] = MACHINES): string {
@@ -46,17 +47,38 @@ export function inlineSourceText(frame: InlineFrame): string {
   return frame.file === undefined ? "" : ` [${frame.file}:${frame.line ?? 0}]`;
 }
 
-/** Renders walks as text; `withRegisters` adds each frame's recovered registers. */
-export function renderText(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[] | ThreadWalks, withRegisters = false): string {
-  return collect((write) => writeText(machine, modules, walks, write, withRegisters));
+/** The header line that states a crash: its reason, the address it implicates and the thread. */
+export function crashText(machine: Machine, crash: CrashSummary): string {
+  return `crash: ${crash.reason} at ${formatAddress(machine, crash.address)} in thread ${crash.threadId}`;
 }
 
-/** {@link renderText}'s text, handed to `write` piece by piece as it is made (a deep walk is never held as one text). */
-export function writeText(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[] | ThreadWalks, write: (text: string) => void, withRegisters = false): void {
+/**
+ * Renders walks as text; `withRegisters` adds each frame's recovered registers, `crash` (a dump's)
+ * a header line that states it.
+ */
+export function renderText(machine: Machine, modules: readonly Module[], walks: readonly ThreadWalk[] | ThreadWalks, withRegisters = false, crash?: CrashSummary): string {
+  return collect((write) => writeText(machine, modules, walks, write, withRegisters, crash));
+}
+
+/**
+ * {@link renderText}'s text, handed to `write` piece by piece as it is made (a deep walk is never
+ * held as one text). The `params:` line is printed only where the machine passes arguments on
+ * the stack (x86): elsewhere StackWalk64's Params are always 0.
+ */
+export function writeText(
+  machine: Machine,
+  modules: readonly Module[],
+  walks: readonly ThreadWalk[] | ThreadWalks,
+  write: (text: string) => void,
+  withRegisters = false,
+  crash?: CrashSummary,
+): void {
   const a = (v: bigint): string => formatAddress(machine, v);
-  const w = machineInfo(machine).pointerSize * 2 + 2;
+  const info = machineInfo(machine);
+  const w = info.pointerSize * 2 + 2;
   const out = chunked(write);
   const line = (text: string): void => out.push(`${text}\n`);
+  if (crash !== undefined) line(crashText(machine, crash) + "\n");
   let first = true;
   for (const { thread, walk } of walks) {
     if (!first) line("");
@@ -72,7 +94,7 @@ export function writeText(machine: Machine, modules: readonly Module[], walks: r
       const loc = locationText(where, a(f.addrPC)) + sourceText(where);
       line([String(f.index).padStart(3), a(f.addrPC), a(f.addrReturn), a(f.addrFrame), a(f.addrStack), f.trust.padEnd(13), loc].join("  "));
       line(`     rule: ${ruleText(f.rule)}`);
-      line(`     params: ${f.params.map(a).join(" ")}`);
+      if (info.stackParams) line(`     params: ${f.params.map(a).join(" ")}`);
       if (withRegisters) line(`     registers: ${Object.entries(f.registers).map(([k, v]) => `${k}=${a(v)}`).join(" ")}`);
     }
     const at = walk.stop.address === undefined ? "" : ` at ${a(walk.stop.address)}`;

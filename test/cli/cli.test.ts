@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
 import { spawnStackwalk } from "../support/spawn-cli.js";
 import { parseWalkJson } from "../support/walk-schema.js";
+import { fixtureFile } from "../support/fixtures.js";
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
@@ -20,26 +21,43 @@ describe("stackwalk walk", () => {
     const { code, out } = await cli("walk", X86, "--format", "json");
     expect(code).toBe(0);
     const doc = parseWalkJson(out);
-    expect(Object.keys(doc)).toEqual(["machine", "status", "pid", "crash_info", "system_info", "main_module", "modules", "thread_count", "threads"]);
+    expect(Object.keys(doc)).toEqual([
+      "machine", "status", "pid", "process_uptime", "crash_info", "system_info", "linux_memory_map_count", "thread_count", "threads", "crashing_thread",
+      "main_module", "modules_contains_cert_info", "modules", "unloaded_modules", "handles", "lsb_release", "mac_crash_info", "mac_boot_args", "soft_errors", "proc_limits",
+    ]);
     expect(doc.machine).toBe("x86");
     const t = doc.threads[0];
-    expect(Object.keys(t)).toEqual(["id", "crashed", "frame_count", "frames", "stop"]);
+    expect(Object.keys(t)).toEqual(["thread_id", "thread_name", "last_error_value", "frame_count", "frames", "crashed", "stop"]);
     expect(t.crashed).toBe(true);
     expect(Object.keys(t.frames[0])).toEqual([
-      "index", "addrPC", "addrReturn", "addrFrame", "addrStack", "addrBStore", "params", "far", "virtual",
-      "funcTableEntry", "trust", "rule", "registers", "module", "moduleOffset", "function", "functionOffset",
-      "file", "line", "inlines", "frame", "offset", "module_offset", "function_offset", "missing_symbols",
+      "frame", "trust", "registers", "offset", "module", "module_offset", "unloaded_modules", "function", "function_offset", "file", "line",
+      "missing_symbols", "inlines", "addrPC", "addrReturn", "addrFrame", "addrStack", "addrBStore", "params", "far", "virtual", "funcTableEntry", "foundBy", "rule",
     ]);
     expect(t.frames[0]).toMatchObject({
-      index: 0, addrPC: "0x004010cd", addrReturn: "0x00401097", addrFrame: "0x0012fe08", addrStack: "0x0012fe00",
+      frame: 0, addrPC: "0x004010cd", addrReturn: "0x00401097", addrFrame: "0x0012fe08", addrStack: "0x0012fe00",
       addrBStore: "0x00000000", params: ["0x00000007", "0x0012fe20", "0x00000010", "0xcccccccc"], far: false, virtual: false,
-      funcTableEntry: null, trust: "context", rule: "context", module: "demo.exe", moduleOffset: "0x10cd", function: "read_token", functionOffset: "0xd",
+      funcTableEntry: null, trust: "context", foundBy: "context", rule: "context", offset: "0x004010cd", module: "demo.exe", module_offset: "0x000010cd",
+      function: "read_token", function_offset: "0x0000000d",
     });
+    // A caller's offset is its return address − 1, inside the call.
+    expect(t.frames[1]).toMatchObject({ addrPC: "0x00401097", offset: "0x00401096", trust: "frame_pointer", foundBy: "frame-pointer" });
+    expect(doc.crashing_thread).toMatchObject({ threads_index: 0, thread_id: t.thread_id, frame_count: t.frame_count });
+    expect(doc.crashing_thread.frames).toEqual(t.frames);
     expect(t.frames[0].registers.eip).toBe("0x004010cd");
     expect(t.frames.map((f: { function: string }) => f.function)).toEqual(["read_token", "parse_config", "main", "mainCRTStartup"]);
-    expect(t.frames[1].trust).toBe("frame-pointer");
     expect(t.stop.reason).toBe("end-of-stack");
     for (const f of t.frames) for (const k of ["addrPC", "addrReturn", "addrFrame", "addrStack"]) expect(f[k]).toMatch(/^0x[0-9a-f]{8}$/);
+  });
+
+  it("states a dump's crash first, and prints params only where arguments are passed on the stack (x86)", async () => {
+    const dump = await cli("walk", fixtureFile("breakpad/minidump2.dmp"), "--thread", "crashed");
+    // Breakpad's report of the dump says the same: EXCEPTION_ACCESS_VIOLATION_WRITE, 0x45, thread 3060 (0xbf4).
+    expect(dump.out.split("\n")[1]).toBe("crash: EXCEPTION_ACCESS_VIOLATION_WRITE at 0x00000045 in thread 3060");
+    expect(dump.out).toContain("     params: 0x008727b8 0x7c9131dc 0x00000000 0x00874c00");
+    const x86 = await cli("walk", X86);
+    expect(x86.out).not.toContain("crash:");
+    expect(x86.out).toContain("params:");
+    for (const vector of ["vectors/x64/rbp-chain-3.json", "vectors/arm64/synthetic/arm64-machine-frame-handler.json", "vectors/ia64/synthetic/before-alloc.json"]) expect((await cli("walk", vector)).out).not.toContain("params:");
   });
 
   it("pads x64 addresses to 16 digits", async () => {

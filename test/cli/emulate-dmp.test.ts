@@ -38,7 +38,7 @@ const scratch = (): string => mkdtempSync(join(tmpdir(), "emulate-dmp-"));
 
 interface JsonWalk {
   machine: string;
-  threads: { id: number; crashed: boolean; frames: { addrPC: string; addrStack: string; trust: string; function: string | null }[]; stop: { reason: string } }[];
+  threads: { thread_id: number; crashed: boolean; frames: { addrPC: string; addrStack: string; foundBy: string; function: string | null }[]; stop: { reason: string } }[];
 }
 
 const hex32 = (v: bigint): string => `0x${v.toString(16).padStart(8, "0")}`;
@@ -89,7 +89,7 @@ describe("stackwalk emulate --dmp", () => {
     let viaSym = 0;
     for (const d of dumps) {
       const thread = await walkAgainstTruth(join(dir, d), join(dir, d.replace(/\.dmp$/, ".json")), dir, symPath);
-      viaSym += thread.frames.filter((f) => f.trust === "frame-data").length;
+      viaSym += thread.frames.filter((f) => f.foundBy === "frame-data").length;
       expect(thread.stop.reason).toBe("end-of-stack");
     }
     // The caller frames came from the FrameData records of the .sym (the image has no unwind data of its own).
@@ -134,7 +134,7 @@ describe("stackwalk emulate --dmp", () => {
       expect(w.code, w.err).toBe(0);
       walks.push((parseWalkJson(w.out) as JsonWalk).threads[0]!);
     }
-    const rows = (t: JsonWalk["threads"][number]) => t.frames.map((f) => [f.addrPC, f.addrStack, f.trust, f.function]);
+    const rows = (t: JsonWalk["threads"][number]) => t.frames.map((f) => [f.addrPC, f.addrStack, f.foundBy, f.function]);
     expect(rows(walks[0]!)).toEqual(rows(walks[1]!));
     expect(walks[0]!.frames.map((f) => f.function)).toEqual(["capture", "main_body"]);
     // The same identity every time: it is hashed from the image.

@@ -57,7 +57,7 @@ describe("walk --images", () => {
     expect(withImages.code).toBe(0);
     expect(withImages.err).toContain(`image from ${join(IMAGES, "recursion-callbacks.exe")}`);
     expect(frames(withImages)).toEqual(truth);
-    const trusts = (parseWalkJson(withImages.out).threads[0].frames as { trust: string }[]).slice(1).map((f) => f.trust);
+    const trusts = (parseWalkJson(withImages.out).threads[0].frames as { foundBy: string }[]).slice(1).map((f) => f.foundBy);
     expect(trusts.every((t) => t === "unwind-info")).toBe(true);
   });
 

@@ -2,14 +2,16 @@
  * `stackwalk minidump-stackwalk`, Breakpad's command line: its reports of the 19 corpus dumps and
  * of minidump2 with its symbols are Breakpad's own, byte for byte (human and -m); -c is that
  * report with only the crashed thread; -b is its crashed thread's frame lines; -s adds, after
- * each frame but the last, the stack between the frame's stack pointer and its caller's, whose
- * bytes are checked against Breakpad's minidump_dump of the same dump (minidump2.dump.out) and
- * whose "possible instruction pointers" are the words there that name a function.
+ * each frame but the last, the stack between the frame's stack pointer and its caller's (the last
+ * row whole), whose bytes are checked against Breakpad's minidump_dump of the same dump
+ * (minidump2.dump.out) and whose "possible instruction pointers" are the words there that name a
+ * function, and which is Breakpad's own -s output byte for byte (test/fixtures/breakpad-corpus, test/fixtures/breakpad).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli } from "../support/cli.js";
+import { fixtureDir, fixtureFile } from "../support/fixtures.js";
 
 const CORPUS = "test/fixtures/breakpad-corpus";
 const FIXTURES = "test/fixtures/breakpad";
@@ -99,8 +101,9 @@ describe("minidump-stackwalk -s", () => {
         const cells = row.slice(13, 13 + 48).match(/.../g)!;
         cells.forEach((cell, i) => {
           const a = address + BigInt(i);
-          if (a < esps[k + 1]!) expect(cell, `byte at ${a.toString(16)}`).toBe(` ${bytes[Number(a - start)]!.toString(16).padStart(2, "0")}`);
-          else expect(cell).toBe("   ");
+          // The last row runs past the caller's stack pointer: whole, as far as the stack goes.
+          const byte = bytes[Number(a - start)];
+          expect(cell, `byte at ${a.toString(16)}`).toBe(byte === undefined ? "   " : ` ${byte.toString(16).padStart(2, "0")}`);
         });
         address += 16n;
       }
@@ -114,5 +117,23 @@ describe("minidump-stackwalk -s", () => {
     });
     // The return address into main, where frame 0's stack ends: main, line 66 of test_app.cc (looked up at the word itself).
     expect(ownBlocks[0]![2]).toBe("     *(0x0012fe8c) = 0x00404200 <main> [test_app.cc : 66 + 0x0]\n");
+  });
+});
+
+describe("minidump-stackwalk -s: Breakpad's output, byte for byte", () => {
+  const dir = fixtureDir("breakpad-corpus");
+  const dumps = readdirSync(dir).filter((f) => f.endsWith(".dmp")).sort();
+
+  it("has the 19 dumps of Breakpad's corpus", () => expect(dumps).toHaveLength(19));
+
+  it.each(dumps)("%s", async (name) => {
+    const dump = join(dir, name);
+    expect((await cli("minidump-stackwalk", "-s", dump)).out).toBe(readFileSync(dump.replace(/\.dmp$/, ".stackwalk.s.out"), "utf8"));
+  });
+
+  it("minidump2.dmp with its symbols: each frame's last row of stack contents is printed whole", async () => {
+    const r = await cli("minidump-stackwalk", "-s", fixtureFile("breakpad/minidump2.dmp"), fixtureDir("breakpad/symbols"));
+    expect(r.out).toBe(readFileSync(fixtureFile("breakpad/minidump2.stackwalk.s.out"), "utf8"));
+    expect(r.out).toContain("     0012fe84 45 00 00 00 70 ff 12 00 00 42 40 00 b8 27 87 00  E...p....B@..'..\n");
   });
 });

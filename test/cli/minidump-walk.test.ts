@@ -25,7 +25,7 @@ interface JsonFrame {
   addrPC: string;
   addrStack: string;
   addrFrame: string;
-  trust: string;
+  foundBy: string;
   rule: string;
   function: string | null;
 }
@@ -41,12 +41,12 @@ const EXPECTED = [
 async function crashedThread(...extra: string[]): Promise<{ frames: JsonFrame[]; stop: { reason: string }; err: string }> {
   const r = await cli("walk", DUMP, "--format", "json", ...extra);
   expect(r.code).toBe(0);
-  const doc = parseWalkJson(r.out) as { machine: string; threads: { id: number; crashed: boolean; frames: JsonFrame[]; stop: { reason: string } }[] };
+  const doc = parseWalkJson(r.out) as { machine: string; threads: { thread_id: number; crashed: boolean; frames: JsonFrame[]; stop: { reason: string } }[] };
   expect(doc.machine).toBe("x86");
   expect(doc.threads.length).toBe(2);
   const t = doc.threads[0]!;
   expect(t.crashed).toBe(true);
-  expect(t.id).toBe(0xbf4);
+  expect(t.thread_id).toBe(0xbf4);
   return { frames: t.frames, stop: t.stop, err: r.err };
 }
 
@@ -54,7 +54,7 @@ describe("walk minidump2.dmp", () => {
   it("with the symbol store: the four frames, frames 1-3 from FrameData records", async () => {
     const { frames, stop, err } = await crashedThread("--symbols", SYMBOLS);
     expect(frames.map((f) => [f.addrPC, f.addrStack, f.addrFrame])).toEqual(EXPECTED);
-    expect(frames.map((f) => f.trust)).toEqual(["context", "frame-data", "frame-data", "frame-data"]);
+    expect(frames.map((f) => f.foundBy)).toEqual(["context", "frame-data", "frame-data", "frame-data"]);
     expect(frames[1]!.rule).toMatch(/^frame-data rva=0x4290 /);
     expect(frames.map((f) => f.function)).toEqual(["`anonymous namespace'::CrashFunction", "main", "__tmainCRTStartup", "BaseProcessStart"]);
     expect(stop.reason).toBe("end-of-stack");
@@ -64,7 +64,7 @@ describe("walk minidump2.dmp", () => {
   it("without symbols: the EBP chain finds the same four frames", async () => {
     const { frames } = await crashedThread("--walker", "frame-pointer");
     expect(frames.map((f) => [f.addrPC, f.addrStack, f.addrFrame])).toEqual(EXPECTED);
-    expect(frames.slice(1).map((f) => f.trust)).toEqual(["frame-pointer", "frame-pointer", "frame-pointer"]);
+    expect(frames.slice(1).map((f) => f.foundBy)).toEqual(["frame-pointer", "frame-pointer", "frame-pointer"]);
   });
 
   it("check refuses a dump (no ground truth): exit 2", async () => {
@@ -89,7 +89,7 @@ describe("walk minidump2.dmp", () => {
     writeFileSync(sym, lines.join("\n"));
     const { frames, err } = await crashedThread("--symbols", store);
     expect(frames.map((f) => [f.addrPC, f.addrStack, f.addrFrame])).toEqual(EXPECTED);
-    expect(frames.map((f) => f.trust)).toEqual(["context", "frame-data", "frame-data", "frame-data"]);
+    expect(frames.map((f) => f.foundBy)).toEqual(["context", "frame-data", "frame-data", "frame-data"]);
     const warnings = err.split("\n").filter((l) => l.includes("corrupt symbols"));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/2 malformed line\(s\)/);

@@ -84,9 +84,9 @@ describe("walk and check --symbols", () => {
     const r = await cli("walk", file, "--walker", "fpo", "--step", "200", "--symbols", dir, "--format", "json");
     expect(r.code).toBe(0);
     expect(r.err).toMatch(/unwind records from .*recursion-callbacks\.sym/);
-    const frames = parseWalkJson(r.out).threads[0].frames as { trust: string; rule: string }[];
+    const frames = parseWalkJson(r.out).threads[0].frames as { foundBy: string; rule: string }[];
     expect(frames.length).toBeGreaterThan(2);
-    expect(frames[1]!.trust).toBe("frame-data");
+    expect(frames[1]!.foundBy).toBe("frame-data");
     const check = await cli("check", file, "--walker", "fpo", "--symbols", dir);
     expect(passed(check.out)).toEqual([725, 0]);
   });

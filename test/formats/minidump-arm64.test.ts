@@ -155,12 +155,12 @@ describe("Breakpad's output for an ARM64 dump (arm64.md Part 5)", () => {
     writeFileSync(join(store, "chain.pdb", SYM_ID, "chain.sym"), CHAIN_SYM);
     const json = await cli("walk", file, "--symbols", store, "--format", "json");
     expect(json.code).toBe(0);
-    const doc = JSON.parse(json.out) as { machine: string; threads: { frames: { addrPC: string; addrStack: string; trust: string }[] }[] };
+    const doc = JSON.parse(json.out) as { machine: string; threads: { frames: { addrPC: string; addrStack: string; foundBy: string }[] }[] };
     assertWalkDocument(doc);
     expect(doc.machine).toBe("arm64");
     const walked = doc.threads[0]!.frames.map((f): [bigint, bigint] => [BigInt(f.addrPC), BigInt(f.addrStack)]);
     expect(walked).toEqual(chainStop().truth.map((t): [bigint, bigint] => [t.pc, t.sp]));
-    expect(doc.threads[0]!.frames.map((f) => f.trust)).toEqual(["context", "cfi", "cfi", "cfi"]);
+    expect(doc.threads[0]!.frames.map((f) => f.foundBy)).toEqual(["context", "cfi", "cfi", "cfi"]);
     const r = await cli("walk", file, "--symbols", store, "--format", "breakpad");
     expect(r.out).toContain(" 2  chain.exe + 0x3118\n");
     expect(r.out.match(/Found by: call frame info/g)).toHaveLength(3);
@@ -174,9 +174,9 @@ describe("Breakpad's output for an ARM64 dump (arm64.md Part 5)", () => {
     writeFileSync(join(images, "chain.exe"), chainImageFile());
     const r = await cli("walk", file, "--images", images, "--format", "json");
     expect(r.code).toBe(0);
-    const doc = JSON.parse(r.out) as { threads: { frames: { addrPC: string; addrStack: string; trust: string }[] }[] };
+    const doc = JSON.parse(r.out) as { threads: { frames: { addrPC: string; addrStack: string; foundBy: string }[] }[] };
     expect(doc.threads[0]!.frames.map((f): [bigint, bigint] => [BigInt(f.addrPC), BigInt(f.addrStack)])).toEqual(chainStop().truth.map((t): [bigint, bigint] => [t.pc, t.sp]));
-    expect(doc.threads[0]!.frames.map((f) => f.trust)).toEqual(["context", "unwind-info", "unwind-info", "unwind-info"]);
+    expect(doc.threads[0]!.frames.map((f) => f.foundBy)).toEqual(["context", "unwind-info", "unwind-info", "unwind-info"]);
   });
 });
 

@@ -32,10 +32,11 @@ describe("walk --format json of minidump2.dmp with its symbols", () => {
     const [os] = machineLines(m, "OS");
     const [cpu] = machineLines(m, "CPU");
     const [crash] = machineLines(m, "Crash");
-    expect(doc.system_info).toEqual({ os: os![0], os_ver: os![1], cpu_arch: cpu![0], cpu_info: cpu![1], cpu_count: Number(cpu![2]) });
+    expect(doc.system_info).toEqual({ os: os![0], os_ver: os![1], cpu_arch: cpu![0], cpu_info: cpu![1], cpu_count: Number(cpu![2]), cpu_microcode_version: null });
     expect(doc.crash_info.type).toBe(crash![0]);
     expect(BigInt(doc.crash_info.address)).toBe(BigInt(crash![1]!));
     expect(doc.threads[doc.crash_info.crashing_thread].crashed).toBe(true);
+    expect(doc.crashing_thread.threads_index).toBe(doc.crash_info.crashing_thread);
     expect(doc.crash_info.assertion).toBeNull();
     // Every module: file name, version, debug file and id, base and (inclusive) end.
     const modules = machineLines(m, "Module");
@@ -43,10 +44,10 @@ describe("walk --format json of minidump2.dmp with its symbols", () => {
     for (const [name, version, debugFile, debugId, base, end] of modules) {
       const mod = doc.modules.find((x: { filename: string }) => x.filename === name);
       expect(mod, name).toBeDefined();
-      expect([mod.version ?? "", fileName(mod.debug_file), mod.debug_id, BigInt(mod.base_addr), BigInt(mod.end_addr) - 1n]).toEqual([version, debugFile, debugId, BigInt(base!), BigInt(end!)]);
+      expect([mod.version ?? "", mod.debug_file, mod.debug_id, BigInt(mod.base_addr), BigInt(mod.end_addr) - 1n]).toEqual([version, debugFile, debugId, BigInt(base!), BigInt(end!)]);
     }
     expect(doc.modules[doc.main_module].filename).toBe("test_app.exe");
-    const withSymbols = doc.modules.filter((x: { loaded_symbols: boolean }) => x.loaded_symbols).map((x: { filename: string; symbol_url: string }) => [x.filename, fileName(x.symbol_url)]);
+    const withSymbols = doc.modules.filter((x: { loaded_symbols: boolean }) => x.loaded_symbols).map((x: { filename: string; symbolFile: string }) => [x.filename, fileName(x.symbolFile)]);
     expect(withSymbols).toEqual([["test_app.exe", "test_app.sym"], ["kernel32.dll", "kernel32.sym"]]);
     // The crashed thread's frames: module, function, source file and line, as Breakpad's -m gives them.
     const frames = m.split("\n").filter((l) => l.startsWith("0|")).map((l) => l.split("|"));
@@ -55,7 +56,10 @@ describe("walk --format json of minidump2.dmp with its symbols", () => {
     thread.frames.forEach((f: Record<string, unknown>, i: number) => {
       const [, , module, fn, file, line] = frames[i]!;
       expect([f["module"], f["function"], f["file"] ?? "", f["line"] === null ? "" : String(f["line"])]).toEqual([module, fn, file, line]);
-      expect([f["frame"], f["offset"], f["module_offset"], f["function_offset"], f["missing_symbols"]]).toEqual([f["index"], f["addrPC"], f["moduleOffset"], f["functionOffset"], false]);
+      // The offsets are the call's: a caller's return address − 1.
+      const instruction = BigInt(f["addrPC"] as string) - (i === 0 ? 0n : 1n);
+      const base = BigInt(doc.modules.find((x: { filename: string }) => x.filename === module).base_addr);
+      expect([f["frame"], BigInt(f["offset"] as string), BigInt(f["module_offset"] as string), f["missing_symbols"]]).toEqual([i, instruction, instruction - base, false]);
     });
   });
 
@@ -120,12 +124,18 @@ describe("the JSON example of docs/json.md", () => {
     const r = await cli("walk", join(FIXTURES, "minidump2.dmp"), "--symbols", join(FIXTURES, "symbols"), "--format", "json");
     const doc = parseWalkJson(r.out);
     expect(Object.keys(example)).toEqual(Object.keys(doc));
-    for (const key of ["machine", "notes", "status", "pid", "crash_info", "system_info", "main_module", "thread_count"]) expect(example[key], key).toEqual(doc[key]);
-    expect({ ...example.modules[0], symbol_url: fileName(example.modules[0].symbol_url) }).toEqual({ ...doc.modules[0], symbol_url: fileName(doc.modules[0].symbol_url) });
+    for (const key of ["machine", "notes", "status", "pid", "process_uptime", "crash_info", "system_info", "linux_memory_map_count", "thread_count", "main_module"]) {
+      expect(example[key], key).toEqual(doc[key]);
+    }
+    for (const key of ["modules_contains_cert_info", "unloaded_modules", "handles", "lsb_release", "mac_crash_info", "mac_boot_args", "soft_errors", "proc_limits"]) {
+      expect(example[key], key).toEqual(doc[key]);
+    }
+    expect({ ...example.modules[0], symbolFile: fileName(example.modules[0].symbolFile) }).toEqual({ ...doc.modules[0], symbolFile: fileName(doc.modules[0].symbolFile) });
     const { frames, ...thread } = example.threads[0];
-    expect(thread).toEqual({ id: doc.threads[0].id, crashed: true, frame_count: 4, stop: doc.threads[0].stop });
-    // The example's registers are a few of the context's.
-    expect({ ...frames[0], registers: {} }).toEqual({ ...doc.threads[0].frames[0], registers: {} });
-    expect(doc.threads[0].frames[0].registers).toMatchObject(frames[0].registers);
+    const { frames: docFrames, ...docThread } = doc.threads[0];
+    expect(thread).toEqual(docThread);
+    // The example's frames are some of the thread's, whole.
+    for (const f of frames) expect(f).toEqual(docFrames[f.frame]);
+    expect({ ...example.crashing_thread, frames: [] }).toEqual({ ...doc.crashing_thread, frames: [] });
   });
 });

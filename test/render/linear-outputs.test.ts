@@ -28,10 +28,10 @@ describe("outputs linear in their input", () => {
     const modules: Module[] = Array.from({ length: n }, (_, i) => ({ name: `m${i}.dll`, base: 0x1000_0000n + BigInt(i) * 0x1000n, size: 0x2000n, symbols: [] }));
     const counter = { reads: 0 };
     const symbols: ModuleSymbolSource[] = modules.map((m, i) => counting({ module: m.name, detail: "", ...(i % 2 === 0 ? { file: `/s/${m.name}.sym` } : {}) }, "module", counter));
-    const doc = JSON.parse(renderJson("x86", modules, [], { symbols })) as { modules: { filename: string; symbol_url: string | null }[] };
+    const doc = JSON.parse(renderJson("x86", modules, [], { symbols })) as { modules: { filename: string; symbolFile: string | null }[] };
     expect(doc.modules).toHaveLength(n);
-    expect(doc.modules[2]!.symbol_url).toBe("/s/m2.dll.sym");
-    expect(doc.modules[3]!.symbol_url).toBeNull();
+    expect(doc.modules[2]!.symbolFile).toBe("/s/m2.dll.sym");
+    expect(doc.modules[3]!.symbolFile).toBeNull();
     expect(counter.reads).toBeLessThanOrEqual(2 * n);
   });
 

@@ -34,6 +34,10 @@ export const MINIDUMP_STREAM = {
   ThreadNames: 24,
   BreakpadInfo: 0x47670001,
   BreakpadAssertionInfo: 0x47670002,
+  /** Breakpad's Linux streams: /proc/cpuinfo, /etc/lsb-release, /proc/self/maps, as text. */
+  LinuxCpuInfo: 0x47670003,
+  LinuxLsbRelease: 0x47670005,
+  LinuxMaps: 0x47670009,
 } as const;
 
 /** SystemInfo.ProcessorArchitecture values (minidump.md §2.6). */
@@ -75,6 +79,8 @@ export const MINIDUMP_LIMITS = {
    * a few hundred modules, rarely thousands; a damaged 31 MB list can claim 220,000.
    */
   maxModules: 65536,
+  /** The bytes of a text stream (Breakpad's Linux /proc files) decoded; the rest is passed over with a note. */
+  maxTextStreamBytes: 16 << 20,
 } as const;
 
 const STREAM_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(MINIDUMP_STREAM).map(([name, type]) => [type, name]));

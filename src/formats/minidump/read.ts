@@ -13,6 +13,10 @@ import { InputError, readingFile } from "../../errors.js";
 import { hex } from "../../hex.js";
 import type { ByteSource } from "../../memory/byte-source.js";
 import { breakpadInfoStream, assertionStream } from "./breakpad-info.js";
+import { threadNamesStream } from "./thread-names.js";
+import { unloadedModuleListStream } from "./unloaded-modules.js";
+import { linuxCpuInfoStream, linuxLsbReleaseStream, linuxMapsStream } from "./linux-text.js";
+import { handleDataStream } from "./handle-data.js";
 import { DIRECTORY_ENTRY_SIZE, HEADER_SIZE, MINIDUMP_SIGNATURE, MINIDUMP_STREAM, MINIDUMP_VERSION, streamTypeName } from "./constants.js";
 import { exceptionStream } from "./exception.js";
 import { functionTableStream } from "./function-table.js";
@@ -43,6 +47,12 @@ export const MINIDUMP_STREAMS: readonly MinidumpStream<unknown>[] = [
   functionTableStream,
   breakpadInfoStream,
   assertionStream,
+  threadNamesStream,
+  unloadedModuleListStream,
+  linuxCpuInfoStream,
+  linuxLsbReleaseStream,
+  linuxMapsStream,
+  handleDataStream,
 ];
 
 const MINIDUMP_SIGNATURE_SWAPPED = 0x4d444d50;

@@ -13,6 +13,10 @@ import type { MinidumpMiscInfo } from "./misc-info.js";
 import type { MinidumpModule } from "./module-list.js";
 import type { MinidumpSystemInfo } from "./system-info.js";
 import type { MinidumpThread } from "./thread-list.js";
+import type { MinidumpThreadNames } from "./thread-names.js";
+import type { MinidumpUnloadedModule } from "./unloaded-modules.js";
+import type { MinidumpLinuxText } from "./linux-text.js";
+import type { MinidumpHandle } from "./handle-data.js";
 
 /** MINIDUMP_HEADER (32 bytes at offset 0). */
 export interface MinidumpHeader {
@@ -92,6 +96,14 @@ export interface Minidump {
   functionTable?: MinidumpFunctionTableStream;
   breakpadInfo?: MinidumpBreakpadInfo;
   assertion?: MinidumpAssertion;
+  /** The ThreadNames stream: names by thread id. */
+  threadNames?: MinidumpThreadNames;
+  /** The UnloadedModuleList stream, in the dump's order. */
+  unloadedModules?: MinidumpUnloadedModule[];
+  /** Breakpad's Linux text streams (/proc/cpuinfo, /etc/lsb-release, /proc/self/maps). */
+  linux?: MinidumpLinuxText;
+  /** The HandleData stream: the process's open handles. */
+  handles?: MinidumpHandle[];
   /** Things passed over without failing (a rejected CodeView record, an exception context not used, ...). */
   notes: string[];
 }

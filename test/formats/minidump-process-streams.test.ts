@@ -1,0 +1,191 @@
+/**
+ * The ThreadNames, UnloadedModuleList and HandleData streams, on dumps written by the test's own writer
+ * (which shares no code with the reader), and what the JSON makes of them as rust-minidump's
+ * schema has it: `threads[].thread_name`, the top-level `unloaded_modules` in the dump's order
+ * (code id TimeDateStamp + SizeOfImage in lower case), and for a frame outside every loaded
+ * module its `unloaded_modules` by name, sorted, with each name's offsets sorted and without
+ * repeats; `handles` with each handle's type and object name. Damaged entries are passed over
+ * with a note.
+ */
+import { describe, expect, it } from "vitest";
+import { bytesSource, readMinidump } from "../../src/formats/minidump.js";
+import { cli } from "../support/cli.js";
+import { writeMinidump, type MinidumpSpec } from "../support/minidump-writer.js";
+import { parseWalkJson } from "../support/walk-schema.js";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const THREAD_NAMES = 24;
+const UNLOADED_MODULES = 14;
+
+/** Little-endian bytes of u32 and u64 fields. */
+function fields(...values: (number | bigint)[]): number[] {
+  const out: number[] = [];
+  for (const v of values) {
+    const n = typeof v === "bigint" ? 8 : 4;
+    const big = BigInt(v);
+    for (let i = 0; i < n; i++) out.push(Number((big >> BigInt(8 * i)) & 0xffn));
+  }
+  return out;
+}
+
+/** A MINIDUMP_STRING: its byte length, UTF-16LE text and a NUL. */
+function minidumpString(text: string): number[] {
+  const units = [...text].flatMap((ch) => [ch.charCodeAt(0) & 0xff, ch.charCodeAt(0) >> 8]);
+  return [...fields(units.length), ...units, 0, 0];
+}
+
+/**
+ * A stream whose entries point at strings stored after them in the stream itself: `entries`
+ * gets each string's absolute RVA (the stream's own RVA is known after a first write).
+ */
+function withStrings(base: number, strings: string[], entries: (rvas: number[]) => number[], headerBytes: number): Uint8Array {
+  const encoded = strings.map(minidumpString);
+  const rvas: number[] = [];
+  let at = base + headerBytes;
+  for (const e of encoded) {
+    rvas.push(at);
+    at += e.length;
+  }
+  const head = entries(rvas);
+  expect(head.length).toBe(headerBytes);
+  return Uint8Array.from([...head, ...encoded.flat()]);
+}
+
+const UNLOADED_AT = 0x6000_0000n;
+
+function spec(names: (base: number) => Uint8Array, unloaded: (base: number) => Uint8Array): MinidumpSpec {
+  const stack = new Uint8Array(0x40);
+  return {
+    machine: "x86",
+    threads: [
+      { id: 7, registers: { eip: UNLOADED_AT + 0x1234n, esp: 0x0012_f000n, ebp: 0n }, stack: { base: 0x0012_f000n, bytes: stack } },
+      { id: 9, registers: { eip: 0x0040_1000n, esp: 0x0013_f000n, ebp: 0n }, stack: { base: 0x0013_f000n, bytes: stack } },
+    ],
+    modules: [{ path: "C:\\app\\app.exe", base: 0x0040_0000n, size: 0x1_0000, timeDateStamp: 0x1234abcd }],
+    exception: { threadId: 7, code: 0xc0000005, address: UNLOADED_AT + 0x1234n, parameters: [0n, UNLOADED_AT + 0x1234n] },
+    extraStreams: [
+      { type: THREAD_NAMES, data: names(0) },
+      { type: UNLOADED_MODULES, data: unloaded(0) },
+    ],
+  };
+}
+
+/** Writes the dump twice: the second time the strings' RVAs are those of the first layout. */
+function dump(): Uint8Array {
+  const names = (base: number): Uint8Array =>
+    withStrings(base, ["main", "worker"], (r) => [...fields(2), ...fields(7, BigInt(r[0]!)), ...fields(9, BigInt(r[1]!))], 4 + 2 * 12);
+  const unloaded = (base: number): Uint8Array =>
+    withStrings(
+      base,
+      ["C:\\old\\plugin.dll", "C:\\old\\plugin.dll", "C:\\old\\codec.dll", "C:\\old\\far.dll"],
+      (r) => [
+        ...fields(12, 24, 4),
+        ...fields(UNLOADED_AT, 0x2000, 0, 0x5a5a0001, r[0]!),
+        // Reloaded at the same place: one offset.
+        ...fields(UNLOADED_AT, 0x2000, 0, 0x5a5a0001, r[1]!),
+        ...fields(UNLOADED_AT + 0x1000n, 0x1000, 0, 0x00000002, r[2]!),
+        ...fields(0x7000_0000n, 0x1000, 0, 0x00000003, r[3]!),
+      ],
+      12 + 4 * 24,
+    );
+  const first = writeMinidump(spec(names, unloaded));
+  const at = (type: number): number => first.streams.get(type)!.rva;
+  return writeMinidump(spec(() => names(at(THREAD_NAMES)), () => unloaded(at(UNLOADED_MODULES)))).bytes;
+}
+
+describe("ThreadNames and UnloadedModuleList", () => {
+  it("are read: names by thread id, unloaded modules in the dump's order", () => {
+    const d = readMinidump(bytesSource(dump()));
+    expect([...(d.threadNames ?? new Map())]).toEqual([
+      [7, "main"],
+      [9, "worker"],
+    ]);
+    expect(d.unloadedModules?.map((u) => [u.name, u.base, u.size, u.timeDateStamp])).toEqual([
+      ["plugin.dll", UNLOADED_AT, 0x2000, 0x5a5a0001],
+      ["plugin.dll", UNLOADED_AT, 0x2000, 0x5a5a0001],
+      ["codec.dll", UNLOADED_AT + 0x1000n, 0x1000, 2],
+      ["far.dll", 0x7000_0000n, 0x1000, 3],
+    ]);
+    expect(d.notes).toEqual([]);
+  });
+
+  it("fill the JSON's thread_name, unloaded_modules and a frame's unloaded_modules", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "unloaded-")), "names.dmp");
+    writeFileSync(file, dump());
+    const r = await cli("walk", file, "--format", "json");
+    expect(r.code).toBe(0);
+    const doc = parseWalkJson(r.out);
+    expect(doc.threads.map((t: { thread_id: number; thread_name: string }) => [t.thread_id, t.thread_name])).toEqual([
+      [7, "main"],
+      [9, "worker"],
+    ]);
+    expect(doc.crashing_thread.thread_name).toBe("main");
+    expect(doc.unloaded_modules).toEqual([
+      { base_addr: "0x60000000", end_addr: "0x60002000", filename: "plugin.dll", code_id: "5a5a00012000", cert_subject: null },
+      { base_addr: "0x60000000", end_addr: "0x60002000", filename: "plugin.dll", code_id: "5a5a00012000", cert_subject: null },
+      { base_addr: "0x60001000", end_addr: "0x60002000", filename: "codec.dll", code_id: "000000021000", cert_subject: null },
+      { base_addr: "0x70000000", end_addr: "0x70001000", filename: "far.dll", code_id: "000000031000", cert_subject: null },
+    ]);
+    const top = doc.threads[0].frames[0];
+    expect([top.module, top.unloaded_modules]).toEqual([
+      null,
+      [
+        { module: "codec.dll", offsets: ["0x00000234"] },
+        { module: "plugin.dll", offsets: ["0x00001234"] },
+      ],
+    ]);
+    // A frame in a loaded module lists none.
+    expect(doc.threads[1].frames[0].unloaded_modules).toBeNull();
+  });
+
+  it("pass over a name outside the file and an entry of no bytes, with a note each", () => {
+    const names = (): Uint8Array => Uint8Array.from([...fields(1), ...fields(7, 0xffff_0000n)]);
+    const unloaded = (): Uint8Array => Uint8Array.from([...fields(12, 24, 1), ...fields(UNLOADED_AT, 0, 0, 0, 0)]);
+    const d = readMinidump(bytesSource(writeMinidump(spec(names, unloaded)).bytes));
+    expect(d.threadNames?.size).toBe(0);
+    expect(d.unloadedModules).toEqual([]);
+    expect(d.notes).toHaveLength(2);
+    expect(d.notes[0]).toMatch(/thread name 0 \(thread 7\): RVA 0xffff0000 lies outside the file/);
+    expect(d.notes[1]).toMatch(/unloaded module 0: 0x0 bytes at 0x60000000 cover nothing/);
+  });
+});
+
+describe("HandleData", () => {
+  const HANDLE_DATA = 12;
+  const handles = (base: number): Uint8Array =>
+    withStrings(
+      base,
+      ["File", "\\Device\\HarddiskVolume1\\log.txt", "Event"],
+      (r) => [...fields(16, 32, 2, 0), ...fields(0x44n, r[0]!, r[1]!, 0, 0x12019f, 1, 2), ...fields(0x48n, r[2]!, 0, 0, 0x1f0003, 1, 1)],
+      16 + 2 * 32,
+    );
+  const handleSpec = (data: Uint8Array): MinidumpSpec => ({ ...spec(() => Uint8Array.from(fields(0)), () => Uint8Array.from(fields(12, 24, 0))), extraStreams: [{ type: HANDLE_DATA, data }] });
+
+  it("is read, and is the JSON's handles (an object name of RVA 0 is null)", async () => {
+    const first = writeMinidump(handleSpec(handles(0)));
+    const bytes = writeMinidump(handleSpec(handles(first.streams.get(HANDLE_DATA)!.rva))).bytes;
+    const d = readMinidump(bytesSource(bytes));
+    expect(d.handles?.map((h) => [h.handle, h.typeName, h.objectName, h.grantedAccess])).toEqual([
+      [0x44n, "File", "\\Device\\HarddiskVolume1\\log.txt", 0x12019f],
+      [0x48n, "Event", undefined, 0x1f0003],
+    ]);
+    const file = join(mkdtempSync(join(tmpdir(), "handles-")), "handles.dmp");
+    writeFileSync(file, bytes);
+    const doc = parseWalkJson((await cli("walk", file, "--format", "json")).out);
+    expect(doc.handles).toEqual([
+      { handle: 0x44, type_name: "File", object_name: "\\Device\\HarddiskVolume1\\log.txt" },
+      { handle: 0x48, type_name: "Event", object_name: null },
+    ]);
+  });
+
+  it("is null in the JSON of a dump without the stream, and a descriptor size below 32 loses the stream with a note", async () => {
+    const bad = readMinidump(bytesSource(writeMinidump(handleSpec(Uint8Array.from(fields(16, 8, 0, 0)))).bytes));
+    expect(bad.handles).toBeUndefined();
+    expect(bad.notes.join("\n")).toMatch(/HandleData SizeOfDescriptor 8 is less than the 32 bytes of a descriptor/);
+    const file = join(mkdtempSync(join(tmpdir(), "handles-")), "none.dmp");
+    writeFileSync(file, writeMinidump({ ...spec(() => Uint8Array.from(fields(0)), () => Uint8Array.from(fields(12, 24, 0))), extraStreams: [] }).bytes);
+    expect(parseWalkJson((await cli("walk", file, "--format", "json")).out).handles).toBeNull();
+  });
+});
