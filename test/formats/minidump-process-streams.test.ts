@@ -96,6 +96,16 @@ function dump(): Uint8Array {
 }
 
 describe("ThreadNames and UnloadedModuleList", () => {
+  it("an unloaded module list of 70,000 entries: the first 65,536 are read, the rest passed over with a note", () => {
+    const n = 70_000;
+    const list = new Uint8Array(12 + n * 24);
+    list.set(fields(12, 24, n), 0);
+    for (let i = 0; i < n; i++) list.set(fields(0x6000_0000n + BigInt(i) * 0x1000n, 0x1000, 0, 0, 0), 12 + i * 24);
+    const d = readMinidump(bytesSource(writeMinidump({ ...spec(() => Uint8Array.from(fields(0)), () => list), extraStreams: [{ type: UNLOADED_MODULES, data: list }] }).bytes));
+    expect(d.unloadedModules).toHaveLength(65_536);
+    expect(d.notes).toContainEqual(expect.stringMatching(/UnloadedModuleList: 70000 entries; the first 65536 are read \(the limit of modules read from one dump\), the rest passed over$/));
+  });
+
   it("are read: names by thread id, unloaded modules in the dump's order", () => {
     const d = readMinidump(bytesSource(dump()));
     expect([...(d.threadNames ?? new Map())]).toEqual([

@@ -7,7 +7,7 @@
  */
 import { InputError } from "../../errors.js";
 import { hex } from "../../hex.js";
-import { MINIDUMP_STREAM } from "./constants.js";
+import { MINIDUMP_LIMITS, MINIDUMP_STREAM } from "./constants.js";
 import type { MinidumpInput } from "./input.js";
 import type { MinidumpStream } from "./stream.js";
 import type { MinidumpLocation, MinidumpStreamEntry } from "./types.js";
@@ -44,8 +44,10 @@ function readUnloadedModules(input: MinidumpInput, s: MinidumpStreamEntry, held:
     throw new InputError("bad-value", `UnloadedModuleList SizeOfEntry ${entrySize} is less than the ${UNLOADED_MODULE_SIZE} bytes of an entry`, { offset: held.rva + 4 });
   }
   const fit = Math.floor((held.dataSize - headerSize) / entrySize);
-  const count = Math.min(declared, fit);
-  if (count < declared) input.note(held.rva + 8, `UnloadedModuleList NumberOfEntries ${declared} needs ${declared * entrySize} bytes after the header but the stream holds ${held.dataSize - headerSize}: the first ${count} are read`);
+  const inStream = Math.min(declared, fit);
+  if (inStream < declared) input.note(held.rva + 8, `UnloadedModuleList NumberOfEntries ${declared} needs ${declared * entrySize} bytes after the header but the stream holds ${held.dataSize - headerSize}: the first ${inStream} are read`);
+  const count = Math.min(inStream, MINIDUMP_LIMITS.maxModules);
+  if (count < inStream) input.note(held.rva + 8, `UnloadedModuleList: ${inStream} entries; the first ${count} are read (the limit of modules read from one dump), the rest passed over`);
   const modules: MinidumpUnloadedModule[] = [];
   for (let i = 0; i < count; i++) {
     const at = held.rva + headerSize + i * entrySize;
