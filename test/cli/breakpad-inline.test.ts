@@ -86,7 +86,7 @@ describe("Breakpad's inline frames, byte for byte", () => {
     expect(block.split("\n").length).toBe(11);
     expect(r.out).toContain(block);
     const json = await cli("walk", DUMP, "--symbols", SYMBOLS, "--format", "json");
-    expect(json.out.replace(/\s+/g, " ")).toContain(`"file": "a.cpp", "line": 42, "inlines": [ { "function": "func()", "file": "linux_inline.cpp", "line": 27 }, {`);
+    expect(json.out.replace(/\s+/g, " ")).toContain(`"file": "a.cpp", "line": 42, "missing_symbols": false, "inlines": [ { "function": "func()", "file": "linux_inline.cpp", "line": 27 }, {`);
     expect((await cli("walk", DUMP, "--symbols", SYMBOLS, "--format", "windbg")).out).toContain("\n(Inline Function) --------`-------- linux_inline!func()+0x633\n");
   });
 
