@@ -5,7 +5,7 @@ import { defineConfig } from "vitest/config";
 // Chromium or read every prefix of a file take a few seconds on a quiet machine and ten times as
 // long on a loaded one. No test is judged by its time: the limits below only catch a hang, far
 // above any honest run (5 minutes per test or hook; the fuzz run and the package's install set
-// their own), and .ci/run stops the whole run after 40 minutes.
+// their own), and .ci/run stops the whole run after 80 minutes.
 export default defineConfig({
   // The README's test examples (test/testing/readme) import the testing entry by its package
   // name; the Jest one gets Jest's expect with Vitest's test as "@jest/globals".

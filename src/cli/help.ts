@@ -6,7 +6,8 @@
  * tables).
  */
 import { MACHINES, type Machine } from "../model/machine.js";
-import { archWalker, WALKER_NAMES } from "../walk/registry.js";
+import type { OperatingSystem } from "../model/snapshot.js";
+import { strategiesFor, WALKER_NAMES, type WalkerName } from "../walk/registry.js";
 
 /** What each walker does, in a usage text's words. A walker without words is listed with its machines alone. */
 const WALKER_WORDS: Readonly<Record<string, string>> = {
@@ -19,12 +20,16 @@ const WALKER_WORDS: Readonly<Record<string, string>> = {
   breakpad: "Breakpad's own walker: its order of strategies, its scan test and its rules for ending a walk (the default of --format breakpad and breakpad-m)",
 };
 
-/** The machines whose walker table offers walker `name` (for Windows code or other code). */
+/** The machines that offer walker `name`, as a walk looks it up (for Windows code or other code). */
 export function walkerMachines(name: string): Machine[] {
-  return MACHINES.filter((m) => {
-    const a = archWalker(m);
-    return (a.walkers as Record<string, unknown>)[name] !== undefined || (a.nonWindows as Record<string, unknown> | undefined)?.[name] !== undefined;
-  });
+  const offers = (m: Machine, os: OperatingSystem | undefined): boolean => {
+    try {
+      return strategiesFor(m, name as WalkerName, os).length > 0;
+    } catch {
+      return false;
+    }
+  };
+  return MACHINES.filter((m) => offers(m, undefined) || offers(m, "linux"));
 }
 
 /** `auto|frame-pointer|…`: the names `--walker` takes, for a usage line. */
