@@ -5,9 +5,8 @@
  * Attributes, GrantedAccess, HandleCount, PointerCount. A name RVA of 0 names nothing; a name
  * that cannot be read is passed over with a note.
  */
-import { InputError } from "../../errors.js";
 import { MINIDUMP_STREAM } from "./constants.js";
-import type { MinidumpInput } from "./input.js";
+import { sizedListEntries, type MinidumpInput, type SizedListShape } from "./input.js";
 import type { MinidumpStream } from "./stream.js";
 import type { MinidumpLocation, MinidumpStreamEntry } from "./types.js";
 
@@ -22,31 +21,16 @@ export interface MinidumpHandle {
   pointerCount: number;
 }
 
-/** sizeof(MINIDUMP_HANDLE_DATA_STREAM). */
-const HEADER_SIZE = 16;
 /** sizeof(MINIDUMP_HANDLE_DESCRIPTOR). */
 const DESCRIPTOR_SIZE = 32;
+/** MINIDUMP_HANDLE_DATA_STREAM's header (16 bytes) and descriptors. */
+const HANDLE_DATA: SizedListShape = { stream: "HandleData", headerSize: 16, entrySize: DESCRIPTOR_SIZE, entry: "a descriptor", sizeField: "SizeOfDescriptor", countField: "NumberOfDescriptors" };
 
 function readHandles(input: MinidumpInput, s: MinidumpStreamEntry, held: MinidumpLocation): MinidumpHandle[] {
-  if (held.dataSize < HEADER_SIZE) {
-    throw new InputError("truncated", `HandleData stream holds ${held.dataSize} bytes, fewer than its ${HEADER_SIZE}-byte header`, { offset: s.offset + 4 });
-  }
-  const h = input.cursor(held.rva, HEADER_SIZE, "HandleData header");
-  const headerSize = h.u32();
-  const descriptorSize = h.u32();
-  const declared = h.u32();
-  if (headerSize < HEADER_SIZE || headerSize > held.dataSize) {
-    throw new InputError("bad-value", `HandleData SizeOfHeader ${headerSize} is not between ${HEADER_SIZE} and the stream's ${held.dataSize} bytes`, { offset: held.rva });
-  }
-  if (descriptorSize < DESCRIPTOR_SIZE) {
-    throw new InputError("bad-value", `HandleData SizeOfDescriptor ${descriptorSize} is less than the ${DESCRIPTOR_SIZE} bytes of a descriptor`, { offset: held.rva + 4 });
-  }
-  const fit = Math.floor((held.dataSize - headerSize) / descriptorSize);
-  const count = Math.min(declared, fit);
-  if (count < declared) input.note(held.rva + 8, `HandleData NumberOfDescriptors ${declared} needs ${declared * descriptorSize} bytes after the header but the stream holds ${held.dataSize - headerSize}: the first ${count} are read`);
+  const { first, entrySize, count } = sizedListEntries(input, s, held, HANDLE_DATA);
   const handles: MinidumpHandle[] = [];
   for (let i = 0; i < count; i++) {
-    const at = held.rva + headerSize + i * descriptorSize;
+    const at = first + i * entrySize;
     const c = input.cursor(at, DESCRIPTOR_SIZE, `handle ${i}`);
     const handle = c.u64();
     const typeRva = c.u32();

@@ -181,6 +181,46 @@ export function listEntries(input: MinidumpInput, stream: MinidumpStreamEntry, h
   return { count: fit, first };
 }
 
+/** How a list stream whose header sizes itself (MINIDUMP_UNLOADED_MODULE_LIST, MINIDUMP_HANDLE_DATA_STREAM) names its parts. */
+export interface SizedListShape {
+  /** The stream's name in messages. */
+  stream: string;
+  /** The smallest header: SizeOfHeader, SizeOfEntry and the count (u32 each), and what follows them. */
+  headerSize: number;
+  /** The smallest entry. */
+  entrySize: number;
+  /** An entry in words ("an entry"), and the header's names of the entry size and the count. */
+  entry: string;
+  sizeField: string;
+  countField: string;
+}
+
+/**
+ * The header of a list stream that gives its own size, its entries' size and their count: where
+ * the entries start, how far apart, and how many the stream holds (a count it cannot hold is cut,
+ * with a note). An impossible header or entry size is an {@link InputError}.
+ */
+export function sizedListEntries(input: MinidumpInput, s: MinidumpStreamEntry, held: MinidumpLocation, shape: SizedListShape): { first: number; entrySize: number; count: number } {
+  const { stream, headerSize: least, entrySize: smallest } = shape;
+  if (held.dataSize < least) {
+    throw new InputError("truncated", `${stream} stream holds ${held.dataSize} bytes, fewer than its ${least}-byte header`, { offset: s.offset + 4 });
+  }
+  const h = input.cursor(held.rva, least, `${stream} header`);
+  const headerSize = h.u32();
+  const entrySize = h.u32();
+  const declared = h.u32();
+  if (headerSize < least || headerSize > held.dataSize) {
+    throw new InputError("bad-value", `${stream} SizeOfHeader ${headerSize} is not between ${least} and the stream's ${held.dataSize} bytes`, { offset: held.rva });
+  }
+  if (entrySize < smallest) {
+    throw new InputError("bad-value", `${stream} ${shape.sizeField} ${entrySize} is less than the ${smallest} bytes of ${shape.entry}`, { offset: held.rva + 4 });
+  }
+  const fit = Math.floor((held.dataSize - headerSize) / entrySize);
+  const count = Math.min(declared, fit);
+  if (count < declared) input.note(held.rva + 8, `${stream} ${shape.countField} ${declared} needs ${declared * entrySize} bytes after the header but the stream holds ${held.dataSize - headerSize}: the first ${count} are read`);
+  return { first: held.rva + headerSize, entrySize, count };
+}
+
 /**
  * Reads a MINIDUMP_MEMORY_DESCRIPTOR at the cursor (start u64, DataSize u32, Rva u32). A range
  * keeps only the bytes the file holds (`declared` then says what the descriptor claimed); one

@@ -5,10 +5,9 @@
  * the header gives (at least 24 bytes); an entry with no bytes or past the end of the address
  * space, or whose name cannot be read, is passed over with a note.
  */
-import { InputError } from "../../errors.js";
 import { hex } from "../../hex.js";
 import { MINIDUMP_LIMITS, MINIDUMP_STREAM } from "./constants.js";
-import type { MinidumpInput } from "./input.js";
+import { sizedListEntries, type MinidumpInput, type SizedListShape } from "./input.js";
 import type { MinidumpStream } from "./stream.js";
 import type { MinidumpLocation, MinidumpStreamEntry } from "./types.js";
 
@@ -26,31 +25,16 @@ export interface MinidumpUnloadedModule {
 
 /** sizeof(MINIDUMP_UNLOADED_MODULE). */
 const UNLOADED_MODULE_SIZE = 24;
-/** sizeof(MINIDUMP_UNLOADED_MODULE_LIST). */
-const LIST_HEADER_SIZE = 12;
+/** MINIDUMP_UNLOADED_MODULE_LIST's header (12 bytes) and entries. */
+const UNLOADED_MODULE_LIST: SizedListShape = { stream: "UnloadedModuleList", headerSize: 12, entrySize: UNLOADED_MODULE_SIZE, entry: "an entry", sizeField: "SizeOfEntry", countField: "NumberOfEntries" };
 
 function readUnloadedModules(input: MinidumpInput, s: MinidumpStreamEntry, held: MinidumpLocation): MinidumpUnloadedModule[] {
-  if (held.dataSize < LIST_HEADER_SIZE) {
-    throw new InputError("truncated", `UnloadedModuleList stream holds ${held.dataSize} bytes, fewer than its ${LIST_HEADER_SIZE}-byte header`, { offset: s.offset + 4 });
-  }
-  const h = input.cursor(held.rva, LIST_HEADER_SIZE, "UnloadedModuleList header");
-  const headerSize = h.u32();
-  const entrySize = h.u32();
-  const declared = h.u32();
-  if (headerSize < LIST_HEADER_SIZE || headerSize > held.dataSize) {
-    throw new InputError("bad-value", `UnloadedModuleList SizeOfHeader ${headerSize} is not between ${LIST_HEADER_SIZE} and the stream's ${held.dataSize} bytes`, { offset: held.rva });
-  }
-  if (entrySize < UNLOADED_MODULE_SIZE) {
-    throw new InputError("bad-value", `UnloadedModuleList SizeOfEntry ${entrySize} is less than the ${UNLOADED_MODULE_SIZE} bytes of an entry`, { offset: held.rva + 4 });
-  }
-  const fit = Math.floor((held.dataSize - headerSize) / entrySize);
-  const inStream = Math.min(declared, fit);
-  if (inStream < declared) input.note(held.rva + 8, `UnloadedModuleList NumberOfEntries ${declared} needs ${declared * entrySize} bytes after the header but the stream holds ${held.dataSize - headerSize}: the first ${inStream} are read`);
-  const count = Math.min(inStream, MINIDUMP_LIMITS.maxModules);
-  if (count < inStream) input.note(held.rva + 8, `UnloadedModuleList: ${inStream} entries; the first ${count} are read (the limit of modules read from one dump), the rest passed over`);
+  const list = sizedListEntries(input, s, held, UNLOADED_MODULE_LIST);
+  const count = Math.min(list.count, MINIDUMP_LIMITS.maxModules);
+  if (count < list.count) input.note(held.rva + 8, `UnloadedModuleList: ${list.count} entries; the first ${count} are read (the limit of modules read from one dump), the rest passed over`);
   const modules: MinidumpUnloadedModule[] = [];
   for (let i = 0; i < count; i++) {
-    const at = held.rva + headerSize + i * entrySize;
+    const at = list.first + i * list.entrySize;
     const c = input.cursor(at, UNLOADED_MODULE_SIZE, `unloaded module ${i}`);
     const base = c.u64();
     const size = c.u32();
