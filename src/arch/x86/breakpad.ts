@@ -30,27 +30,19 @@ import type { FrameDataRule, FramePointerRule, ScanRule, SiteCheckRule } from ".
 import { unwindStep, type ExecContext, type FrameSite, type UnwindResult, type UnwindStrategy } from "../../unwind/step.js";
 import { walkStop } from "../../unwind/frame.js";
 import { symbolize } from "../../unwind/symbolize.js";
-import { breakpadClassify, scanRegisters, scanForReturn, type CallSiteCheck, type ScanMachine } from "../scan.js";
+import { breakpadClassify, callSiteCheck, scanForReturn, type CallSiteCheck, type ScanMachine } from "../scan.js";
+import { X86_SCAN } from "./scan.js";
 import { X86_CHAIN } from "./frame-pointer.js";
-import { inherited, SCAN_WORDS, SCAN_WORDS_CONTEXT, U32 } from "./site.js";
+import { SCAN_WORDS, SCAN_WORDS_CONTEXT, U32 } from "./site.js";
 import { findFpo, findFrameData } from "./tables.js";
 import { MAX_POSTFIX_DEPTH, MAX_POSTFIX_TOKENS } from "../../formats/postfix-limits.js";
 import { work } from "../../unwind/work.js";
 
-/** Breakpad's `kMaxReasonableGapBetweenFrames`: a scanned frame's saved EBP is believed up to 128 KiB above its slot. */
-const MAX_EBP_GAP = 128n * 1024n;
-
-/** The x86 scan with Breakpad's test of a word and nothing else. */
+/** The x86 scan with Breakpad's test of a word and nothing else: its window alone, no call-site checks. */
 export const X86_BREAKPAD_SCAN: ScanMachine = {
-  width: 4,
-  ...scanRegisters("eip", "esp", "ebp"),
-  words: SCAN_WORDS,
-  contextWords: SCAN_WORDS_CONTEXT,
+  ...X86_SCAN,
   extendedWords: 0,
-  readWord: (_cache, memory, address) => readU32(memory, address),
   classify: (_cache, modules, _images, value) => breakpadClassify(modules, value),
-  inherit: inherited,
-  framePointer: () => undefined,
 };
 
 /** A STACK WIN record as Breakpad's `WindowsFrameInfo` holds it. */
@@ -85,7 +77,6 @@ export interface X86BreakpadFramePointerPlan {
   check: CallSiteCheck;
 }
 
-const check = (site: FrameSite): CallSiteCheck => ({ modules: site.modules, images: site.images, pc: site.lookupPc, calleeStart: -1, calleeEnd: -1 });
 
 /**
  * Breakpad's `WindowsFrameInfo` for a site: a FrameData (type 4) record first, then FPO_DATA
@@ -128,7 +119,7 @@ export const x86BreakpadWin: UnwindStrategy<X86BreakpadWinPlan> = {
   trust: "frame-data",
   ruleFor(site: FrameSite): X86BreakpadWinPlan | undefined {
     const info = winInfo(site);
-    return info === undefined ? undefined : { kind: "x86-breakpad-win", info, contextFrame: site.index === 0, calleeParams: site.calleeParams, check: check(site) };
+    return info === undefined ? undefined : { kind: "x86-breakpad-win", info, contextFrame: site.index === 0, calleeParams: site.calleeParams, check: callSiteCheck(site) };
   },
 };
 
@@ -136,7 +127,7 @@ export const x86BreakpadWin: UnwindStrategy<X86BreakpadWinPlan> = {
 export const x86BreakpadFramePointer: UnwindStrategy<X86BreakpadFramePointerPlan> = {
   name: "breakpad-frame-pointer",
   trust: "frame-pointer",
-  ruleFor: (site: FrameSite) => ({ kind: "x86-breakpad-fp", contextFrame: site.index === 0, check: check(site) }),
+  ruleFor: (site: FrameSite) => ({ kind: "x86-breakpad-fp", contextFrame: site.index === 0, check: callSiteCheck(site) }),
 };
 
 /** A value of a register the frame has valid (Breakpad's context validity). */
@@ -345,9 +336,8 @@ export function execBreakpadX86FramePointer(plan: X86BreakpadFramePointerPlan, r
   const found = ctx.scanAllowed === false ? undefined : scan(plan, memory, ctx, esp, plan.contextFrame ? SCAN_WORDS_CONTEXT : SCAN_WORDS);
   if (found === undefined) return { ok: false, stop: walkStop("end-of-stack", `no return address in the ${(plan.contextFrame ? SCAN_WORDS_CONTEXT : SCAN_WORDS) + 1} words from esp=0x${esp.toString(16)}, and EBP=0x${ebp.toString(16)} cannot be read`) };
   const callerEsp = (found.slot + 4n) & U32;
-  const below = (callerEsp - 8n) & U32;
-  const candidate = readU32(memory, below);
-  const callerEbp = candidate !== undefined && candidate > below && candidate - below <= MAX_EBP_GAP ? candidate : ebp;
+  // Breakpad's guess of the caller's EBP after a scan, the one the scanning policy's x86 table makes.
+  const callerEbp = X86_SCAN.framePointer(registers, undefined, found.slot, memory, ctx.cache)?.value ?? ebp;
   const rule: ScanRule = { kind: "scan", registers: { sp: "esp", fp: "ebp" }, sp: esp, slot: found.slot, value: found.value };
   if (callerEbp !== ebp) rule.fp = callerEbp;
   return unwindStep({ ...base, eip: found.value, esp: callerEsp, ebp: callerEbp }, rule, { recovered: X86_CHAIN.recovered, trust: "scan" });
