@@ -15,7 +15,8 @@ import { breakpadSymbols, parseBreakpadSym } from "../../src/formats/breakpad-sy
 import { parseVector } from "../../src/formats/vector.js";
 import { inlineChain } from "../../src/model/inline.js";
 import { cli } from "../support/cli.js";
-import { FIXTURES, fixtureBytes } from "../support/fixtures.js";
+import { FIXTURES } from "../support/fixtures.js";
+import { symbolizer } from "../support/symbolizer.js";
 import { parseWalkJson } from "../support/walk-schema.js";
 
 const DIR = join(FIXTURES, "pdb-inline");
@@ -23,19 +24,6 @@ const CASES: [string, bigint, string[]][] = [
   ["x86", 0x400000n, ["0x401070", "0x40108c", "0x4010b6"]],
   ["x64", 0x140000000n, ["0x140001020", "0x140001070", "0x14000108a"]],
 ];
-
-/** The symbolizer's answers: address → frames as `function file:line`, innermost first. */
-function symbolizer(target: string): Map<bigint, string[]> {
-  const out = new Map<bigint, string[]>();
-  for (const block of new TextDecoder().decode(fixtureBytes(`pdb-inline/${target}/symbolizer.txt`)).split("\n\n")) {
-    const lines = block.split("\n").filter((l) => l !== "");
-    if (lines.length === 0) continue;
-    const frames: string[] = [];
-    for (let i = 1; i + 1 < lines.length; i += 2) frames.push(`${lines[i]} ${lines[i + 1]!.replace(/:\d+$/, "")}`);
-    out.set(BigInt(lines[0]!), frames);
-  }
-  return out;
-}
 
 /** Every file under `dir`, as paths relative to it. */
 function files(dir: string): string[] {

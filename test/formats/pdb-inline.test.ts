@@ -17,26 +17,14 @@ import { formatBreakpadSym } from "../../src/formats/breakpad-sym-write.js";
 import { parsePdb } from "../../src/formats/pdb.js";
 import { inlineChain } from "../../src/model/inline.js";
 import type { ModuleSymbol } from "../../src/model/snapshot.js";
-import { FIXTURES, fixtureBytes } from "../support/fixtures.js";
+import { FIXTURES } from "../support/fixtures.js";
+import { symbolizer } from "../support/symbolizer.js";
 
 const DIR = join(FIXTURES, "pdb-inline");
 const TARGETS: [string, bigint][] = [
   ["x86", 0x400000n],
   ["x64", 0x140000000n],
 ];
-
-/** The symbolizer's answers: address → frames as `function file:line`, innermost first. */
-function symbolizer(target: string): Map<bigint, string[]> {
-  const out = new Map<bigint, string[]>();
-  for (const block of new TextDecoder().decode(fixtureBytes(`pdb-inline/${target}/symbolizer.txt`)).split("\n\n")) {
-    const lines = block.split("\n").filter((l) => l !== "");
-    if (lines.length === 0) continue;
-    const frames: string[] = [];
-    for (let i = 1; i + 1 < lines.length; i += 2) frames.push(`${lines[i]} ${lines[i + 1]!.replace(/:\d+$/, "")}`);
-    out.set(BigInt(lines[0]!), frames);
-  }
-  return out;
-}
 
 /** A procedure-like symbol: a name, an rva and size, maybe inline sites and line records. */
 type Proc = Pick<ModuleSymbol, "name" | "rva" | "size" | "inlines" | "lines">;
