@@ -117,3 +117,18 @@ export function linear(address: Address64, cb: Resolved): bigint {
 export function readerOf(cb: Resolved, mask: bigint): MemoryReader {
   return { read: (address, size) => cb.read(address & mask, size) };
 }
+
+/** The callbacks a StackWalk64-style call was given, as one object (those not given are left out). */
+export function callbacksOf(
+  readMemory?: ReadMemoryRoutine,
+  functionTableAccess?: FunctionTableAccessRoutine,
+  getModuleBase?: GetModuleBaseRoutine,
+  translateAddress?: TranslateAddressRoutine,
+): StackWalkCallbacks {
+  const callbacks: StackWalkCallbacks = {};
+  if (readMemory !== undefined) callbacks.readMemory = readMemory;
+  if (functionTableAccess !== undefined) callbacks.functionTableAccess = functionTableAccess;
+  if (getModuleBase !== undefined) callbacks.getModuleBase = getModuleBase;
+  if (translateAddress !== undefined) callbacks.translateAddress = translateAddress;
+  return callbacks;
+}

@@ -41,7 +41,7 @@
 import { inlineChain, type InlineChain } from "../model/inline.js";
 import { moduleAt, symbolAt, type Module, type ModuleSymbol, type SourceLine, type Snapshot } from "../model/snapshot.js";
 import { STACKFRAME_EX_SIZE, type StackFrameEx } from "../model/stackframe.js";
-import type { ContextRecord, FunctionTableAccessRoutine, GetModuleBaseRoutine, ReadMemoryRoutine, StackWalkCallbacks, StackWalkResult, TranslateAddressRoutine } from "./stackwalk64-callbacks.js";
+import { callbacksOf, type ContextRecord, type FunctionTableAccessRoutine, type GetModuleBaseRoutine, type ReadMemoryRoutine, type StackWalkCallbacks, type StackWalkResult, type TranslateAddressRoutine } from "./stackwalk64-callbacks.js";
 import { stackWalk64Detailed } from "./stackwalk64.js";
 
 /** StackWalkEx Flags (dbghelp.h). */
@@ -241,10 +241,5 @@ export function stackWalkEx(
   translateAddress?: TranslateAddressRoutine,
   flags: number = SYM_STKWALK_DEFAULT,
 ): boolean {
-  const callbacks: StackWalkCallbacks = {};
-  if (readMemory !== undefined) callbacks.readMemory = readMemory;
-  if (functionTableAccess !== undefined) callbacks.functionTableAccess = functionTableAccess;
-  if (getModuleBase !== undefined) callbacks.getModuleBase = getModuleBase;
-  if (translateAddress !== undefined) callbacks.translateAddress = translateAddress;
-  return stackWalkExDetailed(machineType, target, frame, context, callbacks, flags).ok;
+  return stackWalkExDetailed(machineType, target, frame, context, callbacksOf(readMemory, functionTableAccess, getModuleBase, translateAddress), flags).ok;
 }

@@ -30,6 +30,7 @@ import { lookupAddress } from "../unwind/lookup-address.js";
 import { execContext, type FrameSite, type OkStep } from "../unwind/step.js";
 import { strategiesFor } from "./registry.js";
 import {
+  callbacksOf,
   linear,
   readerOf,
   resolveCallbacks,
@@ -496,12 +497,7 @@ export function stackWalk64(
   getModuleBase?: GetModuleBaseRoutine,
   translateAddress?: TranslateAddressRoutine,
 ): boolean {
-  const callbacks: StackWalkCallbacks = {};
-  if (readMemory !== undefined) callbacks.readMemory = readMemory;
-  if (functionTableAccess !== undefined) callbacks.functionTableAccess = functionTableAccess;
-  if (getModuleBase !== undefined) callbacks.getModuleBase = getModuleBase;
-  if (translateAddress !== undefined) callbacks.translateAddress = translateAddress;
-  return stackWalk64Detailed(machineType, target, frame, context, callbacks).ok;
+  return stackWalk64Detailed(machineType, target, frame, context, callbacksOf(readMemory, functionTableAccess, getModuleBase, translateAddress)).ok;
 }
 
 /** How StackWalk widens 32-bit ADDRESS offsets: Wine zero-extends, Microsoft's Address32To64 sign-extends. */
