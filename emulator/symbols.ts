@@ -38,6 +38,7 @@ export function moduleSymbols(symbols: readonly PdbSymbol[], machine: number): M
     const symbol: ModuleSymbol = { name: procedure ? s.name : undecorate(s.name, machine), rva: BigInt(s.rva) };
     if (procedure && s.size !== undefined) symbol.size = BigInt(s.size);
     if (procedure && s.inlines !== undefined) symbol.inlines = s.inlines;
+    if (procedure && s.lines !== undefined && s.lines.length > 0) symbol.lines = s.lines;
     const held = byRva.get(s.rva);
     if (held === undefined || better({ symbol, procedure }, held)) byRva.set(s.rva, { symbol, procedure });
   }

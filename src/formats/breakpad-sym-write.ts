@@ -4,12 +4,12 @@
  *
  *     MODULE windows x86|x86_64 <debug id> <debug file>
  *     INFO CODE_ID <TimeDateStamp %08X><SizeOfImage %x> <code file>
- *     FILE <number> <name>                               the files of the inline data
+ *     FILE <number> <name>                               the files of the lines and inline data
  *     INLINE_ORIGIN <id> <name>                          the inlined functions
  *     FUNC [m] <rva> <size> <param size> <name>          symbols with a size
  *     INLINE <depth> <call line> <call file> <origin> <rva> <size>...
  *                                                        a FUNC's inlined calls ({@link inlineRecords})
- *     <rva> <size> <line> <file>                         a FUNC with inline sites: the innermost line
+ *     <rva> <size> <line> <file>                         a FUNC's source lines (with inline sites: the innermost line)
  *     PUBLIC [m] <rva> <param size> <name>               symbols without one
  *     STACK WIN <cbFrame> <rva> <size> <prolog> 0 <params> <saved regs> <locals> 0 0 <fUseBP>
  *                                                        one per FPO_DATA record
@@ -39,7 +39,7 @@ import type { MemoryReader } from "../memory/reader.js";
 import { FRAME_FPO, FRAME_NONFPO, type FpoData } from "../model/fpo-data.js";
 import type { Machine } from "../model/machine.js";
 import { inlineChain } from "../model/inline.js";
-import type { Module, ModuleSymbol } from "../model/snapshot.js";
+import { lineAt, type Module, type ModuleSymbol } from "../model/snapshot.js";
 import { STACK_WIN_TYPE, symbolStorePath, type BreakpadStackCfi } from "./breakpad-sym.js";
 import type { FrameData } from "./frame-data.js";
 import { moduleCodeId, moduleCodeView } from "./minidump-write.js";
@@ -147,12 +147,13 @@ export function* breakpadSymLines(input: SymFileInput): Generator<string> {
   const groups = byAddress(input.symbols ?? []);
   const name = (s: ModuleSymbol): string => lastField(s.name) || "<name omitted>";
   const paramOf = (rva: bigint): string => hexField(rva <= BigInt(U32_MAX) ? (params.get(Number(rva)) ?? 0) : 0, "parameter size", U32_MAX);
-  // FUNCs with inline sites: their INLINE and line records, with the FILE and INLINE_ORIGIN numbers they use, first.
+  // FUNCs' INLINE and line records, with the FILE and INLINE_ORIGIN numbers they use, first.
   const numbers = { files: new Map<string, number>(), origins: new Map<string, number>() };
   const inlines = new Map<ModuleSymbol, string[]>();
   for (const group of groups) {
     const first = group.find((s) => s.size !== undefined);
     if (first?.inlines !== undefined) inlines.set(first, inlineRecords(first, numbers));
+    else if (first?.lines !== undefined && first.lines.length > 0) inlines.set(first, lineRecords(first, numbers.files));
   }
   for (const [file, n] of numbers.files) yield `FILE ${n} ${lastField(file)}`;
   for (const [origin, n] of numbers.origins) yield `INLINE_ORIGIN ${n} ${lastField(origin) || "<name omitted>"}`;
@@ -193,6 +194,19 @@ export function* breakpadSymLines(input: SymFileInput): Generator<string> {
   }
 }
 
+/** The number of `file` in `numbers`, given the next one when it has none yet. */
+function numberOf(numbers: Map<string, number>, file: string): number {
+  let n = numbers.get(file);
+  if (n === undefined) numbers.set(file, (n = numbers.size));
+  return n;
+}
+
+/** A FUNC's line records as its symbol has them: `<rva> <size> <line> <file>`, each inside the FUNC. */
+function lineRecords(func: ModuleSymbol, files: Map<string, number>): string[] {
+  const end = func.rva + (func.size ?? 0n);
+  return func.lines!.filter((l) => l.size > 0n && l.rva >= func.rva && l.rva + l.size <= end).map((l) => `${l.rva.toString(16)} ${l.size.toString(16)} ${l.line} ${l.file === undefined ? 0 : numberOf(files, l.file)}`);
+}
+
 /** The largest FUNC whose inline sites are written byte by byte. */
 const MAX_INLINE_FUNC = 1 << 20;
 
@@ -201,18 +215,15 @@ const MAX_INLINE_FUNC = 1 << 20;
  * inline chain at each address (../model/inline.ts): a run of bytes with the same call at a
  * depth (function, call file and line, and every call outside it) is one INLINE record of that
  * depth, written after the record it lies in; a run with the same innermost position is one
- * line record. Read back, the records give the chain the sites give at every byte, whatever
- * their source (a PDB's annotations). A FUNC larger than 1 MiB is written without them.
+ * line record (the FUNC's own line where no site covers the byte). Read back, the records give
+ * the chain the sites give at every byte, whatever their source (a PDB's annotations). A FUNC
+ * larger than 1 MiB is written without them.
  */
 function inlineRecords(func: ModuleSymbol, numbers: { files: Map<string, number>; origins: Map<string, number> }): string[] {
   const sites = func.inlines!;
   const size = func.size ?? 0n;
   if (size === 0n || size > BigInt(MAX_INLINE_FUNC)) return [];
-  const number = (map: Map<string, number>, key: string): number => {
-    let n = map.get(key);
-    if (n === undefined) map.set(key, (n = map.size));
-    return n;
-  };
+  const number = numberOf;
   interface Run {
     depth: number;
     key: string;
@@ -250,7 +261,7 @@ function inlineRecords(func: ModuleSymbol, numbers: { files: Map<string, number>
       done.push(run);
     }
     for (let k = d; k < keys.length; k++) open.push({ depth: k, key: keys[k]!.key, start: i, end: i, text: keys[k]!.text });
-    const inner = chain?.frames[0];
+    const inner = i < n ? (chain?.frames[0] ?? lineAt(func.lines, rva)) : undefined;
     const key = inner?.line === undefined ? "" : `${inner.line} ${inner.file === undefined ? 0 : number(numbers.files, inner.file)}`;
     if (key !== lineKey || i === n) {
       closeLine(i);

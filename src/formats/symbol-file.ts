@@ -257,6 +257,12 @@ export function attachSymbolFiles(target: SymbolTarget, files: readonly SymbolFi
   return done.map(({ original, detail, warnings }) => ({ module: replaced.get(original)!, detail, warnings }));
 }
 
+/** Gives `symbol` a PDB procedure's inline sites and its source lines (read from the PDB when a frame first asks for them). */
+function withSourceData(symbol: ModuleSymbol, s: PdbSymbol): void {
+  if (s.inlines !== undefined) symbol.inlines = s.inlines;
+  if (s.kind === "procedure" && "lines" in s) lazyProperty(symbol, "lines", () => s.lines);
+}
+
 /** One file on one module: the new module, and the image region to lay under the memory. */
 function attachOne(module: Module, memory: MemoryReader, file: SymbolFile, options: AttachOptions): { module: Module; detail: string; warnings: string[]; region?: MemoryRegion } {
   const origin = file.name ?? (file.kind === "breakpad" ? file.debugFile : file.kind === "pdb" ? "PDB" : "image");
@@ -284,9 +290,21 @@ function attachOne(module: Module, memory: MemoryReader, file: SymbolFile, optio
     if (!keepNames && names.length > 0) {
       next.symbols = names.map((s): ModuleSymbol => {
         const symbol: ModuleSymbol = s.size === undefined ? { name: s.name, rva: BigInt(s.rva) } : { name: s.name, rva: BigInt(s.rva), size: BigInt(s.size) };
-        if (s.inlines !== undefined) symbol.inlines = s.inlines;
+        withSourceData(symbol, s);
         return symbol;
       });
+    } else if (keepNames) {
+      // The module's own names stay; a procedure of the PDB at the same address adds its lines and inline sites.
+      const procedures = new Map(names.filter((s) => s.kind === "procedure").map((s) => [BigInt(s.rva), s]));
+      if (procedures.size > 0) {
+        next.symbols = module.symbols.map((symbol) => {
+          const s = procedures.get(symbol.rva);
+          if (s === undefined || symbol.lines !== undefined || symbol.inlines !== undefined) return symbol;
+          const added = { ...symbol };
+          withSourceData(added, s);
+          return added;
+        });
+      }
     }
     return { module: next, detail: `unwind records from ${origin}`, warnings };
   }

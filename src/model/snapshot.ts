@@ -221,6 +221,22 @@ function indexModules(modules: readonly Module[]): ModuleIndex {
   return { length: modules.length, starts, owners };
 }
 
+/** The line record covering `rva` in a list sorted by rva (a symbol's {@link ModuleSymbol.lines}). */
+export function lineAt(lines: readonly SourceLine[] | undefined, rva: bigint): SourceLine | undefined {
+  if (lines === undefined) return undefined;
+  let lo = 0;
+  let hi = lines.length - 1;
+  let found: SourceLine | undefined;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (lines[mid]!.rva <= rva) {
+      found = lines[mid];
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found !== undefined && rva - found.rva < found.size ? found : undefined;
+}
+
 /** The symbol containing `rva` in `module` (the last one starting at or before it, within its size when known). */
 export function symbolAt(module: Module, rva: bigint): ModuleSymbol | undefined {
   const syms = module.symbols;

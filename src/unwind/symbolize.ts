@@ -2,13 +2,14 @@
  * The symbol covering a module-relative address. Symbols from a Breakpad `.sym` file (those with
  * a `kind`) follow Breakpad's resolver (minidump.md §7): the nearest FUNC at or below the address,
  * used only if it covers the address; then a PUBLIC, only when no FUNC covers the address and the
- * PUBLIC starts above the nearest preceding FUNC. The FUNC's line record covering the address
- * gives the source line. Symbols from other sources (a PDB, a vector) are looked up by start: the
- * last one at or below the address, within its size when it has one. Rules read it too: Breakpad's
+ * PUBLIC starts above the nearest preceding FUNC. Symbols from other sources (a PDB, a vector) are
+ * looked up by start: the last one at or below the address, within its size when it has one.
+ * Either way the symbol's line record covering the address (a .sym FUNC's, a PDB procedure's)
+ * gives the source line. Rules read it too: Breakpad's
  * scan takes a word only where it names a function of a module with symbols.
  */
 import { countStartingAtOrBelow } from "../formats/sorted-ranges.js";
-import { symbolAt, type Module, type ModuleSymbol, type SourceLine } from "../model/snapshot.js";
+import { lineAt, symbolAt, type Module, type ModuleSymbol, type SourceLine } from "../model/snapshot.js";
 
 /** The symbol and line record covering a module-relative address. */
 export interface SymbolMatch {
@@ -60,18 +61,16 @@ export function symbolize(module: Module, rva: bigint): SymbolMatch | undefined 
   const index = breakpadIndex(module.symbols);
   if (index === undefined) {
     const symbol = symbolAt(module, rva);
-    return symbol === undefined ? undefined : { symbol };
+    if (symbol === undefined) return undefined;
+    const line = lineAt(symbol.lines, rva);
+    return line === undefined ? { symbol } : { symbol, line };
   }
   const f = lastAtOrBelow(index.funcs, rva);
   const func = f < 0 ? undefined : index.funcs[f]!;
   if (func !== undefined && rva - func.rva < func.size!) {
     const match: SymbolMatch = { symbol: func };
-    const lines = func.lines ?? [];
-    const l = lastAtOrBelow(lines, rva);
-    if (l >= 0) {
-      const line = lines[l]!;
-      if (line.size > 0n && rva - line.rva < line.size) match.line = line;
-    }
+    const line = lineAt(func.lines, rva);
+    if (line !== undefined) match.line = line;
     return match;
   }
   const p = lastAtOrBelow(index.publics, rva);

@@ -39,7 +39,7 @@
  *   function, is not implemented (FALSE with `unsupported`).
  */
 import { inlineChain, type InlineChain } from "../model/inline.js";
-import { moduleAt, symbolAt, type Module, type ModuleSymbol, type SourceLine, type Snapshot } from "../model/snapshot.js";
+import { lineAt, moduleAt, symbolAt, type Module, type ModuleSymbol, type SourceLine, type Snapshot } from "../model/snapshot.js";
 import { STACKFRAME_EX_SIZE, type StackFrameEx } from "../model/stackframe.js";
 import { callbacksOf, type ContextRecord, type FunctionTableAccessRoutine, type GetModuleBaseRoutine, type ReadMemoryRoutine, type StackWalkCallbacks, type StackWalkResult, type TranslateAddressRoutine } from "./stackwalk64-callbacks.js";
 import { stackWalk64Detailed } from "./stackwalk64.js";
@@ -81,22 +81,6 @@ function symbolHit(target: Snapshot | undefined, address: bigint): SymbolHit | u
   const symbol = symbolAt(module, rva);
   if (symbol === undefined) return undefined;
   return { module, rva, symbol, line: lineAt(symbol.lines, rva) };
-}
-
-/** The line record covering `rva` in a list sorted by rva. */
-function lineAt(lines: readonly SourceLine[] | undefined, rva: bigint): SourceLine | undefined {
-  if (lines === undefined) return undefined;
-  let lo = 0;
-  let hi = lines.length - 1;
-  let found: SourceLine | undefined;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    if (lines[mid]!.rva <= rva) {
-      found = lines[mid];
-      lo = mid + 1;
-    } else hi = mid - 1;
-  }
-  return found !== undefined && rva - found.rva < found.size ? found : undefined;
 }
 
 /** The inline chain at `address`, innermost first, with the symbol it is in. */

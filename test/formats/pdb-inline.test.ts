@@ -42,12 +42,11 @@ function compare(procs: readonly Proc[], truth: Map<bigint, string[]>, base: big
     addresses++;
     const line = proc.lines?.find((l) => l.rva <= rva && rva - l.rva < l.size);
     const chain = proc.inlines === undefined ? undefined : inlineChain(proc.inlines.at(rva), rva, line);
-    const ours = chain === undefined ? [proc.name] : [...chain.frames.map((f) => `${f.function} ${f.file}:${f.line}`), `${proc.name} ${chain.file}:${chain.line}`];
-    // Without inline frames only the procedure's name is compared (the PDB's line table is read for inline frames).
-    const theirs = chain === undefined && frames.length === 1 ? [frames[0]!.split(" ")[0]!] : frames;
+    const outer = chain ?? line;
+    const ours = [...(chain?.frames ?? []).map((f) => `${f.function} ${f.file}:${f.line}`), `${proc.name} ${outer?.file ?? "??"}:${outer?.line ?? 0}`];
     inlineFrames += frames.length - 1;
-    if (JSON.stringify(ours) === JSON.stringify(theirs)) agree++;
-    else if (differ.length < 5) differ.push(`${address.toString(16)}: ${JSON.stringify(ours)} ≠ ${JSON.stringify(theirs)}`);
+    if (JSON.stringify(ours) === JSON.stringify(frames)) agree++;
+    else if (differ.length < 5) differ.push(`${address.toString(16)}: ${JSON.stringify(ours)} ≠ ${JSON.stringify(frames)}`);
   }
   return [addresses, inlineFrames, agree, differ];
 }
@@ -56,7 +55,7 @@ describe("PDB inline sites against llvm-symbolizer-14 --inlining", () => {
   for (const [target, base] of TARGETS) {
     const pdb = parsePdb(new Uint8Array(readFileSync(join(DIR, target, "inline-deep.pdb"))));
     const procedures = pdb.symbols().filter((s) => s.kind === "procedure");
-    const symbols = procedures.map((p): ModuleSymbol => ({ name: p.name, rva: BigInt(p.rva), size: BigInt(p.size ?? 0), ...(p.inlines === undefined ? {} : { inlines: p.inlines }) }));
+    const symbols = procedures.map((p): ModuleSymbol => ({ name: p.name, rva: BigInt(p.rva), size: BigInt(p.size ?? 0), ...(p.inlines === undefined ? {} : { inlines: p.inlines }), ...(p.lines === undefined ? {} : { lines: p.lines }) }));
 
     it(`${target}: every byte of the code, from the PDB`, () => {
       const [addresses, inlineFrames, agree, differ] = compare(symbols, symbolizer(target), base);

@@ -158,11 +158,22 @@ describe("parsePdb on clang-14/lld-14 PDBs", () => {
   it("x86-fpo recursion-callbacks symbols: procedures with sizes, probe publics, no data publics", () => {
     const syms = parsePdb(file("x86-fpo", "recursion-callbacks.pdb")).symbols();
     const by = (name: string) => syms.find((s) => s.name === name);
-    expect(by("entry")).toEqual({ name: "entry", rva: 0x1240, size: 150, kind: "procedure" });
-    expect(by("tree_sum")).toEqual({ name: "tree_sum", rva: 0x1070, size: 56, kind: "procedure" });
-    expect(by("ping")).toEqual({ name: "ping", rva: 0x10b0, size: 32, kind: "procedure" });
-    expect(by("pong")).toEqual({ name: "pong", rva: 0x10d0, size: 35, kind: "procedure" });
-    expect(by("std_weigh")).toEqual({ name: "std_weigh", rva: 0x11a0, size: 37, kind: "procedure" });
+    expect(by("entry")).toMatchObject({ name: "entry", rva: 0x1240, size: 150, kind: "procedure" });
+    // Its source lines from the module's line table (llvm-pdbutil-14 dump --l: 143 at 0x240, 144 at 0x241, ...).
+    expect(by("entry")!.lines!.slice(0, 2)).toEqual([
+      { rva: 0x1240n, size: 1n, line: 143, file: "/stackwalk-emu/vectors/programs/c/recursion-callbacks.c" },
+      { rva: 0x1241n, size: 13n, line: 144, file: "/stackwalk-emu/vectors/programs/c/recursion-callbacks.c" },
+    ]);
+    expect(by("tree_sum")).toMatchObject({ name: "tree_sum", rva: 0x1070, size: 56, kind: "procedure" });
+    expect(by("ping")).toMatchObject({ name: "ping", rva: 0x10b0, size: 32, kind: "procedure" });
+    // Two entries at 0x0b0 (70 and 71): the first is the line of that address, the last that of the bytes after it, as llvm-symbolizer reads them.
+    expect(by("ping")!.lines!.slice(0, 3).map((l) => [l.rva, l.size, l.line])).toEqual([
+      [0x10b0n, 1n, 70],
+      [0x10b1n, 7n, 71],
+      [0x10b8n, 0x11n, 73],
+    ]);
+    expect(by("pong")).toMatchObject({ name: "pong", rva: 0x10d0, size: 35, kind: "procedure" });
+    expect(by("std_weigh")).toMatchObject({ name: "std_weigh", rva: 0x11a0, size: 37, kind: "procedure" });
     // `_entry` (S_PUB32 0001:0576) shares its RVA with the procedure and is merged away.
     expect(by("_entry")).toBeUndefined();
     expect(by("_std_weigh@12")).toBeUndefined();
@@ -179,7 +190,7 @@ describe("parsePdb on clang-14/lld-14 PDBs", () => {
 
   it("x64 recursion-callbacks symbols", () => {
     const syms = parsePdb(file("x64", "recursion-callbacks.pdb")).symbols();
-    expect(syms.find((s) => s.rva === 0x1280)).toEqual({ name: "entry", rva: 0x1280, size: 157, kind: "procedure" });
+    expect(syms.find((s) => s.rva === 0x1280)).toMatchObject({ name: "entry", rva: 0x1280, size: 157, kind: "procedure" });
     expect(syms.filter((s) => s.rva === 0x1280).length).toBe(1);
     expect(syms.find((s) => s.name === "__chkstk")).toEqual({ name: "__chkstk", rva: 0x1320, kind: "public" });
   });
@@ -192,7 +203,7 @@ describe("parsePdb on clang-14/lld-14 PDBs", () => {
     expect(le(bytes).getUint16(kindAt, true)).toBe(0x1110);
     le(bytes).setUint16(kindAt, 0x110f, true);
     const syms = parsePdb(bytes).symbols();
-    expect(syms.find((s) => s.name === "entry")).toEqual({ name: "entry", rva: 0x1240, size: 150, kind: "procedure" });
+    expect(syms.find((s) => s.name === "entry")).toMatchObject({ name: "entry", rva: 0x1240, size: 150, kind: "procedure" });
   });
 });
 

@@ -36,11 +36,18 @@ class BreakpadInlineSites implements InlineSites {
     }
   }
 
+  /** The last address looked up and its sites: a recursion's frames ask for one address again and again. */
+  private lastRva = -1n;
+  private last: readonly InlineSite[] = [];
+
   at(rva: bigint): readonly InlineSite[] {
+    if (rva === this.lastRva) return this.last;
     if (rva < 0n || rva > BigInt(Number.MAX_SAFE_INTEGER)) return [];
     const found = this.ranges.retrieveAll(Number(rva), this.found);
     const out = found.map((e) => this.sites[e]!);
     found.length = 0;
+    this.lastRva = rva;
+    this.last = out;
     return out;
   }
 }

@@ -6,7 +6,9 @@
 import { InputError } from "../../errors.js";
 import { decodeFpoTable } from "../../model/fpo-data.js";
 import type { FrameData } from "../../model/frame-data.js";
+import type { SourceLine } from "../../model/snapshot.js";
 import { decodeFrameData, FRAME_DATA_SIZE } from "../frame-data.js";
+import { lazyProperty } from "../lazy-property.js";
 import { countStartingAtOrBelow } from "../sorted-ranges.js";
 import { inStream, readMsf, withStream } from "./msf.js";
 import { PdbInlineSites, readIpiNames, readModuleLines, readProcedureSites, type ModuleLines, type RawLine, type RawProcedureSites } from "./inline.js";
@@ -108,6 +110,8 @@ export function parsePdb(bytes: Uint8Array): Pdb {
   const seen = new Set<number>();
   // Each module's procedures with inline sites, and its C13 lines, for the procedures' inline frames.
   const inlineModules: { procedures: RawProcedureSites[]; lines: ModuleLines }[] = [];
+  // Where each module's C13 line data lies, read when a procedure's lines are first asked for.
+  const lineData: { stream: number; start: number; end: number }[] = [];
   for (const m of dbi.modules) {
     if (seen.has(m.stream)) continue;
     seen.add(m.stream);
@@ -120,6 +124,7 @@ export function parsePdb(bytes: Uint8Array): Pdb {
       // The symbols start after the 4-byte CodeView signature (CV_SIGNATURE_C13 = 4).
       if (m.symByteSize >= 4) readSymbols(b, 4, m.symByteSize, raw);
       if (m.symByteSize < 4) return;
+      if (m.c13ByteSize > 0) lineData.push({ stream: m.stream, start: m.symByteSize + m.c11ByteSize, end: m.symByteSize + m.c11ByteSize + m.c13ByteSize });
       // Inline data is optional: a module whose inline records or line data cannot be read has no inline frames.
       optionalInline(() => {
         const procedures = readProcedureSites(b, 4, m.symByteSize).filter((p) => p.sites.length > 0);
@@ -135,7 +140,16 @@ export function parsePdb(bytes: Uint8Array): Pdb {
   // The IPI stream (4) names the inlined functions; `/names` names the files.
   const ipiNames =
     (inlineModules.length > 0 && streamCount > 4 && msf.streams[4]!.size > 0 ? optionalInline(() => withStream(msf, 4, "IPI stream", readIpiNames)) : undefined) ?? new Map<number, string>();
-  const fileNames = inlineModules.length > 0 && infoStream.names !== undefined ? optionalInline(() => withStream(msf, infoStream.names!, "/names", readNamesBuffer)) : undefined;
+  let namesRead = false;
+  let namesBuffer: Uint8Array | undefined;
+  const fileNames = (): Uint8Array | undefined => {
+    if (!namesRead && infoStream.names !== undefined) namesBuffer = optionalInline(() => withStream(msf, infoStream.names!, "/names", readNamesBuffer));
+    namesRead = true;
+    return namesBuffer;
+  };
+  // Every module's line table, merged and sorted by segment:offset, made on first use.
+  let allLines: PdbLine[] | undefined;
+  const lines = (): readonly PdbLine[] => (allLines ??= readAllLines(lineData, (stream, read) => withStream(msf, stream, "module symbol stream", read), fileNames()));
 
   // Where the DBI stream starts in the file: its debug header names the section header stream.
   const dbiRef = msf.streams[STREAM_DBI]!;
@@ -153,7 +167,7 @@ export function parsePdb(bytes: Uint8Array): Pdb {
     streamCount,
     fpo,
     frameData,
-    symbols: (given) => resolveSymbols(raw, pdb, given, dbiAt, { modules: inlineModules, names: ipiNames, files: fileNames }),
+    symbols: (given) => resolveSymbols(raw, pdb, given, dbiAt, { modules: inlineModules, names: ipiNames, files: inlineModules.length > 0 ? fileNames() : undefined }, lines),
   };
   if (omapFromSrc !== undefined) pdb.omapFromSrc = omapFromSrc;
   if (omapToSrc !== undefined) pdb.omapToSrc = omapToSrc;
@@ -186,8 +200,69 @@ function optionalInline<T>(read: () => T): T | undefined {
   }
 }
 
+/** A line table entry with its file's name: the merged line tables of every module. */
+interface PdbLine extends Omit<RawLine, "file"> {
+  file: string | undefined;
+}
+
+/**
+ * Every module's C13 line table (`read` gives a module stream's bytes), its files named from
+ * `/names`, sorted by segment:offset. A module whose line data cannot be read adds no lines.
+ */
+function readAllLines(modules: readonly { stream: number; start: number; end: number }[], read: <T>(stream: number, fn: (b: Uint8Array) => T) => T, names: Uint8Array | undefined): PdbLine[] {
+  const out: PdbLine[] = [];
+  const interned = new Map<number, string | undefined>();
+  for (const m of modules) {
+    const data = optionalInline(() => read(m.stream, (b) => (m.end > b.byteLength ? undefined : readModuleLines(b, m.start, m.end))));
+    if (data === undefined) continue;
+    for (const e of data.lines) {
+      const name = data.checksums.get(e.file);
+      let file: string | undefined;
+      if (name !== undefined) {
+        if (!interned.has(name)) interned.set(name, namesString(names, name));
+        file = interned.get(name);
+      }
+      out.push({ segment: e.segment, offset: e.offset, line: e.line, file, contributionEnd: e.contributionEnd });
+    }
+  }
+  return out.sort((a, b) => a.segment - b.segment || a.offset - b.offset);
+}
+
+/**
+ * A procedure's source lines from the merged line tables: each entry inside the procedure, up
+ * to the next entry, the end of its contribution or the procedure's end, whichever comes first.
+ * Entries at the same offset are read as LLVM's PDB reader reads them (the ground truth of the
+ * tests, llvm-symbolizer): the first is the line of that very address, the last the line of the
+ * bytes after it.
+ */
+function procedureLines(lines: readonly PdbLine[], segment: number, offset: number, size: number, rva: number): SourceLine[] {
+  const end = offset + size;
+  const out: SourceLine[] = [];
+  let i = countStartingAtOrBelow(lines, offset - 1, (e) => (e.segment < segment ? -Infinity : e.segment > segment ? Infinity : e.offset));
+  const push = (e: PdbLine, from: number, to: number): void => {
+    if (to <= from || from < offset) return;
+    const line: SourceLine = { rva: BigInt(rva + (from - offset)), size: BigInt(to - from), line: e.line };
+    if (e.file !== undefined) line.file = e.file;
+    out.push(line);
+  };
+  while (i < lines.length) {
+    const first = lines[i]!;
+    if (first.segment !== segment || first.offset >= end) break;
+    let last = first;
+    while (++i < lines.length && lines[i]!.segment === segment && lines[i]!.offset === first.offset) last = lines[i]!;
+    const next = lines[i];
+    const stop = Math.min(end, first.contributionEnd, next !== undefined && next.segment === segment ? next.offset : end);
+    if (last === first) push(first, first.offset, stop);
+    else {
+      push(first, first.offset, Math.min(stop, first.offset + 1));
+      push(last, first.offset + 1, stop);
+    }
+  }
+  return out;
+}
+
 /** Converts raw symbols to RVAs, drops data publics, sorts, and merges public/procedure pairs. */
-function resolveSymbols(raw: readonly RawSymbol[], pdb: Pdb, given: readonly SectionAddress[] | undefined, dbiAt: number, inline?: InlineSources): PdbSymbol[] {
+function resolveSymbols(raw: readonly RawSymbol[], pdb: Pdb, given: readonly SectionAddress[] | undefined, dbiAt: number, inline?: InlineSources, lines?: () => readonly PdbLine[]): PdbSymbol[] {
   // Symbols use the pre-transform layout in an OMAP'd PDB: convert with the original headers, then map.
   const table: readonly SectionAddress[] | undefined =
     (pdb.omapFromSrc !== undefined ? pdb.originalSections : undefined) ?? pdb.sections ?? given;
@@ -216,6 +291,11 @@ function resolveSymbols(raw: readonly RawSymbol[], pdb: Pdb, given: readonly Sec
     if (s.size !== undefined) sym.size = s.size;
     const sites = s.kind === "procedure" ? sitesAt.get(`${s.segment}:${s.offset}`) : undefined;
     if (sites !== undefined) sym.inlines = sites;
+    if (s.kind === "procedure" && s.size !== undefined && lines !== undefined) {
+      const { segment, offset, size } = s;
+      const at = rva;
+      lazyProperty(sym, "lines", () => procedureLines(lines(), segment, offset, size, at));
+    }
     out.push(sym);
   }
   out.sort((a, b) => a.rva - b.rva || (a.kind === b.kind ? 0 : a.kind === "procedure" ? -1 : 1) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

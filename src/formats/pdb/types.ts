@@ -5,6 +5,7 @@
 import type { FpoData } from "../../model/fpo-data.js";
 import type { FrameData } from "../../model/frame-data.js";
 import type { InlineSites } from "../../model/inline.js";
+import type { SourceLine } from "../../model/snapshot.js";
 
 /** The PDB info stream header (§4.3), with the identifiers a symbol store uses. */
 export interface PdbInfo {
@@ -32,6 +33,11 @@ export interface PdbSymbol {
   kind: "public" | "procedure";
   /** A procedure's inline sites (S_INLINESITE records with their annotations), when it has any. */
   inlines?: InlineSites;
+  /**
+   * A procedure's source lines from its module's line table (C13 DEBUG_S_LINES), sorted by rva;
+   * read when first asked for.
+   */
+  lines?: SourceLine[];
 }
 
 /** One OMAP entry: addresses from `rva` up to the next entry map to `rvaTo` plus the distance. */
