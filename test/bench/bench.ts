@@ -196,6 +196,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   (await import("./bench-dump.js")).printDumpBench();
   (await import("./bench-hostile.js")).printHostileBench();
   await (await import("./bench-deep.js")).printDeepBench();
+  await (await import("./bench-inline.js")).printInlineBench();
   await (await import("./bench-package.js")).printPackageBench();
   process.stdout.write((await import("./bench-batch.js")).formatBatchBench((await import("./bench-batch.js")).benchBatch()));
 }
