@@ -55,6 +55,16 @@ describe("imports point down the layer order", () => {
     expect(against).toEqual([]);
   });
 
+  it("outside src/arch/, a machine folder is reached only through its front door (src/arch/<machine>/index.ts)", () => {
+    const machineFile = new RegExp(`^src\\${sep}arch\\${sep}(x86|x64|arm64|ia64)\\${sep}(?!index\\.ts$)`);
+    const against: string[] = [];
+    for (const file of files("src")) {
+      if (file.startsWith(join("src", "arch") + sep)) continue;
+      for (const target of imports(file)) if (machineFile.test(target)) against.push(`${file} imports ${target}`);
+    }
+    expect(against).toEqual([]);
+  });
+
   it("renderers draw walks they are given: no file under src/render runs a walk", () => {
     const against = files(join("src", "render")).filter((f) => /\bwalk(Thread|Snapshot)\b/.test(readFileSync(f, "utf8")));
     expect(against).toEqual([]);

@@ -5,7 +5,7 @@
  * etw.md §3.1).
  */
 import { hex } from "../hex.js";
-import { findFpo, outermostFrameData, x86Tables } from "../arch/x86/tables.js";
+import { findFpo, outermostFrameData, x86Tables } from "../arch/x86/index.js";
 import { FRAME_FPO, FRAME_NONFPO, FRAME_TRAP, FRAME_TSS } from "../model/fpo-data.js";
 import { formatAddress, maskAddress, type Machine } from "../model/machine.js";
 import { moduleAt, type Snapshot, type TruthFrame } from "../model/snapshot.js";

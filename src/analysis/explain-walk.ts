@@ -6,7 +6,7 @@
  * images (code bytes, unwind tables) are the rules' own business and are left out. The words are
  * explain-words.ts's; render/explain.ts, svg.ts and html.ts draw the result.
  */
-import { pacStripper, stripPac, type PacStrip } from "../arch/arm64/pac.js";
+import { pacStripper, stripPac, type PacStrip } from "../arch/arm64/index.js";
 import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
 import { readPointer, type MemoryReader } from "../memory/reader.js";
 import { moduleAt, type Registers, type Snapshot, type ThreadSnapshot } from "../model/snapshot.js";

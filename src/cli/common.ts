@@ -2,7 +2,7 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { RegionMemory } from "../memory/region-memory.js";
-import { PAC_VA_BITS_MAX, PAC_VA_BITS_MIN } from "../arch/arm64/pac.js";
+import { PAC_VA_BITS_MAX, PAC_VA_BITS_MIN } from "../arch/arm64/index.js";
 import { WALKER_NAMES, type WalkerName } from "../walk/registry.js";
 import { DEFAULT_FRAME_BUDGET, DEFAULT_WORK_BUDGET } from "../walk/walk.js";
 import { loadInput, type Input } from "../node/input.js";

@@ -1,8 +1,8 @@
 /** `stackwalk roles`: which register plays each STACKFRAME role, per machine. */
 import { isMachine, machineInfo, MACHINES, type Machine } from "../model/machine.js";
 import { renderRoles } from "../render/text.js";
-import { IA64_TWO_STACKS } from "../arch/ia64/two-stacks.js";
-import { ARM64_LINK_REGISTER } from "../arch/arm64/link-register.js";
+import { IA64_TWO_STACKS } from "../arch/ia64/index.js";
+import { ARM64_LINK_REGISTER } from "../arch/arm64/index.js";
 import { EXIT, parseOptions, UsageError, type Io } from "./common.js";
 
 /**

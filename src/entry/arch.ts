@@ -14,16 +14,24 @@ export { execRule } from "../arch/exec.js";
 export type { UnwindRule, ArchStrategy, CustomPlan } from "../arch/rule.js";
 export { walkThread, walkSnapshot, checkProgress, DEFAULT_MAX_FRAMES, MIN_PC, type WalkOptions, type ThreadWalk } from "../walk/walk.js";
 export { archWalker, strategiesFor, WALKER_NAMES, type ArchWalker, type WalkerName } from "../walk/registry.js";
-export * as ia64Rse from "../arch/ia64/rse.js";
-export * as ia64Descriptors from "../arch/ia64/unwind-descriptors.js";
-export { frameStateAt as ia64FrameStateAt, type FrameState as Ia64FrameState } from "../arch/ia64/state.js";
-export { ia64Unwind, ia64Params, ia64FunctionTableAccess } from "../arch/ia64/walker.js";
-export { IA64_TWO_STACKS } from "../arch/ia64/two-stacks.js";
-export { arm64Unwind } from "../arch/arm64/unwind.js";
-export { arm64FunctionTableAccess } from "../arch/arm64/function-table.js";
-export { stripPac as arm64StripPac, pacStripper as arm64PacStripper, PAC_VA_BITS as ARM64_PAC_VA_BITS } from "../arch/arm64/pac.js";
-export { decodeCode as arm64DecodeCode, type Arm64Code } from "../arch/arm64/codes.js";
-export { decodeXdata as arm64DecodeXdata, expandPacked as arm64ExpandPacked, packedFields as arm64PackedFields, type Arm64UnwindData } from "../arch/arm64/xdata.js";
-export { ARM64_LINK_REGISTER } from "../arch/arm64/link-register.js";
+export type { ArchDefinition } from "../arch/definition.js";
+export type { StackWalkBackend, FunctionTableAccess, ResolvedCallbacks } from "../arch/stackwalk64-call.js";
+export { ia64Rse, ia64Descriptors, ia64FrameStateAt, type Ia64FrameState, ia64Unwind, ia64Params, ia64FunctionTableAccess, IA64_TWO_STACKS } from "../arch/ia64/index.js";
+export {
+  arm64Unwind,
+  arm64FunctionTableAccess,
+  stripPac as arm64StripPac,
+  pacStripper as arm64PacStripper,
+  PAC_VA_BITS as ARM64_PAC_VA_BITS,
+  arm64DecodeCode,
+  type Arm64Code,
+  arm64DecodeXdata,
+  arm64ExpandPacked,
+  arm64PackedFields,
+  type Arm64UnwindData,
+  ARM64_LINK_REGISTER,
+  arm64ModuleCfi,
+  arm64PlanRules,
+  type Arm64PlanRules,
+} from "../arch/arm64/index.js";
 export { lookupAddress } from "../unwind/lookup-address.js";
-export { arm64ModuleCfi, arm64PlanRules, type Arm64PlanRules } from "../arch/arm64/cfi-from-unwind.js";

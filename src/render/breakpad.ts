@@ -8,7 +8,7 @@ import type { BreakpadCpu, BreakpadReport, BreakpadThread } from "../analysis/br
 import { locateAddress, sourceOf, type Location } from "../analysis/location.js";
 import type { InlineFrame } from "../model/inline.js";
 import type { Module } from "../model/snapshot.js";
-import { breakpadPacMask, breakpadStripPac } from "../arch/arm64/pac.js";
+import { breakpadPacMask, breakpadStripPac } from "../arch/arm64/index.js";
 import type { Frame } from "../walk/frame.js";
 import { hex, hexPadded } from "../hex.js";
 import { chunked, collect } from "./chunks.js";

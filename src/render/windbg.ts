@@ -17,7 +17,7 @@
  * position in the dump's thread list) right-aligned in three columns, then the process and thread
  * ids in hex, and the suspend count and TEB address the dump records for the thread.
  */
-import { findFpo, x86Tables } from "../arch/x86/tables.js";
+import { findFpo, x86Tables } from "../arch/x86/index.js";
 import type { MemoryReader } from "../memory/reader.js";
 import { miscProcessId, type Minidump } from "../formats/minidump.js";
 import { FRAME_NONFPO, FRAME_TRAP, type FpoData } from "../model/fpo-data.js";

@@ -41,7 +41,7 @@
 import { inlineChain, type InlineChain } from "../model/inline.js";
 import { lineAt, moduleAt, symbolAt, type Module, type ModuleSymbol, type SourceLine, type Snapshot } from "../model/snapshot.js";
 import { STACKFRAME_EX_SIZE, type StackFrameEx } from "../model/stackframe.js";
-import { callbacksOf, type ContextRecord, type FunctionTableAccessRoutine, type GetModuleBaseRoutine, type ReadMemoryRoutine, type StackWalkCallbacks, type StackWalkResult, type TranslateAddressRoutine } from "./stackwalk64-callbacks.js";
+import { callbacksOf, type ContextRecord, type FunctionTableAccessRoutine, type GetModuleBaseRoutine, type ReadMemoryRoutine, type StackWalkCallbacks, type StackWalkResult, type TranslateAddressRoutine } from "../arch/stackwalk64-call.js";
 import { stackWalk64Detailed } from "./stackwalk64.js";
 
 /** StackWalkEx Flags (dbghelp.h). */

@@ -5,7 +5,7 @@
  * guard, this loop always terminates.
  */
 import { execRule } from "../arch/exec.js";
-import { breakpadPacStripper, pacStripper, stripPac, type PacStrip } from "../arch/arm64/pac.js";
+import { breakpadPacStripper, pacStripper, stripPac, type PacStrip } from "../arch/arm64/index.js";
 import type { ArchStrategy, UnwindRule } from "../arch/rule.js";
 import { InputError } from "../errors.js";
 import { hex } from "../hex.js";
