@@ -10,6 +10,7 @@ import { walkThreads, DEFAULT_MAX_FRAMES, DEFAULT_FRAME_BUDGET, DEFAULT_WORK_BUD
 import { EXIT, frameBudgetOption, workBudgetOption, isDirectory, reportSymbols, maxFramesOption, pacVaBitsOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io } from "./common.js";
 import { expandDumps, jobsOption, walkBatch, type BatchOptions } from "./batch.js";
 import { loadSnapshot, resolveThread } from "./load.js";
+import { loadInstructionDecoder } from "../node/disassembler.js";
 import { walkerChoices, walkerParagraph } from "./help.js";
 
 /** The formats `--format` takes. */
@@ -139,7 +140,14 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
   // WinDbg's ~*k goes through the threads in the dump's order.
   const walks = walkThreads(snapshot, { walker, maxFrames, frameBudget, workBudget, ...(pacVaBits === undefined ? {} : { pacVaBits }), thread, listed: format === "windbg" });
   if (format === "json") {
-    writeJson(snapshot.machine, snapshot.modules, walks, io.out, { ...(dump === undefined ? {} : { dump }), os: snapshot.os, symbols: symbolNotes, threadOrder: snapshot.threads });
+    const disassembler = dump === undefined ? undefined : await loadInstructionDecoder();
+    writeJson(snapshot.machine, snapshot.modules, walks, io.out, {
+      ...(dump === undefined ? {} : { dump, memory: snapshot.memory }),
+      ...(disassembler === undefined ? {} : "decoder" in disassembler ? { decoder: disassembler.decoder } : { decoderMissing: disassembler.missing }),
+      os: snapshot.os,
+      symbols: symbolNotes,
+      threadOrder: snapshot.threads,
+    });
     return EXIT.ok;
   }
   if (values.roles) io.out(renderRoles([snapshot.machine]) + "\n");
