@@ -80,7 +80,7 @@ export function operandAddress(op: MemoryOperand, registers: Registers, instruct
 /** Mnemonics whose memory operands are not accessed. */
 const NO_ACCESS = new Set(["lea", "nop", "prefetch", "prefetchw", "prefetcht0", "prefetcht1", "prefetcht2", "prefetchnta", "bndcl", "bndcu", "bndcn", "bndmk"]);
 /** Mnemonics that write their first operand without reading it. */
-const WRITES_FIRST = /^(mov|movabs|movzx|movsx|movsxd|movaps|movapd|movups|movupd|movdqa|movdqu|movq|movd|movss|movsd|movnti|movntdq|movntps|movntpd|movbe|stos[bwdq]?|set[a-z]+|pop|vmov[a-z0-9]*|cvt[a-z0-9]+|pextr[bwdq]|extractps)$/;
+const WRITES_FIRST = /^(mov|movs[bwq]|movabs|movzx|movsx|movsxd|movaps|movapd|movups|movupd|movdqa|movdqu|movq|movd|movss|movsd|movnti|movntdq|movntps|movntpd|movbe|stos[bwdq]?|set[a-z]+|pop|vmov[a-z0-9]*|cvt[a-z0-9]+|pextr[bwdq]|extractps)$/;
 /** Mnemonics that read and write their first operand. */
 const UPDATES_FIRST = /^(add|adc|sub|sbb|and|or|xor|inc|dec|neg|not|shl|shr|sal|sar|rol|ror|rcl|rcr|shld|shrd|bts|btr|btc|cmpxchg|cmpxchg8b|cmpxchg16b)$/;
 /** Mnemonics that read and write every operand. */
