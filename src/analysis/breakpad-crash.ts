@@ -330,6 +330,8 @@ export interface CrashSummary {
   reason: string;
   address: bigint;
   threadId: number;
+  /** The crashing instruction, when it was disassembled (crash-info.ts). */
+  instruction?: string;
 }
 
 /** The crash of a dump with an Exception stream ({@link crashReason}, and the stream's thread id); undefined without one. */

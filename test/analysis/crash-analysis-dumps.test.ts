@@ -79,6 +79,11 @@ describe("crash_info's analysis of the real x86-64 dumps", () => {
     expect(c.instruction_pointer_update).toEqual({ address: "0x00007fff3ab68fc0" });
   });
 
+  it("the text header states the crashing instruction under the crash", async () => {
+    const r = await cli("walk", fixtureFile("breakpad-corpus/linux_null_dereference.dmp"));
+    expect(r.out.split("\n").slice(1, 3)).toEqual(["crash: SIGSEGV /0x00000000 at 0x0000000000000000 in thread 20520", "instruction: mov dword [rax], 0x5"]);
+  });
+
   it("a Windows dump that captured its threads' TEBs gives each thread's last error", async () => {
     const doc = await json("breakpad-corpus/tiny-exe-fastfail.dmp");
     expect(doc.threads.map((t: { last_error_value: string }) => t.last_error_value)).toEqual(["ERROR_ALREADY_EXISTS", "ERROR_SUCCESS", "ERROR_SUCCESS", "ERROR_SUCCESS"]);
