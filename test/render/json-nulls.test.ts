@@ -12,7 +12,7 @@ import { cli } from "../support/cli.js";
 import { fixtureDir, fixtureFile } from "../support/fixtures.js";
 import { parseWalkJson } from "../support/walk-schema.js";
 
-/** Streams no dump here has, so fields no dump here fills: Mozilla's macOS and Linux streams, soft errors. */
+/** Mozilla's streams no dump here has (MozMacosCrashInfo, MozMacosBootargs, MozLinuxLimits, MozSoftErrors): fields no dump here fills. */
 const NO_DUMP_HAS = ["mac_crash_info", "mac_boot_args", "soft_errors", "proc_limits"];
 
 /** Fields null for a kind of dump, each for the reason beside it. */

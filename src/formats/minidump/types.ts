@@ -107,6 +107,10 @@ export interface Minidump {
   handles?: MinidumpHandle[];
   /** The MemoryInfoList stream: every region of the address space with its state and protection. */
   memoryInfo?: MinidumpMemoryInfo[];
+  /** Mozilla's MozMacosBootargs stream: the macOS kernel's boot arguments. */
+  macBootArgs?: string;
+  /** Mozilla's MozSoftErrors stream: the errors the dump writer went on from, as its JSON says them. */
+  softErrors?: unknown[];
   /** Things passed over without failing (a rejected CodeView record, an exception context not used, ...). */
   notes: string[];
 }
