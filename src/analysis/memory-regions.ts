@@ -5,6 +5,7 @@
  * crash analysis asks of an address whether it was mapped, and readable, writable or executable.
  */
 import type { Minidump, MinidumpMemoryInfo } from "../formats/minidump.js";
+import { countStartingAtOrBelow } from "../formats/sorted-ranges.js";
 
 /** One region: [start, end) with its rights. */
 export interface MemoryRegion {
@@ -55,16 +56,7 @@ export function dumpRegions(dump: Minidump | undefined): MemoryRegion[] | undefi
 
 /** The index of the region holding `address` in a sorted list, or −1. */
 export function regionIndexAt(regions: readonly MemoryRegion[], address: bigint): number {
-  let lo = 0;
-  let hi = regions.length - 1;
-  let found = -1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    if (regions[mid]!.start <= address) {
-      found = mid;
-      lo = mid + 1;
-    } else hi = mid - 1;
-  }
+  const found = countStartingAtOrBelow(regions, address, (r) => r.start) - 1;
   return found >= 0 && address < regions[found]!.end ? found : -1;
 }
 
