@@ -1,6 +1,6 @@
 /**
  * The crash analysis rust-minidump's JSON carries in `crash_info` (its minidump-processor,
- * op_analysis.rs and processor.rs; json-schema.md), one small function per field:
+ * op_analysis.rs and processor.rs; minidump-processor/json-schema.md), one small function per field:
  *
  * - {@link memoryAccesses}: the memory each operand of the crashing instruction touches, from the
  *   crashing thread's registers (and the stack the instruction pushes to or pops from);

@@ -1,6 +1,6 @@
 /**
  * The crash analysis of `crash_info`, part by part, on the examples rust-minidump's schema
- * (json-schema.md) and its instruction analysis describe: each memory operand's address and size
+ * (minidump-processor/json-schema.md) and its instruction analysis describe: each memory operand's address and size
  * from the registers (the addressing forms of x86-64, each in byte, word, dword and qword), the
  * stack a `push`, `call` or `ret` touches, the target of an indirect branch, a null base's
  * offset, the non-canonical address a general-protection fault hides, bit flips with their
