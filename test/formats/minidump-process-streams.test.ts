@@ -231,7 +231,7 @@ describe("Mozilla's MozMacosBootargs and MozSoftErrors streams", () => {
     const bad = readMinidump(bytesSource(writeMinidump(mozSpec(() => Uint8Array.from([...fields(BOOTARGS), ...fields(0x1_0000_0000n)]), '{"not":"a list"}')).bytes));
     expect(bad.macBootArgs).toBeUndefined();
     expect(bad.softErrors).toBeUndefined();
-    expect(bad.notes.join("\n")).toMatch(/MozMacosBootargs RVA 4294967296 lies outside the file[^]*MozSoftErrors stream is JSON but not a list of errors/);
+    expect(bad.notes.join("\n")).toMatch(/MozMacosBootargs RVA 4294967296 lies outside the file[\s\S]*MozSoftErrors stream is JSON but not a list of errors/);
   });
 });
 
