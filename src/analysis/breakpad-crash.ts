@@ -83,7 +83,7 @@ const FAST_FAIL_NAMES: readonly (readonly [number, string])[] = [
 const FAST_FAIL: ReadonlyMap<number, string> = new Map(FAST_FAIL_NAMES.map(([code, name]) => [code, `FAST_FAIL_${name}`]));
 
 /** A few NTSTATUS names for EXCEPTION_IN_PAGE_ERROR's underlying status; others print as hex. */
-const NTSTATUS_NAMES: Readonly<Record<number, string>> = {
+export const NTSTATUS_NAMES: Readonly<Record<number, string>> = {
   0xc0000001: "STATUS_UNSUCCESSFUL",
   0xc000000e: "STATUS_NO_SUCH_DEVICE",
   0xc0000015: "STATUS_NONEXISTENT_SECTOR",
@@ -330,6 +330,8 @@ export interface CrashSummary {
   reason: string;
   address: bigint;
   threadId: number;
+  /** The crashing instruction, when it was disassembled (crash-info.ts). */
+  instruction?: string;
 }
 
 /** The crash of a dump with an Exception stream ({@link crashReason}, and the stream's thread id); undefined without one. */

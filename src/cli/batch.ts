@@ -20,7 +20,7 @@ import { locate, locationText } from "../analysis/location.js";
 import { walkThreads, type ThreadWalk } from "../walk/walk.js";
 import type { WalkerName } from "../walk/registry.js";
 import { EXIT, symbolSpec, UsageError, type Io, type SymbolValues } from "./common.js";
-import { loadSnapshot, resolveThread } from "./load.js";
+import { jsonContext, loadSnapshot, resolveThread } from "./load.js";
 
 /** How every input of a batch is walked. */
 export interface BatchOptions {
@@ -109,7 +109,7 @@ export async function walkOne(file: string, options: BatchOptions, write: (text:
         },
       };
       wrote = true;
-      writeJson(snapshot.machine, snapshot.modules, noted, write, { ...(dump === undefined ? {} : { dump }), os: snapshot.os, symbols: symbolNotes, file, threadOrder: snapshot.threads }, { indent: false });
+      writeJson(snapshot.machine, snapshot.modules, noted, write, await jsonContext(snapshot, dump, symbolNotes, file), { indent: false });
       return { ok: true, row: summaryRow(file, snapshot.machine, snapshot.modules, walks.threads.length, first, crash) };
     }
     // The summary needs only the crashed (or first) thread's walk.

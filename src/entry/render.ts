@@ -6,6 +6,7 @@
  * Like the root entry it runs in a browser (no Node built-ins). Re-exports only.
  */
 export { renderJson, walkJson, writeJson, frameJson, type JsonContext, type ModuleSymbolSource } from "../render/json.js";
+export type { InstructionDecoder, DecodedInstruction } from "../analysis/instruction.js";
 export { dumpSystemInfo, type DumpSystemInfo } from "../analysis/system-info.js";
 export { breakpadStackContents, writeBreakpadBrief } from "../render/breakpad-stack.js";
 export { renderText, renderRoles } from "../render/text.js";

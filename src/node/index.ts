@@ -21,3 +21,4 @@ export {
   type DownloadOptions,
   type DownloadResult,
 } from "./symbol-path.js";
+export { loadInstructionDecoder, DISASSEMBLER_PACKAGE, type DecoderLoad } from "./disassembler.js";

@@ -22,6 +22,10 @@ import { locateAddress, sourceOf, type Location } from "../analysis/location.js"
 import { dumpSystemInfo } from "../analysis/system-info.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
 import { lsbRelease, memoryMapCount, microcodeVersion } from "../analysis/linux-info.js";
+import { analyzeCrash, type CrashAnalysis } from "../analysis/crash-info.js";
+import type { InstructionDecoder } from "../analysis/instruction.js";
+import { lastErrorValue } from "../analysis/last-error.js";
+import type { MemoryReader } from "../memory/reader.js";
 
 /** Where a module's symbols came from, as a symbol search reports it (src/node's SymbolNote has this shape). */
 export interface ModuleSymbolSource {
@@ -52,6 +56,18 @@ export interface JsonContext {
    * in this order whatever order they were walked in. Absent: the order they were walked in.
    */
   threadOrder?: readonly ThreadSnapshot[];
+  /**
+   * The snapshot's memory: the crashing instruction and the threads' TEBs (their last error) are
+   * read from it. Absent: crash_info's analysis and last_error_value are null.
+   */
+  memory?: MemoryReader;
+  /**
+   * Disassembles the crashing instruction (x86-64) for crash_info's analysis; the core bundles
+   * none (the command line hands in Capstone when it is installed).
+   */
+  decoder?: InstructionDecoder;
+  /** Why no decoder is given: said in `notes` when the crashing instruction could have been disassembled. */
+  decoderMissing?: string;
 }
 
 /** rust-minidump's (and Breakpad's) `os` for a snapshot that names its OS without a SystemInfo stream. */
@@ -268,28 +284,28 @@ export function processUptime(dump: Minidump | undefined): number | null {
 }
 
 /** Everything before the threads: the contract's `machine` and `notes`, then the process, crash and system. */
-function documentHead(machine: Machine, crashedIndex: number, threadCount: number, context: JsonContext): Record<string, unknown> {
+function documentHead(machine: Machine, crashed: ThreadSnapshot | undefined, crashedIndex: number, threadCount: number, context: JsonContext): Record<string, unknown> {
   const { dump } = context;
-  const notes = context.notes ?? dump?.notes;
   const a = (v: bigint): string => formatAddress(machine, v);
   const crash = dump === undefined ? undefined : crashReason(dump);
+  const analysis =
+    dump === undefined || crashed === undefined || context.memory === undefined
+      ? undefined
+      : analyzeCrash({ dump, machine, registers: crashed.registers, memory: context.memory, decoder: context.decoder, decoderMissing: context.decoderMissing });
+  const given = context.notes ?? dump?.notes;
+  const notes = given === undefined ? undefined : analysis?.note === undefined ? [...given] : [...given, analysis.note];
   const sys = dump === undefined || dump.systemInfo === undefined ? undefined : dumpSystemInfo(dump);
   return {
     file: context.file,
     machine,
-    notes: notes === undefined ? undefined : [...notes],
+    notes,
     status: "OK",
     pid: miscProcessId(dump?.miscInfo) ?? null,
     process_uptime: processUptime(dump),
     crash_info: {
       type: crash?.reason ?? null,
       address: crash === undefined ? null : a(crash.address),
-      adjusted_address: null,
-      instruction: null,
-      memory_accesses: null,
-      instruction_pointer_update: null,
-      possible_bit_flips: null,
-      crash_inconsistencies: [],
+      ...analysisJson(machine, analysis),
       crashing_thread: crashedIndex < 0 ? null : crashedIndex,
       assertion: dump?.assertion === undefined ? null : assertionText(dump.assertion),
     },
@@ -306,9 +322,36 @@ function documentHead(machine: Machine, crashedIndex: number, threadCount: numbe
   };
 }
 
-/** The fields the schema gives a thread besides its frames: its name from a dump's ThreadNames stream. */
-function threadFields(thread: ThreadSnapshot, dump: Minidump | undefined): Record<string, unknown> {
-  return { thread_id: thread.id, thread_name: dump?.threadNames?.get(thread.id) ?? null, last_error_value: null };
+/**
+ * crash_info's analysis fields in rust-minidump's form: each null when not known, an access's
+ * `is_likely_guard_page` only when true, `possible_bit_flips` null when there are none.
+ */
+export function analysisJson(machine: Machine, analysis: CrashAnalysis | undefined): Record<string, unknown> {
+  const a = (v: bigint): string => formatAddress(machine, v);
+  const adjusted = analysis?.adjustedAddress;
+  const update = analysis?.instructionPointerUpdate;
+  return {
+    adjusted_address: adjusted === undefined ? null : adjusted.kind === "null-pointer" ? { kind: adjusted.kind, offset: a(adjusted.offset) } : { kind: adjusted.kind, address: a(adjusted.address) },
+    instruction: analysis?.instruction ?? null,
+    memory_accesses:
+      analysis?.memoryAccesses?.map((m) => ({
+        address: a(m.address),
+        size: m.size,
+        ...(m.guard ? { is_likely_guard_page: true } : {}),
+        ...(m.access === undefined ? {} : { access_type: m.access }),
+      })) ?? null,
+    instruction_pointer_update: update === undefined ? null : { address: a(update.address), ...(update.guard ? { is_likely_guard_page: true } : {}) },
+    possible_bit_flips:
+      analysis === undefined || analysis.possibleBitFlips.length === 0
+        ? null
+        : analysis.possibleBitFlips.map((f) => ({ address: a(f.address), details: f.details, confidence: f.confidence, source_register: f.sourceRegister })),
+    crash_inconsistencies: analysis?.inconsistencies ?? [],
+  };
+}
+
+/** The fields the schema gives a thread besides its frames: its name (ThreadNames stream) and last error (its TEB). */
+function threadFields(machine: Machine, thread: ThreadSnapshot, ctx: JsonContext): Record<string, unknown> {
+  return { thread_id: thread.id, thread_name: ctx.dump?.threadNames?.get(thread.id) ?? null, last_error_value: lastErrorValue(ctx.dump, machine, thread.id, ctx.memory) };
 }
 
 /** A dump's UnloadedModuleList in rust-minidump's form, in the dump's order. */
@@ -435,16 +478,16 @@ export function writeJson(
   const threads: Streamed = (_, indent) =>
     w.array(ctx.threadOrder === undefined ? walks : inOrder(walks, order), indent, (t, at) => {
       if (t.thread.crashed && crashed === undefined) crashed = t;
-      w.object([...Object.entries(threadFields(t.thread, ctx.dump)), ["frame_count", t.walk.frames.length], ["frames", frames(t, true)], ["crashed", t.thread.crashed], ["stop", stopJson(machine, t.walk)]], at);
+      w.object([...Object.entries(threadFields(machine, t.thread, ctx)), ["frame_count", t.walk.frames.length], ["frames", frames(t, true)], ["crashed", t.thread.crashed], ["stop", stopJson(machine, t.walk)]], at);
     });
   const crashingThread: Streamed = (_, indent) => {
     if (crashed === undefined) return w.value(null, indent);
-    w.object([["threads_index", crashedIndex], ...Object.entries(threadFields(crashed.thread, ctx.dump)), ["frame_count", crashed.walk.frames.length], ["frames", frames(crashed, false)]], indent);
+    w.object([["threads_index", crashedIndex], ...Object.entries(threadFields(machine, crashed.thread, ctx)), ["frame_count", crashed.walk.frames.length], ["frames", frames(crashed, false)]], indent);
   };
   const dump = ctx.dump;
   w.object(
     [
-      ...Object.entries(documentHead(machine, crashedIndex, order.length, ctx)),
+      ...Object.entries(documentHead(machine, order[crashedIndex], crashedIndex, order.length, ctx)),
       ["threads", threads],
       ["crashing_thread", crashingThread],
       // A dump's first module is its main module (minidump.md §2.3); a vector does not say.
@@ -458,8 +501,8 @@ export function writeJson(
       ],
       ["lsb_release", ctx.dump?.linux?.lsbRelease === undefined ? null : lsbRelease(ctx.dump.linux.lsbRelease)],
       ["mac_crash_info", null],
-      ["mac_boot_args", null],
-      ["soft_errors", null],
+      ["mac_boot_args", ctx.dump?.macBootArgs ?? null],
+      ["soft_errors", ctx.dump?.softErrors ?? null],
       ["proc_limits", null],
     ],
     "",

@@ -47,9 +47,10 @@ export function inlineSourceText(frame: InlineFrame): string {
   return frame.file === undefined ? "" : ` [${frame.file}:${frame.line ?? 0}]`;
 }
 
-/** The header line that states a crash: its reason, the address it implicates and the thread. */
+/** The header that states a crash: its reason, the address it implicates and the thread, then the instruction when it is known. */
 export function crashText(machine: Machine, crash: CrashSummary): string {
-  return `crash: ${crash.reason} at ${formatAddress(machine, crash.address)} in thread ${crash.threadId}`;
+  const line = `crash: ${crash.reason} at ${formatAddress(machine, crash.address)} in thread ${crash.threadId}`;
+  return crash.instruction === undefined ? line : `${line}\ninstruction: ${crash.instruction}`;
 }
 
 /**

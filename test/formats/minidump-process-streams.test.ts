@@ -199,3 +199,39 @@ describe("HandleData", () => {
     expect(parseWalkJson((await cli("walk", file, "--format", "json")).out).handles).toBeNull();
   });
 });
+
+describe("Mozilla's MozMacosBootargs and MozSoftErrors streams", () => {
+  const BOOTARGS = 0x4d7a0002;
+  const SOFT_ERRORS = 0x4d7a0004;
+  const errors = [{ InitErrors: [{ StopProcessFailed: "No such process" }] }];
+  const mozSpec = (bootargs: (base: number) => Uint8Array, soft: string): MinidumpSpec => ({
+    ...spec(() => Uint8Array.from(fields(0)), () => Uint8Array.from(fields(12, 24, 0))),
+    extraStreams: [
+      { type: BOOTARGS, data: bootargs(0) },
+      { type: SOFT_ERRORS, data: new TextEncoder().encode(soft) },
+    ],
+  });
+  const bootargs = (base: number): Uint8Array => withStrings(base, ["-v debug=0x144"], (r) => [...fields(BOOTARGS), ...fields(BigInt(r[0]!))], 12);
+
+  it("are read, and are the JSON's mac_boot_args and soft_errors", async () => {
+    const first = writeMinidump(mozSpec(bootargs, JSON.stringify(errors)));
+    const placed = mozSpec(() => bootargs(first.streams.get(BOOTARGS)!.rva), JSON.stringify(errors));
+    const bytes = writeMinidump(placed).bytes;
+    const d = readMinidump(bytesSource(bytes));
+    expect(d.macBootArgs).toBe("-v debug=0x144");
+    expect(d.softErrors).toEqual(errors);
+    const file = join(mkdtempSync(join(tmpdir(), "moz-")), "moz.dmp");
+    writeFileSync(file, bytes);
+    const doc = parseWalkJson((await cli("walk", file, "--format", "json")).out);
+    expect(doc.mac_boot_args).toBe("-v debug=0x144");
+    expect(doc.soft_errors).toEqual(errors);
+  });
+
+  it("a boot-arguments RVA outside the file, or soft errors that are not a JSON list, are passed over with a note", () => {
+    const bad = readMinidump(bytesSource(writeMinidump(mozSpec(() => Uint8Array.from([...fields(BOOTARGS), ...fields(0x1_0000_0000n)]), '{"not":"a list"}')).bytes));
+    expect(bad.macBootArgs).toBeUndefined();
+    expect(bad.softErrors).toBeUndefined();
+    expect(bad.notes.join("\n")).toMatch(/MozMacosBootargs RVA 4294967296 lies outside the file[\s\S]*MozSoftErrors stream is JSON but not a list of errors/);
+  });
+});
+

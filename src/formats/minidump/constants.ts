@@ -38,6 +38,9 @@ export const MINIDUMP_STREAM = {
   LinuxCpuInfo: 0x47670003,
   LinuxLsbRelease: 0x47670005,
   LinuxMaps: 0x47670009,
+  /** Mozilla's streams: macOS kernel boot arguments, and the errors the dump writer went on from (JSON). */
+  MozMacosBootargs: 0x4d7a0002,
+  MozSoftErrors: 0x4d7a0004,
 } as const;
 
 /** SystemInfo.ProcessorArchitecture values (minidump.md §2.6). */

@@ -17,6 +17,8 @@ import { threadNamesStream } from "./thread-names.js";
 import { unloadedModuleListStream } from "./unloaded-modules.js";
 import { linuxCpuInfoStream, linuxLsbReleaseStream, linuxMapsStream } from "./linux-text.js";
 import { handleDataStream } from "./handle-data.js";
+import { memoryInfoListStream } from "./memory-info.js";
+import { macBootArgsStream, softErrorsStream } from "./mozilla.js";
 import { DIRECTORY_ENTRY_SIZE, HEADER_SIZE, MINIDUMP_SIGNATURE, MINIDUMP_STREAM, MINIDUMP_VERSION, streamTypeName } from "./constants.js";
 import { exceptionStream } from "./exception.js";
 import { functionTableStream } from "./function-table.js";
@@ -53,6 +55,9 @@ export const MINIDUMP_STREAMS: readonly MinidumpStream<unknown>[] = [
   linuxLsbReleaseStream,
   linuxMapsStream,
   handleDataStream,
+  memoryInfoListStream,
+  macBootArgsStream,
+  softErrorsStream,
 ];
 
 const MINIDUMP_SIGNATURE_SWAPPED = 0x4d444d50;

@@ -17,6 +17,7 @@ import type { MinidumpThreadNames } from "./thread-names.js";
 import type { MinidumpUnloadedModule } from "./unloaded-modules.js";
 import type { MinidumpLinuxText } from "./linux-text.js";
 import type { MinidumpHandle } from "./handle-data.js";
+import type { MinidumpMemoryInfo } from "./memory-info.js";
 
 /** MINIDUMP_HEADER (32 bytes at offset 0). */
 export interface MinidumpHeader {
@@ -104,6 +105,12 @@ export interface Minidump {
   linux?: MinidumpLinuxText;
   /** The HandleData stream: the process's open handles. */
   handles?: MinidumpHandle[];
+  /** The MemoryInfoList stream: every region of the address space with its state and protection. */
+  memoryInfo?: MinidumpMemoryInfo[];
+  /** Mozilla's MozMacosBootargs stream: the macOS kernel's boot arguments. */
+  macBootArgs?: string;
+  /** Mozilla's MozSoftErrors stream: the errors the dump writer went on from, as its JSON says them. */
+  softErrors?: unknown[];
   /** Things passed over without failing (a rejected CodeView record, an exception context not used, ...). */
   notes: string[];
 }
