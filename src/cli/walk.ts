@@ -124,7 +124,7 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
   const pacVaBits = pacVaBitsOption(values["pac-va-bits"]);
   const file = positionals[0]!;
   const symbols = symbolSpec(values);
-  const { snapshot, dump, symbolNotes } = await loadSnapshot(file, { step: values.step, symbols, images: values.images ?? [], format }, io);
+  const { snapshot, dump, symbolNotes } = await loadSnapshot(file, { step: values.step, symbols, images: values.images ?? [], format, walker: values.walker }, io);
   const thread = resolveThread(snapshot, threadChoice, file);
   // Every format is written as it is made, one thread walked at a time: the output of a dump
   // whose threads are deep is never one text, and only the thread being written is held.
