@@ -3,7 +3,7 @@
  * docs/spec/cab.md §4). The names come from a dump, so they are untrusted: a name is used only
  * when it is one plain file name that means the same thing on every system, so that a path made
  * from it never leaves the store's root (no `..`, no separator, no drive letter or stream, no NUL
- * or other control character, nothing Windows strips or refuses) and fits any file system with
+ * or other control character, nothing Windows strips or refuses, no device name) and fits any file system with
  * room for a temporary suffix. Anything else is an {@link InputError} ("bad-value") saying why.
  */
 import { InputError } from "../errors.js";
@@ -20,19 +20,16 @@ const shown = (text: string): string => JSON.stringify(clip(text));
  */
 export function storeFileName(path: string, what: string): string {
   const base = path.slice(Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\")) + 1);
-  const why =
-    base === "" || base === "." || base === ".."
-      ? "no usable file name"
-      : /[\u0000-\u001f\u007f]/.test(base)
-        ? "a control character (NUL, a line break, …) in its name"
-        : /[:*?"<>|]/.test(base)
-          ? `a character no Windows file name has (${base.match(/[:*?"<>|]/)![0]}), as in a drive letter or a stream name`
-          : /[. ]$/.test(base)
-            ? "a name ending in a dot or a space, which Windows strips"
-            : new TextEncoder().encode(base).length > STORE_NAME_MAX_BYTES
-              ? `a name of more than ${STORE_NAME_MAX_BYTES} bytes`
-              : undefined;
-  if (why !== undefined) throw new InputError("bad-value", `${what} ${shown(path)} has ${why} for a symbol store`);
+  const refusals: [boolean, () => string][] = [
+    [base === "" || base === "." || base === "..", () => "no usable file name"],
+    [/[\u0000-\u001f\u007f]/.test(base), () => "a control character (NUL, a line break, …) in its name"],
+    [/[:*?"<>|]/.test(base), () => `a character no Windows file name has (${base.match(/[:*?"<>|]/)![0]}), as in a drive letter or a stream name`],
+    [/[. ]$/.test(base), () => "a name ending in a dot or a space, which Windows strips"],
+    [/^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\.|$)/i.test(base), () => "the name of a Windows device (CON, NUL, COM1, …)"],
+    [new TextEncoder().encode(base).length > STORE_NAME_MAX_BYTES, () => `a name of more than ${STORE_NAME_MAX_BYTES} bytes`],
+  ];
+  const refused = refusals.find(([bad]) => bad);
+  if (refused !== undefined) throw new InputError("bad-value", `${what} ${shown(path)} has ${refused[1]()} for a symbol store`);
   return base;
 }
 

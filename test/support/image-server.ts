@@ -3,13 +3,15 @@
  * (`app.exe/<key>/app.exe`, `app.ex_`, `file.ptr`) to bytes, every request counted. And the
  * file form of an image the emulator mapped (the C programs' images are the committed files of
  * vectors/programs/c/build; a synthetic program's is rebuilt from its mapped sections, which is
- * what its file held, each section at its PointerToRawData).
+ * what its file held, each section at its PointerToRawData), and a dump whose image is withheld.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { join } from "node:path";
+import { minidumpBytes } from "../../src/formats/minidump-write.js";
 import { peCodeId, parsePe } from "../../src/formats/pe.js";
+import { parseSweep, replaySweep } from "../../src/formats/sweep.js";
 import type { MemoryReader } from "../../src/memory/reader.js";
 import type { Module } from "../../src/model/snapshot.js";
 
@@ -99,3 +101,32 @@ export function imageFileOf(memory: MemoryReader, module: Module, codeId: string
   return committed ?? unmappedImage(memory, module);
 }
 
+
+/**
+ * A dump of the deepest snapshot of the x64 recursion-callbacks sweep with only the stack's
+ * memory in it (the image withheld, as most dumps hold), written to `dir`; with its truth
+ * (frames' PC and SP as the JSON output writes them).
+ */
+export function stackOnlyDump(dir: string): { file: string; truth: [string, string][] } {
+  const sweep = parseSweep(readFileSync(STACK_ONLY_SWEEP, "utf8"), STACK_ONLY_SWEEP);
+  let best: { bytes: Uint8Array; truth: [string, string][] } | undefined;
+  let depth = 0;
+  for (const v of replaySweep(sweep)) {
+    const truth = v.threads[0]!.truth!;
+    if (truth.length <= depth) continue;
+    depth = truth.length;
+    const image = v.modules[0]!;
+    const ranges = v.memory.regions
+      .filter((r) => r.base + BigInt(r.bytes.length) <= image.base || r.base >= image.base + image.size)
+      .map((r) => ({ start: r.base, size: BigInt(r.bytes.length) }));
+    const hex = (x: bigint): string => "0x" + x.toString(16).padStart(16, "0");
+    best = { bytes: minidumpBytes(v, { ranges }), truth: truth.map((t) => [hex(t.pc), hex(t.sp)]) };
+  }
+  const file = join(dir, "rc.dmp");
+  writeFileSync(file, best!.bytes);
+  return { file, truth: best!.truth };
+}
+
+/** The sweep {@link stackOnlyDump} is made from, and the image it withholds. */
+export const STACK_ONLY_SWEEP = "vectors/x64/c/recursion-callbacks.sweep.json";
+export const STACK_ONLY_IMAGE = "vectors/programs/c/build/x64/recursion-callbacks.exe";
