@@ -43,13 +43,14 @@ export const DOWNLOAD_LIMITS = {
  * The most downloaded bytes held in memory at once under `limits`: every download but one holds
  * at most its share, the one large download at most `maxBytes`, and the file being checked is
  * joined into one more copy of at most `maxBytes` (one at a time: the check is synchronous).
- * With the defaults, 5 × 32 MiB + 2 × 512 MiB = 1,184 MiB.
+ * With the defaults, 5 × 32 MiB + 2 × 512 MiB = 1,184 MiB. With `images`, a compressed image
+ * being checked is extracted into one more copy of at most `maxBytes`: 1,696 MiB.
  */
-export function downloadMemoryBound(limits: Pick<DownloadOptions, "concurrency" | "maxBytes" | "shareBytes"> = {}): number {
+export function downloadMemoryBound(limits: Pick<DownloadOptions, "concurrency" | "maxBytes" | "shareBytes"> & { images?: boolean } = {}): number {
   const concurrency = limits.concurrency ?? DOWNLOAD_LIMITS.concurrency;
   const maxBytes = limits.maxBytes ?? DOWNLOAD_LIMITS.maxBytes;
   const share = Math.min(limits.shareBytes ?? DOWNLOAD_LIMITS.shareBytes, maxBytes);
-  return (Math.max(1, concurrency) - 1) * share + 2 * maxBytes;
+  return (Math.max(1, concurrency) - 1) * share + (limits.images === true ? 3 : 2) * maxBytes;
 }
 
 /** How one file's download ended: used (by the callback), missed (a note for the module), or the server is given up on. */

@@ -103,6 +103,8 @@ function filesUnder(dir: string): string[] {
 describe("hostile symbol servers", () => {
   it("the memory bound is the stated one: 5 × 32 MiB + 2 × 512 MiB by default", () => {
     expect(downloadMemoryBound()).toBe(5 * 32 * 2 ** 20 + 2 * 512 * 2 ** 20);
+    // With images, a compressed one being checked is extracted into one more copy of at most the cap.
+    expect(downloadMemoryBound({ images: true })).toBe(5 * 32 * 2 ** 20 + 3 * 512 * 2 ** 20);
     expect(downloadMemoryBound({ concurrency: 2, maxBytes: 100, shareBytes: 10 })).toBe(210);
     expect(DOWNLOAD_LIMITS).toMatchObject({ timeoutMs: 30_000, downloadDeadlineMs: 300_000, runDeadlineMs: 600_000, concurrency: 6 });
   });

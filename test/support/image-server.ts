@@ -14,6 +14,7 @@ import { peCodeId, parsePe } from "../../src/formats/pe.js";
 import { parseSweep, replaySweep } from "../../src/formats/sweep.js";
 import type { MemoryReader } from "../../src/memory/reader.js";
 import type { Module } from "../../src/model/snapshot.js";
+import { ROOT } from "./corpus.js";
 
 /** A server of `files` (path → bytes; a function is called with the request's path and writes the answer itself). */
 export interface ImageServer {
@@ -77,7 +78,7 @@ export function unmappedImage(memory: MemoryReader, module: Module): Uint8Array 
   return file;
 }
 
-const BUILD = "vectors/programs/c/build";
+const BUILD = join(ROOT, "vectors/programs/c/build");
 let built: Map<string, Uint8Array> | undefined;
 
 /** The committed images of the C programs, by `name/codeId`. */
@@ -108,7 +109,7 @@ export function imageFileOf(memory: MemoryReader, module: Module, codeId: string
  * (frames' PC and SP as the JSON output writes them).
  */
 export function stackOnlyDump(dir: string): { file: string; truth: [string, string][] } {
-  const sweep = parseSweep(readFileSync(STACK_ONLY_SWEEP, "utf8"), STACK_ONLY_SWEEP);
+  const sweep = parseSweep(readFileSync(join(ROOT, STACK_ONLY_SWEEP), "utf8"), STACK_ONLY_SWEEP);
   let best: { bytes: Uint8Array; truth: [string, string][] } | undefined;
   let depth = 0;
   for (const v of replaySweep(sweep)) {
