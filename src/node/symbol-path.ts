@@ -22,7 +22,8 @@
  *
  * Downloads run concurrently (a few at a time) within the limits of {@link downloadSymbols}; a
  * server that cannot be reached, stalls, is too slow or fails is named in one warning and not
- * asked again in that run.
+ * asked again in that run. With `images: true`, the same run asks for the images of modules
+ * whose code the snapshot lacks (images.ts).
  */
 import { existsSync, statSync } from "node:fs";
 import { homedir } from "node:os";
@@ -32,7 +33,7 @@ import { symbolStorePath } from "../formats/breakpad-sym.js";
 import { attachSymbolFile, moduleIdentity, parseSymbolFile, symbolFileMismatch, type SymbolFile, type SymbolTarget } from "../formats/symbol-file.js";
 import { attachSymbolDirectories, type SymbolNote } from "./symbol-store.js";
 import { DownloadRun, writeAtomically, type DownloadOptions } from "./download.js";
-import { imageDownloader, type ImageNote } from "./images.js";
+import { cachedFrom, imageDownloader, type ImageNote } from "./images.js";
 
 export { DOWNLOAD_LIMITS, downloadMemoryBound, type DownloadOptions } from "./download.js";
 
@@ -148,10 +149,10 @@ export function attachSymbolPath(target: SymbolTarget, path: SymbolPath, besideD
   const dirs = path.directories.filter((d) => !missing.has(d) && existsSync(d));
   const notes = attachSymbolDirectories(target, dirs, besideDir);
   for (const note of notes) {
-    const server = note.file === undefined ? undefined : path.servers.find((s) => note.file!.startsWith(s.cache + "/") || note.file!.startsWith(s.cache + "\\"));
-    if (server !== undefined) {
-      note.url = `${server.url}/${note.file!.slice(server.cache.length + 1).replaceAll("\\", "/")}`;
-      note.detail += ` (cached from ${note.url})`;
+    const url = note.file === undefined ? undefined : cachedFrom(path, note.file);
+    if (url !== undefined) {
+      note.url = url;
+      note.detail += ` (cached from ${url})`;
     }
   }
   return notes;
@@ -186,6 +187,8 @@ function candidates(debugFile: string, debugId: string): string[] {
  * flight to it are ended, and it is not asked again. Redirects are followed (up to 5, http and
  * https only, never from https to http), to any host: Mozilla's server, for one, answers with a
  * redirect to its storage. At most {@link downloadMemoryBound} downloaded bytes are in memory.
+ * With `images: true`, each module whose code the snapshot lacks is first asked for its image
+ * (the rules of `downloadImages`, images.ts), in the same run: a server given up on is given up on for both.
  */
 export async function downloadSymbols(target: SymbolTarget, path: SymbolPath, options: DownloadOptions & { images?: boolean } = {}): Promise<DownloadResult> {
   const result: DownloadResult = { notes: [], warnings: [] };

@@ -8,7 +8,7 @@
  * every test checks that nothing is written outside the cache (tests count requests and bytes,
  * never time).
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -20,6 +20,7 @@ import { downloadImages } from "../../src/node/images.js";
 import { downloadSymbols, parseSymbolPath } from "../../src/node/symbol-path.js";
 import { writeCab } from "../support/cab-writer.js";
 import { cli } from "../support/cli.js";
+import { filesUnder } from "../support/files.js";
 import { serveFiles, STACK_ONLY_IMAGE, stackOnlyDump, type ImageServer } from "../support/image-server.js";
 import { parseWalkJson } from "../support/walk-schema.js";
 
@@ -45,15 +46,6 @@ afterAll(async () => {
   for (const s of servers) await s.close();
   rmSync(scratch, { recursive: true, force: true });
 });
-
-/** Every file under `dir`, relative, sorted. */
-function filesUnder(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
-    .map((e) => join(e.parentPath, e.name).slice(dir.length + 1))
-    .sort();
-}
 
 const frames = (out: string): [string, string][] => (parseWalkJson(out).threads[0].frames as { addrPC: string; addrStack: string }[]).map((f) => [f.addrPC, f.addrStack]);
 

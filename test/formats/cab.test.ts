@@ -12,6 +12,7 @@ import { InputError } from "../../src/errors.js";
 import { readCabinet } from "../../src/formats/cab.js";
 import { inflateRaw } from "../../src/formats/inflate.js";
 import { writeCab } from "../support/cab-writer.js";
+import { inputError } from "../support/input-error.js";
 import { fixtureBytes } from "../support/fixtures.js";
 
 const EXE = new Uint8Array(readFileSync("vectors/programs/c/build/x64/recursion-callbacks.exe"));
@@ -24,16 +25,6 @@ const extractAll = (bytes: Uint8Array, options = {}): Record<string, Uint8Array>
   const cab = readCabinet(bytes, options);
   return Object.fromEntries(cab.files.map((f) => [f.name, cab.extract(f)]));
 };
-
-function inputError(f: () => unknown): InputError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof InputError) return e;
-    throw e;
-  }
-  throw new Error("no error");
-}
 
 describe("cabinets made by gcab (checked with cabextract)", () => {
   it("an MSZIP folder of five blocks holding two files, the second starting inside a block", () => {
