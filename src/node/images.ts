@@ -90,11 +90,15 @@ function lacksImage(module: Module, target: SymbolTarget): boolean {
   return mapped.sections.some((s) => target.memory.read(module.base + BigInt(s.virtualAddress), 1) === undefined);
 }
 
-/** A module's store directory (`name/key`), or undefined when its identity cannot name one (not a PE code id, an unusable name). */
+/**
+ * A module's store directory (`name/key`), or undefined when its identity cannot name one: a code
+ * id that is not a TimeDateStamp and the module's own SizeOfImage (an ELF build id), an unusable name.
+ */
 function storeDir(module: Module): { name: string; key: string } | undefined {
   if (module.codeId === undefined) return undefined;
   try {
-    return imageStoreKey(module.path ?? module.name, module.codeId);
+    const dir = imageStoreKey(module.path ?? module.name, module.codeId);
+    return BigInt(`0x${dir.key.slice(8)}`) === module.size ? dir : undefined;
   } catch (e) {
     if (e instanceof InputError) return undefined;
     throw e;
