@@ -38,7 +38,9 @@ ${walkerParagraph("  --walker W       ")}
   --symbols PATH   where to look for PDBs (DIR/x.pdb, DIR/x.pdb/<id>/x.pdb) and Breakpad
                    .sym files (DIR/x.pdb/<id>/x.sym); repeatable; a symbol path as debuggers
                    take it: DIR, srv*CACHE*URL, srv*URL, cache*DIR, ;-separated lists
-                   (_NT_SYMBOL_PATH is read too); the input's own directory is searched last
+                   (_NT_SYMBOL_PATH is read too); the input's own directory is searched last.
+                   A dump's module images are looked for there too (x.dll/<TimeDateStamp>
+                   <SizeOfImage>/x.dll, x.dl_, file.ptr), but not by Breakpad's walker
   --symbols-url URL  a symbol server (URL/<debug file>/<debug id>/<file>), repeatable
   --symbols-cache DIR  where downloads are kept (default ~/.cache/stackwalk-emu/symbols)
   --symbol-download-timeout-secs S  give a server up when a download gets no data for S
