@@ -91,7 +91,7 @@ export async function walkOne(file: string, options: BatchOptions, write: (text:
   let wrote = false;
   try {
     const quiet: Io = { out: () => undefined, err: () => undefined };
-    const { snapshot, dump, symbolNotes } = await loadSnapshot(file, { symbols: symbolSpec(options.symbols), images: options.images }, quiet);
+    const { snapshot, dump, symbolNotes } = await loadSnapshot(file, { symbols: symbolSpec(options.symbols), images: options.images, walker: options.walker }, quiet);
     const thread = resolveThread(snapshot, options.thread, file);
     const walkOptions = { walker: options.walker, maxFrames: options.maxFrames, frameBudget: options.frameBudget, ...(options.workBudget === undefined ? {} : { workBudget: options.workBudget }), ...(options.pacVaBits === undefined ? {} : { pacVaBits: options.pacVaBits }), thread };
     const crash = dump === undefined ? null : (crashReason(dump)?.reason ?? null);

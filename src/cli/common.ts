@@ -146,14 +146,22 @@ export function attachSymbols(input: Input, file: string, symbols: readonly stri
 }
 
 /**
- * Asks the symbol servers for what the directories did not have (src/node/symbol-path.ts), then
- * prints every note of the search ({@link reportSymbols}); returns the notes, one per module.
+ * Asks the symbol servers for what the directories did not have (src/node/symbol-path.ts), and
+ * with `images`, for the images of modules whose code the input lacks (src/node/images.ts), then
+ * prints every note of the search ({@link reportSymbols}, and a line per image found or refused
+ * and one naming the modules no server had an image for); returns the symbol notes, one per module.
  */
-export async function fetchSymbols(target: SymbolTarget | undefined, spec: SymbolSpec, notes: readonly SymbolNote[], io: Io): Promise<SymbolNote[]> {
+export async function fetchSymbols(target: SymbolTarget | undefined, spec: SymbolSpec, notes: readonly SymbolNote[], io: Io, options: { images?: boolean } = {}): Promise<SymbolNote[]> {
   let all = [...notes];
   const warnings: string[] = [];
   if (target !== undefined && spec.path.servers.length > 0) {
-    const got = await downloadSymbols(target, spec.path, spec.limits);
+    const got = await downloadSymbols(target, spec.path, { ...spec.limits, images: options.images === true });
+    const missing: string[] = [];
+    for (const n of got.images ?? []) {
+      if (n.file !== undefined || n.refused === true) io.err(`images: ${n.module}: ${n.detail}\n`);
+      else missing.push(n.module);
+    }
+    if (missing.length > 0) io.err(`images: no image on the servers for ${missing.length} module(s): ${missing.join(", ")}\n`);
     warnings.push(...got.warnings);
     const byModule = new Map(got.notes.map((n) => [n.module, n]));
     all = all.map((n) => byModule.get(n.module) ?? n);

@@ -56,7 +56,7 @@ export async function explainInput(file: string, values: ExplainValues, choice: 
   const maxFrames = maxFramesOption(values["max-frames"]);
   const pacVaBits = pacVaBitsOption(values["pac-va-bits"]);
   const walker = walkerOption(values.walker);
-  const { snapshot } = await loadSnapshot(file, { step: values.step, symbols: symbolSpec(values), images: values.images ?? [] }, io);
+  const { snapshot } = await loadSnapshot(file, { step: values.step, symbols: symbolSpec(values), images: values.images ?? [], walker: values.walker }, io);
   if (snapshot.threads.length === 0) throw new InputError("bad-value", "the input has no threads to walk", { file });
   const thread = choice === "first" ? (snapshot.threads.find((t) => t.crashed) ?? snapshot.threads[0]!).id : choice;
   if (thread !== "all" && !snapshot.threads.some((t) => t.id === thread)) {

@@ -6,7 +6,7 @@ import { InputError } from "../errors.js";
 import type { Minidump } from "../formats/minidump.js";
 import { replaySweep } from "../formats/sweep.js";
 import type { Snapshot } from "../model/snapshot.js";
-import { attachImageDirectories } from "../node/images.js";
+import { attachImageDirectories, attachImagePath } from "../node/images.js";
 import type { SymbolNote } from "../node/symbol-store.js";
 import { loadInstructionDecoder } from "../node/disassembler.js";
 import type { JsonContext } from "../render/json.js";
@@ -20,6 +20,8 @@ export interface LoadOptions {
   images: readonly string[];
   /** The output format (the Breakpad formats need a minidump). */
   format?: string;
+  /** The `--walker` given, if any: Breakpad's walker never reads images, so none is fetched for it. */
+  walker?: string | undefined;
 }
 
 /** `--thread crashed`: the crashed thread's id (an input error when none crashed); a thread id or "all" as given. */
@@ -46,8 +48,15 @@ export async function loadSnapshot(file: string, options: LoadOptions, io: Io): 
     if (input.kind !== "dump") throw new UsageError(`--images applies to minidumps; ${file} is a ${input.kind}, which carries its images in its memory`);
     for (const n of attachImageDirectories(input.snapshot, images)) if (n.file !== undefined || !n.detail.startsWith("no ")) io.err(`images: ${n.module}: ${n.detail}\n`);
   }
+  // Images from the symbol path's stores and caches, then its servers, for a dump's modules whose
+  // code is not in the dump (vectors and sweeps carry their images); not for Breakpad's walker.
+  const breakpadWalker = options.walker === "breakpad" || (options.walker === undefined && (format === "breakpad" || format === "breakpad-m"));
+  const fetchImages = input.kind === "dump" && !breakpadWalker;
+  if (fetchImages && symbols.given) {
+    for (const n of attachImagePath(input.snapshot, symbols.path)) if (n.file !== undefined || n.refused === true) io.err(`images: ${n.module}: ${n.detail}\n`);
+  }
   const local = attachSymbols(input, file, symbols, io);
-  const symbolNotes = await fetchSymbols(input.kind === "dump" ? input.snapshot : input.kind === "vector" ? input.vector : undefined, symbols, local, io);
+  const symbolNotes = await fetchSymbols(input.kind === "dump" ? input.snapshot : input.kind === "vector" ? input.vector : undefined, symbols, local, io, { images: fetchImages });
   if (input.kind === "dump") {
     // What the reader passed over or repaired in a damaged dump (each names the offset).
     for (const note of input.dump.notes) io.err(`note: ${file}: ${note}\n`);

@@ -42,7 +42,9 @@ ${walkerParagraph("  --walker W       ")}
   --symbols PATH   where to look for PDBs (DIR/x.pdb, DIR/x.pdb/<id>/x.pdb) and Breakpad
                    .sym files (DIR/x.pdb/<id>/x.sym); repeatable; a symbol path as debuggers
                    take it: DIR, srv*CACHE*URL, srv*URL, cache*DIR, ;-separated lists
-                   (_NT_SYMBOL_PATH is read too); the input's own directory is searched last
+                   (_NT_SYMBOL_PATH is read too); the input's own directory is searched last.
+                   A dump's module images are looked for there too (x.dll/<TimeDateStamp>
+                   <SizeOfImage>/x.dll, x.dl_, file.ptr), but not by Breakpad's walker
   --symbols-url URL  a symbol server (URL/<debug file>/<debug id>/<file>), repeatable
   --symbols-cache DIR  where downloads are kept (default ~/.cache/stackwalk-emu/symbols)
   --symbol-download-timeout-secs S  give a server up when a download gets no data for S
@@ -128,7 +130,7 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
   const pacVaBits = pacVaBitsOption(values["pac-va-bits"]);
   const file = positionals[0]!;
   const symbols = symbolSpec(values);
-  const { snapshot, dump, symbolNotes } = await loadSnapshot(file, { step: values.step, symbols, images: values.images ?? [], format }, io);
+  const { snapshot, dump, symbolNotes } = await loadSnapshot(file, { step: values.step, symbols, images: values.images ?? [], format, walker: values.walker }, io);
   const thread = resolveThread(snapshot, threadChoice, file);
   // Every format is written as it is made, one thread walked at a time: the output of a dump
   // whose threads are deep is never one text, and only the thread being written is held.

@@ -62,6 +62,8 @@ export {
   type AttachOptions,
   type Attachment,
 } from "../formats/symbol-file.js";
+export { readCabinet, CAB_MAGIC, CAB_MAX_BYTES, type Cabinet, type CabFile, type CabOptions } from "../formats/cab.js";
+export { imageStoreKey, compressedName, storeFileName, STORE_NAME_MAX_BYTES } from "../formats/store-path.js";
 export {
   readMinidump,
   minidumpSnapshot,

@@ -25,6 +25,7 @@
  */
 import { InputError } from "../errors.js";
 import { clip } from "./breakpad-sym/fields.js";
+import { storeFileName } from "./store-path.js";
 import { BreakpadSymParser } from "./breakpad-sym/parser.js";
 import type { BreakpadSymbols, BreakpadSymOptions } from "./breakpad-sym/types.js";
 
@@ -59,15 +60,12 @@ export function parseBreakpadSym(input: Uint8Array | string, options: BreakpadSy
  * The symbol-store path of a `.sym` file, `<D>/<debug id>/<N>.sym` (minidump.md §8): D is the
  * debug file's base name (after the last `/` or `\`), and N is D without a trailing `.pdb`
  * (compared case-insensitively) or D itself otherwise (`libfoo.so` → `libfoo.so.sym`). An
- * identifier that is not letters and digits, or a base name that is empty, `.` or `..`, throws
+ * identifier that is not letters and digits, or a base name that cannot name a file in a store
+ * (store-path.ts: empty, `.`, `..`, a control character, a drive letter, over-long), throws
  * InputError("bad-value"), so that the result never leaves the store's root.
  */
 export function symbolStorePath(debugFile: string, debugId: string): string {
-  const slash = Math.max(debugFile.lastIndexOf("/"), debugFile.lastIndexOf("\\"));
-  const base = debugFile.slice(slash + 1);
-  if (base === "" || base === "." || base === "..") {
-    throw new InputError("bad-value", `debug file "${clip(debugFile)}" has no usable file name for a symbol store`);
-  }
+  const base = storeFileName(debugFile, "debug file");
   if (!/^[0-9A-Za-z]+$/.test(debugId)) {
     throw new InputError("bad-value", `debug id "${clip(debugId)}" is not letters and digits`);
   }

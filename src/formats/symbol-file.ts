@@ -16,6 +16,7 @@ import { InputError, readingFile } from "../errors.js";
 import { OverlayMemory } from "../memory/overlay-memory.js";
 import type { MemoryReader } from "../memory/reader.js";
 import type { MemoryRegion } from "../memory/region-memory.js";
+import { machineFromImageFileMachine, type Machine } from "../model/machine.js";
 import type { Module, ModuleSymbol, ModuleUnwind } from "../model/snapshot.js";
 import { breakpadFpoData, breakpadFrameData, parseBreakpadSym, type BreakpadStackCfi, type BreakpadSymbols } from "./breakpad-sym.js";
 import { breakpadSymbols } from "./breakpad-sym/module-symbols.js";
@@ -129,6 +130,8 @@ export function imageCodeId(image: PeImage): string {
 export interface SymbolTarget {
   modules: Module[];
   memory: MemoryReader;
+  /** The snapshot's machine, when known (a snapshot has it): an image built for another machine is refused. */
+  machine?: Machine;
 }
 
 /** Who a module is, as symbol files name it. */
@@ -176,13 +179,17 @@ function fileIdentity(file: SymbolFile): string {
 /**
  * Why `file` is not `module`'s, or undefined when it is: a `.sym` file or PDB by debug id, an
  * image by code id; an image for a module whose code id the snapshot does not know (a vector)
- * by SizeOfImage and the file's name, which must be the module's.
+ * by SizeOfImage and the file's name, which must be the module's. When `machine` is given, an
+ * image must also be built for it (its IMAGE_FILE_MACHINE).
  */
-export function symbolFileMismatch(module: Module, memory: MemoryReader, file: SymbolFile): string | undefined {
+export function symbolFileMismatch(module: Module, memory: MemoryReader, file: SymbolFile, machine?: Machine): string | undefined {
   const id = moduleIdentity(module, memory);
   const what = file.name ?? `the ${file.kind === "breakpad" ? ".sym file" : file.kind === "pdb" ? "PDB" : "image"}`;
   if (file.kind === "image") {
     const image = file.image;
+    if (machine !== undefined && machineFromImageFileMachine(image.machine) !== machine) {
+      return `${what} is built for ${machineFromImageFileMachine(image.machine) ?? `IMAGE_FILE_MACHINE ${hex(image.machine)}`}, the snapshot is ${machine}`;
+    }
     if (BigInt(image.sizeOfImage) !== module.size) return `${what} has SizeOfImage ${hex(image.sizeOfImage)}, the module ${hex(module.size)}`;
     if (id.codeId !== undefined) {
       if (id.codeId.toUpperCase() !== file.codeId.toUpperCase()) {
@@ -240,7 +247,7 @@ export function attachSymbolFiles(target: SymbolTarget, files: readonly SymbolFi
   const images: MemoryRegion[] = [];
   const replaced = new Map<Module, Module>();
   for (const file of files) {
-    const matches = target.modules.filter((m) => symbolFileMismatch(m, target.memory, file) === undefined);
+    const matches = target.modules.filter((m) => symbolFileMismatch(m, target.memory, file, target.machine) === undefined);
     if (matches.length === 0) {
       const none = target.modules.length === 0 ? "the snapshot has no modules" : "no module of the snapshot has it";
       throw new InputError("bad-value", `${file.name ?? `the ${file.kind} file`} carries ${fileIdentity(file)}: ${none}`);

@@ -8,7 +8,7 @@ export { fileSource, ioReason } from "./file-source.js";
 export { fileSink, writeMinidumpFile } from "./file-sink.js";
 export { openDump, loadInput, type Input, type OpenedDump } from "./input.js";
 export { attachSymbolDirectories, besideInput, readInputFile, readSymbolFile, type SymbolNote } from "./symbol-store.js";
-export { attachImageDirectories, type ImageNote } from "./images.js";
+export { attachImageDirectories, attachImagePath, downloadImages, type ImageNote, type ImagePathOptions, type ImageDownloadResult } from "./images.js";
 export {
   parseSymbolPath,
   attachSymbolPath,

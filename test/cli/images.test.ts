@@ -8,12 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
-import { minidumpBytes } from "../../src/formats/minidump-write.js";
-import { parseSweep, replaySweep } from "../../src/formats/sweep.js";
 import { readFileSync } from "node:fs";
+import { stackOnlyDump as stackOnly } from "../support/image-server.js";
 import { parseWalkJson } from "../support/walk-schema.js";
 
-const SWEEP = "vectors/x64/c/recursion-callbacks.sweep.json";
 const IMAGES = "vectors/programs/c/build/x64";
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -23,26 +21,7 @@ async function cli(...argv: string[]): Promise<{ code: number; out: string; err:
   return { code, out, err };
 }
 
-/** A dump of the deepest snapshot of the sweep, with only the stack's memory in it. */
-function stackOnlyDump(): { file: string; truth: [string, string][] } {
-  const sweep = parseSweep(readFileSync(SWEEP, "utf8"), SWEEP);
-  let best: { bytes: Uint8Array; truth: [string, string][] } | undefined;
-  let depth = 0;
-  for (const v of replaySweep(sweep)) {
-    const truth = v.threads[0]!.truth!;
-    if (truth.length <= depth) continue;
-    depth = truth.length;
-    const image = v.modules[0]!;
-    const ranges = v.memory.regions
-      .filter((r) => r.base + BigInt(r.bytes.length) <= image.base || r.base >= image.base + image.size)
-      .map((r) => ({ start: r.base, size: BigInt(r.bytes.length) }));
-    const hex = (x: bigint): string => "0x" + x.toString(16).padStart(16, "0");
-    best = { bytes: minidumpBytes(v, { ranges }), truth: truth.map((t) => [hex(t.pc), hex(t.sp)]) };
-  }
-  const file = join(mkdtempSync(join(tmpdir(), "sw-images-")), "rc.dmp");
-  writeFileSync(file, best!.bytes);
-  return { file, truth: best!.truth };
-}
+const stackOnlyDump = (): { file: string; truth: [string, string][] } => stackOnly(mkdtempSync(join(tmpdir(), "sw-images-")));
 
 describe("walk --images", () => {
   it("finds the unwind tables in the image on disk for a stack-only x64 dump", async () => {

@@ -6,7 +6,7 @@
  * is only a guard against a hang), and no file is written outside the cache.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -17,6 +17,7 @@ import { RegionMemory } from "../../src/memory/region-memory.js";
 import type { Module } from "../../src/model/snapshot.js";
 import { DOWNLOAD_LIMITS, downloadMemoryBound, downloadSymbols, parseSymbolPath } from "../../src/node/symbol-path.js";
 import { cli } from "../support/cli.js";
+import { filesUnder } from "../support/files.js";
 
 interface Served {
   url: string;
@@ -91,18 +92,11 @@ function target(n: number): { modules: Module[]; memory: RegionMemory } {
 /** A Breakpad .sym file for module `i` of {@link target}. */
 const symFor = (i: number): string => `MODULE windows x86 ${i.toString(16).toUpperCase().padStart(32, "0")}1 m${i}.pdb\nFUNC 100 10 0 f${i}\n`;
 
-/** Every file under `dir`, relative. */
-function filesUnder(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
-    .map((e) => join(e.parentPath, e.name).slice(dir.length + 1))
-    .sort();
-}
-
 describe("hostile symbol servers", () => {
   it("the memory bound is the stated one: 5 × 32 MiB + 2 × 512 MiB by default", () => {
     expect(downloadMemoryBound()).toBe(5 * 32 * 2 ** 20 + 2 * 512 * 2 ** 20);
+    // With images, a compressed one being checked is extracted into one more copy of at most the cap.
+    expect(downloadMemoryBound({ images: true })).toBe(5 * 32 * 2 ** 20 + 3 * 512 * 2 ** 20);
     expect(downloadMemoryBound({ concurrency: 2, maxBytes: 100, shareBytes: 10 })).toBe(210);
     expect(DOWNLOAD_LIMITS).toMatchObject({ timeoutMs: 30_000, downloadDeadlineMs: 300_000, runDeadlineMs: 600_000, concurrency: 6 });
   });

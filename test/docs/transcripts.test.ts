@@ -5,7 +5,8 @@
  * line for lines an example leaves out, and the places that differ per run (the symbol server's
  * port and the cache folder). The commands run in a workspace that holds what the examples name:
  * the vectors, minidump2.dmp with its symbol store (`symbols`), `crashes/` (minidump2.dmp and a
- * copy cut short at 3,000 bytes) and `broken.json`. After a deliberate change to what a command
+ * copy cut short at 3,000 bytes), `broken.json` and `rc.dmp` (an x64 dump whose image the server
+ * holds, compressed, in the symbol-store layout for binaries). After a deliberate change to what a command
  * prints, `UPDATE_DOCS=1 npx vitest run test/docs/transcripts.test.ts` writes the new output into
  * every transcript that leaves nothing out (one with a `...` line is edited by hand).
  */
@@ -18,6 +19,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cli } from "../support/cli.js";
 import { ROOT } from "../support/corpus.js";
 import { docBlocks, docFiles, matchesShown, rewriteBlocks, transcripts } from "../support/docs.js";
+import { parsePdb } from "../../src/formats/pdb.js";
+import { writeCab } from "../support/cab-writer.js";
+import { STACK_ONLY_IMAGE, stackOnlyDump } from "../support/image-server.js";
 
 const FIXTURES = join(ROOT, "test/fixtures/breakpad");
 /** What the symbol-server example names, and what stands for it here. */
@@ -42,15 +46,26 @@ beforeAll(async () => {
   copyFileSync(join(FIXTURES, "minidump2.dmp"), join(workspace, "crashes/minidump2.dmp"));
   writeFileSync(join(workspace, "crashes/cut.dmp"), readFileSync(join(FIXTURES, "minidump2.dmp")).subarray(0, 3000));
   writeFileSync(join(workspace, "broken.json"), '{ "format": "stackwalk-vector/1", "machine": "x86", }');
-  // A symbol server: the fixture's symbol store over HTTP (Breakpad's layout).
+  // rc.dmp: the x64 recursion-callbacks dump with its image withheld; the server holds the image
+  // (compressed, in the store layout for binaries) and its PDB.
+  stackOnlyDump(workspace);
+  const images = join(workspace, "image-store");
+  const id = parsePdb(readFileSync(join(ROOT, "vectors/programs/c/build/x64/recursion-callbacks.pdb"))).info.debugId;
+  mkdirSync(join(images, "recursion-callbacks.exe/B295B9675000"), { recursive: true });
+  writeFileSync(join(images, "recursion-callbacks.exe/B295B9675000/recursion-callbacks.ex_"), writeCab([{ name: "recursion-callbacks.exe", bytes: readFileSync(join(ROOT, STACK_ONLY_IMAGE)) }]));
+  mkdirSync(join(images, "recursion-callbacks.pdb", id), { recursive: true });
+  copyFileSync(join(ROOT, "vectors/programs/c/build/x64/recursion-callbacks.pdb"), join(images, "recursion-callbacks.pdb", id, "recursion-callbacks.pdb"));
+  // A symbol server: the fixture's symbol store over HTTP (Breakpad's layout), then the images' store.
   server = createServer((req, res) => {
     const path = normalize(decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname));
-    try {
-      const body = readFileSync(join(FIXTURES, "symbols", path));
-      res.writeHead(200).end(body);
-    } catch {
-      res.writeHead(404).end();
+    for (const root of [join(FIXTURES, "symbols"), images]) {
+      try {
+        const body = readFileSync(join(root, path));
+        res.writeHead(200).end(body);
+        return;
+      } catch {}
     }
+    res.writeHead(404).end();
   });
   await new Promise<void>((done) => server!.listen(0, "127.0.0.1", done));
   port = (server.address() as AddressInfo).port;

@@ -21,6 +21,8 @@ import { parseJsonInput } from "../../src/formats/input.js";
 import { parseVector, type Vector } from "../../src/formats/vector.js";
 import { parseSweep, replaySweep } from "../../src/formats/sweep.js";
 import { parsePe } from "../../src/formats/pe.js";
+import { readCabinet } from "../../src/formats/cab.js";
+import { writeCab } from "../support/cab-writer.js";
 import { parsePdb } from "../../src/formats/pdb.js";
 import { parseBreakpadSym } from "../../src/formats/breakpad-sym.js";
 import { attachSymbolFile, parseSymbolFile } from "../../src/formats/symbol-file.js";
@@ -208,6 +210,13 @@ function pdbSeeds(): Seed[] {
   return files(join(ROOT, "vectors", "programs", "c", "build"), (n) => n.endsWith(".pdb"))
     .filter((p) => statSync(p).size < 400_000)
     .map((p) => ({ name: rel(p), bytes: bytesOf(p) }));
+}
+
+/** Cabinets: the fixtures (gcab's) and the C programs' images compressed with blocks that reach back (the test writer's). */
+function cabSeeds(): Seed[] {
+  const fixtures = files(join(FIXTURES, "cab"), (n) => n.endsWith(".cab") || n.endsWith("_")).map((p) => ({ name: rel(p), bytes: bytesOf(p) }));
+  const images = peSeeds().slice(0, 4).map((s) => ({ name: `${s.name}#cab`, bytes: writeCab([{ name: "a.exe", bytes: s.bytes }, { name: "b.exe", bytes: s.bytes }]) }));
+  return [...fixtures, ...images];
 }
 
 let symCache: Seed[] | undefined;
@@ -565,6 +574,15 @@ export const TARGETS: readonly Target[] = [
       const mapped = image.mapped();
       readMappedImage(new RegionMemory([{ base: 0x400000n, bytes: mapped }]), 0x400000n);
       parseSymbolFile(bytes);
+    },
+  },
+  {
+    name: "cab",
+    structure: "bytes",
+    seeds: cabSeeds,
+    run(bytes) {
+      const cab = readCabinet(bytes, { maxBytes: 1 << 22 });
+      for (const f of cab.files) if (cab.extract(f).length !== f.size) throw new Error(`${f.name}: extracted to another size than the ${f.size} declared`);
     },
   },
   {

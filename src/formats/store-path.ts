@@ -1,0 +1,51 @@
+/**
+ * Names in a symbol store, made from a module's identity (docs/spec/minidump.md §8,
+ * docs/spec/cab.md §4). The names come from a dump, so they are untrusted: a name is used only
+ * when it is one plain file name that means the same thing on every system, so that a path made
+ * from it never leaves the store's root (no `..`, no separator, no drive letter or stream, no NUL
+ * or other control character, nothing Windows strips or refuses, no device name) and fits any file system with
+ * room for a temporary suffix. Anything else is an {@link InputError} ("bad-value") saying why.
+ */
+import { InputError } from "../errors.js";
+
+/** The longest file name taken, in UTF-8 bytes: a file system's 255, less room for a temporary file's suffix. */
+export const STORE_NAME_MAX_BYTES = 200;
+
+const clip = (text: string): string => (text.length > 80 ? `${text.slice(0, 80)}…` : text);
+const shown = (text: string): string => JSON.stringify(clip(text));
+
+/**
+ * The file-name part of `path` (after its last `/` or `\`) when it can name a file in a store;
+ * `what` names it in the error ("debug file", "module").
+ */
+export function storeFileName(path: string, what: string): string {
+  const base = path.slice(Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\")) + 1);
+  const refusals: [boolean, () => string][] = [
+    [base === "" || base === "." || base === "..", () => "no usable file name"],
+    [/[\u0000-\u001f\u007f]/.test(base), () => "a control character (NUL, a line break, …) in its name"],
+    [/[:*?"<>|]/.test(base), () => `a character no Windows file name has (${base.match(/[:*?"<>|]/)![0]}), as in a drive letter or a stream name`],
+    [/[. ]$/.test(base), () => "a name ending in a dot or a space, which Windows strips"],
+    [/^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\.|$)/i.test(base), () => "the name of a Windows device (CON, NUL, COM1, …)"],
+    [new TextEncoder().encode(base).length > STORE_NAME_MAX_BYTES, () => `a name of more than ${STORE_NAME_MAX_BYTES} bytes`],
+  ];
+  const refused = refusals.find(([bad]) => bad);
+  if (refused !== undefined) throw new InputError("bad-value", `${what} ${shown(path)} has ${refused[1]()} for a symbol store`);
+  return base;
+}
+
+/**
+ * Where a symbol store keeps a module's image: `<name>/<key>/`, the key TimeDateStamp as `%08X`
+ * then SizeOfImage as `%x` (the module's code id as Breakpad prints it). Returns the name and
+ * the key; a code id of another form (an ELF build id) or a name that cannot name a file is an
+ * {@link InputError}.
+ */
+export function imageStoreKey(moduleName: string, codeId: string): { name: string; key: string } {
+  const name = storeFileName(moduleName, "module");
+  if (!/^[0-9A-Fa-f]{8}[0-9A-Fa-f]{1,8}$/.test(codeId)) throw new InputError("bad-value", `code id ${shown(codeId)} is not a PE TimeDateStamp and SizeOfImage`);
+  return { name, key: codeId.slice(0, 8).toUpperCase() + codeId.slice(8).toLowerCase() };
+}
+
+/** The name a store gives a file's compressed form: its last character replaced by `_` (`app.exe` → `app.ex_`). */
+export function compressedName(name: string): string {
+  return `${name.slice(0, -1)}_`;
+}
