@@ -9,7 +9,7 @@
 import { InputError } from "../errors.js";
 import type { Minidump, MinidumpAssertion } from "../formats/minidump.js";
 import { hexPadded } from "../hex.js";
-import type { Machine } from "../model/machine.js";
+import { machineInfo, type Machine, type MachineNames } from "../model/machine.js";
 import { moduleAt, type Module, type Snapshot, type ThreadSnapshot } from "../model/snapshot.js";
 import { UnwindCache } from "../unwind/cache.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
@@ -19,23 +19,14 @@ import { crashReason } from "./breakpad-crash.js";
 import { dumpSystemInfo } from "./system-info.js";
 
 /** Breakpad's name of a CPU its processor walks, as `minidump_stackwalk` prints it. */
-export type BreakpadCpu = "x86" | "amd64" | "arm64";
-
-/**
- * The CPU Breakpad's processor walks each machine as (stackwalker_x86.cc, stackwalker_amd64.cc,
- * stackwalker_arm64.cc), or, where it has no stack walker, the machine's name in the refusal.
- */
-export const BREAKPAD_WALKER: Readonly<Record<Machine, { cpu: BreakpadCpu } | { missing: string }>> = {
-  x86: { cpu: "x86" },
-  x64: { cpu: "amd64" },
-  ia64: { missing: "IA-64" },
-  arm64: { cpu: "arm64" },
-};
+export type BreakpadCpu = NonNullable<MachineNames["breakpadCpu"]>;
 
 /** Why Breakpad's processor cannot walk a dump of `machine` read from `file`, or undefined when it can. */
 export function breakpadRefusal(machine: Machine, file: string): string | undefined {
-  const w = BREAKPAD_WALKER[machine];
-  return "missing" in w ? `Breakpad's processor has no ${w.missing} stack walker; ${file} is an ${w.missing} dump` : undefined;
+  const info = machineInfo(machine);
+  if (info.names.breakpadCpu !== null) return undefined;
+  const name = info.title.replace(/ \(.*\)$/, "");
+  return `Breakpad's processor has no ${name} stack walker; ${file} is an ${name} dump`;
 }
 
 /** One walked thread, numbered as Breakpad numbers it. */

@@ -30,8 +30,6 @@ import { Diagnoser, Namer, plural } from "./crosscheck-diagnose.js";
 import { ETW_MAX_ADDRESSES, stackBoundsAround, walkFrameChain } from "./ebp-chain.js";
 import { locateAddress } from "./location.js";
 
-/** Machines on which the capture site's stack can be re-walked as an x86 EBP chain ({@link walkFrameChain}: 4-byte words from EBP). */
-const CAPTURE_EBP_CHAIN: Readonly<Record<Machine, boolean>> = { x86: true, x64: false, ia64: false, arm64: false };
 
 /** What a row of the alignment is. */
 export type RowKind = "prefix" | "matched" | "etw-only" | "walk-only";
@@ -307,7 +305,7 @@ export function crossCheckStack(snapshot: Snapshot, walk: Walk, stack: EtwStack,
   // Re-run the EBP chain from the capture site's EBP and align through it.
   const ebp0 = frame0.registers["ebp"];
   const sp0 = frame0.registers["esp"] ?? frame0.addrStack;
-  const bounds = CAPTURE_EBP_CHAIN[machine] && anchorWalk === 0 && ebp0 !== undefined ? stackBoundsAround(snapshot.memory, sp0) : undefined;
+  const bounds = machineInfo(machine).etwFramePointerCapture && anchorWalk === 0 && ebp0 !== undefined ? stackBoundsAround(snapshot.memory, sp0) : undefined;
   if (bounds !== undefined) {
     const part = stack.parts.find((p) => anchorEtw >= p.start && anchorEtw < p.start + p.count);
     const before = anchorEtw + 1 - (part?.start ?? 0);

@@ -302,7 +302,7 @@ export function weakerText(machine: Machine, walk: Walk, index: WeakerIndex | un
   // The callee was unwound from a record that says it keeps no frame pointer.
   const omitted = (f.trust === "fpo" || f.trust === "frame-data" || f.trust === "unwind-info" || f.trust === "cfi") && !(f.rule.kind === "fpo" && f.rule.form === "non-fpo");
   const why = omitted
-    ? `${calleeFn} does not set up ${fp} as a frame pointer (${NO_FRAME_POINTER[machine]}), so ${fp} there still belonged to an outer frame`
+    ? `${calleeFn} does not set up ${fp} as a frame pointer (${machineInfo(machine).noFramePointer}), so ${fp} there still belonged to an outer frame`
     : `${fp} at ${fromLoc} was not this frame's frame pointer`;
   if (next === undefined) {
     return `The frame-pointer chain never reaches this frame: from ${fromLoc} with ${fp} = ${a(fpValue)} it stopped (${weak.stop.reason}: ${weak.stop.detail}); ${why}.`;
@@ -312,14 +312,6 @@ export function weakerText(machine: Machine, walk: Walk, index: WeakerIndex | un
   const landing = skipped ? `, straight to ${calleeFn}'s caller's caller` : "";
   return `The frame-pointer chain misses this frame: from ${fromLoc} it followed ${fp} = ${a(fpValue)} to [${fp}+${info.pointerSize}] = ${a(next.addrPC)} (${nextLoc}, SP ${a(next.addrStack)})${landing}; ${why}.`;
 }
-
-/** Why a function keeps no frame pointer, by machine. */
-const NO_FRAME_POINTER: Record<Machine, string> = {
-  x86: "frame-pointer omission",
-  x64: "x64 code needs none",
-  ia64: "IA-64 has none",
-  arm64: "a leaf or a function built without frame pointers keeps x29 as its caller left it",
-};
 
 /** A stop reason in words for readers who do not know the codes. */
 export function stopInWords(stop: WalkStop, a: (v: bigint) => string): string {

@@ -6,12 +6,10 @@
  * a code not in the table, as hex.
  */
 import type { Minidump } from "../formats/minidump.js";
-import type { Machine } from "../model/machine.js";
+import { machineInfo, type Machine } from "../model/machine.js";
 import { readU32, type MemoryReader } from "../memory/reader.js";
 import { NTSTATUS_NAMES } from "./breakpad-crash.js";
 
-/** LastErrorValue's offset in the TEB, by machine. */
-const LAST_ERROR_OFFSET: Readonly<Partial<Record<Machine, bigint>>> = { x86: 0x34n, x64: 0x68n };
 
 /** SystemInfo.PlatformId values of Windows. */
 const WINDOWS_PLATFORMS = new Set([1, 2]);
@@ -43,7 +41,7 @@ export function windowsErrorName(code: number): string {
 
 /** The LastErrorValue in a TEB at `teb`, or undefined when the dump did not capture it. */
 export function tebLastError(machine: Machine, teb: bigint, memory: MemoryReader): number | undefined {
-  const offset = LAST_ERROR_OFFSET[machine];
+  const offset = machineInfo(machine).tebLastError;
   if (offset === undefined || teb === 0n) return undefined;
   const v = readU32(memory, teb + offset);
   return v === undefined ? undefined : Number(v);

@@ -7,7 +7,8 @@
  */
 import type { MemoryReader } from "../memory/reader.js";
 import { machineInfo, type Machine } from "../model/machine.js";
-import type { Registers } from "../model/snapshot.js";
+import type { Module, Registers } from "../model/snapshot.js";
+import type { BreakpadStackCfi } from "../formats/breakpad-sym.js";
 import type { FrameSite } from "../unwind/step.js";
 import type { ArchStrategy } from "./rule.js";
 import type { FunctionTableAccess, StackWalkBackend } from "./stackwalk64-call.js";
@@ -55,6 +56,13 @@ export interface ArchDefinition {
   stackWalk64: StackWalkBackend;
   /** SymFunctionTableAccess64 on this machine (stackwalk64.md §3), the default of a NULL callback. */
   functionTableAccess: FunctionTableAccess;
+  /** The teaching picture `stackwalk roles` shows beside this machine's roles, where it has one. */
+  picture?: string;
+  /**
+   * The STACK CFI a module's image gives a Breakpad symbol file (x64: from RUNTIME_FUNCTIONs and
+   * UNWIND_INFO; ARM64: from .pdata and .xdata), where the machine's images give any.
+   */
+  moduleCfi?: (module: Module, memory: MemoryReader) => BreakpadStackCfi[];
 }
 
 /** The role register names of a machine, from the machine table. */

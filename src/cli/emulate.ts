@@ -7,10 +7,8 @@ import { basename, dirname, extname, join } from "node:path";
 import type { RunOptions, RunResult } from "../../emulator/run.js";
 import { InputError } from "../errors.js";
 import { formatBreakpadSym, symFileInput, symFileStorePath } from "../formats/breakpad-sym-write.js";
-import { x64ModuleCfi } from "../arch/x64/index.js";
-import { arm64ModuleCfi } from "../arch/arm64/index.js";
-import type { BreakpadStackCfi } from "../formats/breakpad-sym.js";
-import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
+import { archWalker } from "../walk/registry.js";
+import { formatAddress, machineInfo } from "../model/machine.js";
 import { moduleCodeView } from "../formats/minidump-write.js";
 import { formatSweep, replaySweep } from "../formats/sweep.js";
 import { formatVector } from "../formats/vector.js";
@@ -329,14 +327,6 @@ class Staging {
   }
 }
 
-/** The STACK CFI a machine's images give a symbol file (x64: from RUNTIME_FUNCTIONs and UNWIND_INFO; arm64: from .pdata and .xdata), when they give any. */
-const STACK_CFI_FROM_IMAGE: Record<Machine, ((module: Module, memory: MemoryReader) => BreakpadStackCfi[]) | undefined> = {
-  x86: undefined,
-  x64: x64ModuleCfi,
-  ia64: undefined,
-  arm64: arm64ModuleCfi,
-};
-
 /** The Breakpad .sym files of the modules of the dumps, one per store directory and module identity. */
 class SymStore {
   readonly paths: string[] = [];
@@ -358,7 +348,7 @@ class SymStore {
       if (this.seen.has(path)) continue;
       this.seen.add(path);
       // STACK CFI from the image's unwind tables where the machine has them, so a dump without images walks with them.
-      const cfi = STACK_CFI_FROM_IMAGE[snapshot.machine]?.(module, snapshot.memory);
+      const cfi = archWalker(snapshot.machine).moduleCfi?.(module, snapshot.memory);
       if (cfi !== undefined) input.stackCfi = cfi;
       this.staging.text(path, formatBreakpadSym(input));
       this.paths.push(path);

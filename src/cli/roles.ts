@@ -1,16 +1,9 @@
 /** `stackwalk roles`: which register plays each STACKFRAME role, per machine. */
 import { isMachine, machineInfo, MACHINES, type Machine } from "../model/machine.js";
 import { renderRoles } from "../render/text.js";
-import { IA64_TWO_STACKS } from "../arch/ia64/index.js";
-import { ARM64_LINK_REGISTER } from "../arch/arm64/index.js";
+import { archWalker } from "../walk/registry.js";
 import { EXIT, parseOptions, UsageError, type Io } from "./common.js";
 
-/**
- * The picture shown after a machine's roles when it is asked for alone: Itanium's two stacks that
- * AddrStack and AddrBStore point into; ARM64's return address in the link register before a
- * prolog saves it.
- */
-const PICTURES: Readonly<Record<Machine, string | undefined>> = { x86: undefined, x64: undefined, ia64: IA64_TWO_STACKS, arm64: ARM64_LINK_REGISTER };
 
 /** Usage text of `roles`. */
 export const ROLES_USAGE = `usage: stackwalk roles [--machine ${MACHINES.join("|")}] [--json]
@@ -52,7 +45,7 @@ export function rolesCommand(argv: string[], io: Io): number {
     io.out(JSON.stringify(doc, null, 2) + "\n");
   } else {
     io.out(renderRoles(machines));
-    const picture = machines.length === 1 ? PICTURES[machines[0]!] : undefined;
+    const picture = machines.length === 1 ? archWalker(machines[0]!).picture : undefined;
     if (picture !== undefined) io.out("\n" + picture);
   }
   return EXIT.ok;

@@ -37,7 +37,7 @@ import { hex } from "../hex.js";
 import { InputError } from "../errors.js";
 import type { MemoryReader } from "../memory/reader.js";
 import { FRAME_FPO, FRAME_NONFPO, type FpoData } from "../model/fpo-data.js";
-import type { Machine } from "../model/machine.js";
+import { MACHINES, machineInfo, type Machine } from "../model/machine.js";
 import { inlineChain } from "../model/inline.js";
 import { lineAt, type Module, type ModuleSymbol } from "../model/snapshot.js";
 import { STACK_WIN_TYPE, symbolStorePath, type BreakpadStackCfi } from "./breakpad-sym.js";
@@ -74,11 +74,8 @@ export interface SymFileInput {
   stackCfi?: readonly BreakpadStackCfi[];
 }
 
-/** MODULE arch names per machine, as dump_syms writes them. */
-export const BREAKPAD_ARCH: Readonly<Record<Machine, string>> = { x86: "x86", x64: "x86_64", ia64: "ia64", arm64: "arm64" };
-
-/** Machines whose images carry FPO_DATA and FrameData, which dump_syms writes as STACK WIN records. */
-const STACK_WIN: Readonly<Record<Machine, boolean>> = { x86: true, x64: false, ia64: false, arm64: false };
+/** MODULE arch names per machine, as dump_syms writes them (the machine table's `names.breakpadSym`). */
+export const BREAKPAD_ARCH: Readonly<Record<Machine, string>> = Object.fromEntries(MACHINES.map((m) => [m, machineInfo(m).names.breakpadSym])) as Record<Machine, string>;
 
 const U32_MAX = 0xffff_ffff;
 
@@ -305,7 +302,7 @@ export function symFileInput(module: Module, machine: Machine, memory: MemoryRea
     codeFile: module.name,
     symbols: module.symbols,
   };
-  if (STACK_WIN[machine]) {
+  if (machineInfo(machine).stackWin) {
     const own = module.unwind?.fpo ?? [];
     input.fpo = own.length > 0 ? own : (readMappedImage(memory, module.base)?.fpo ?? []);
     input.frameData = module.unwind?.frameData ?? [];

@@ -131,6 +131,29 @@ export interface MachineInfo {
   returnValue: string;
   /** The CONTEXT record: its layout, ContextFlags CPU bit, and register name → field. */
   context: { layout: RecordLayout; cpuBit: number; fields: Readonly<Record<string, string>> };
+  /** Names other tools give the machine: rust-minidump's `cpu_arch`, a Breakpad `.sym` MODULE line's, Breakpad's processor's CPU (null where it has no stack walker). */
+  names: MachineNames;
+  /** Its images' unwind records become Breakpad STACK WIN records (x86's FPO_DATA and FrameData). */
+  stackWin: boolean;
+  /**
+   * ETW's stack capture on this machine follows the frame-pointer chain from the capture site
+   * (x86's EBP chain), so a cross-check re-walks that site as such a chain.
+   */
+  etwFramePointerCapture: boolean;
+  /** The TEB's LastErrorValue offset (Windows), where a dump's thread list gives the TEB. */
+  tebLastError?: bigint;
+  /** Why code of this machine may keep no frame pointer, in words. */
+  noFramePointer: string;
+}
+
+/** What other tools call a machine. */
+export interface MachineNames {
+  /** rust-minidump's JSON `system_info.cpu_arch`. */
+  cpuArch: string;
+  /** The architecture word of a Breakpad `.sym` file's MODULE line (dump_syms). */
+  breakpadSym: string;
+  /** The CPU Breakpad's processor walks it as (stackwalker_<cpu>.cc); null where Breakpad has no stack walker. */
+  breakpadCpu: "x86" | "amd64" | "arm64" | null;
 }
 
 /**
@@ -232,6 +255,11 @@ interface MachineEntry {
   registers: readonly RegisterSpec[];
   roles: readonly RoleBinding[];
   context: MachineInfo["context"];
+  names: MachineNames;
+  stackWin: boolean;
+  etwFramePointerCapture: boolean;
+  tebLastError?: bigint;
+  noFramePointer: string;
 }
 
 /** The machine list: everything else about a machine is worked out from its entry. */
@@ -245,6 +273,11 @@ const ENTRIES: Record<Machine, MachineEntry> = {
     stackParams: true,
     registers: X86_REGISTERS,
     context: { layout: X86_CONTEXT_LAYOUT, cpuBit: CONTEXT_i386, fields: X86_CONTEXT_REGISTERS },
+    names: { cpuArch: "x86", breakpadSym: "x86", breakpadCpu: "x86" },
+    stackWin: true,
+    etwFramePointerCapture: true,
+    tebLastError: 0x34n,
+    noFramePointer: "frame-pointer omission",
     roles: [
       { role: "AddrPC", register: "eip", display: "EIP", explanation: "the instruction pointer: where this frame is executing" },
       { role: "AddrReturn", register: null, display: "[EBP+4]", explanation: "the return address, read from the slot a call pushed just above the saved EBP" },
@@ -264,6 +297,11 @@ const ENTRIES: Record<Machine, MachineEntry> = {
     stackParams: false,
     registers: X64_REGISTERS,
     context: { layout: AMD64_CONTEXT_LAYOUT, cpuBit: CONTEXT_AMD64, fields: AMD64_CONTEXT_REGISTERS },
+    names: { cpuArch: "amd64", breakpadSym: "x86_64", breakpadCpu: "amd64" },
+    stackWin: false,
+    etwFramePointerCapture: false,
+    tebLastError: 0x68n,
+    noFramePointer: "x64 code needs none",
     roles: [
       { role: "AddrPC", register: "rip", display: "RIP", explanation: "the instruction pointer: where this frame is executing" },
       { role: "AddrReturn", register: null, display: "unwound RIP", explanation: "found by unwinding the frame with its UNWIND_INFO, not by following a chain" },
@@ -283,6 +321,10 @@ const ENTRIES: Record<Machine, MachineEntry> = {
     stackParams: false,
     registers: IA64_REGISTERS,
     context: { layout: IA64_CONTEXT_LAYOUT, cpuBit: CONTEXT_IA64, fields: IA64_CONTEXT_REGISTERS },
+    names: { cpuArch: "ia64", breakpadSym: "ia64", breakpadCpu: null },
+    stackWin: false,
+    etwFramePointerCapture: false,
+    noFramePointer: "IA-64 has none",
     roles: [
       { role: "AddrPC", register: "stiip", display: "StIIP", explanation: "the bundle address of the interrupted instruction, plus its slot" },
       { role: "AddrReturn", register: "brrp", display: "b0 (rp)", explanation: "the caller's IP: br.call leaves it in b0, which a non-leaf prolog saves" },
@@ -302,6 +344,10 @@ const ENTRIES: Record<Machine, MachineEntry> = {
     stackParams: false,
     registers: ARM64_REGISTERS,
     context: { layout: ARM64_CONTEXT_LAYOUT, cpuBit: CONTEXT_ARM64, fields: ARM64_CONTEXT_REGISTERS },
+    names: { cpuArch: "arm64", breakpadSym: "arm64", breakpadCpu: "arm64" },
+    stackWin: false,
+    etwFramePointerCapture: false,
+    noFramePointer: "a leaf or a function built without frame pointers keeps x29 as its caller left it",
     roles: [
       { role: "AddrPC", register: "pc", display: "Pc", explanation: "the program counter: where this frame is executing" },
       { role: "AddrReturn", register: "lr", display: "Lr / unwound Pc", explanation: "bl leaves the return address in Lr (x30), not on the stack; a prolog may save it, so it is found by unwinding with .pdata/.xdata and the caller's Pc = Lr" },
@@ -354,6 +400,11 @@ function describe(machine: Machine, e: MachineEntry): MachineInfo {
     codeView: Object.fromEntries(list.filter((r) => r.codeView !== undefined).map((r) => [r.codeView!, r.name])),
     returnValue: list.find((r) => r.returnValue === true)!.name,
     context: e.context,
+    names: e.names,
+    stackWin: e.stackWin,
+    etwFramePointerCapture: e.etwFramePointerCapture,
+    ...(e.tebLastError === undefined ? {} : { tebLastError: e.tebLastError }),
+    noFramePointer: e.noFramePointer,
   };
 }
 

@@ -10,7 +10,7 @@
  * and `rule`, per module `path` and `symbolFile`.
  */
 import { miscProcessId, type Minidump, type MinidumpModule, type MinidumpUnloadedModule } from "../formats/minidump.js";
-import { formatAddress, type Machine } from "../model/machine.js";
+import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
 import type { Module, OperatingSystem, ThreadSnapshot } from "../model/snapshot.js";
 import { ruleText } from "../unwind/rule-text.js";
 import type { Frame } from "../walk/frame.js";
@@ -85,8 +85,6 @@ const OS_TEXT: Readonly<Record<OperatingSystem, string>> = {
   unknown: "unknown",
 };
 
-/** rust-minidump's `cpu_arch` of each machine. */
-const CPU_ARCH: Readonly<Record<Machine, string>> = { x86: "x86", x64: "amd64", ia64: "ia64", arm64: "arm64" };
 
 /** rust-minidump's frame trust words, most trusted first (its FrameTrust). */
 export type SchemaTrust = "context" | "prewalked" | "cfi" | "cfi_scan" | "frame_pointer" | "scan" | "inline" | "none";
@@ -312,7 +310,7 @@ function documentHead(machine: Machine, crashed: ThreadSnapshot | undefined, cra
     system_info: {
       os: sys?.os ?? OS_TEXT[context.os ?? "windows"],
       os_ver: sys?.osVersion ?? null,
-      cpu_arch: sys?.cpu ?? CPU_ARCH[machine],
+      cpu_arch: sys?.cpu ?? machineInfo(machine).names.cpuArch,
       cpu_info: sys === undefined || sys.cpuInfo === "" ? null : sys.cpuInfo,
       cpu_count: sys?.cpuCount ?? null,
       cpu_microcode_version: dump?.linux?.cpuInfo === undefined ? null : microcodeVersion(dump.linux.cpuInfo),

@@ -3,7 +3,9 @@
  * backend, function-table access) and what other layers use of the machine.
  */
 import { machineRoles, type ArchDefinition } from "../definition.js";
+import { arm64ModuleCfi } from "./cfi-from-unwind.js";
 import { arm64Cfi } from "./cfi.js";
+import { ARM64_LINK_REGISTER } from "./link-register.js";
 import { arm64BreakpadFramePointer, arm64FrameRecord, arm64LinkRegister } from "./frame-pointer.js";
 import { arm64FunctionTableAccess } from "./function-table.js";
 import { arm64BreakpadScan, arm64Scan } from "./scan.js";
@@ -45,4 +47,6 @@ export const ARM64_ARCH: ArchDefinition = {
   stackWalk64: arm64Walk,
   // Wine registers no ARM64 function-table lookup (arm64.md §3.1).
   functionTableAccess: (target, address, compatibility) => (compatibility === "native" ? arm64FunctionTableAccess(target, address) : 0n),
+  picture: ARM64_LINK_REGISTER,
+  moduleCfi: (module, memory) => arm64ModuleCfi(module, memory),
 };

@@ -4,6 +4,7 @@
  */
 import { machineRoles, type ArchDefinition } from "../definition.js";
 import { ia64Pc } from "./rse.js";
+import { IA64_TWO_STACKS } from "./two-stacks.js";
 import { ia64Walk } from "./stackwalk64.js";
 import { ia64FunctionTableAccess, ia64Params, ia64Unwind } from "./walker.js";
 
@@ -30,4 +31,5 @@ export const IA64_ARCH: ArchDefinition = {
   params: ia64Params,
   stackWalk64: ia64Walk,
   functionTableAccess: (target, address) => ia64FunctionTableAccess(target, address),
+  picture: IA64_TWO_STACKS,
 };

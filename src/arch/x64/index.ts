@@ -3,6 +3,7 @@
  * function-table access) and what other layers use of the machine.
  */
 import { machineRoles, type ArchDefinition } from "../definition.js";
+import { x64ModuleCfi } from "./cfi-from-unwind.js";
 import { x64Cfi } from "./cfi.js";
 import { x64CheckedFramePointer, x64FramePointer } from "./frame-pointer.js";
 import { x64FunctionTableAccess } from "./function-table.js";
@@ -40,4 +41,5 @@ export const X64_ARCH: ArchDefinition = {
   params: () => [0n, 0n, 0n, 0n],
   stackWalk64: amd64Walk,
   functionTableAccess: (target, address) => x64FunctionTableAccess(target, address),
+  moduleCfi: (module, memory) => x64ModuleCfi(module, memory),
 };
