@@ -5,6 +5,8 @@
  */
 import { crashSummary, type CrashSummary } from "../analysis/breakpad-crash.js";
 import { analyzeCrash } from "../analysis/crash-info.js";
+import type { ExplainedWalk } from "../analysis/explain-model.js";
+import { explainSnapshot } from "../analysis/explain-walk.js";
 import type { InstructionDecoder } from "../analysis/instruction.js";
 import { breakpadReport } from "../analysis/breakpad-report.js";
 import type { Minidump } from "../formats/minidump.js";
@@ -118,4 +120,25 @@ export async function writeWalkOutput(input: LoadedInput, options: WalkOutputOpt
     out(`${input.file}: ${machineInfo(snapshot.machine).title}${snapshot.description !== undefined ? ` - ${snapshot.description}` : ""}\n`);
     writeText(snapshot.machine, snapshot.modules, walks, out, options.registers === true || options.roles === true, dump === undefined ? undefined : await crashHeader(input, dump));
   }
+}
+
+/** The last part of a path (either slash): what the pages and explanations call an input. */
+export function baseName(file: string): string {
+  return file.slice(Math.max(file.lastIndexOf("/"), file.lastIndexOf("\\")) + 1);
+}
+
+/**
+ * Explains the chosen threads of a loaded input (the crashed thread first), titled as `explain`,
+ * `render` and `view` title it: the input's name, and its description when that says more.
+ */
+export function explainLoaded(input: Pick<LoadedInput, "file" | "snapshot">, options: { walker: WalkerName; thread: number | "all"; maxFrames?: number | undefined; pacVaBits?: number | undefined }): ExplainedWalk[] {
+  const { file, snapshot } = input;
+  const name = baseName(file);
+  return explainSnapshot(snapshot, {
+    walker: options.walker,
+    thread: options.thread,
+    title: snapshot.description !== undefined && snapshot.description !== file && snapshot.description !== name ? `${name} - ${snapshot.description}` : name,
+    ...(options.maxFrames !== undefined ? { maxFrames: options.maxFrames } : {}),
+    ...(options.pacVaBits !== undefined ? { pacVaBits: options.pacVaBits } : {}),
+  });
 }
