@@ -111,8 +111,9 @@ function walkSection(e: ExplainedWalk, w: number, count: number): string {
     `<div class="controls"><button type="button" class="prev">◀ Previous</button> <span class="position" aria-live="polite">${listed.length > 0 ? `frame 0 (1 of ${listed.length})` : "no frames"}</span> <button type="button" class="next">Next ▶</button> <span class="hint">or the ← → keys; click a frame to jump to it</span></div>`,
   );
   out.push(`<div class="panes">`);
-  out.push(`<div class="diagram">${renderSvg(e, { idPrefix: `w${w}-`, heading: false, frameList: false })}</div>`);
-  out.push(`<div class="explanation">`);
+  // Each pane scrolls on its own: it takes the focus, so that the keyboard can scroll it too.
+  out.push(`<div class="diagram" tabindex="0" role="region" aria-label="stack diagram of thread ${e.threadId}">${renderSvg(e, { idPrefix: `w${w}-`, heading: false, frameList: false })}</div>`);
+  out.push(`<div class="explanation" tabindex="0" role="region" aria-label="frames of thread ${e.threadId}">`);
   if (listed.length === 0) out.push(`<p class="empty">The walk found no frames. ${esc(e.stopText)}</p>`);
   else out.push(`<ol class="frames" start="0">${listed.map((f) => frameItem(e, w, f)).join("\n")}</ol>`);
   if (e.frames.length > listed.length) {
@@ -258,8 +259,8 @@ export const VIEW_SCRIPT = `
     var w = active();
     if (ev.key === "ArrowRight") show(w, current[w] + 1);
     else if (ev.key === "ArrowLeft") show(w, current[w] - 1);
-    else if (ev.key === "]") showThread(w + 1);
-    else if (ev.key === "[") showThread(w - 1);
+    else if (ev.key === "]" && sections.length > 1) showThread(w + 1);
+    else if (ev.key === "[" && sections.length > 1) showThread(w - 1);
     else return;
     ev.preventDefault();
   });
@@ -304,13 +305,20 @@ export function renderPage(parts: PageParts): string {
   return out.join("\n") + "\n";
 }
 
-/** The walks' heading and sections (a thread picker when there are several): what a page shows of explained walks. */
-export function renderWalkView(walks: readonly ExplainedWalk[]): string {
+/**
+ * The walks' heading and sections (a thread picker when there are several): what a page shows of
+ * explained walks. A page of its own (`stackwalk view`) has them as its banner and main content;
+ * inside another page (`landmarks: false`, the playground) they are plain blocks under a
+ * second-level heading.
+ */
+export function renderWalkView(walks: readonly ExplainedWalk[], options: { landmarks?: boolean } = {}): string {
+  const landmarks = options.landmarks ?? true;
+  const [head, main, h] = landmarks ? ["header", "main", "h1"] : ["div", "div", "h2"];
   const title = walks[0]?.title ?? "stack walk";
   const machines = [...new Set(walks.map((e) => machineInfo(e.machine).title))];
   const walkers = [...new Set(walks.map((e) => e.walker))];
   const out: string[] = [];
-  out.push(`<header class="page-head"><h1>${esc(title)}</h1>`);
+  out.push(`<${head} class="page-head"><${h}>${esc(title)}</${h}>`);
   out.push(
     `<p>${esc(`${machines.join(", ")} · walker ${walkers.join(", ")}`)}: the stack walk frame by frame. Each step highlights a frame's band in the diagram, the words its unwind read, and how it was found.</p>`,
   );
@@ -319,10 +327,10 @@ export function renderWalkView(walks: readonly ExplainedWalk[]): string {
     // Shown by the script, which is what makes it work.
     out.push(`<p class="picker" hidden><label for="thread-picker">Thread: </label><select id="thread-picker">${options.join("")}</select> <span class="hint">${walks.length} threads; the [ and ] keys move between them</span></p>`);
   }
-  out.push(`</header><main>`);
+  out.push(`</${head}><${main} class="walks">`);
   if (walks.length === 0) out.push(`<p class="empty stop-early">The input has no threads to walk.</p>`);
   walks.forEach((e, w) => out.push(walkSection(e, w, walks.length)));
-  out.push(`</main>`);
+  out.push(`</${main}>`);
   return out.join("\n");
 }
 

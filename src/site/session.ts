@@ -219,7 +219,7 @@ export class Session {
     // The crashed thread first, as `view` orders them.
     const ordered = [...walks.filter((w) => w.crashed === true), ...walks.filter((w) => w.crashed !== true)];
     progress("drawing");
-    return { html: renderWalkView(ordered), threads: ordered.length, frames: ordered.reduce((n, w) => n + w.frames.length, 0) };
+    return { html: renderWalkView(ordered, { landmarks: false }), threads: ordered.length, frames: ordered.reduce((n, w) => n + w.frames.length, 0) };
   }
 
   /**
