@@ -134,11 +134,12 @@ function walkSection(e: ExplainedWalk, w: number, count: number): string {
  */
 export const VIEW_STYLE = `
 :root { color-scheme: light; font-family: system-ui, -apple-system, "Segoe UI", sans-serif; color: #111827; background: #f9fafb; }
-body { margin: 0; padding: 16px; }
+body { margin: 0; padding: 12px; }
 h1 { font-size: 1.35rem; margin: 0 0 4px; overflow-wrap: anywhere; }
 h2 { font-size: 1.1rem; margin: 8px 0; }
 h3 { font-size: 0.95rem; margin: 0; font-weight: 600; overflow-wrap: anywhere; }
 code, .regs, .reads td { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.82rem; }
+.reads td, .reads td code { font-size: 0.78rem; }
 .page-head p { margin: 2px 0 8px; color: #4b5563; }
 .picker { margin: 8px 0; }
 .summary p { margin: 4px 0; }
@@ -152,14 +153,14 @@ code, .regs, .reads td { font-family: "DejaVu Sans Mono", Menlo, Consolas, monos
 .controls button:disabled { color: #6b7280; border-color: #d1d5db; cursor: default; }
 .position { display: inline-block; min-width: 9em; text-align: center; font-weight: 600; }
 .hint { color: #4b5563; font-size: 0.85rem; margin-left: 8px; }
-.panes { display: grid; grid-template-columns: minmax(0, max-content) minmax(320px, 1fr); gap: 16px; margin-top: 8px; }
+.panes { display: grid; grid-template-columns: minmax(0, max-content) minmax(320px, 1fr); gap: 12px; margin-top: 8px; }
 @media (max-width: 1200px) { .panes { grid-template-columns: minmax(0, 1fr); } }
 .diagram { overflow: auto; max-height: 85vh; background: #fff; border: 1px solid #e5e7eb; border-radius: 6px; }
 .diagram svg { display: block; max-width: 100%; height: auto; }
 .src { margin: 2px 0; font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.82rem; color: #1f2937; overflow-wrap: anywhere; }
 .explanation { overflow: auto; max-height: 85vh; }
 .frames { list-style: none; margin: 0; padding: 0; }
-.frame { background: #fff; border: 1px solid #e5e7eb; border-left: 6px solid #6b7280; border-radius: 6px; padding: 6px 10px; margin: 0 0 8px; cursor: pointer; }
+.frame { background: #fff; border: 1px solid #e5e7eb; border-left: 6px solid #6b7280; border-radius: 6px; padding: 6px 8px; margin: 0 0 8px; cursor: pointer; }
 .frame.current { outline: 3px solid #111827; }
 .num { display: inline-block; padding: 0 6px; border-radius: 4px; }
 .badge { display: inline-block; font-size: 0.75rem; font-weight: 500; padding: 0 6px; border-radius: 10px; background: #e5e7eb; }
@@ -171,7 +172,7 @@ code, .regs, .reads td { font-family: "DejaVu Sans Mono", Menlo, Consolas, monos
 .how li { margin: 2px 0; overflow-wrap: anywhere; }
 .reads { border-collapse: collapse; margin: 6px 0; font-size: 0.85rem; max-width: 100%; }
 .reads caption { text-align: left; color: #4b5563; font-size: 0.8rem; }
-.reads th, .reads td { border: 1px solid #e5e7eb; padding: 1px 6px; text-align: left; vertical-align: top; }
+.reads th, .reads td { border: 1px solid #e5e7eb; padding: 1px 4px; text-align: left; vertical-align: top; }
 .reads code { white-space: nowrap; }
 .reads .as, .reads .area { color: #4b5563; font-size: 0.8rem; }
 .read-return-address td { color: #b84200; }

@@ -154,8 +154,9 @@ describe("the playground in headless Chromium", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("is four plain files: the page, its script, the worker's code and the examples", () => {
+  it("is four plain files, under 160 KB gzipped: the page, its script, the worker's code and the examples", () => {
     expect(sizes.map((f) => f.name)).toEqual(["index.html", "site.js", "walker.js", "examples.js"]);
+    expect(sizes.reduce((n, f) => n + f.gzipped, 0)).toBeLessThan(160_000);
     const page = readFileSync(join(siteDir, "index.html"), "utf8");
     expect(page).toContain(`connect-src 'none'`);
     expect(page).not.toMatch(/https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
@@ -195,6 +196,8 @@ describe("the playground in headless Chromium", () => {
     await page.setInputFiles("#pick", [file, ...filesUnder(store)]);
     await walked(page);
     await chooseCrashed(page);
+    // A 64-bit diagram is the widest: at 1280 px it is still drawn at its own size.
+    expect(await smallestDiagramText(page)).toBeGreaterThanOrEqual(12);
     expect(await tab(page, "text")).toBe(cliText(file, "--symbols", store, "--thread", "crashed"));
     expect(await sideways(page)).toBe(0);
     expect(problems).toEqual([]);
