@@ -106,8 +106,12 @@ function answer(reply: Reply): void {
   else p.resolve(reply);
 }
 
-/** What the last walk found, said again when an output is written. */
-let walked = "";
+/** What the last walk found, said again (with the bytes read by then) when an output is written. */
+let walked = { threads: 0, frames: 0 };
+function walkedText(read: number): string {
+  const { threads, frames } = walked;
+  return `${summary?.file ?? ""}: ${threads} thread${threads === 1 ? "" : "s"}, ${frames} frame${frames === 1 ? "" : "s"} walked; ${kib(read)} read of the files dropped${inputSize > 0 ? ` (the input is ${kib(inputSize)})` : ""}.`;
+}
 
 /** Says what is going on, or what went wrong. */
 function status(text: string): void {
@@ -191,8 +195,8 @@ async function walk(): Promise<void> {
     if (mine !== generation || view.type !== "view") return;
     viewPanel.innerHTML = view.html;
     window.stackwalkView?.(viewPanel);
-    walked = `${summary?.file ?? ""}: ${view.threads} thread${view.threads === 1 ? "" : "s"}, ${view.frames} frame${view.frames === 1 ? "" : "s"} walked; ${kib(view.read)} read of the files dropped${inputSize > 0 ? ` (the input is ${kib(inputSize)})` : ""}.`;
-    status(walked);
+    walked = { threads: view.threads, frames: view.frames };
+    status(walkedText(view.read));
     await show(tab);
   } catch (e) {
     if (mine === generation) fail(e);
@@ -228,7 +232,7 @@ async function show(name: string): Promise<void> {
       if (mine !== generation || reply.type !== "text") return;
       text = reply.text;
       outputs.set(name, text);
-      status(walked);
+      status(walkedText(reply.read));
     } catch (e) {
       if (mine === generation) fail(e);
       return;

@@ -82,19 +82,25 @@ async function openSite(width: number): Promise<{ page: Page; problems: string[]
   return { page, problems };
 }
 
-/** Drops files on the drop zone, as a drag from the desktop does: one drop event whose DataTransfer holds them. */
-async function dropFiles(page: Page, paths: readonly string[]): Promise<void> {
+/**
+ * Drops files on the drop zone, as a drag from the desktop does: one drop event whose
+ * DataTransfer holds them (the first with `padding` zero bytes after its own, made in the page).
+ */
+async function dropFiles(page: Page, paths: readonly string[], padding = 0): Promise<void> {
   const files = paths.map((p) => ({ name: basename(p), base64: readFileSync(p).toString("base64") }));
-  const transfer = await page.evaluateHandle((list) => {
-    const dt = new DataTransfer();
-    for (const f of list) {
-      const text = atob(f.base64);
-      const bytes = new Uint8Array(text.length);
-      for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-      dt.items.add(new File([bytes], f.name));
-    }
-    return dt;
-  }, files);
+  const transfer = await page.evaluateHandle(
+    ({ list, padding }) => {
+      const dt = new DataTransfer();
+      list.forEach((f, i) => {
+        const text = atob(f.base64);
+        const bytes = new Uint8Array(text.length);
+        for (let k = 0; k < text.length; k++) bytes[k] = text.charCodeAt(k);
+        dt.items.add(new File(i === 0 && padding > 0 ? [bytes, new Uint8Array(padding)] : [bytes], f.name));
+      });
+      return dt;
+    },
+    { list: files, padding },
+  );
   await page.dispatchEvent("#drop", "drop", { dataTransfer: transfer });
 }
 
@@ -182,6 +188,18 @@ describe("the playground in headless Chromium", () => {
     expect(report).toBe(readFileSync(join(BREAKPAD, "minidump2.stackwalk.out"), "utf8"));
     expect(await sideways(page)).toBe(0);
     await page.screenshot({ path: join(shots, `site-minidump2-breakpad-${width}.png`) });
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("a 64 MiB dump is read a slice at a time in the worker: opening it, walking every thread and writing Breakpad's report read one 64 KiB block", async () => {
+    const { page, problems } = await openSite(1280);
+    await dropFiles(page, [join(BREAKPAD, "minidump2.dmp")], 64 << 20);
+    await walked(page);
+    expect(await page.locator("#phase").textContent()).toMatch(/walked; 64\.0 KiB read of the files dropped \(the input is 64\.0 MiB\)/);
+    // The report is written from the same blocks: the status, said again, counts no more.
+    expect(await tab(page, "breakpad")).toMatch(/^Operating system: Windows NT\n/);
+    expect(await page.locator("#phase").textContent()).toMatch(/walked; 64\.0 KiB read/);
     expect(problems).toEqual([]);
     await page.close();
   });
