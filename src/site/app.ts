@@ -110,7 +110,7 @@ function answer(reply: Reply): void {
 let walked = { threads: 0, frames: 0 };
 function walkedText(read: number): string {
   const { threads, frames } = walked;
-  return `${summary?.file ?? ""}: ${threads} thread${threads === 1 ? "" : "s"}, ${frames} frame${frames === 1 ? "" : "s"} walked; ${kib(read)} read of the files dropped${inputSize > 0 ? ` (the input is ${kib(inputSize)})` : ""}.`;
+  return `${summary?.file ?? ""}: ${threads} thread${threads === 1 ? "" : "s"}, ${frames} frame${frames === 1 ? "" : "s"} walked; ${kib(read)} read of the files${inputSize > 0 ? ` (the input is ${kib(inputSize)})` : ""}.`;
 }
 
 /** Says what is going on, or what went wrong. */
@@ -158,10 +158,11 @@ async function open(files: File[], from?: typeof example): Promise<void> {
     const s = opened.summary;
     loaded.textContent = `${s.file}: ${s.machine}${s.description !== undefined ? ` - ${s.description}` : ""}`;
     threadSelect.replaceChildren();
-    option(threadSelect, "all", `all ${s.threads.length} threads`);
+    option(threadSelect, "all", `all threads (${s.threads.length})`);
     for (const t of s.threads) option(threadSelect, String(t.id), t.label);
     walkerSelect.replaceChildren();
-    option(walkerSelect, "", from !== undefined ? `${from.example.targets.find((t) => files[0]?.name === t.vector)?.walker ?? "auto"} (the table walker)` : "auto (Breakpad's own for its report)");
+    const tableWalker = from?.example.targets.find((t) => t.vector === s.file)?.walker;
+    option(walkerSelect, "", tableWalker !== undefined ? `${tableWalker} (this machine's table walker)` : "auto (Breakpad's own for its report)");
     for (const w of s.walkers) option(walkerSelect, w, w);
     stepSelect.replaceChildren();
     stepLabel.hidden = s.steps === undefined;

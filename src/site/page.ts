@@ -25,6 +25,7 @@ export const TABS = [
 
 /** The playground's own style, after the view's. */
 export const SITE_STYLE = `
+[hidden] { display: none !important; }
 .site-head { display: flex; flex-wrap: wrap; align-items: baseline; gap: 4px 16px; margin-bottom: 8px; }
 .site-head h1 { margin: 0; }
 .site-head p { margin: 0; color: #374151; }

@@ -170,7 +170,8 @@ export class Session {
 
     function summarize(file: string, l: Loaded): SessionSummary {
       const machine = l.kind === "sweep" ? l.sweep.machine : l.input.snapshot.machine;
-      const threads = l.kind === "sweep" ? (l.sweep.steps[0] !== undefined ? [...replaySweep(l.sweep)][0]!.threads : []) : l.input.snapshot.threads;
+      const first: Snapshot | undefined = l.kind === "sweep" ? (replaySweep(l.sweep).next().value ?? undefined) : undefined;
+      const threads = l.kind === "sweep" ? (first?.threads ?? []) : l.input.snapshot.threads;
       const ordered = [...threads.filter((t) => t.crashed), ...threads.filter((t) => !t.crashed)];
       const summary: SessionSummary = {
         file,

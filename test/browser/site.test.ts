@@ -196,7 +196,7 @@ describe("the playground in headless Chromium", () => {
     const { page, problems } = await openSite(1280);
     await dropFiles(page, [join(BREAKPAD, "minidump2.dmp")], 64 << 20);
     await walked(page);
-    expect(await page.locator("#phase").textContent()).toMatch(/walked; 64\.0 KiB read of the files dropped \(the input is 64\.0 MiB\)/);
+    expect(await page.locator("#phase").textContent()).toMatch(/walked; 64\.0 KiB read of the files \(the input is 64\.0 MiB\)/);
     // The report is written from the same blocks: the status, said again, counts no more.
     expect(await tab(page, "breakpad")).toMatch(/^Operating system: Windows NT\n/);
     expect(await page.locator("#phase").textContent()).toMatch(/walked; 64\.0 KiB read/);
@@ -224,6 +224,9 @@ describe("the playground in headless Chromium", () => {
 
   it("an IA-64 vector: the text tab is the command line's output; its examples open with one click and compare side by side as stackwalk compare does", async () => {
     const { page, problems } = await openSite(1280);
+    // A file of no kind it reads is said in one line naming it.
+    await page.setInputFiles("#pick", [resolve("README.md")]);
+    await expect.poll(() => page.locator("#error").textContent()).toMatch(/^README\.md: .*not a minidump \(MDMP\)/);
     const vector = resolve("vectors/ia64/synthetic/frame-63.json");
     await page.setInputFiles("#pick", [vector]);
     await walked(page);
