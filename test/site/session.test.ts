@@ -8,9 +8,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
+import { hex } from "../../src/hex.js";
 import { bytesSource, type ByteSource } from "../../src/memory/byte-source.js";
 import { compareText, Session, type CompareExample, type SiteFile } from "../../src/site/session.js";
 import { ROOT } from "../support/corpus.js";
+import { stackOnlyDump } from "../support/stack-only-dump.js";
 
 const BREAKPAD = "test/fixtures/breakpad";
 const TEST_APP_SYM = `${BREAKPAD}/symbols/test_app.pdb/5A9832E5287241C1838ED98914E9B7FF1/test_app.sym`;
@@ -99,6 +101,20 @@ describe("the playground's session", () => {
     expect(() => Session.open([siteFile(TEST_APP_SYM)])).toThrow(/no minidump, vector or sweep/);
     const other = Session.open([siteFile("vectors/x86/ebp-chain-4.json"), siteFile(TEST_APP_SYM)]);
     expect(other.summary.notes).toEqual([expect.stringMatching(/^test_app\.sym: belongs to no module of the input/)]);
+  });
+
+  it("an image dropped with a stack-only x64 dump gives the walk its unwind tables; a PDB of a module that has records is passed over, said so", () => {
+    const { bytes: dumpBytes, truth: frames } = stackOnlyDump("vectors/x64/c/recursion-callbacks.sweep.json");
+    const truth = frames.map((t) => hex(t.pc));
+    const dump: SiteFile = { name: "stack-only.dmp", source: bytesSource(dumpBytes) };
+    const pcs = (text: string): string[] => [...text.matchAll(/^ +\d+ +(0x[0-9a-f]+) /gm)].map((m) => hex(BigInt(m[1]!)));
+    expect(pcs(Session.open([dump]).output("text", { thread: "all" }))).not.toEqual(truth);
+    const withImage = Session.open([dump, siteFile("vectors/programs/c/build/x64/recursion-callbacks.exe")]);
+    expect(withImage.summary.notes).toEqual(["recursion-callbacks.exe: image from recursion-callbacks.exe"]);
+    expect(pcs(withImage.output("text", { thread: "all" }))).toEqual(truth);
+
+    const withPdb = Session.open([siteFile("vectors/x86/c-fpo/recursion-callbacks.sweep.json"), siteFile("vectors/programs/c/build/x86-fpo/recursion-callbacks.pdb")]);
+    expect(withPdb.summary.notes).toEqual(["recursion-callbacks.pdb: recursion-callbacks.exe already has unwind records; not used"]);
   });
 
   it("the chain examples compare side by side as stackwalk compare prints them", () => {
