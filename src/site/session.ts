@@ -27,6 +27,13 @@ import { renderWalkView } from "../render/html.js";
 import { archWalker, WALKER_NAMES, type WalkerName } from "../walk/registry.js";
 import { DEFAULT_FRAME_BUDGET, DEFAULT_MAX_FRAMES, DEFAULT_WORK_BUDGET } from "../walk/walk.js";
 
+/**
+ * The playground has no disassembler (Capstone's WebAssembly is ten times the size of the rest),
+ * so it states no crashing instruction, as the command line without its optional packages; the
+ * JSON says why its crash analysis is null.
+ */
+const NO_DISASSEMBLER = { missing: "the playground has no disassembler (stackwalk walk states the instruction when Capstone is installed)" };
+
 /** A file the user gave: its name and its bytes, read by position. */
 export interface SiteFile {
   name: string;
@@ -135,7 +142,7 @@ export class Session {
       const dump = readMinidump(main.source, main.name);
       const snapshot = minidumpSnapshot(dump);
       for (const note of dump.notes) notes.push(`${main.name}: ${note}`);
-      dumpInput = { file: main.name, snapshot, dump, symbolNotes: [], symbolsGiven: false };
+      dumpInput = { file: main.name, snapshot, dump, symbolNotes: [], symbolsGiven: false, disassembler: async () => NO_DISASSEMBLER };
     } else json = parseJsonInput(new TextDecoder("utf-8").decode(wholeOf(main)), main.name);
 
     // Images first, then symbol files, as the command line attaches --images and --symbols.
@@ -227,7 +234,7 @@ export class Session {
    * One output, as `stackwalk walk <file> --format F [--thread T] [--walker W] [--step N]` writes
    * it (the Breakpad tab is `--format breakpad`).
    */
-  output(format: OutputFormat, choice: WalkChoice, progress: Progress = () => {}): string {
+  async output(format: OutputFormat, choice: WalkChoice, progress: Progress = () => {}): Promise<string> {
     if (format === "breakpad" && this.summary.breakpadRefusal !== undefined) throw new InputError("bad-value", this.summary.breakpadRefusal);
     const input = this.#input(choice.step);
     const parts: string[] = [];
@@ -242,7 +249,7 @@ export class Session {
       frameBudget: DEFAULT_FRAME_BUDGET,
       workBudget: DEFAULT_WORK_BUDGET,
     };
-    writeWalkOutput(input, options, (t) => {
+    await writeWalkOutput(input, options, (t) => {
       parts.push(t);
       length += t.length;
       progress(`writing ${format}: ${length.toLocaleString("en-US")} characters`);

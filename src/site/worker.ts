@@ -77,7 +77,7 @@ function message(e: unknown): string {
   return `internal error: ${e instanceof Error ? e.message : String(e)}`;
 }
 
-function handle(request: Request): Reply {
+async function handle(request: Request): Promise<Reply> {
   const { id } = request;
   // Progress at most every 50 ms of the worker's own time, so that messages do not outnumber work.
   let last = 0;
@@ -101,20 +101,25 @@ function handle(request: Request): Reply {
     }
     case "output": {
       if (session === undefined) throw new InputError("bad-value", "no input is open");
-      return { id, type: "text", text: session.output(request.format, request.choice, progress), read };
+      const text = await session.output(request.format, request.choice, progress);
+      return { id, type: "text", text, read };
     }
     case "compare":
       return { id, type: "text", text: compareText(request.example, new Map(request.files)), read };
   }
 }
 
+// One request at a time, in order: each waits for the one before it.
+let queue: Promise<void> = Promise.resolve();
 self.onmessage = (event) => {
   const request = event.data;
-  let reply: Reply;
-  try {
-    reply = handle(request);
-  } catch (e) {
-    reply = { id: request.id, type: "error", message: message(e) };
-  }
-  self.postMessage(reply);
+  queue = queue.then(async () => {
+    let reply: Reply;
+    try {
+      reply = await handle(request);
+    } catch (e) {
+      reply = { id: request.id, type: "error", message: message(e) };
+    }
+    self.postMessage(reply);
+  });
 };

@@ -43,24 +43,24 @@ async function cli(...argv: string[]): Promise<string> {
 }
 
 describe("the playground's session", () => {
-  it("minidump2.dmp with its two .sym files: Breakpad's report byte for byte, for all threads and for the crashed one", () => {
+  it("minidump2.dmp with its two .sym files: Breakpad's report byte for byte, for all threads and for the crashed one", async () => {
     const session = Session.open([siteFile(`${BREAKPAD}/minidump2.dmp`), siteFile(TEST_APP_SYM), siteFile(KERNEL32_SYM)]);
     expect(session.summary.kind).toBe("dump");
     expect(session.summary.threads.map((t) => t.label)).toEqual(["thread 3060 (crashed)", "thread 4544"]);
     expect(session.summary.notes).toEqual(["test_app.exe: unwind records from test_app.sym", "kernel32.dll: unwind records from kernel32.sym"]);
     const expected = readFileSync(`${BREAKPAD}/minidump2.stackwalk.out`, "utf8");
-    expect(session.output("breakpad", { thread: "all" })).toBe(expected);
-    expect(session.output("breakpad", { thread: 3060 })).toBe(expected);
+    expect(await session.output("breakpad", { thread: "all" })).toBe(expected);
+    expect(await session.output("breakpad", { thread: 3060 })).toBe(expected);
   });
 
   it("the text, JSON and WinDbg outputs are what stackwalk walk writes with the same symbols, but for the file's name", async () => {
     const session = Session.open([siteFile(`${BREAKPAD}/minidump2.dmp`), siteFile(TEST_APP_SYM), siteFile(KERNEL32_SYM)]);
     for (const format of ["text", "windbg"] as const) {
       const expected = await cli("walk", `${BREAKPAD}/minidump2.dmp`, "--symbols", `${BREAKPAD}/symbols`, "--format", format, "--thread", "3060");
-      expect(session.output(format, { thread: 3060 })).toBe(expected.replaceAll(`${BREAKPAD}/minidump2.dmp`, "minidump2.dmp"));
+      expect(await session.output(format, { thread: 3060 })).toBe(expected.replaceAll(`${BREAKPAD}/minidump2.dmp`, "minidump2.dmp"));
     }
     // JSON says where each module's symbols came from: the file dropped, not a path.
-    const json = JSON.parse(session.output("json", { thread: "all" }));
+    const json = JSON.parse(await session.output("json", { thread: "all" }));
     const cliJson = JSON.parse(await cli("walk", `${BREAKPAD}/minidump2.dmp`, "--symbols", `${BREAKPAD}/symbols`, "--format", "json"));
     expect(json.threads).toEqual(cliJson.threads);
     expect(json.crashing_thread).toEqual(cliJson.crashing_thread);
@@ -72,7 +72,7 @@ describe("the playground's session", () => {
     expect(vector.summary.walkers).toContain("ia64");
     expect(vector.summary.breakpadRefusal).toMatch(/is a vector/);
     const text = await cli("walk", "vectors/ia64/synthetic/frame-63.json");
-    expect(vector.output("text", { thread: "all" })).toBe(text.replaceAll("vectors/ia64/synthetic/frame-63.json", "frame-63.json"));
+    expect(await vector.output("text", { thread: "all" })).toBe(text.replaceAll("vectors/ia64/synthetic/frame-63.json", "frame-63.json"));
     const view = vector.view({ thread: "all" });
     expect(view.frames).toBe(4);
     expect(view.html).toContain(`<section class="walk" id="walk-0"`);
@@ -81,15 +81,15 @@ describe("the playground's session", () => {
     expect(sweep.summary.kind).toBe("sweep");
     const step = sweep.summary.steps![3]!;
     const fromCli = await cli("walk", "vectors/arm64/synthetic/arm64-chain.sweep.json", "--step", String(step), "--walker", "frame-pointer");
-    expect(sweep.output("text", { thread: "all", step, walker: "frame-pointer" })).toBe(fromCli.replaceAll("vectors/arm64/synthetic/arm64-chain.sweep.json", "arm64-chain.sweep.json"));
+    expect(await sweep.output("text", { thread: "all", step, walker: "frame-pointer" })).toBe(fromCli.replaceAll("vectors/arm64/synthetic/arm64-chain.sweep.json", "arm64-chain.sweep.json"));
   });
 
-  it("reads a minidump where the reader asks: opening it, walking the crashed thread and writing Breakpad's report read a few KiB of a 16 MiB file", () => {
+  it("reads a minidump where the reader asks: opening it, walking the crashed thread and writing Breakpad's report read a few KiB of a 16 MiB file", async () => {
     const counter = { bytes: 0 };
     const dump = siteFile(`${BREAKPAD}/minidump2.dmp`, counter, 16 << 20);
     const session = Session.open([dump, siteFile(TEST_APP_SYM), siteFile(KERNEL32_SYM)]);
     session.view({ thread: 3060 });
-    expect(session.output("breakpad", { thread: "all" })).toBe(readFileSync(`${BREAKPAD}/minidump2.stackwalk.out`, "utf8"));
+    expect(await session.output("breakpad", { thread: "all" })).toBe(readFileSync(`${BREAKPAD}/minidump2.stackwalk.out`, "utf8"));
     expect(counter.bytes).toBeGreaterThan(0);
     expect(counter.bytes).toBeLessThan(64 << 10);
   });
@@ -103,15 +103,15 @@ describe("the playground's session", () => {
     expect(other.summary.notes).toEqual([expect.stringMatching(/^test_app\.sym: belongs to no module of the input/)]);
   });
 
-  it("an image dropped with a stack-only x64 dump gives the walk its unwind tables; a PDB of a module that has records is passed over, said so", () => {
+  it("an image dropped with a stack-only x64 dump gives the walk its unwind tables; a PDB of a module that has records is passed over, said so", async () => {
     const { bytes: dumpBytes, truth: frames } = stackOnlyDump("vectors/x64/c/recursion-callbacks.sweep.json");
     const truth = frames.map((t) => hex(t.pc));
     const dump: SiteFile = { name: "stack-only.dmp", source: bytesSource(dumpBytes) };
     const pcs = (text: string): string[] => [...text.matchAll(/^ +\d+ +(0x[0-9a-f]+) /gm)].map((m) => hex(BigInt(m[1]!)));
-    expect(pcs(Session.open([dump]).output("text", { thread: "all" }))).not.toEqual(truth);
+    expect(pcs(await Session.open([dump]).output("text", { thread: "all" }))).not.toEqual(truth);
     const withImage = Session.open([dump, siteFile("vectors/programs/c/build/x64/recursion-callbacks.exe")]);
     expect(withImage.summary.notes).toEqual(["recursion-callbacks.exe: image from recursion-callbacks.exe"]);
-    expect(pcs(withImage.output("text", { thread: "all" }))).toEqual(truth);
+    expect(pcs(await withImage.output("text", { thread: "all" }))).toEqual(truth);
 
     const withPdb = Session.open([siteFile("vectors/x86/c-fpo/recursion-callbacks.sweep.json"), siteFile("vectors/programs/c/build/x86-fpo/recursion-callbacks.pdb")]);
     expect(withPdb.summary.notes).toEqual(["recursion-callbacks.pdb: recursion-callbacks.exe already has unwind records; not used"]);
