@@ -23,7 +23,7 @@ function layerOf(file: string): Layer {
   if (parts.length === 1) return top === "index.ts" ? "entry" : "errors";
   if (top === "entry") return "entry";
   if (top === "etw") return "formats";
-  if (top === "cli" || top === "node" || top === "testing") return "edge";
+  if (top === "cli" || top === "node" || top === "testing" || top === "site") return "edge";
   if ((ORDER as readonly string[]).includes(top!)) return top as Layer;
   throw new Error(`${file}: a folder the layer order does not name`);
 }

@@ -20,7 +20,9 @@ import { locate, locationText } from "../analysis/location.js";
 import { walkThreads, type ThreadWalk } from "../walk/walk.js";
 import type { WalkerName } from "../walk/registry.js";
 import { EXIT, symbolSpec, UsageError, type Io, type SymbolValues } from "./common.js";
-import { jsonContext, loadSnapshot, resolveThread } from "./load.js";
+import { loadSnapshot, resolveThread } from "./load.js";
+import { jsonContextOf } from "./walk-output.js";
+import { loadInstructionDecoder } from "../node/disassembler.js";
 
 /** How every input of a batch is walked. */
 export interface BatchOptions {
@@ -109,7 +111,7 @@ export async function walkOne(file: string, options: BatchOptions, write: (text:
         },
       };
       wrote = true;
-      writeJson(snapshot.machine, snapshot.modules, noted, write, await jsonContext(snapshot, dump, symbolNotes, file), { indent: false });
+      writeJson(snapshot.machine, snapshot.modules, noted, write, await jsonContextOf({ file, snapshot, dump, symbolNotes, symbolsGiven: false, disassembler: loadInstructionDecoder }, file), { indent: false });
       return { ok: true, row: summaryRow(file, snapshot.machine, snapshot.modules, walks.threads.length, first, crash) };
     }
     // The summary needs only the crashed (or first) thread's walk.

@@ -1,13 +1,12 @@
 /** `stackwalk explain <input>`: every frame with the rule that found it and the memory it read, in plain words. */
-import { basename } from "node:path";
 import { InputError } from "../errors.js";
 import type { Snapshot } from "../model/snapshot.js";
 import type { ExplainedWalk } from "../analysis/explain-model.js";
-import { explainSnapshot } from "../analysis/explain-walk.js";
 import { formatExplanation } from "../render/explain.js";
 import { EXIT, maxFramesOption, pacVaBitsOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io, type SymbolValues } from "./common.js";
 import { loadSnapshot } from "./load.js";
 import { walkerLine } from "./help.js";
+import { explainLoaded } from "./walk-output.js";
 
 /** Usage text of `explain`. */
 export const EXPLAIN_USAGE = `usage: stackwalk explain <vector.json|sweep.json|dump.dmp> [--walker W] [--thread ID|all]
@@ -62,13 +61,7 @@ export async function explainInput(file: string, values: ExplainValues, choice: 
   if (thread !== "all" && !snapshot.threads.some((t) => t.id === thread)) {
     throw new UsageError(`no thread with id ${thread} (threads: ${snapshot.threads.map((t) => t.id).join(", ")})`);
   }
-  const walks = explainSnapshot(snapshot, {
-    walker,
-    thread,
-    title: snapshot.description !== undefined && snapshot.description !== file && snapshot.description !== basename(file) ? `${basename(file)} - ${snapshot.description}` : basename(file),
-    ...(maxFrames !== undefined ? { maxFrames } : {}),
-    ...(pacVaBits !== undefined ? { pacVaBits } : {}),
-  });
+  const walks = explainLoaded({ file, snapshot }, { walker, thread, maxFrames, pacVaBits });
   return { snapshot, walks };
 }
 

@@ -8,8 +8,6 @@ import { replaySweep } from "../formats/sweep.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { attachImageDirectories, attachImagePath } from "../node/images.js";
 import type { SymbolNote } from "../node/symbol-store.js";
-import { loadInstructionDecoder } from "../node/disassembler.js";
-import type { JsonContext } from "../render/json.js";
 import { attachSymbols, fetchSymbols, loadInput, UsageError, type Io, type SymbolSpec } from "./common.js";
 
 /** What {@link loadSnapshot} needs besides the file. */
@@ -75,22 +73,5 @@ export async function loadSnapshot(file: string, options: LoadOptions, io: Io): 
   const wanted = Number(step);
   for (const v of replaySweep(input.sweep)) if (v.step === wanted) return { snapshot: v, symbolNotes };
   throw new UsageError(`${file} has no snapshot at step ${wanted}`);
-}
-
-/**
- * What the JSON document is told beside the walks of a loaded input: the dump and the snapshot's
- * memory (for crash_info's analysis and the threads' last errors), Capstone as the disassembler
- * when it is installed (else why not), the OS, where symbols came from and the threads' order.
- */
-export async function jsonContext(snapshot: Snapshot, dump: Minidump | undefined, symbolNotes: readonly SymbolNote[], file?: string): Promise<JsonContext> {
-  const context: JsonContext = { os: snapshot.os, symbols: symbolNotes, threadOrder: snapshot.threads };
-  if (file !== undefined) context.file = file;
-  if (dump === undefined) return context;
-  context.dump = dump;
-  context.memory = snapshot.memory;
-  const disassembler = await loadInstructionDecoder();
-  if ("decoder" in disassembler) context.decoder = disassembler.decoder;
-  else context.decoderMissing = disassembler.missing;
-  return context;
 }
 

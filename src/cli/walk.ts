@@ -1,20 +1,12 @@
 /** `stackwalk walk <input>...`: walks every thread (or one) and prints the frames; several inputs go to batch.ts. */
-import { machineInfo } from "../model/machine.js";
-import { writeJson } from "../render/json.js";
-import { renderRoles, writeText } from "../render/text.js";
-import { windbgProcess, writeWindbg } from "../render/windbg.js";
-import { breakpadRefusal, breakpadReport } from "../analysis/breakpad-report.js";
-import { crashSummary, type CrashSummary } from "../analysis/breakpad-crash.js";
-import { analyzeCrash } from "../analysis/crash-info.js";
-import { loadInstructionDecoder } from "../node/disassembler.js";
-import type { Minidump } from "../formats/minidump.js";
-import type { Snapshot } from "../model/snapshot.js";
-import { writeBreakpad, writeBreakpadMachineReadable } from "../render/breakpad.js";
-import { walkThreads, DEFAULT_MAX_FRAMES, DEFAULT_FRAME_BUDGET, DEFAULT_WORK_BUDGET } from "../walk/walk.js";
+import { breakpadRefusal } from "../analysis/breakpad-report.js";
+import { DEFAULT_MAX_FRAMES, DEFAULT_FRAME_BUDGET, DEFAULT_WORK_BUDGET } from "../walk/walk.js";
 import { EXIT, frameBudgetOption, workBudgetOption, isDirectory, reportSymbols, maxFramesOption, pacVaBitsOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io } from "./common.js";
 import { expandDumps, jobsOption, walkBatch, type BatchOptions } from "./batch.js";
-import { jsonContext, loadSnapshot, resolveThread } from "./load.js";
+import { loadSnapshot, resolveThread } from "./load.js";
+import { loadInstructionDecoder } from "../node/disassembler.js";
 import { walkerChoices, walkerParagraph } from "./help.js";
+import { writeWalkOutput, type SingleFormat } from "./walk-output.js";
 
 /** The formats `--format` takes. */
 export const FORMATS = ["text", "json", "jsonl", "summary", "windbg", "breakpad", "breakpad-m"] as const;
@@ -137,34 +129,9 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
   if (format === "breakpad" || format === "breakpad-m") {
     const refusal = breakpadRefusal(snapshot.machine, file);
     if (refusal !== undefined) throw new UsageError(`--format ${format}: ${refusal}`);
-    // Breakpad's own walker unless --walker names another.
-    const report = breakpadReport(dump!, snapshot, { walk: { walker: values.walker === undefined ? "breakpad" : walker, maxFrames, frameBudget, workBudget }, thread, symbolPathGiven: symbols.given, keepWalks: false });
-    (format === "breakpad" ? writeBreakpad : writeBreakpadMachineReadable)(report, io.out);
-    return EXIT.ok;
   }
-  // WinDbg's ~*k goes through the threads in the dump's order.
-  const walks = walkThreads(snapshot, { walker, maxFrames, frameBudget, workBudget, ...(pacVaBits === undefined ? {} : { pacVaBits }), thread, listed: format === "windbg" });
-  if (format === "json") {
-    writeJson(snapshot.machine, snapshot.modules, walks, io.out, await jsonContext(snapshot, dump, symbolNotes));
-    return EXIT.ok;
-  }
-  if (values.roles) io.out(renderRoles([snapshot.machine]) + "\n");
-  if (format === "windbg") writeWindbg(snapshot.machine, snapshot.modules, walks, io.out, snapshot.memory, dump !== undefined ? windbgProcess(dump) : { threads: snapshot.threads });
-  else {
-    io.out(`${file}: ${machineInfo(snapshot.machine).title}${snapshot.description !== undefined ? ` - ${snapshot.description}` : ""}\n`);
-    writeText(snapshot.machine, snapshot.modules, walks, io.out, values.registers === true || values.roles === true, dump === undefined ? undefined : await crashHeader(snapshot, dump));
-  }
+  const options = { format: format as SingleFormat, walker, walkerGiven: values.walker !== undefined, thread, maxFrames, frameBudget, workBudget, pacVaBits, registers: values.registers === true, roles: values.roles === true };
+  // Capstone, when installed, disassembles the crashing instruction for the text header and the JSON's crash analysis.
+  await writeWalkOutput({ file, snapshot, dump, symbolNotes, symbolsGiven: symbols.given, disassembler: loadInstructionDecoder }, options, io.out);
   return EXIT.ok;
 }
-
-/** The crash the text header states, with the crashing instruction when Capstone is installed to disassemble it. */
-async function crashHeader(snapshot: Snapshot, dump: Minidump): Promise<CrashSummary | undefined> {
-  const summary = crashSummary(dump);
-  const crashed = snapshot.threads.find((t) => t.crashed);
-  if (summary === undefined || crashed === undefined) return summary;
-  const disassembler = await loadInstructionDecoder();
-  const decoder = "decoder" in disassembler ? disassembler.decoder : undefined;
-  const instruction = analyzeCrash({ dump, machine: snapshot.machine, registers: crashed.registers, memory: snapshot.memory, decoder })?.instruction;
-  return instruction === undefined ? summary : { ...summary, instruction };
-}
-

@@ -79,13 +79,18 @@ const PALETTE = [
   { band: "#d9f99d", row: "#f7fee7", line: "#4d7c0f" },
 ] as const;
 
-/** How each role is outlined on a word's value cell. */
+/**
+ * How each role is outlined on a word's value cell. The hues are Okabe and Ito's (vermilion,
+ * blue, reddish purple, bluish green), darkened to 5:1 or more on white: under deuteranopia and
+ * protanopia the return address stays warm and the saved frame pointer blue, and what could
+ * still be mistaken is told apart by the outline (solid, dashed, dotted) and said in words.
+ */
 const ROLE_STYLE: Record<ReadRole, { stroke: string; dash?: string; text: string }> = {
-  "return-address": { stroke: "#dc2626", text: "return address" },
-  "saved-frame-pointer": { stroke: "#2563eb", text: "saved frame pointer" },
-  "saved-register": { stroke: "#7c3aed", text: "saved register" },
+  "return-address": { stroke: "#b84200", text: "return address" },
+  "saved-frame-pointer": { stroke: "#0066a6", text: "saved frame pointer" },
+  "saved-register": { stroke: "#a3407d", text: "saved register" },
   scanned: { stroke: "#6b7280", dash: "3 2", text: "scanned, passed over" },
-  data: { stroke: "#a16207", dash: "1 2", text: "read by the rule" },
+  data: { stroke: "#00775a", dash: "1 2", text: "read by the rule" },
 };
 
 /** The roles in the order the legend lists them. */
@@ -353,8 +358,8 @@ function drawColumn(plan: ColumnPlan, g: ColumnGeometry, top: number, e: Explain
     }
     const y1 = target === i ? rowTop(i) + rowHeight(i) : rowTop(target) + ROW / 2;
     out.push(
-      `<g class="arrow ra" data-reads="${k}"><path d="M${x0},${round(y0)} C${bulge},${round(y0)} ${bulge},${round(y1)} ${x0 + 4},${round(y1)}" fill="none" stroke="#dc2626" stroke-width="1.5" marker-end="url(#${ids.ra})"/>` +
-        text(bulge + 2, (y0 + y1) / 2 + 4, `#${k}`, `fill="#dc2626" font-size="10"`) +
+      `<g class="arrow ra" data-reads="${k}"><path d="M${x0},${round(y0)} C${bulge},${round(y0)} ${bulge},${round(y1)} ${x0 + 4},${round(y1)}" fill="none" stroke="#b84200" stroke-width="1.5" marker-end="url(#${ids.ra})"/>` +
+        text(bulge + 2, (y0 + y1) / 2 + 4, `#${k}`, `fill="#b84200"`) +
         `</g>`,
     );
   });
@@ -367,7 +372,7 @@ function drawColumn(plan: ColumnPlan, g: ColumnGeometry, top: number, e: Explain
     const x0 = addrX - 2;
     const bulge = addrX - 12 - (i % 3) * 9;
     const readsAttr = r.reads.length > 0 ? ` data-reads="${r.reads.join(" ")}"` : "";
-    out.push(`<g class="arrow chain"${readsAttr}><path d="M${x0},${round(y0)} C${bulge},${round(y0)} ${bulge},${round(y1)} ${x0 - 3},${round(y1)}" fill="none" stroke="#2563eb" stroke-width="1.5" marker-end="url(#${ids.chain})"/></g>`);
+    out.push(`<g class="arrow chain"${readsAttr}><path d="M${x0},${round(y0)} C${bulge},${round(y0)} ${bulge},${round(y1)} ${x0 - 3},${round(y1)}" fill="none" stroke="#0066a6" stroke-width="1.5" marker-end="url(#${ids.chain})"/></g>`);
   });
   return { svg: out, height: bottom - top };
 }
@@ -456,8 +461,8 @@ export function renderSvg(e: ExplainedWalk, options: SvgOptions = {}): string {
       draw: (x, y) => [`<path d="M${round(x)},${y - 4} h22" stroke="${colour}" stroke-width="1.5" marker-end="url(#${marker})"/>`, text(x + 30, y, label, `fill="${colour}"`)],
     });
   };
-  if (present.ra) arrowItem("return-address slot → the frame it returns into", "#dc2626", ids.ra);
-  if (present.chain) arrowItem("saved frame pointer → the slot it points at (the back chain)", "#2563eb", ids.chain);
+  if (present.ra) arrowItem("return-address slot → the frame it returns into", "#b84200", ids.ra);
+  if (present.chain) arrowItem("saved frame pointer → the slot it points at (the back chain)", "#0066a6", ids.chain);
   let lx = PAD;
   for (const item of items) {
     if (lx > PAD && lx + item.width > width - PAD) {
@@ -475,14 +480,14 @@ export function renderSvg(e: ExplainedWalk, options: SvgOptions = {}): string {
     const addrX = g.x + g.bandW + g.chainW;
     body.push(text(g.x, hy, title, `font-weight="bold"`));
     hy += LINE;
-    for (const l of wrap(orientation, fits(columnWidth(g), 11))) {
-      body.push(text(g.x, hy, l, `fill="#4b5563" font-size="11"`));
+    for (const l of wrap(orientation, fits(columnWidth(g)))) {
+      body.push(text(g.x, hy, l, `fill="#4b5563"`));
       hy += LINE;
     }
-    body.push(text(g.x, hy, "frame", `fill="#6b7280" font-size="11"`));
-    body.push(text(addrX + 4, hy, "address", `fill="#6b7280" font-size="11"`));
-    body.push(text(addrX + g.addrW + 6, hy, "value", `fill="#6b7280" font-size="11"`));
-    body.push(text(addrX + g.addrW + g.valW + 4, hy, "what it is", `fill="#6b7280" font-size="11"`));
+    body.push(text(g.x, hy, "frame", `fill="#4b5563"`));
+    body.push(text(addrX + 4, hy, "address", `fill="#4b5563"`));
+    body.push(text(addrX + g.addrW + 6, hy, "value", `fill="#4b5563"`));
+    body.push(text(addrX + g.addrW + g.valW + 4, hy, "what it is", `fill="#4b5563"`));
     hy += 6;
     const drawn = drawColumn(plan, g, hy, e, plan.area === "stack" ? wordSize : 8, ids);
     body.push(...drawn.svg);
@@ -516,7 +521,7 @@ export function renderSvg(e: ExplainedWalk, options: SvgOptions = {}): string {
     list.push(text(PAD, hy, "Frames", `font-weight="bold"`));
     hy += LINE;
     const sources = e.frames.slice(0, frameLimit).some((f) => f.source !== undefined);
-    list.push(text(PAD, hy, `# location · trust${e.truth !== undefined ? " · truth" : ""}${sources ? ", then the source line" : ""}`, `fill="#4b5563" font-size="11"`));
+    list.push(text(PAD, hy, `# location · trust${e.truth !== undefined ? " · truth" : ""}${sources ? ", then the source line" : ""}`, `fill="#4b5563"`));
     hy += 6;
     for (const f of e.frames.slice(0, frameLimit)) {
       const c = frameColours(f.index);
@@ -547,8 +552,8 @@ export function renderSvg(e: ExplainedWalk, options: SvgOptions = {}): string {
     `<title id="${ids.title}">${escapeXml(`${e.title} — thread ${e.threadId}`)}</title>`,
     `<desc>${escapeXml(description)}</desc>`,
     `<defs>`,
-    `<marker id="${ids.ra}" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#dc2626"/></marker>`,
-    `<marker id="${ids.chain}" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#2563eb"/></marker>`,
+    `<marker id="${ids.ra}" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#b84200"/></marker>`,
+    `<marker id="${ids.chain}" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#0066a6"/></marker>`,
     `</defs>`,
     `<style>.band.current rect, .legend-frame.current rect { stroke: #111827; stroke-width: 3px; } .row.read rect.cell, .row.read rect.value { fill: #fde047; } .row.read rect.value { stroke-width: 3px; } .arrow.read path { stroke-width: 3px; }</style>`,
     `<rect x="0" y="0" width="${width}" height="${height}" fill="#ffffff"/>`,

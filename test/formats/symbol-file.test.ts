@@ -8,9 +8,9 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { InputError } from "../../src/errors.js";
 import { attachSymbolFile, attachSymbolFiles, breakpadReport, bytesSource, minidumpSnapshot, parseSymbolFile, readMinidump, renderBreakpad, walkSnapshot, type Snapshot } from "../../src/index.js";
-import { minidumpBytes } from "../../src/formats/minidump-write.js";
 import { parseSweep, replaySweep } from "../../src/formats/sweep.js";
 import { inputError } from "../support/input-error.js";
+import { stackOnlyDump } from "../support/stack-only-dump.js";
 
 const FIXTURES = "test/fixtures/breakpad";
 const TEST_APP_SYM = `${FIXTURES}/symbols/test_app.pdb/5A9832E5287241C1838ED98914E9B7FF1/test_app.sym`;
@@ -115,19 +115,9 @@ describe("a PDB from bytes", () => {
 
 describe("a PE image from bytes", () => {
   it("matched by code id, lays its unwind tables under a stack-only x64 dump, before or after a walk", () => {
-    const sweep = parseSweep(readFileSync("vectors/x64/c/recursion-callbacks.sweep.json", "utf8"));
-    // The deepest snapshot, as a dump of its stack only (replaying updates one memory in place).
-    let dumpBytes: Uint8Array = new Uint8Array(0);
-    let truth: string[] = [];
-    for (const v of replaySweep(sweep)) {
-      if (v.threads[0]!.truth!.length <= truth.length) continue;
-      const image = v.modules[0]!;
-      const ranges = v.memory.regions
-        .filter((r) => r.base + BigInt(r.bytes.length) <= image.base || r.base >= image.base + image.size)
-        .map((r) => ({ start: r.base, size: BigInt(r.bytes.length) }));
-      dumpBytes = minidumpBytes(v, { ranges });
-      truth = v.threads[0]!.truth!.map((t) => `${t.pc.toString(16)} ${t.sp.toString(16)}`);
-    }
+    // The deepest snapshot, as a dump of its stack only.
+    const { bytes: dumpBytes, truth: frames } = stackOnlyDump("vectors/x64/c/recursion-callbacks.sweep.json");
+    const truth = frames.map((t) => `${t.pc.toString(16)} ${t.sp.toString(16)}`);
     const exe = parseSymbolFile(bytes("vectors/programs/c/build/x64/recursion-callbacks.exe"));
     const walked = (s: Snapshot): string[] => walkSnapshot(s)[0]!.walk.frames.map((f) => `${f.addrPC.toString(16)} ${f.addrStack.toString(16)}`);
 
