@@ -25,7 +25,7 @@ export type BreakpadCpu = NonNullable<MachineNames["breakpadCpu"]>;
 export function breakpadRefusal(machine: Machine, file: string): string | undefined {
   const info = machineInfo(machine);
   if (info.names.breakpadCpu !== null) return undefined;
-  const name = info.title.replace(/ \(.*\)$/, "");
+  const name = info.names.prose;
   return `Breakpad's processor has no ${name} stack walker; ${file} is an ${name} dump`;
 }
 

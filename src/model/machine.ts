@@ -148,6 +148,8 @@ export interface MachineInfo {
 
 /** What other tools call a machine. */
 export interface MachineNames {
+  /** The machine's short name in prose ("IA-64"). */
+  prose: string;
   /** rust-minidump's JSON `system_info.cpu_arch`. */
   cpuArch: string;
   /** The architecture word of a Breakpad `.sym` file's MODULE line (dump_syms). */
@@ -273,7 +275,7 @@ const ENTRIES: Record<Machine, MachineEntry> = {
     stackParams: true,
     registers: X86_REGISTERS,
     context: { layout: X86_CONTEXT_LAYOUT, cpuBit: CONTEXT_i386, fields: X86_CONTEXT_REGISTERS },
-    names: { cpuArch: "x86", breakpadSym: "x86", breakpadCpu: "x86" },
+    names: { prose: "x86", cpuArch: "x86", breakpadSym: "x86", breakpadCpu: "x86" },
     stackWin: true,
     etwFramePointerCapture: true,
     tebLastError: 0x34n,
@@ -297,7 +299,7 @@ const ENTRIES: Record<Machine, MachineEntry> = {
     stackParams: false,
     registers: X64_REGISTERS,
     context: { layout: AMD64_CONTEXT_LAYOUT, cpuBit: CONTEXT_AMD64, fields: AMD64_CONTEXT_REGISTERS },
-    names: { cpuArch: "amd64", breakpadSym: "x86_64", breakpadCpu: "amd64" },
+    names: { prose: "x64", cpuArch: "amd64", breakpadSym: "x86_64", breakpadCpu: "amd64" },
     stackWin: false,
     etwFramePointerCapture: false,
     tebLastError: 0x68n,
@@ -321,7 +323,7 @@ const ENTRIES: Record<Machine, MachineEntry> = {
     stackParams: false,
     registers: IA64_REGISTERS,
     context: { layout: IA64_CONTEXT_LAYOUT, cpuBit: CONTEXT_IA64, fields: IA64_CONTEXT_REGISTERS },
-    names: { cpuArch: "ia64", breakpadSym: "ia64", breakpadCpu: null },
+    names: { prose: "IA-64", cpuArch: "ia64", breakpadSym: "ia64", breakpadCpu: null },
     stackWin: false,
     etwFramePointerCapture: false,
     noFramePointer: "IA-64 has none",
@@ -344,7 +346,7 @@ const ENTRIES: Record<Machine, MachineEntry> = {
     stackParams: false,
     registers: ARM64_REGISTERS,
     context: { layout: ARM64_CONTEXT_LAYOUT, cpuBit: CONTEXT_ARM64, fields: ARM64_CONTEXT_REGISTERS },
-    names: { cpuArch: "arm64", breakpadSym: "arm64", breakpadCpu: "arm64" },
+    names: { prose: "ARM64", cpuArch: "arm64", breakpadSym: "arm64", breakpadCpu: "arm64" },
     stackWin: false,
     etwFramePointerCapture: false,
     noFramePointer: "a leaf or a function built without frame pointers keeps x29 as its caller left it",
