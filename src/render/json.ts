@@ -17,6 +17,7 @@ import type { Frame } from "../walk/frame.js";
 import { threadsOf, type ThreadWalk, type ThreadWalks } from "../walk/walk.js";
 import { assertionText } from "../analysis/breakpad-report.js";
 import { crashReason } from "../analysis/breakpad-crash.js";
+import { crashType } from "../analysis/crash-type.js";
 import { chunked, collect, type ChunkedOutput } from "./chunks.js";
 import { locateAddress, sourceOf, type Location } from "../analysis/location.js";
 import { dumpSystemInfo } from "../analysis/system-info.js";
@@ -301,7 +302,7 @@ function documentHead(machine: Machine, crashed: ThreadSnapshot | undefined, cra
     pid: miscProcessId(dump?.miscInfo) ?? null,
     process_uptime: processUptime(dump),
     crash_info: {
-      type: crash?.reason ?? null,
+      type: dump === undefined ? null : (crashType(dump) ?? null),
       address: crash === undefined ? null : a(crash.address),
       ...analysisJson(machine, analysis),
       crashing_thread: crashedIndex < 0 ? null : crashedIndex,
