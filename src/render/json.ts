@@ -9,8 +9,9 @@
  * `crashed` and `stop`, per frame the STACKFRAME64 fields, `foundBy` (the project's own trust)
  * and `rule`, per module `path` and `symbolFile`.
  */
-import { miscProcessId, type Minidump, type MinidumpModule, type MinidumpUnloadedModule } from "../formats/minidump.js";
+import { miscProcessId, type Minidump, type MinidumpMacCrashInfoRecord, type MinidumpModule, type MinidumpProcLimit, type MinidumpUnloadedModule } from "../formats/minidump.js";
 import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
+import { hexPadded } from "../hex.js";
 import type { Module, OperatingSystem, ThreadSnapshot } from "../model/snapshot.js";
 import { ruleText } from "../unwind/rule-text.js";
 import type { Frame } from "../walk/frame.js";
@@ -365,6 +366,41 @@ function unloadedModulesJson(machine: Machine, unloaded: readonly MinidumpUnload
   }));
 }
 
+/**
+ * MozMacosCrashInfoStream's records in rust-minidump's form: each field null where the record's
+ * version lacks it, a number is 0 or a string is empty, numbers in hex at the machine's width.
+ */
+function macCrashInfoJson(machine: Machine, records: readonly MinidumpMacCrashInfoRecord[]): Record<string, unknown> {
+  // Zero-padded to the pointer width, as every hex string, but not cut to it: these are u64 fields.
+  const width = machineInfo(machine).pointerSize * 2;
+  const number = (v: bigint | undefined): string | null => (v === undefined || v === 0n ? null : hexPadded(v, width));
+  const text = (v: string | undefined): string | null => (v === undefined || v === "" ? null : v);
+  return {
+    num_records: records.length,
+    records: records.map((r) => ({
+      thread: number(r.thread),
+      dialog_mode: number(r.dialogMode),
+      abort_cause: number(r.abortCause),
+      module: text(r.modulePath),
+      message: text(r.message),
+      signature_string: text(r.signatureString),
+      backtrace: text(r.backtrace),
+      message2: text(r.message2),
+    })),
+  };
+}
+
+/** A limit's value as rust-minidump writes it: `"Unlimited"`, `{ "Limited": n }`, or `"Error"` for a value that is neither. */
+function limitJson(value: string): unknown {
+  if (value === "unlimited") return "Unlimited";
+  return /^\d+$/.test(value) ? { Limited: Number(value) } : "Error";
+}
+
+/** MozLinuxLimits's limits in rust-minidump's form: name, soft and hard values, and unit (`n/a` for a limit without one). */
+function procLimitsJson(limits: readonly MinidumpProcLimit[]): Record<string, unknown> {
+  return { limits: limits.map((l) => ({ name: l.name, soft: limitJson(l.soft), hard: limitJson(l.hard), unit: l.unit ?? "n/a" })) };
+}
+
 function contextOf(context: JsonContext | readonly string[] | undefined): JsonContext {
   if (context === undefined) return {};
   return Array.isArray(context) ? { notes: context as readonly string[] } : (context as JsonContext);
@@ -499,10 +535,10 @@ export function writeJson(
         ctx.dump?.handles === undefined ? null : ctx.dump.handles.map((h) => ({ handle: Number(h.handle), type_name: h.typeName ?? null, object_name: h.objectName ?? null })),
       ],
       ["lsb_release", ctx.dump?.linux?.lsbRelease === undefined ? null : lsbRelease(ctx.dump.linux.lsbRelease)],
-      ["mac_crash_info", null],
+      ["mac_crash_info", dump?.macCrashInfo === undefined ? null : macCrashInfoJson(machine, dump.macCrashInfo)],
       ["mac_boot_args", ctx.dump?.macBootArgs ?? null],
       ["soft_errors", ctx.dump?.softErrors ?? null],
-      ["proc_limits", null],
+      ["proc_limits", dump?.procLimits === undefined ? null : procLimitsJson(dump.procLimits)],
     ],
     "",
   );
