@@ -8,6 +8,7 @@
  * names prints as `0x<code> / 0x<flags>`.
  */
 import type { Minidump } from "../formats/minidump.js";
+import { hex8, NTSTATUS_NAMES } from "./windows-errors.js";
 
 /** SystemInfo.PlatformId values (Breakpad's MD_OS_*). */
 const OS = { windows: 1, windowsNt: 2, mac: 0x8101, ios: 0x8102, linux: 0x8201, solaris: 0x8202, android: 0x8203, fuchsia: 0x8206 } as const;
@@ -61,7 +62,7 @@ const ACCESS_KIND: Readonly<Record<string, string>> = { "0": "_READ", "1": "_WRI
  * out code 0 (FAST_FAIL_LEGACY_GS_VIOLATION, a real /GS overrun) and unknown codes, which keep
  * the name EXCEPTION_STACK_BUFFER_OVERRUN.
  */
-const FAST_FAIL_NAMES: readonly (readonly [number, string])[] = [
+export const FAST_FAIL_NAMES: readonly (readonly [number, string])[] = [
   [1, "VTGUARD_CHECK_FAILURE"], [2, "STACK_COOKIE_CHECK_FAILURE"], [3, "CORRUPT_LIST_ENTRY"], [4, "INCORRECT_STACK"],
   [5, "INVALID_ARG"], [6, "GS_COOKIE_INIT"], [7, "FATAL_APP_EXIT"], [8, "RANGE_CHECK_FAILURE"],
   [9, "UNSAFE_REGISTRY_ACCESS"], [10, "GUARD_ICALL_CHECK_FAILURE"], [11, "GUARD_WRITE_CHECK_FAILURE"], [12, "INVALID_FIBER_SWITCH"],
@@ -82,31 +83,18 @@ const FAST_FAIL_NAMES: readonly (readonly [number, string])[] = [
 ];
 const FAST_FAIL: ReadonlyMap<number, string> = new Map(FAST_FAIL_NAMES.map(([code, name]) => [code, `FAST_FAIL_${name}`]));
 
-/** A few NTSTATUS names for EXCEPTION_IN_PAGE_ERROR's underlying status; others print as hex. */
-export const NTSTATUS_NAMES: Readonly<Record<number, string>> = {
-  0xc0000001: "STATUS_UNSUCCESSFUL",
-  0xc000000e: "STATUS_NO_SUCH_DEVICE",
-  0xc0000015: "STATUS_NONEXISTENT_SECTOR",
-  0xc0000032: "STATUS_DISK_CORRUPT_ERROR",
-  0xc000009a: "STATUS_INSUFFICIENT_RESOURCES",
-  0xc000009c: "STATUS_DEVICE_DATA_ERROR",
-  0xc000009d: "STATUS_DEVICE_NOT_CONNECTED",
-  0xc000009e: "STATUS_DEVICE_POWER_FAILURE",
-  0xc0000185: "STATUS_IO_DEVICE_ERROR",
-};
-
 /**
  * A signal and the names of its si_code values (the exception flags). `separator` joins the two:
  * Breakpad writes `SIGSEGV /` with no space before the code, the others with one.
  */
-interface Signal {
+export interface Signal {
   name: string;
   codes?: readonly string[];
   separator?: string;
 }
 
 /** Linux and Android signals (bits/signum.h on x86/x64/ARM) and si_codes (asm-generic/siginfo.h), codes from 1. */
-const LINUX_SIGNALS: Readonly<Record<number, Signal>> = {
+export const LINUX_SIGNALS: Readonly<Record<number, Signal>> = {
   1: { name: "SIGHUP" },
   2: { name: "SIGINT" },
   3: { name: "SIGQUIT" },
@@ -168,8 +156,8 @@ const FUCHSIA_EXCEPTIONS: Readonly<Record<number, string>> = {
 };
 
 /** Mach exception codes by CPU family: which names a code has depends on the CPU (mach/<cpu>/exception.h). */
-type MachCodes = Readonly<Record<number, string>>;
-type CpuFamily = "arm" | "ppc" | "x86" | "other";
+export type MachCodes = Readonly<Record<number, string>>;
+export type CpuFamily = "arm" | "ppc" | "x86" | "other";
 
 /**
  * A Mach exception type (mach/exception_types.h) with the names of its codes (the exception
@@ -177,14 +165,14 @@ type CpuFamily = "arm" | "ppc" | "x86" | "other";
  * `byCpu` the code prints in hex; `fixed` replaces the whole reason (Crashpad's simulated
  * exceptions).
  */
-interface MachException {
+export interface MachException {
   name: string;
   codes?: MachCodes;
   byCpu?: Partial<Record<CpuFamily, MachCodes>>;
   fixed?: string;
 }
 
-const MACH_EXCEPTIONS: Readonly<Record<number, MachException>> = {
+export const MACH_EXCEPTIONS: Readonly<Record<number, MachException>> = {
   1: {
     name: "EXC_BAD_ACCESS",
     codes: { 1: "KERN_INVALID_ADDRESS", 2: "KERN_PROTECTION_FAILURE", 8: "KERN_NO_ACCESS", 9: "KERN_MEMORY_FAILURE", 10: "KERN_MEMORY_ERROR", 50: "KERN_CODESIGN_ERROR" },
@@ -243,8 +231,6 @@ function cpuFamily(arch: number): CpuFamily {
 
 /** 32-bit CPUs, whose crash address Breakpad masks to 32 bits: x86, MIPS, PPC, SHx, ARM and x86 on Win64. */
 const CPUS_32 = new Set([0, 1, 3, 4, 5, 10]);
-
-const hex8 = (n: number): string => `0x${(n >>> 0).toString(16).padStart(8, "0")}`;
 
 /** The Windows reason and address (GetCrashReason's MD_OS_WIN32_* branch). */
 function windowsReason(code: number, parameters: readonly bigint[], numberParameters: number, address: bigint): { reason?: string; address: bigint } {

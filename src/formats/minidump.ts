@@ -26,6 +26,7 @@ export type { MinidumpThreadNames } from "./minidump/thread-names.js";
 export type { MinidumpUnloadedModule } from "./minidump/unloaded-modules.js";
 export type { MinidumpHandle } from "./minidump/handle-data.js";
 export type { MinidumpMemoryInfo } from "./minidump/memory-info.js";
+export type { MinidumpMacCrashInfoRecord, MinidumpProcLimit } from "./minidump/mozilla.js";
 export { elfDebugId } from "./minidump/code-view.js";
 export { MINIDUMP_STREAMS, readMinidump } from "./minidump/read.js";
 export { MinidumpMemory, snapshotMemoryRanges } from "./minidump/memory.js";

@@ -9,14 +9,16 @@
  * `crashed` and `stop`, per frame the STACKFRAME64 fields, `foundBy` (the project's own trust)
  * and `rule`, per module `path` and `symbolFile`.
  */
-import { miscProcessId, type Minidump, type MinidumpModule, type MinidumpUnloadedModule } from "../formats/minidump.js";
+import { miscProcessId, type Minidump, type MinidumpMacCrashInfoRecord, type MinidumpModule, type MinidumpProcLimit, type MinidumpUnloadedModule } from "../formats/minidump.js";
 import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
+import { hexPadded } from "../hex.js";
 import type { Module, OperatingSystem, ThreadSnapshot } from "../model/snapshot.js";
 import { ruleText } from "../unwind/rule-text.js";
 import type { Frame } from "../walk/frame.js";
 import { threadsOf, type ThreadWalk, type ThreadWalks } from "../walk/walk.js";
 import { assertionText } from "../analysis/breakpad-report.js";
 import { crashReason } from "../analysis/breakpad-crash.js";
+import { crashType } from "../analysis/crash-type.js";
 import { chunked, collect, type ChunkedOutput } from "./chunks.js";
 import { locateAddress, sourceOf, type Location } from "../analysis/location.js";
 import { dumpSystemInfo } from "../analysis/system-info.js";
@@ -301,7 +303,7 @@ function documentHead(machine: Machine, crashed: ThreadSnapshot | undefined, cra
     pid: miscProcessId(dump?.miscInfo) ?? null,
     process_uptime: processUptime(dump),
     crash_info: {
-      type: crash?.reason ?? null,
+      type: dump === undefined ? null : (crashType(dump) ?? null),
       address: crash === undefined ? null : a(crash.address),
       ...analysisJson(machine, analysis),
       crashing_thread: crashedIndex < 0 ? null : crashedIndex,
@@ -362,6 +364,41 @@ function unloadedModulesJson(machine: Machine, unloaded: readonly MinidumpUnload
     code_id: `${(u.timeDateStamp >>> 0).toString(16).padStart(8, "0")}${u.size.toString(16)}`,
     cert_subject: null,
   }));
+}
+
+/**
+ * MozMacosCrashInfoStream's records in rust-minidump's form: each field null where the record's
+ * version lacks it, a number is 0 or a string is empty, numbers in hex at the machine's width.
+ */
+function macCrashInfoJson(machine: Machine, records: readonly MinidumpMacCrashInfoRecord[]): Record<string, unknown> {
+  // Zero-padded to the pointer width, as every hex string, but not cut to it: these are u64 fields.
+  const width = machineInfo(machine).pointerSize * 2;
+  const number = (v: bigint | undefined): string | null => (v === undefined || v === 0n ? null : hexPadded(v, width));
+  const text = (v: string | undefined): string | null => (v === undefined || v === "" ? null : v);
+  return {
+    num_records: records.length,
+    records: records.map((r) => ({
+      thread: number(r.thread),
+      dialog_mode: number(r.dialogMode),
+      abort_cause: number(r.abortCause),
+      module: text(r.modulePath),
+      message: text(r.message),
+      signature_string: text(r.signatureString),
+      backtrace: text(r.backtrace),
+      message2: text(r.message2),
+    })),
+  };
+}
+
+/** A limit's value as rust-minidump writes it: `"Unlimited"`, `{ "Limited": n }`, or `"Error"` for a value that is neither. */
+function limitJson(value: string): unknown {
+  if (value === "unlimited") return "Unlimited";
+  return /^\d+$/.test(value) ? { Limited: Number(value) } : "Error";
+}
+
+/** MozLinuxLimits's limits in rust-minidump's form: name, soft and hard values, and unit (`n/a` for a limit without one). */
+function procLimitsJson(limits: readonly MinidumpProcLimit[]): Record<string, unknown> {
+  return { limits: limits.map((l) => ({ name: l.name, soft: limitJson(l.soft), hard: limitJson(l.hard), unit: l.unit ?? "n/a" })) };
 }
 
 function contextOf(context: JsonContext | readonly string[] | undefined): JsonContext {
@@ -498,10 +535,10 @@ export function writeJson(
         ctx.dump?.handles === undefined ? null : ctx.dump.handles.map((h) => ({ handle: Number(h.handle), type_name: h.typeName ?? null, object_name: h.objectName ?? null })),
       ],
       ["lsb_release", ctx.dump?.linux?.lsbRelease === undefined ? null : lsbRelease(ctx.dump.linux.lsbRelease)],
-      ["mac_crash_info", null],
+      ["mac_crash_info", dump?.macCrashInfo === undefined ? null : macCrashInfoJson(machine, dump.macCrashInfo)],
       ["mac_boot_args", ctx.dump?.macBootArgs ?? null],
       ["soft_errors", ctx.dump?.softErrors ?? null],
-      ["proc_limits", null],
+      ["proc_limits", dump?.procLimits === undefined ? null : procLimitsJson(dump.procLimits)],
     ],
     "",
   );

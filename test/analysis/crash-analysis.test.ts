@@ -23,7 +23,8 @@ import {
 } from "../../src/analysis/crash-analysis.js";
 import type { CrashKind } from "../../src/analysis/crash-kind.js";
 import { isLikelyGuardPage, regionsFromMaps, regionsFromMemoryInfo, type MemoryRegion } from "../../src/analysis/memory-regions.js";
-import { tebLastError, windowsErrorName } from "../../src/analysis/last-error.js";
+import { tebLastError } from "../../src/analysis/last-error.js";
+import { windowsErrorName } from "../../src/analysis/windows-errors.js";
 import type { Registers } from "../../src/model/snapshot.js";
 import type { MemoryReader } from "../../src/memory/reader.js";
 
@@ -247,14 +248,14 @@ describe("memory regions", () => {
 });
 
 describe("a thread's last error", () => {
-  it("is the TEB's LastErrorValue (x86 +0x34, x64 +0x68), by its winerror.h or NTSTATUS name, else in hex", () => {
+  it("is the TEB's LastErrorValue (x86 +0x34, x64 +0x68), by its winerror.h or NTSTATUS name, else rust-minidump's `unknown 0x%08x`", () => {
     const teb = new Uint8Array(0x100);
     new DataView(teb.buffer).setUint32(0x34, 2, true);
     new DataView(teb.buffer).setUint32(0x68, 0xc0000001, true);
     const memory = memoryAt(0x7ffd0000n, teb);
     expect(windowsErrorName(tebLastError("x86", 0x7ffd0000n, memory)!)).toBe("ERROR_FILE_NOT_FOUND");
     expect(windowsErrorName(tebLastError("x64", 0x7ffd0000n, memory)!)).toBe("STATUS_UNSUCCESSFUL");
-    expect(windowsErrorName(0x12345)).toBe("0x00012345");
+    expect(windowsErrorName(0x12345)).toBe("unknown 0x00012345");
     expect(tebLastError("x64", 0x1000n, memory)).toBeUndefined();
   });
 });

@@ -235,3 +235,143 @@ describe("Mozilla's MozMacosBootargs and MozSoftErrors streams", () => {
   });
 });
 
+
+/** A NUL-terminated UTF-8 string's bytes. */
+const cString = (text: string): number[] => [...new TextEncoder().encode(text), 0];
+
+describe("Mozilla's MozMacosCrashInfoStream", () => {
+  const CRASH_INFO = 0x4d7a0001;
+  /** A version-5 record: stream type, version, thread, dialog mode, abort cause (40 bytes), then its five strings. */
+  const record = (thread: bigint, dialogMode: bigint, abortCause: bigint, strings: string[], version = 5n): number[] => [
+    ...fields(BigInt(CRASH_INFO), version, thread, dialogMode, abortCause),
+    ...strings.flatMap(cString),
+  ];
+  /** The stream: its header (stream type, count, record_start_size 40, 20 descriptors) and the records after it, at `base`. */
+  const stream = (base: number, records: number[][], startSize = 40, count = records.length): Uint8Array => {
+    const descriptors: number[] = [];
+    let at = base + 12 + 20 * 8;
+    for (let i = 0; i < 20; i++) {
+      const r = records[i];
+      descriptors.push(...fields(r?.length ?? 0, r === undefined ? 0 : at));
+      at += r?.length ?? 0;
+    }
+    return Uint8Array.from([...fields(CRASH_INFO, count, startSize), ...descriptors, ...records.flat()]);
+  };
+  const macSpec = (data: Uint8Array): MinidumpSpec => ({
+    ...spec(() => Uint8Array.from(fields(0)), () => Uint8Array.from(fields(12, 24, 0))),
+    platformId: 0x8101,
+    extraStreams: [{ type: CRASH_INFO, data }],
+  });
+  /** The dump with the stream placed where its records' RVAs say. */
+  const placed = (records: number[][], startSize?: number, count?: number): Uint8Array => {
+    const first = writeMinidump(macSpec(stream(0, records, startSize, count)));
+    return writeMinidump(macSpec(stream(first.streams.get(CRASH_INFO)!.rva, records, startSize, count))).bytes;
+  };
+
+  it("is read, and is the JSON's mac_crash_info: a field null where it is 0 or empty", async () => {
+    const records = [
+      record(0x1234n, 0n, 0x5n, ["/usr/lib/system/libsystem_c.dylib", "abort() called", "", "", ""]),
+      record(0n, 0n, 0n, ["", "", "", "", ""]),
+    ];
+    const bytes = placed(records);
+    const d = readMinidump(bytesSource(bytes));
+    expect(d.macCrashInfo?.map((r) => [r.version, r.thread, r.abortCause, r.modulePath, r.message])).toEqual([
+      [5n, 0x1234n, 5n, "/usr/lib/system/libsystem_c.dylib", "abort() called"],
+      [5n, 0n, 0n, "", ""],
+    ]);
+    const file = join(mkdtempSync(join(tmpdir(), "moz-")), "crash-info.dmp");
+    writeFileSync(file, bytes);
+    const doc = parseWalkJson((await cli("walk", file, "--format", "json")).out);
+    expect(doc.mac_crash_info).toEqual({
+      num_records: 2,
+      records: [
+        { thread: "0x00001234", dialog_mode: null, abort_cause: "0x00000005", module: "/usr/lib/system/libsystem_c.dylib", message: "abort() called", signature_string: null, backtrace: null, message2: null },
+        { thread: null, dialog_mode: null, abort_cause: null, module: null, message: null, signature_string: null, backtrace: null, message2: null },
+      ],
+    });
+  });
+
+  it("gives a version-4 record no abort cause, and a version below 4 no thread or strings", async () => {
+    const v4 = [...fields(BigInt(CRASH_INFO), 4n, 0x77n, 0x1n), 0, 0, 0, 0, 0, 0, 0, 0, ...["m", "msg", "sig", "bt", "msg2"].flatMap(cString)];
+    const d4 = readMinidump(bytesSource(placed([v4])));
+    expect(d4.macCrashInfo).toEqual([{ version: 4n, thread: 0x77n, dialogMode: 1n, modulePath: "m", message: "msg", signatureString: "sig", backtrace: "bt", message2: "msg2" }]);
+    const d1 = readMinidump(bytesSource(placed([[...fields(BigInt(CRASH_INFO), 1n)]], 16)));
+    expect(d1.macCrashInfo).toEqual([{ version: 1n }]);
+  });
+
+  it("damaged: a string without its NUL, two versions, a record outside the file, a short header lose the stream with a note; a version-0 record is passed over", () => {
+    const unterminated = [...fields(BigInt(CRASH_INFO), 5n, 1n, 0n, 0n), ...new TextEncoder().encode("no terminator")];
+    const notes = (bytes: Uint8Array): string => {
+      const d = readMinidump(bytesSource(bytes));
+      expect(d.macCrashInfo).toBeUndefined();
+      return d.notes.join("\n");
+    };
+    expect(notes(placed([unterminated]))).toMatch(/MozMacosCrashInfo stream passed over: MozMacosCrashInfo record 0: its modulePath string has no NUL before the record ends/);
+    const two = [record(1n, 0n, 0n, ["", "", "", "", ""]), [...fields(BigInt(CRASH_INFO), 4n, 1n, 0n), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]];
+    expect(notes(placed(two))).toMatch(/MozMacosCrashInfo records have two versions \(5 and 4\)/);
+    expect(notes(placed([record(1n, 0n, 0n, ["", "", "", "", ""])], 32))).toMatch(/the fixed part of a version 5 record is 40 bytes, more than the 32 the header gives it/);
+    const outside = Uint8Array.from([...fields(CRASH_INFO, 1, 40), ...fields(48, 0x7fff_0000), ...new Array<number>(19 * 8).fill(0)]);
+    expect(notes(writeMinidump(macSpec(outside)).bytes)).toMatch(/MozMacosCrashInfo record 0: RVA 0x7fff0000 lies outside the file/);
+    expect(notes(writeMinidump(macSpec(Uint8Array.from(fields(CRASH_INFO, 1, 40)))).bytes)).toMatch(/MozMacosCrashInfo stream holds 12 bytes, fewer than its 172-byte header/);
+    const zero = readMinidump(bytesSource(placed([[...fields(BigInt(CRASH_INFO), 0n)]])));
+    expect(zero.macCrashInfo).toEqual([]);
+    expect(zero.notes.join("\n")).toMatch(/MozMacosCrashInfo record 0 has version 0: passed over/);
+    const many = readMinidump(bytesSource(placed([record(1n, 0n, 0n, ["", "", "", "", ""])], 40, 25)));
+    expect(many.notes.join("\n")).toMatch(/MozMacosCrashInfo record count 25 is more than the 20 its header has room for/);
+  });
+});
+
+describe("Mozilla's MozLinuxLimits stream", () => {
+  const LIMITS = 0x4d7a0003;
+  // /proc/self/limits as Linux writes it: "%-25s %-20s %-20s %-10s", no unit for the priorities.
+  const text = [
+    "Limit                     Soft Limit           Hard Limit           Units     ",
+    "Max cpu time              unlimited            unlimited            seconds   ",
+    "Max stack size            8388608              unlimited            bytes     ",
+    "Max core file size        0                    unlimited            bytes     ",
+    "Max open files            1024                 1048576              files     ",
+    "Max nice priority         0                    0                    ",
+    "Max realtime timeout      unlimited            unlimited            us        ",
+    "",
+  ].join("\n");
+  const linuxSpec = (data: Uint8Array): MinidumpSpec => ({
+    ...spec(() => Uint8Array.from(fields(0)), () => Uint8Array.from(fields(12, 24, 0))),
+    platformId: 0x8201,
+    extraStreams: [{ type: LIMITS, data }],
+  });
+
+  it("is read, and is the JSON's proc_limits: Unlimited, Limited with the number, unit n/a where the line has none", async () => {
+    const bytes = writeMinidump(linuxSpec(new TextEncoder().encode(text))).bytes;
+    const d = readMinidump(bytesSource(bytes));
+    expect(d.procLimits).toHaveLength(6);
+    expect(d.notes).toEqual([]);
+    const file = join(mkdtempSync(join(tmpdir(), "moz-")), "limits.dmp");
+    writeFileSync(file, bytes);
+    const doc = parseWalkJson((await cli("walk", file, "--format", "json")).out);
+    expect(doc.proc_limits).toEqual({
+      limits: [
+        { name: "Max cpu time", soft: "Unlimited", hard: "Unlimited", unit: "seconds" },
+        { name: "Max stack size", soft: { Limited: 8388608 }, hard: "Unlimited", unit: "bytes" },
+        { name: "Max core file size", soft: { Limited: 0 }, hard: "Unlimited", unit: "bytes" },
+        { name: "Max open files", soft: { Limited: 1024 }, hard: { Limited: 1048576 }, unit: "files" },
+        { name: "Max nice priority", soft: { Limited: 0 }, hard: { Limited: 0 }, unit: "n/a" },
+        { name: "Max realtime timeout", soft: "Unlimited", hard: "Unlimited", unit: "us" },
+      ],
+    });
+  });
+
+  it("damaged: a value that is no number is Error, a line that does not split is passed over with a note, a stream without limits is null", async () => {
+    const bad = "Limit   Soft Limit   Hard Limit   Units\nMax open files   lots   4096   files\nrubbish\n\u00ff\u0000\n";
+    const bytes = writeMinidump(linuxSpec(new TextEncoder().encode(bad))).bytes;
+    const d = readMinidump(bytesSource(bytes));
+    expect(d.procLimits).toEqual([{ name: "Max open files", soft: "lots", hard: "4096", unit: "files" }]);
+    expect(d.notes.join("\n")).toMatch(/MozLinuxLimits line "rubbish" is not a limit's name, values and unit: passed over[\s\S]*MozLinuxLimits line "ÿ" is not/);
+    const file = join(mkdtempSync(join(tmpdir(), "moz-")), "bad-limits.dmp");
+    writeFileSync(file, bytes);
+    const doc = parseWalkJson((await cli("walk", file, "--format", "json")).out);
+    expect(doc.proc_limits).toEqual({ limits: [{ name: "Max open files", soft: "Error", hard: { Limited: 4096 }, unit: "files" }] });
+    const empty = readMinidump(bytesSource(writeMinidump(linuxSpec(Uint8Array.from([0xff, 0xfe, 0x0a]))).bytes));
+    expect(empty.procLimits).toBeUndefined();
+    expect(empty.notes.join("\n")).toMatch(/MozLinuxLimits stream holds no limit: passed over/);
+  });
+});

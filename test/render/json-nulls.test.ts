@@ -11,8 +11,17 @@ import { describe, expect, it } from "vitest";
 import { cli } from "../support/cli.js";
 import { fixtureDir, fixtureFile } from "../support/fixtures.js";
 import { parseWalkJson } from "../support/walk-schema.js";
+import { writeMinidump, type MinidumpSpec } from "../support/minidump-writer.js";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
-/** Mozilla's streams no dump here has (MozMacosCrashInfo, MozMacosBootargs, MozLinuxLimits, MozSoftErrors): fields no dump here fills. */
+/**
+ * The fields of Mozilla's streams (MozMacosCrashInfo, MozMacosBootargs, MozLinuxLimits,
+ * MozSoftErrors), which only Mozilla's dump writers write and no dump here has; a dump written
+ * with all four fills all four (the last test here; test/formats/minidump-process-streams.test.ts
+ * reads each).
+ */
 const NO_DUMP_HAS = ["mac_crash_info", "mac_boot_args", "soft_errors", "proc_limits"];
 
 /** Fields null for a kind of dump, each for the reason beside it. */
@@ -117,5 +126,33 @@ describe("the fields a dump's streams fill", () => {
     expect(nulls(doc)).toEqual([...new Set([...NO_DUMP_HAS, ...BY_KIND[kind]!, ...own])].sort());
     const missing = doc.threads.filter((t: { last_error_value: unknown }) => t.last_error_value === null).length;
     expect(missing).toBe(noLastError === "all" ? doc.threads.length : noLastError);
+  });
+});
+
+describe("the fields of Mozilla's streams", () => {
+  it("are filled by a dump that has the streams", async () => {
+    const u32 = (...v: number[]): number[] => v.flatMap((n) => [n & 0xff, (n >>> 8) & 0xff, (n >>> 16) & 0xff, n >>> 24]);
+    // Boot arguments: the stream type, the RVA64 of the MINIDUMP_STRING that follows it in the stream.
+    const bootargs = (rva: number): Uint8Array => Uint8Array.from([...u32(0x4d7a0002, rva + 12, 0), ...u32(4), 0x2d, 0, 0x76, 0, 0, 0]);
+    // A crash-info header with no records, one limit, one soft error.
+    const spec = (bootargsRva: number): MinidumpSpec => ({
+      machine: "x64",
+      platformId: 0x8101,
+      threads: [{ id: 1, registers: { rip: 0n, rsp: 0x1000n }, stack: { base: 0x1000n, bytes: new Uint8Array(16) } }],
+      extraStreams: [
+        { type: 0x4d7a0001, data: Uint8Array.from([...u32(0x4d7a0001, 0, 40), ...new Array<number>(160).fill(0)]) },
+        { type: 0x4d7a0002, data: bootargs(bootargsRva) },
+        { type: 0x4d7a0003, data: new TextEncoder().encode("Max open files  1024  4096  files\n") },
+        { type: 0x4d7a0004, data: new TextEncoder().encode('[{"WriteLimitsFailed":"denied"}]') },
+      ],
+    });
+    const bytes = writeMinidump(spec(writeMinidump(spec(0)).streams.get(0x4d7a0002)!.rva)).bytes;
+    const file = join(mkdtempSync(join(tmpdir(), "moz-")), "moz.dmp");
+    writeFileSync(file, bytes);
+    const doc = parseWalkJson((await cli("walk", file, "--format", "json")).out);
+    expect(doc.mac_crash_info).toEqual({ num_records: 0, records: [] });
+    expect(doc.mac_boot_args).toBe("-v");
+    expect(doc.proc_limits).toEqual({ limits: [{ name: "Max open files", soft: { Limited: 1024 }, hard: { Limited: 4096 }, unit: "files" }] });
+    expect(doc.soft_errors).toEqual([{ WriteLimitsFailed: "denied" }]);
   });
 });

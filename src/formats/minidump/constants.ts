@@ -38,8 +38,13 @@ export const MINIDUMP_STREAM = {
   LinuxCpuInfo: 0x47670003,
   LinuxLsbRelease: 0x47670005,
   LinuxMaps: 0x47670009,
-  /** Mozilla's streams: macOS kernel boot arguments, and the errors the dump writer went on from (JSON). */
+  /**
+   * Mozilla's streams: macOS `__crash_info` records, the macOS kernel's boot arguments, Linux's
+   * /proc/self/limits, and the errors the dump writer went on from (JSON).
+   */
+  MozMacosCrashInfo: 0x4d7a0001,
   MozMacosBootargs: 0x4d7a0002,
+  MozLinuxLimits: 0x4d7a0003,
   MozSoftErrors: 0x4d7a0004,
 } as const;
 

@@ -18,7 +18,7 @@ import { unloadedModuleListStream } from "./unloaded-modules.js";
 import { linuxCpuInfoStream, linuxLsbReleaseStream, linuxMapsStream } from "./linux-text.js";
 import { handleDataStream } from "./handle-data.js";
 import { memoryInfoListStream } from "./memory-info.js";
-import { macBootArgsStream, softErrorsStream } from "./mozilla.js";
+import { linuxLimitsStream, macBootArgsStream, macCrashInfoStream, softErrorsStream } from "./mozilla.js";
 import { DIRECTORY_ENTRY_SIZE, HEADER_SIZE, MINIDUMP_SIGNATURE, MINIDUMP_STREAM, MINIDUMP_VERSION, streamTypeName } from "./constants.js";
 import { exceptionStream } from "./exception.js";
 import { functionTableStream } from "./function-table.js";
@@ -56,7 +56,9 @@ export const MINIDUMP_STREAMS: readonly MinidumpStream<unknown>[] = [
   linuxMapsStream,
   handleDataStream,
   memoryInfoListStream,
+  macCrashInfoStream,
   macBootArgsStream,
+  linuxLimitsStream,
   softErrorsStream,
 ];
 

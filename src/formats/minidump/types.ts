@@ -18,6 +18,7 @@ import type { MinidumpUnloadedModule } from "./unloaded-modules.js";
 import type { MinidumpLinuxText } from "./linux-text.js";
 import type { MinidumpHandle } from "./handle-data.js";
 import type { MinidumpMemoryInfo } from "./memory-info.js";
+import type { MinidumpMacCrashInfoRecord, MinidumpProcLimit } from "./mozilla.js";
 
 /** MINIDUMP_HEADER (32 bytes at offset 0). */
 export interface MinidumpHeader {
@@ -107,6 +108,10 @@ export interface Minidump {
   handles?: MinidumpHandle[];
   /** The MemoryInfoList stream: every region of the address space with its state and protection. */
   memoryInfo?: MinidumpMemoryInfo[];
+  /** Mozilla's MozMacosCrashInfoStream: the macOS `__DATA,__crash_info` records, in the stream's order. */
+  macCrashInfo?: MinidumpMacCrashInfoRecord[];
+  /** Mozilla's MozLinuxLimits stream: the limits of /proc/self/limits, in the file's order. */
+  procLimits?: MinidumpProcLimit[];
   /** Mozilla's MozMacosBootargs stream: the macOS kernel's boot arguments. */
   macBootArgs?: string;
   /** Mozilla's MozSoftErrors stream: the errors the dump writer went on from, as its JSON says them. */
