@@ -10,7 +10,7 @@
  * critical accessibility violation. Screenshots go to a temporary folder, or to
  * $STACKWALK_SCREENSHOTS when it is set, to be looked at.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
@@ -210,6 +210,31 @@ describe("the playground in headless Chromium", () => {
     expect(await page.locator("#phase").textContent()).toMatch(/walked; 64\.0 KiB read/);
     expect(problems).toEqual([]);
     await page.close();
+  });
+
+  it("a 1 GiB dump, picked from disk: the page reads 64 KiB of it, and its memory does not grow with the file", async () => {
+    // minidump2.dmp and 1 GiB of zeros after it, a sparse file: no stream points into the zeros.
+    const dir = mkdtempSync(join(tmpdir(), "site-1g-"));
+    try {
+      const big = join(dir, "minidump2-1g.dmp");
+      copyFileSync(join(BREAKPAD, "minidump2.dmp"), big);
+      truncateSync(big, statSync(big).size + (1 << 30));
+      const { page, problems } = await openSite(1280);
+      const cdp = await page.context().newCDPSession(page);
+      await cdp.send("Performance.enable");
+      const heap = async (): Promise<number> => (await cdp.send("Performance.getMetrics")).metrics.find((m) => m.name === "JSHeapTotalSize")!.value;
+      const before = await heap();
+      await page.setInputFiles("#pick", [big]);
+      await walked(page);
+      expect(await page.locator("#phase").textContent()).toMatch(/walked; 64\.0 KiB read of the files \(the input is 1024\.0 MiB\)/);
+      expect(await tab(page, "breakpad")).toMatch(/^Operating system: Windows NT\n/);
+      // The page's heap grows by what the walk and its report hold, far below the file's size.
+      expect(await heap() - before).toBeLessThan(64 << 20);
+      expect(problems).toEqual([]);
+      await page.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it.each([
