@@ -86,14 +86,15 @@ export function writeText(
     first = false;
     line(`thread ${thread.id}${thread.crashed ? " (crashed)" : ""}: ${walk.frames.length} frame${walk.frames.length === 1 ? "" : "s"}`);
     line(["  #", "AddrPC".padEnd(w), "AddrReturn".padEnd(w), "AddrFrame".padEnd(w), "AddrStack".padEnd(w), "trust".padEnd(13), "location"].join("  "));
+    // An inline frame's row: its PC, three empty columns and its trust, then its location.
+    const inlineColumns = `  ${"".padEnd(w)}  ${"".padEnd(w)}  ${"".padEnd(w)}  ${"inline".padEnd(13)}  `;
     for (const f of walk.frames) {
       const where = locate(modules, f);
+      const pc = a(f.addrPC);
       // Inline frames come before their frame: they share its PC and have no registers of their own.
-      for (const inline of where.inlines ?? []) {
-        line(["  -", a(f.addrPC), "".padEnd(w), "".padEnd(w), "".padEnd(w), "inline".padEnd(13), inlineLocationText(where, inline, f.addrPC) + inlineSourceText(inline)].join("  "));
-      }
-      const loc = locationText(where, a(f.addrPC)) + sourceText(where);
-      line([String(f.index).padStart(3), a(f.addrPC), a(f.addrReturn), a(f.addrFrame), a(f.addrStack), f.trust.padEnd(13), loc].join("  "));
+      for (const inline of where.inlines ?? []) line(`  -  ${pc}${inlineColumns}${inlineLocationText(where, inline, f.addrPC)}${inlineSourceText(inline)}`);
+      const loc = locationText(where, pc) + sourceText(where);
+      line([String(f.index).padStart(3), pc, a(f.addrReturn), a(f.addrFrame), a(f.addrStack), f.trust.padEnd(13), loc].join("  "));
       line(`     rule: ${ruleText(f.rule)}`);
       if (info.stackParams) line(`     params: ${f.params.map(a).join(" ")}`);
       if (withRegisters) line(`     registers: ${Object.entries(f.registers).map(([k, v]) => `${k}=${a(v)}`).join(" ")}`);
