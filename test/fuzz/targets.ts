@@ -29,9 +29,9 @@ import { attachSymbolFile, parseSymbolFile } from "../../src/formats/symbol-file
 import { formatBreakpadSym, symFileInput } from "../../src/formats/breakpad-sym-write.js";
 import { readMappedImage } from "../../src/formats/pe-mapped.js";
 import { x64ModuleCfi } from "../../src/arch/x64/cfi-from-unwind.js";
-import { decompressLz77, readEtl } from "../../src/etw/etl.js";
-import { decodeApiFile, decodeDiskEvents, decodeStackTrace, detectItemsForm, EVENT_HEADER_EXT_TYPE, encodeApiItems } from "../../src/etw/extended-data.js";
-import { stitchStacks } from "../../src/etw/stitch.js";
+import { decompressLz77, readEtl } from "../../src/formats/etw/etl.js";
+import { decodeApiFile, decodeDiskEvents, decodeStackTrace, detectItemsForm, EVENT_HEADER_EXT_TYPE, encodeApiItems } from "../../src/formats/etw/extended-data.js";
+import { stitchStacks } from "../../src/formats/etw/stitch.js";
 import { decodeDescriptors, decodeRuntimeFunctions, decodeUnwindInfo as decodeIa64UnwindInfo } from "../../src/formats/unwind-data/ia64.js";
 import { frameStateAt } from "../../src/arch/ia64/state.js";
 import { decodeUnwindInfo } from "../../src/formats/unwind-data/x64.js";
@@ -59,7 +59,8 @@ import { renderHtml } from "../../src/render/html.js";
 import { crossCheck, threadEtw } from "../../src/analysis/crosscheck.js";
 import { crossCheckJson, crossCheckText } from "../../src/render/crosscheck.js";
 import { walkStacks } from "../../src/testing/index.js";
-import { etlInZip, inZipMember } from "../../src/cli/etw.js";
+import { etlInZip } from "../../src/formats/etw/etl.js";
+import { inZipMember } from "../../src/formats/zip.js";
 import { count, meteredSnapshot, meteredSource, type Meter } from "./meter.js";
 
 /** One seed: a name (part of every input's key) and its bytes; `context` is what the target needs besides the bytes. */
