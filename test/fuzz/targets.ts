@@ -35,7 +35,7 @@ import { stitchStacks } from "../../src/formats/etw/stitch.js";
 import { decodeDescriptors, decodeRuntimeFunctions, decodeUnwindInfo as decodeIa64UnwindInfo } from "../../src/formats/unwind-data/ia64.js";
 import { frameStateAt } from "../../src/arch/ia64/state.js";
 import { decodeUnwindInfo } from "../../src/formats/unwind-data/x64.js";
-import { evaluateProgram, parseProgram } from "../../src/arch/x86/program.js";
+import { evaluateProgram, parseProgram } from "../../src/formats/frame-data.js";
 import { cfiTable, compileExpression, evaluateExpression, rulesAt } from "../../src/arch/cfi.js";
 import { RegionMemory, type MemoryRegion } from "../../src/memory/region-memory.js";
 import type { Snapshot } from "../../src/model/snapshot.js";
@@ -732,12 +732,15 @@ export const TARGETS: readonly Target[] = [
       const vector = vectorFrom((seed.context as { vector: string }).vector);
       const names = new Map(Object.entries(vector.threads[0]!.registers).map(([k, v]) => [`$${k}`, v]));
       for (const r of sym.stackCfi.slice(0, 8)) {
-        const at = rulesAt(table, r.address + rng.below(Math.max(1, r.size)));
+        const at = rulesAt(table, r.address + rng.below(Math.max(1, r.size)), 8);
         if (at === undefined) continue;
         for (const expression of [at.set.cfa, at.set.ra, ...at.set.registers.values()]) {
-          if (expression !== undefined) evaluateExpression(expression, names, vector.memory, 8);
+          if (expression !== undefined) evaluateExpression(expression, names, vector.memory);
         }
-        for (const d of r.deltas.slice(0, 4)) evaluateExpression(compileExpression(d.rules), names, vector.memory, 8);
+        for (const d of r.deltas.slice(0, 4)) {
+          const e = compileExpression(d.rules, 8);
+          if (e !== undefined) evaluateExpression(e, names, vector.memory);
+        }
       }
       const snapshot = { ...vector };
       if (!attachedTo(snapshot, bytes)) return;
