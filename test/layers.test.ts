@@ -1,6 +1,6 @@
 /**
  * The layer order of docs/architecture.md ("Layers") and docs/DESIGN.md: a module imports only from its own layer or lower ones.
- * errors (with hex) → memory → model → formats (bytes in, bytes out; the ETW decoders) → unwind
+ * errors (with hex) → memory → model → formats (bytes in, bytes out: every codec) → unwind
  * (frame, step and rule types, per-walk caches) → arch → walk → analysis (crosscheck, the EBP
  * chain ETW follows, the explain model, reports gathered from walks) → render → cli and node (the
  * edges). src/index.ts and the named entries under src/entry/ re-export from anywhere. The emulator
@@ -22,7 +22,6 @@ function layerOf(file: string): Layer {
   const [top] = parts;
   if (parts.length === 1) return top === "index.ts" ? "entry" : "errors";
   if (top === "entry") return "entry";
-  if (top === "etw") return "formats";
   if (top === "cli" || top === "node" || top === "testing" || top === "site") return "edge";
   if ((ORDER as readonly string[]).includes(top!)) return top as Layer;
   throw new Error(`${file}: a folder the layer order does not name`);

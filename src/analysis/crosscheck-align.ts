@@ -4,7 +4,7 @@
  * was read from, or by equal addresses, in order.
  */
 import type { Frame } from "../walk/frame.js";
-import type { EtwStack } from "../etw/stitch.js";
+import type { EtwStack } from "../formats/etw.js";
 import type { AlignedRow, Diagnosis, Truncation } from "./crosscheck.js";
 import { plural, type Diagnoser, type Holder, type Namer } from "./crosscheck-diagnose.js";
 import { ETW_MAX_ADDRESSES, type ChainCapture } from "./ebp-chain.js";

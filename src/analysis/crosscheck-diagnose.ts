@@ -9,7 +9,7 @@ import { findFpo, outermostFrameData, x86Tables } from "../arch/x86/index.js";
 import { FRAME_FPO, FRAME_NONFPO, FRAME_TRAP, FRAME_TSS } from "../model/fpo-data.js";
 import { formatAddress, maskAddress, type Machine } from "../model/machine.js";
 import { moduleAt, type Snapshot, type TruthFrame } from "../model/snapshot.js";
-import type { EtwStack } from "../etw/stitch.js";
+import type { EtwStack } from "../formats/etw.js";
 import type { Frame, Walk } from "../walk/frame.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
 import type { Cause, Diagnosis } from "./crosscheck.js";

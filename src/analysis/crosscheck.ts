@@ -20,8 +20,7 @@
 import { hex } from "../hex.js";
 import { machineInfo, maskAddress, type Machine } from "../model/machine.js";
 import { moduleAt, type Snapshot, type ThreadSnapshot, type TruthFrame } from "../model/snapshot.js";
-import { decodeDiskItems, decodeStackTrace, EVENT_HEADER_EXT_TYPE, extTypeName } from "../etw/extended-data.js";
-import { isKernelAddress, kernelThreshold, stitchStacks, type EtwStack, type EtwStackItem } from "../etw/stitch.js";
+import { decodeDiskItems, decodeStackTrace, EVENT_HEADER_EXT_TYPE, extTypeName, isKernelAddress, kernelThreshold, stitchStacks, type EtwStack, type EtwStackItem } from "../formats/etw.js";
 import { callBefore } from "../arch/x86/index.js";
 import { compareWithTruth, type TruthComparison } from "../walk/compare.js";
 import type { Walk } from "../walk/frame.js";

@@ -11,7 +11,8 @@
  * `+ - * / %`, `@` (align down: `a b @` is `a & ~(b − 1)`), `^` (the word at an address) and `=`
  * (assign to a `$` variable). An expression must leave exactly one value; a name without a
  * value, an unreadable `^` or division by zero fails it (Breakpad's postfix_evaluator-inl.h and
- * cfi_frame_info.cc).
+ * cfi_frame_info.cc). The expressions are read and run by formats/postfix.ts, in its STACK CFI
+ * dialect.
  *
  * Evaluation (Breakpad's SimpleCFIWalker): `.cfa` first, over the callee's valid registers; then
  * `.ra` and each register rule with `.cfa` defined. A failed `.cfa` or `.ra` fails the rule; a
@@ -24,9 +25,9 @@
  * function, {@link execCfi}.
  */
 import type { BreakpadStackCfi } from "../formats/breakpad-sym.js";
-import { postfixOverLimit } from "../formats/postfix-limits.js";
+import { compilePostfix, isPostfixError, runPostfix, stackCfiDialect, type PostfixCode } from "../formats/postfix.js";
 import { countStartingAtOrBelow, innermostContaining } from "../formats/sorted-ranges.js";
-import { readPointer, type MemoryReader } from "../memory/reader.js";
+import type { MemoryReader } from "../memory/reader.js";
 import { moduleAt, type Module, type Registers } from "../model/snapshot.js";
 import { keyed, keyedSlot, type UnwindCache } from "../unwind/cache.js";
 import { walkStop } from "../unwind/frame.js";
@@ -69,77 +70,29 @@ export interface CfiMachine {
   zeroFails?: true;
 }
 
-/** A compiled expression: numbers are literals, strings names, and operators are tagged. */
-type Token = bigint | string | { op: "+" | "-" | "*" | "/" | "%" | "@" | "^" | "=" };
+/** A compiled expression (the STACK CFI dialect of formats/postfix.ts) and its text. */
+export type CfiExpression = PostfixCode<bigint>;
 
-const OPERATORS = new Set(["+", "-", "*", "/", "%", "@", "^", "="]);
-
-/** A compiled expression and its text. */
-export interface CfiExpression {
-  text: string;
-  tokens: readonly Token[];
-}
-
-/** Compiles an expression: tokens split on white space, `=` glued to the next token split off (Breakpad does). */
-export function compileExpression(text: string): CfiExpression {
-  const tokens: Token[] = [];
-  for (const raw of text.split(/\s+/)) {
-    if (raw === "") continue;
-    const words = raw.length > 1 && raw.startsWith("=") ? ["=", raw.slice(1)] : [raw];
-    for (const w of words) {
-      if (OPERATORS.has(w)) tokens.push({ op: w as "+" });
-      // A decimal literal, possibly negative (istringstream >> uint64 with Breakpad's '-' handling).
-      else if (/^-?[0-9]+$/.test(w)) tokens.push(BigInt(w));
-      else tokens.push(w);
-    }
-  }
-  return { text, tokens };
+/** Compiles an expression for a machine whose registers are `width` bytes; undefined past the postfix limits. */
+export function compileExpression(text: string, width: 4 | 8): CfiExpression | undefined {
+  const compiled = compilePostfix(text, stackCfiDialect(width));
+  return compiled.ok ? compiled.code : undefined;
 }
 
 /**
- * Evaluates an expression over `names` (modulo 2^(8·width)); undefined when it fails. `=`
- * assigns into `names`.
+ * Evaluates an expression over `names` (the callee's registers by their CFI names) and, when
+ * given, `.cfa`; undefined when it fails. What `=` assigns lasts for this evaluation only.
  */
-export function evaluateExpression(e: CfiExpression, names: Map<string, bigint>, memory: MemoryReader, width: 4 | 8): bigint | undefined {
-  const mask = width === 4 ? 0xffff_ffffn : 0xffff_ffff_ffff_ffffn;
-  work.units += e.tokens.length;
-  const stack: (bigint | string)[] = [];
-  const value = (t: bigint | string | undefined): bigint | undefined => (t === undefined ? undefined : typeof t === "bigint" ? t & mask : names.get(t));
-  for (const t of e.tokens) {
-    if (typeof t !== "object") {
-      stack.push(t);
-      continue;
-    }
-    if (t.op === "^") {
-      const address = value(stack.pop());
-      if (address === undefined) return undefined;
-      const v = readPointer(memory, address, width);
-      if (v === undefined) return undefined;
-      stack.push(v);
-      continue;
-    }
-    if (t.op === "=") {
-      const v = value(stack.pop());
-      const name = stack.pop();
-      if (v === undefined || typeof name !== "string" || !name.startsWith("$")) return undefined;
-      names.set(name, v);
-      continue;
-    }
-    const b = value(stack.pop());
-    const a = value(stack.pop());
-    if (a === undefined || b === undefined) return undefined;
-    let r: bigint;
-    switch (t.op) {
-      case "+": r = a + b; break;
-      case "-": r = a - b; break;
-      case "*": r = a * b; break;
-      case "/": if (b === 0n) return undefined; r = a / b; break;
-      case "%": if (b === 0n) return undefined; r = a % b; break;
-      default: r = a & (mask ^ ((b - 1n) & mask)); break;
-    }
-    stack.push(r & mask);
+export function evaluateExpression(e: CfiExpression, names: ReadonlyMap<string, bigint>, memory: MemoryReader, cfa?: bigint): bigint | undefined {
+  const variables = e.variables;
+  const slots: (bigint | undefined)[] = new Array<bigint | undefined>(variables.length);
+  for (let i = 0; i < variables.length; i++) {
+    const name = variables[i]!;
+    slots[i] = cfa !== undefined && name === ".cfa" ? cfa : names.get(name);
   }
-  return stack.length === 1 ? value(stack[0]) : undefined;
+  work.units += e.ops.length;
+  const value = runPostfix(e, slots, memory);
+  return isPostfixError(value) ? undefined : value;
 }
 
 /** The rules in effect at one address. */
@@ -155,15 +108,14 @@ export interface CfiRuleSet {
  * rules before a malformed one are applied; returns false at the first malformed one (an empty
  * name or expression, an expression without a name).
  */
-export function applyRules(set: CfiRuleSet, text: string): boolean {
+export function applyRules(set: CfiRuleSet, text: string, width: 4 | 8): boolean {
   let name: string | undefined;
   let expression: string[] = [];
   const report = (): boolean => {
     if (name === undefined || name === "" || expression.length === 0) return false;
-    const text = expression.join(" ");
     // Past the postfix limits the rule is malformed (records from a .sym file were left out when attached).
-    if (postfixOverLimit(text) !== undefined) return false;
-    const e = compileExpression(text);
+    const e = compileExpression(expression.join(" "), width);
+    if (e === undefined) return false;
     if (name === ".cfa") set.cfa = e;
     else if (name === ".ra") set.ra = e;
     else set.registers.set(name, e);
@@ -215,17 +167,17 @@ function buildTable(records: readonly BreakpadStackCfi[]): CfiTable {
   return { inits: inits.map(({ address, end, rules }) => ({ address, end, rules })), deltas };
 }
 
-/** The rules in effect at `rva`, undefined when no INIT range covers it or its INIT rules are malformed. */
-export function rulesAt(table: CfiTable, rva: number): { set: CfiRuleSet; start: number } | undefined {
+/** The rules in effect at `rva` for registers of `width` bytes, undefined when no INIT range covers it or its INIT rules are malformed. */
+export function rulesAt(table: CfiTable, rva: number, width: 4 | 8): { set: CfiRuleSet; start: number } | undefined {
   // INIT ranges do not overlap: the one starting last at or below the address is the only candidate.
   const init = innermostContaining(table.inits, rva, startOf, sizeOf, 1);
   if (init === undefined) return undefined;
   const set: CfiRuleSet = { registers: new Map() };
-  if (!applyRules(set, init.rules)) return undefined;
+  if (!applyRules(set, init.rules, width)) return undefined;
   const deltas = table.deltas;
   let i = countStartingAtOrBelow(deltas, init.address - 1, startOf);
   const first = i;
-  for (; i < deltas.length && deltas[i]!.address <= rva; i++) applyRules(set, deltas[i]!.rules);
+  for (; i < deltas.length && deltas[i]!.address <= rva; i++) applyRules(set, deltas[i]!.rules, width);
   work.units += 1 + i - first;
   return { set, start: init.address };
 }
@@ -235,10 +187,9 @@ const sizeOf = (r: { address: number; end: number }): number => r.end - r.addres
 
 /** Whether `.ra` reads the word just below the CFA, where a call leaves its return address. */
 function isReturnSlot(ra: CfiExpression, width: number): boolean {
-  const t = ra.tokens;
-  if (t.length !== 4 || t[0] !== ".cfa" || typeof t[3] !== "object" || t[3].op !== "^" || typeof t[2] !== "object") return false;
-  const k = t[1];
-  return (t[2].op === "-" && k === BigInt(width)) || (t[2].op === "+" && k === -BigInt(width));
+  const [base, k, op, read] = ra.tokens;
+  if (ra.tokens.length !== 4 || base?.kind !== "variable" || base.name !== ".cfa" || read?.kind !== "operator" || read.op !== "^" || op?.kind !== "operator" || k?.kind !== "number") return false;
+  return (op.op === "-" && k.value === BigInt(width)) || (op.op === "+" && k.value === -BigInt(width));
 }
 
 /** A CFI rule: the rules in effect at the address, run by {@link execCfi}. */
@@ -262,7 +213,7 @@ export function cfiRuleFor(machine: CfiMachine, site: FrameSite): CfiPlan | unde
   if (module === undefined || records === undefined || records.length === 0) return undefined;
   const rva = site.lookupPc - module.base;
   if (rva > 0xffff_ffffn) return undefined;
-  const found = rulesAt(cfiTable(records, site.cache), Number(rva));
+  const found = rulesAt(cfiTable(records, site.cache), Number(rva), machine.width);
   if (found === undefined || found.set.cfa === undefined || found.set.ra === undefined) return undefined;
   const set = found.set;
   const rules: [string, string][] = [[".cfa", set.cfa!.text], [".ra", set.ra!.text], ...[...set.registers].map(([n, e]): [string, string] => [n, e.text])];
@@ -284,14 +235,13 @@ export function execCfi(plan: CfiPlan, registers: Registers, memory: MemoryReade
     if (v !== undefined && (valid === undefined || valid.includes(r.register))) names.set(r.name, v);
   }
   const failed = (what: string): UnwindResult => ({ ok: false, stop: walkStop("unsupported", `${ruleText(plan.rule)}: ${what} cannot be evaluated`) });
-  const cfa = evaluateExpression(plan.rules.cfa!, new Map(names), memory, m.width);
+  const cfa = evaluateExpression(plan.rules.cfa!, names, memory);
   if (cfa === undefined) return failed(".cfa");
-  const working = (): Map<string, bigint> => new Map(names).set(".cfa", cfa);
-  const ra = evaluateExpression(plan.rules.ra!, working(), memory, m.width);
+  const ra = evaluateExpression(plan.rules.ra!, names, memory, cfa);
   if (ra === undefined) return failed(".ra");
   const given = new Map<string, bigint>();
   for (const [name, e] of plan.rules.registers) {
-    const v = evaluateExpression(e, working(), memory, m.width);
+    const v = evaluateExpression(e, names, memory, cfa);
     if (v !== undefined) given.set(name, v);
   }
   const out: Registers = {};

@@ -6,7 +6,7 @@
 import { InputError } from "../errors.js";
 import { crossCheck, threadStackItems, type CrossCheckReport } from "../analysis/crosscheck.js";
 import { crossCheckJson, crossCheckText } from "../render/crosscheck.js";
-import { stitchStacks, type EtwStackItem } from "../etw/stitch.js";
+import { stitchStacks, type EtwStackItem } from "../formats/etw.js";
 import { replaySweep } from "../formats/sweep.js";
 import { machineInfo } from "../model/machine.js";
 import type { Snapshot, ThreadSnapshot } from "../model/snapshot.js";

@@ -3,7 +3,6 @@
  * form, etw.md §1.2) or an `.etl` file (§5), also inside a `.zip`, and prints every item and stack.
  * Also loads `--etw FILE` inputs for `crosscheck`.
  */
-import { inflateRawSync } from "node:zlib";
 import { basename } from "node:path";
 import { InputError } from "../errors.js";
 import {
@@ -11,13 +10,20 @@ import {
   decodeDiskEvents,
   decodeStackTrace,
   detectItemsForm,
+  etlInZip,
   EVENT_HEADER_EXT_TYPE,
   extTypeName,
+  looksLikeEtl,
+  readEtl,
+  stitchStacks,
+  type EtlFile,
+  type EtlStack,
+  type EtwStack,
+  type EtwStackItem,
   type ExtendedDataItem,
   type StackTrace,
-} from "../etw/extended-data.js";
-import { looksLikeEtl, readEtl, type EtlFile, type EtlStack } from "../etw/etl.js";
-import { stitchStacks, type EtwStack, type EtwStackItem } from "../etw/stitch.js";
+} from "../formats/etw.js";
+import { inZipMember, isZip } from "../formats/zip.js";
 import { EXIT, parseOptions, readInputFile, UsageError, type Io } from "./common.js";
 
 /** The forms `--form` takes. */
@@ -277,85 +283,4 @@ function etlJson(loaded: Extract<LoadedEtw, { kind: "etl" }>, summary: boolean):
           addresses: s.addresses.map((a) => addr(a, size)),
         })),
   };
-}
-
-const hexText = (n: number): string => `0x${n.toString(16)}`;
-
-/**
- * An error inside a zipped member, as the archive's: it names the member and where its data
- * starts in the archive (the error's offset), with the offset in the unpacked member in words.
- */
-export function inZipMember(e: InputError, member: { name: string; dataOffset: number }): InputError {
-  const within = e.offset === undefined ? "" : `, at offset ${hexText(e.offset)} of the unpacked member`;
-  return new InputError(e.code, `zip member ${member.name} (its data at archive offset ${hexText(member.dataOffset)})${within}: ${e.reason}`, { offset: member.dataOffset });
-}
-
-/**
- * The largest zip member inflated: 1 GiB. A member is inflated to at most the size its entry
- * declares (and no more than this), so a small archive cannot unpack to gigabytes.
- */
-export const ZIP_MEMBER_LIMIT = 1 << 30;
-
-/** Whether `bytes` start with a zip local file header. */
-export function isZip(bytes: Uint8Array): boolean {
-  return bytes.length >= 4 && bytes[0] === 0x50 && bytes[1] === 0x4b && bytes[2] === 0x03 && bytes[3] === 0x04;
-}
-
-/**
- * The one `.etl` member of a zip archive, inflated (PKWARE APPNOTE: the end-of-central-directory
- * record, the central directory, the local header; methods 0 stored and 8 deflate).
- */
-export function etlInZip(zip: Uint8Array): { name: string; bytes: Uint8Array; dataOffset: number } {
-  const v = new DataView(zip.buffer, zip.byteOffset, zip.byteLength);
-  let eocd = -1;
-  for (let at = zip.length - 22; at >= Math.max(0, zip.length - 22 - 0xffff); at--) {
-    if (v.getUint32(at, true) === 0x06054b50) {
-      eocd = at;
-      break;
-    }
-  }
-  if (eocd < 0) throw new InputError("bad-magic", "a zip archive without an end-of-central-directory record", { offset: zip.length });
-  const entries = v.getUint16(eocd + 10, true);
-  let at = v.getUint32(eocd + 16, true);
-  const entriesAt = eocd + 16;
-  const found: { name: string; etl: boolean; method: number; compressed: number; size: number; local: number; entry: number }[] = [];
-  for (let i = 0; i < entries; i++) {
-    if (at + 46 > zip.length || v.getUint32(at, true) !== 0x02014b50) {
-      throw new InputError("bad-value", `zip central directory entry ${i} is not at ${hexText(at)}, where the directory says${at + 46 > zip.length ? ` (the archive has ${zip.length} bytes)` : ""}`, { offset: i === 0 ? entriesAt : Math.min(at, zip.length) });
-    }
-    const nameLength = v.getUint16(at + 28, true);
-    const decoded = new TextDecoder().decode(zip.subarray(at + 46, at + 46 + nameLength));
-    // A name with control characters is shown quoted as JSON, so that no message breaks its line.
-    const name = /[\u0000-\u001f\u007f]/.test(decoded) ? JSON.stringify(decoded) : decoded;
-    found.push({ name, etl: decoded.toLowerCase().endsWith(".etl"), method: v.getUint16(at + 10, true), compressed: v.getUint32(at + 20, true), size: v.getUint32(at + 24, true), local: v.getUint32(at + 42, true), entry: at });
-    at += 46 + nameLength + v.getUint16(at + 30, true) + v.getUint16(at + 32, true);
-  }
-  const etls = found.filter((e) => e.etl);
-  if (etls.length !== 1) {
-    throw new InputError("bad-value", `the zip archive holds ${etls.length} .etl files (${found.map((e) => e.name).join(", ") || "no files"}); decode needs exactly one`, { offset: 0 });
-  }
-  const e = etls[0]!;
-  if (e.local + 30 > zip.length || v.getUint32(e.local, true) !== 0x04034b50) {
-    throw new InputError("bad-value", `zip member ${e.name}: no local header at ${hexText(e.local)}, where its directory entry says${e.local + 30 > zip.length ? ` (the archive has ${zip.length} bytes)` : ""}`, { offset: e.entry + 42 });
-  }
-  const start = e.local + 30 + v.getUint16(e.local + 26, true) + v.getUint16(e.local + 28, true);
-  if (e.compressed === 0xffff_ffff || e.size === 0xffff_ffff) throw new InputError("unsupported", `zip member ${e.name} uses ZIP64 sizes`, { offset: e.local });
-  if (start + e.compressed > zip.length) {
-    throw new InputError("truncated", `zip member ${e.name}: ${e.compressed} compressed bytes at ${hexText(start)} need ${start + e.compressed} bytes, the archive has ${zip.length}`, { offset: Math.min(start, e.local) });
-  }
-  if (e.size > ZIP_MEMBER_LIMIT) throw new InputError("unsupported", `zip member ${e.name} declares ${e.size} unpacked bytes, more than the ${ZIP_MEMBER_LIMIT} read`, { offset: e.entry + 24 });
-  const data = zip.subarray(start, start + e.compressed);
-  let bytes: Uint8Array;
-  if (e.method === 0) bytes = data;
-  else if (e.method === 8) {
-    try {
-      // Never more than the entry declares (one byte more shows that it would inflate further).
-      bytes = new Uint8Array(inflateRawSync(data, { maxOutputLength: e.size + 1 }));
-    } catch (err) {
-      const why = err instanceof RangeError ? `it inflates to more than the ${e.size} bytes its entry says` : err instanceof Error ? err.message : String(err);
-      throw new InputError("bad-value", `zip member ${e.name} does not inflate: ${why}`, { offset: start });
-    }
-  } else throw new InputError("unsupported", `zip member ${e.name} uses compression method ${e.method} (only 0 stored and 8 deflate are read)`, { offset: e.local });
-  if (bytes.length !== e.size) throw new InputError("bad-value", `zip member ${e.name} inflates to ${bytes.length} bytes, not the ${e.size} its entry says`, { offset: start });
-  return { name: e.name, bytes, dataOffset: start };
 }

@@ -16,22 +16,20 @@ export { walkThread, walkSnapshot, checkProgress, DEFAULT_MAX_FRAMES, MIN_PC, ty
 export { archWalker, strategiesFor, WALKER_NAMES, type ArchWalker, type WalkerName } from "../walk/registry.js";
 export type { ArchDefinition } from "../arch/definition.js";
 export type { StackWalkBackend, FunctionTableAccess, ResolvedCallbacks } from "../arch/stackwalk64-call.js";
-export { ia64Rse, ia64Descriptors, ia64FrameStateAt, type Ia64FrameState, ia64Unwind, ia64Params, ia64FunctionTableAccess, IA64_TWO_STACKS } from "../arch/ia64/index.js";
+export { ia64Rse, ia64FrameStateAt, type Ia64FrameState, ia64Unwind, ia64Params, ia64FunctionTableAccess, IA64_TWO_STACKS } from "../arch/ia64/index.js";
 export {
   arm64Unwind,
   arm64FunctionTableAccess,
   stripPac as arm64StripPac,
   pacStripper as arm64PacStripper,
   PAC_VA_BITS as ARM64_PAC_VA_BITS,
-  arm64DecodeCode,
-  type Arm64Code,
-  arm64DecodeXdata,
-  arm64ExpandPacked,
-  arm64PackedFields,
-  type Arm64UnwindData,
   ARM64_LINK_REGISTER,
   arm64ModuleCfi,
   arm64PlanRules,
   type Arm64PlanRules,
 } from "../arch/arm64/index.js";
 export { lookupAddress } from "../unwind/lookup-address.js";
+// The unwind-data decoders (formats/unwind-data/), under the names the machines give them.
+export * as ia64Descriptors from "../formats/unwind-data/ia64.js";
+export { decodeCode as arm64DecodeCode, type Arm64Code } from "../formats/unwind-data/arm64-codes.js";
+export { decodeXdata as arm64DecodeXdata, expandPacked as arm64ExpandPacked, packedFields as arm64PackedFields, type Arm64UnwindData } from "../formats/unwind-data/arm64-xdata.js";

@@ -4,9 +4,7 @@
  * follows on x86, and the cross-check of a walk against ETW's addresses with its renderers.
  * Like the root entry it runs in a browser (no Node built-ins). Re-exports only.
  */
-export * from "../etw/extended-data.js";
-export * from "../etw/stitch.js";
-export * from "../etw/etl.js";
+export * from "../formats/etw.js";
 export * from "../analysis/ebp-chain.js";
 export * from "../analysis/crosscheck.js";
 export { commonSubsequence } from "../analysis/crosscheck-align.js";

@@ -2,11 +2,14 @@
  * FrameData ("new FPO"), the 32-byte records of the PDB's NewFPO stream that describe x86 frames
  * with a program string (x86-fpo.md §2). This module decodes and encodes the record array and
  * implements the innermost-record lookup of §2.2; program strings live in the PDB's `/names`
- * buffer and are resolved by the PDB reader (`pdb.ts`).
+ * buffer and are resolved by the PDB reader (`pdb.ts`), and are read here (§3): postfix
+ * programs in the FrameData dialect of postfix.ts.
  */
 import { InputError } from "../errors.js";
 import { ByteCursor } from "../memory/cursor.js";
 import { FRAME_DATA_HAS_EH, FRAME_DATA_HAS_SEH, FRAME_DATA_IS_FUNCTION_START, type FrameData } from "../model/frame-data.js";
+import type { MemoryReader } from "../memory/reader.js";
+import { compilePostfix, FRAME_DATA_PROGRAM, isPostfixError, runPostfix, type PostfixCode, type PostfixError, type PostfixToken } from "./postfix.js";
 import { innermostContaining } from "./sorted-ranges.js";
 
 export { FRAME_DATA_HAS_EH, FRAME_DATA_HAS_SEH, FRAME_DATA_IS_FUNCTION_START, type FrameData };
@@ -95,3 +98,57 @@ export function findFrameData(sorted: readonly FrameData[], rva: number): FrameD
 /** A FrameData record's start and length, for the sorted-range searches. */
 export const frameDataStart = (r: FrameData): number => r.rvaStart;
 export const frameDataSize = (r: FrameData): number => r.codeSize;
+
+/** One token of a program. */
+export type ProgramToken = PostfixToken;
+
+/** A parsed program string. */
+export interface Program extends PostfixCode<number> {
+  /** True when the program realigns with `@` (its `.raSearch` comes from EBP, x86-fpo.md §3.1 rule 3). */
+  realigns: boolean;
+}
+
+/** Why a program could not be parsed or evaluated. */
+export type ProgramError = PostfixError;
+
+/** Register variables a program may read and assign, by canonical name. */
+export const PROGRAM_REGISTERS = ["eip", "esp", "ebp", "ebx", "esi", "edi", "eax", "ecx", "edx"] as const;
+
+/** Parses a program string (x86-fpo.md §3); `=$ebp`-style glued tokens are split as Breakpad does. */
+export function parseProgram(text: string): { ok: true; program: Program } | { ok: false; error: ProgramError } {
+  const compiled = compilePostfix(text, FRAME_DATA_PROGRAM);
+  if (!compiled.ok) return compiled;
+  const code = compiled.code;
+  return { ok: true, program: { ...code, realigns: code.tokens.some((t) => t.kind === "operator" && t.op === "@") } };
+}
+
+/** The values a program starts with: registers as `$name`, inputs as `.name`. */
+export type ProgramInputs = Record<string, bigint>;
+
+/** The result of evaluating a program: every variable's final value and which were assigned. */
+export type ProgramResult = { ok: true; values: Map<string, bigint>; assigned: Set<string> } | { ok: false; error: ProgramError };
+
+/**
+ * Evaluates a program (x86-fpo.md §3): binary operators pop the right operand first, `^` reads
+ * four bytes, `=` pops a value then a `$` name and assigns at once. Stack underflow, unknown
+ * variables, unreadable memory, division by zero and values left over are errors. The values
+ * returned are the inputs plus every variable the program assigned.
+ */
+export function evaluateProgram(program: Program, inputs: ProgramInputs, memory: MemoryReader): ProgramResult {
+  const slots = program.variables.map((name) => {
+    const v = inputs[name];
+    return v === undefined ? undefined : Number(v & 0xffff_ffffn);
+  });
+  const assignedSlots = new Uint8Array(slots.length);
+  const error = runPostfix(program, slots, memory, assignedSlots);
+  if (isPostfixError(error)) return { ok: false, error };
+  const values = new Map<string, bigint>(Object.entries(inputs));
+  const assigned = new Set<string>();
+  program.variables.forEach((name, slot) => {
+    if (assignedSlots[slot] === 1) {
+      values.set(name, BigInt(slots[slot]!));
+      assigned.add(name);
+    }
+  });
+  return { ok: true, values, assigned };
+}

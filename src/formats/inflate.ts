@@ -21,10 +21,14 @@ const DIST_EXTRA = [0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 
 const CLEN_ORDER = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15];
 const MAX_BITS = 15;
 
-/** A canonical Huffman code: how many codes of each length, and the symbols in code order. */
+/**
+ * A canonical Huffman code as a lookup table: indexed by the next `bits` bits of the stream (the
+ * first bit lowest), each entry is the symbol << 4 | its code's length, or −1 where no code of the
+ * table's lengths begins with those bits.
+ */
 interface Huffman {
-  counts: Uint16Array;
-  symbols: Uint16Array;
+  bits: number;
+  table: Int32Array;
 }
 
 /** The code of `lengths` (0 = symbol unused); an over-subscribed set of lengths is an error. */
@@ -33,15 +37,29 @@ function huffman(lengths: ArrayLike<number>, what: string, offset: number): Huff
   for (let i = 0; i < lengths.length; i++) counts[lengths[i]!]!++;
   counts[0] = 0;
   let left = 1;
+  let longest = 1;
   for (let len = 1; len <= MAX_BITS; len++) {
     left = left * 2 - counts[len]!;
     if (left < 0) throw new InputError("bad-value", `deflate: the ${what} code is over-subscribed`, { offset });
+    if (counts[len]! > 0) longest = len;
   }
-  const starts = new Uint16Array(MAX_BITS + 2);
-  for (let len = 1; len <= MAX_BITS; len++) starts[len + 1] = starts[len]! + counts[len]!;
-  const symbols = new Uint16Array(lengths.length);
-  for (let s = 0; s < lengths.length; s++) if (lengths[s] !== 0) symbols[starts[lengths[s]!]!++] = s;
-  return { counts, symbols };
+  // The first code of each length (RFC 1951 §3.2.2), then every code's entries: its bits reversed
+  // (codes are sent from their most significant bit) and every value of the bits after it.
+  const next = new Uint16Array(MAX_BITS + 2);
+  for (let len = 1, code = 0; len <= MAX_BITS; len++) {
+    code = (code + counts[len - 1]!) << 1;
+    next[len] = code;
+  }
+  const table = new Int32Array(1 << longest).fill(-1);
+  for (let s = 0; s < lengths.length; s++) {
+    const len = lengths[s]!;
+    if (len === 0) continue;
+    const code = next[len]!++;
+    let reversed = 0;
+    for (let i = 0; i < len; i++) reversed |= ((code >> i) & 1) << (len - 1 - i);
+    for (let i = reversed; i < table.length; i += 1 << len) table[i] = (s << 4) | len;
+  }
+  return { bits: longest, table };
 }
 
 /** The fixed codes of §3.2.6, made once. */
@@ -65,11 +83,21 @@ function fixedCodes(): { lit: Huffman; dist: Huffman } {
  * block's end with the output full).
  */
 export function inflateRaw(input: Uint8Array, out: Uint8Array, start: number, end: number, base = 0): void {
+  inflateRawInto(input, out, start, end, base, true);
+}
+
+/**
+ * {@link inflateRaw} for a stream that may give fewer bytes than `end − start`: the end of what it
+ * wrote, or −1 when it would write past `end` (nothing is written there). `exact` makes both an
+ * error naming where the stream was, as {@link inflateRaw} reports them.
+ */
+export function inflateRawInto(input: Uint8Array, out: Uint8Array, start: number, end: number, base = 0, exact = false): number {
   let pos = 0;
   let bitBuf = 0;
   let bitCount = 0;
   let at = start;
-  const where = (): { offset: number } => ({ offset: base + Math.min(pos, Math.max(0, input.length - 1)) });
+  // A decode may load whole bytes ahead of the bits it takes; errors name the byte of the next bit.
+  const where = (): { offset: number } => ({ offset: base + Math.min(pos - (bitCount >> 3), Math.max(0, input.length - 1)) });
   const bits = (n: number): number => {
     while (bitCount < n) {
       if (pos >= input.length) throw new InputError("truncated", "deflate: the compressed data ends inside a block", { offset: base + input.length });
@@ -82,23 +110,28 @@ export function inflateRaw(input: Uint8Array, out: Uint8Array, start: number, en
     return v;
   };
   const decode = (h: Huffman): number => {
-    let code = 0;
-    let first = 0;
-    let index = 0;
-    for (let len = 1; len <= MAX_BITS; len++) {
-      code |= bits(1);
-      const count = h.counts[len]!;
-      if (code - first < count) return h.symbols[index + code - first]!;
-      index += count;
-      first = (first + count) << 1;
-      code <<= 1;
+    while (bitCount < h.bits && pos < input.length) {
+      bitBuf |= input[pos++]! << bitCount;
+      bitCount += 8;
     }
+    const entry = h.table[bitBuf & ((1 << h.bits) - 1)]!;
+    const len = entry & 15;
+    if (entry >= 0 && len <= bitCount) {
+      bitBuf >>>= len;
+      bitCount -= len;
+      return entry >> 4;
+    }
+    // A code longer than the bits left, or bits no code begins with: read as the bit-by-bit
+    // decoder would, which gives up after the longest code there can be.
+    bits(entry >= 0 ? len : MAX_BITS);
     throw new InputError("bad-value", "deflate: a Huffman code the block's tables do not have", where());
   };
   for (;;) {
     const final = bits(1);
     const type = bits(2);
     if (type === 0) {
+      // A stored block starts at the next byte: the bits loaded ahead are given back.
+      pos -= bitCount >> 3;
       bitBuf = 0;
       bitCount = 0;
       if (pos + 4 > input.length) throw new InputError("truncated", "deflate: a stored block's header is cut off", { offset: base + input.length });
@@ -107,7 +140,7 @@ export function inflateRaw(input: Uint8Array, out: Uint8Array, start: number, en
       if ((len ^ 0xffff) !== nlen) throw new InputError("bad-value", `deflate: a stored block's LEN ${len} and NLEN ${nlen} disagree`, { offset: base + pos });
       pos += 4;
       if (pos + len > input.length) throw new InputError("truncated", `deflate: a stored block of ${len} bytes is cut off`, { offset: base + input.length });
-      if (at + len > end) throw overrun(end - start, where());
+      if (at + len > end) return overrun(exact, end - start, where());
       out.set(input.subarray(pos, pos + len), at);
       at += len;
       pos += len;
@@ -116,7 +149,7 @@ export function inflateRaw(input: Uint8Array, out: Uint8Array, start: number, en
       for (;;) {
         const sym = decode(lit);
         if (sym < 256) {
-          if (at >= end) throw overrun(end - start, where());
+          if (at >= end) return overrun(exact, end - start, where());
           out[at++] = sym;
           continue;
         }
@@ -128,18 +161,22 @@ export function inflateRaw(input: Uint8Array, out: Uint8Array, start: number, en
         if (di >= 30) throw new InputError("bad-value", `deflate: distance code ${di} does not exist`, where());
         const distance = DIST_BASE[di]! + bits(DIST_EXTRA[di]!);
         if (distance > at) throw new InputError("bad-value", `deflate: a distance of ${distance} reaches before the start of the window`, where());
-        if (at + length > end) throw overrun(end - start, where());
+        if (at + length > end) return overrun(exact, end - start, where());
         for (let i = 0; i < length; i++, at++) out[at] = out[at - distance]!;
       }
     } else {
       throw new InputError("bad-value", "deflate: block type 3 is reserved", where());
     }
-    if (final === 1 || (at === end && pos >= input.length)) break;
+    if (final === 1 || (at === end && pos - (bitCount >> 3) >= input.length)) break;
   }
-  if (at !== end) throw new InputError("bad-value", `deflate: the data inflates to ${at - start} bytes, not ${end - start}`, where());
+  if (exact && at !== end) throw new InputError("bad-value", `deflate: the data inflates to ${at - start} bytes, not ${end - start}`, where());
+  return at;
 }
 
-const overrun = (size: number, where: { offset: number }): InputError => new InputError("bad-value", `deflate: the data inflates to more than ${size} bytes`, where);
+function overrun(throwIt: boolean, size: number, where: { offset: number }): -1 {
+  if (throwIt) throw new InputError("bad-value", `deflate: the data inflates to more than ${size} bytes`, where);
+  return -1;
+}
 
 /** Reads a dynamic block's code tables (§3.2.7). */
 function dynamicCodes(bits: (n: number) => number, decode: (h: Huffman) => number, where: () => { offset: number }): { lit: Huffman; dist: Huffman } {

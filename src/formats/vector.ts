@@ -7,7 +7,7 @@ import { hex } from "../hex.js";
 import { InputError, readingFile } from "../errors.js";
 import { RegionMemory, type MemoryRegion } from "../memory/region-memory.js";
 import { formatAddress, isMachine, machineInfo, MACHINES, type Machine } from "../model/machine.js";
-import { decodeDiskItems } from "../etw/extended-data.js";
+import { decodeDiskItems } from "./etw.js";
 import type { EtwEvent, Module, ModuleSymbol, Registers, Snapshot, TruthFrame } from "../model/snapshot.js";
 import { bytesToHex, JsonNode } from "./json-input.js";
 import { formatModuleUnwind, parseModuleUnwind } from "./module-unwind.js";

@@ -9,8 +9,8 @@ import { ALLOCA, MIXED_8, RECURSION_1000, STDCALL } from "../../emulator/program
 import type { X86ProgramSpec } from "../../emulator/programs/x86-chain.js";
 import { crossCheck, crossCheckStack, threadEtw, type CrossCheckReport, type StackCrossCheck } from "../../src/analysis/crosscheck.js";
 import { crossCheckText } from "../../src/render/crosscheck.js";
-import { encodeDiskItems, encodeStackTrace } from "../../src/etw/extended-data.js";
-import { stitchStacks, type EtwStack } from "../../src/etw/stitch.js";
+import { encodeDiskItems, encodeStackTrace } from "../../src/formats/etw/extended-data.js";
+import { stitchStacks, type EtwStack } from "../../src/formats/etw/stitch.js";
 import { parseVector, type Vector } from "../../src/formats/vector.js";
 import { FRAME_FPO, FRAME_NONFPO, type FpoData } from "../../src/model/fpo-data.js";
 import { moduleAt, type Module, type TruthFrame } from "../../src/model/snapshot.js";

@@ -21,8 +21,10 @@ import { formatExplanation } from "../../src/render/explain.js";
 import { StackBuilder } from "../support/stack-builder.js";
 
 const memory = new RegionMemory([{ base: 0x1000n, bytes: new Uint8Array([0x78, 0x56, 0x34, 0x12, 0xf0, 0xde, 0xbc, 0x9a]) }]);
-const ev = (text: string, names: Record<string, bigint> = {}, width: 4 | 8 = 8): bigint | undefined =>
-  evaluateExpression(compileExpression(text), new Map(Object.entries(names)), memory, width);
+const ev = (text: string, names: Record<string, bigint> = {}, width: 4 | 8 = 8): bigint | undefined => {
+  const e = compileExpression(text, width);
+  return e === undefined ? undefined : evaluateExpression(e, new Map(Object.entries(names)), memory);
+};
 
 describe("the postfix expressions", () => {
   it.each([
@@ -62,7 +64,7 @@ describe("bad rules never throw", () => {
         const text = tokens.join(" ");
         const v = ev(text, { $rsp: 0x1000n, $rbp: 0x1004n, ".cfa": 0x1000n });
         expect(v === undefined || (v >= 0n && v < 1n << 64n)).toBe(true);
-        expect(typeof applyRules({ registers: new Map() }, text)).toBe("boolean");
+        expect(typeof applyRules({ registers: new Map() }, text, 8)).toBe("boolean");
       }),
     );
   });
@@ -71,13 +73,13 @@ describe("bad rules never throw", () => {
 describe("rule sets and delta rows", () => {
   it("parses name: expression pairs; a later rule replaces one of the same name", () => {
     const set: CfiRuleSet = { registers: new Map() };
-    expect(applyRules(set, ".cfa: $rsp 8 + .ra: .cfa 8 - ^")).toBe(true);
-    expect(applyRules(set, ".cfa: $rsp 16 + $rbx: .cfa 16 - ^")).toBe(true);
+    expect(applyRules(set, ".cfa: $rsp 8 + .ra: .cfa 8 - ^", 8)).toBe(true);
+    expect(applyRules(set, ".cfa: $rsp 16 + $rbx: .cfa 16 - ^", 8)).toBe(true);
     expect([set.cfa?.text, set.ra?.text, [...set.registers].map(([n, e]) => `${n}=${e.text}`)]).toEqual(["$rsp 16 +", ".cfa 8 - ^", ["$rbx=.cfa 16 - ^"]]);
   });
 
   it("rejects an expression without a name, a name without an expression, and an empty name", () => {
-    for (const text of ["$rsp 8 +", ".cfa: .ra: .cfa 8 - ^", ": 1", ".cfa:"]) expect(applyRules({ registers: new Map() }, text), text).toBe(false);
+    for (const text of ["$rsp 8 +", ".cfa: .ra: .cfa 8 - ^", ": 1", ".cfa:"]) expect(applyRules({ registers: new Map() }, text, 8), text).toBe(false);
   });
 
   const sym = parseBreakpadSym(
@@ -93,7 +95,7 @@ describe("rule sets and delta rows", () => {
   );
   const table = cfiTable(sym.stackCfi);
   const at = (rva: number): string | undefined => {
-    const r = rulesAt(table, rva);
+    const r = rulesAt(table, rva, 8);
     return r === undefined ? undefined : [r.set.cfa!.text, ...[...r.set.registers].map(([n, e]) => `${n}: ${e.text}`)].join(" | ");
   };
 

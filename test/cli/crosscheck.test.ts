@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
-import { decodeDiskItems, encodeApiItems } from "../../src/etw/extended-data.js";
+import { decodeDiskItems, encodeApiItems } from "../../src/formats/etw/extended-data.js";
 import { formatSweep, type Sweep } from "../../src/formats/sweep.js";
 import { parseVector } from "../../src/formats/vector.js";
 import { spawnStackwalk } from "../support/spawn-cli.js";

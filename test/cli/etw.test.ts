@@ -1,10 +1,10 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { deflateRawSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
-import { encodeApiItems, encodeDiskItems, encodeStackTrace, EVENT_HEADER_EXT_TYPE } from "../../src/etw/extended-data.js";
+import { encodeApiItems, encodeDiskItems, encodeStackTrace, EVENT_HEADER_EXT_TYPE } from "../../src/formats/etw/extended-data.js";
+import { zip } from "../support/zip-writer.js";
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
@@ -23,25 +23,6 @@ function file(name: string, bytes: Uint8Array): string {
 const kernel = encodeStackTrace({ matchId: 3n, addressSize: 4, addresses: [0x8040_108dn, 0x8040_1020n] });
 const user = encodeStackTrace({ matchId: 3n, addressSize: 4, addresses: [0x0040_1083n, 0x0040_1054n] });
 const tsId = { extType: EVENT_HEADER_EXT_TYPE.TS_ID, linkage: false, reserved1: 0, reserved2: 0, data: Uint8Array.of(7, 0, 0, 0) };
-
-/** A zip archive with stored or deflated members (PKWARE APPNOTE local headers, central directory, end record). */
-function zip(members: { name: string; bytes: Uint8Array; deflate?: boolean }[]): Uint8Array {
-  const parts: number[] = [];
-  const central: number[] = [];
-  const u16 = (v: number): number[] => [v & 0xff, v >>> 8];
-  const u32 = (v: number): number[] => [v & 0xff, (v >>> 8) & 0xff, (v >>> 16) & 0xff, v >>> 24];
-  for (const m of members) {
-    const name = [...new TextEncoder().encode(m.name)];
-    const data = m.deflate === true ? deflateRawSync(m.bytes) : m.bytes;
-    const method = m.deflate === true ? 8 : 0;
-    const local = parts.length;
-    parts.push(...u32(0x04034b50), ...u16(20), ...u16(0), ...u16(method), ...u32(0), ...u32(0), ...u32(data.length), ...u32(m.bytes.length), ...u16(name.length), ...u16(0), ...name, ...data);
-    central.push(...u32(0x02014b50), ...u16(20), ...u16(20), ...u16(0), ...u16(method), ...u32(0), ...u32(0), ...u32(data.length), ...u32(m.bytes.length));
-    central.push(...u16(name.length), ...u16(0), ...u16(0), ...u16(0), ...u16(0), ...u32(0), ...u32(local), ...name);
-  }
-  const at = parts.length;
-  return Uint8Array.from([...parts, ...central, ...u32(0x06054b50), ...u16(0), ...u16(0), ...u16(members.length), ...u16(members.length), ...u32(central.length), ...u32(at), ...u16(0)]);
-}
 
 describe("stackwalk etw decode", () => {
   it("decodes on-disk chains: every item with its offset, the stacks, and the stitching", async () => {

@@ -3,7 +3,7 @@ import { captureVectors, etwStacks } from "../../emulator/etw-capture.js";
 import { buildEtwUserModule, ETW_EVENT_WRITE, ETW_SYSTEM_SERVICE, X86_KERNEL_SPACE } from "../../emulator/etw-modules.js";
 import { buildX86Program } from "../../emulator/programs/x86-chain.js";
 import { EBP_CHAIN_5, EBP_CHAIN_ETW, FPO_LEAF, FPO_LEAF_ETW, FPO_USEBP_ETW, KERNEL_USER, X86_ETW_SPECS } from "../../emulator/programs/x86-corpus.js";
-import { decodeDiskItems, decodeStackTrace, EVENT_HEADER_EXT_TYPE } from "../../src/etw/extended-data.js";
+import { decodeDiskItems, decodeStackTrace, EVENT_HEADER_EXT_TYPE } from "../../src/formats/etw/extended-data.js";
 import { formatVector, parseVector, type Vector } from "../../src/formats/vector.js";
 import { moduleAt, symbolAt, type Module } from "../../src/model/snapshot.js";
 

@@ -5,7 +5,7 @@ import { captureX64Vectors, etwStacks } from "../../emulator/etw-capture.js";
 import { buildEtwUser64Module, type EtwModule } from "../../emulator/etw-modules.js";
 import { REPO_ROOT, realProgramImage } from "../../emulator/real-programs.js";
 import { loadModuleSymbols } from "../../emulator/symbols.js";
-import { decodeDiskItems, EVENT_HEADER_EXT_TYPE } from "../../src/etw/extended-data.js";
+import { decodeDiskItems, EVENT_HEADER_EXT_TYPE } from "../../src/formats/etw/extended-data.js";
 import { parsePe } from "../../src/formats/pe.js";
 import type { Vector } from "../../src/formats/vector.js";
 import { captureEtwCaller } from "../support/etw-x64-caller.js";

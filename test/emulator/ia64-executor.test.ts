@@ -13,7 +13,7 @@ import { InputError } from "../../src/errors.js";
 import { readMappedImage, readMappedRuntimeFunctions } from "../../src/formats/pe-mapped.js";
 import { parseVector } from "../../src/formats/vector.js";
 import { readU64 } from "../../src/memory/reader.js";
-import { decodeDescriptors, decodeUnwindInfo, encodeDescriptors } from "../../src/arch/ia64/unwind-descriptors.js";
+import { decodeDescriptors, decodeUnwindInfo, encodeDescriptors } from "../../src/formats/unwind-data/ia64.js";
 import { skipRegs } from "../../src/arch/ia64/rse.js";
 
 const chain = (name: string): Ia64ChainSpec => IA64_CORPUS.find((c) => c.name === name)!;

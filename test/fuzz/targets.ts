@@ -29,13 +29,13 @@ import { attachSymbolFile, parseSymbolFile } from "../../src/formats/symbol-file
 import { formatBreakpadSym, symFileInput } from "../../src/formats/breakpad-sym-write.js";
 import { readMappedImage } from "../../src/formats/pe-mapped.js";
 import { x64ModuleCfi } from "../../src/arch/x64/cfi-from-unwind.js";
-import { decompressLz77, readEtl } from "../../src/etw/etl.js";
-import { decodeApiFile, decodeDiskEvents, decodeStackTrace, detectItemsForm, EVENT_HEADER_EXT_TYPE, encodeApiItems } from "../../src/etw/extended-data.js";
-import { stitchStacks } from "../../src/etw/stitch.js";
-import { decodeDescriptors, decodeRuntimeFunctions, decodeUnwindInfo as decodeIa64UnwindInfo } from "../../src/arch/ia64/unwind-descriptors.js";
+import { decompressLz77, readEtl } from "../../src/formats/etw/etl.js";
+import { decodeApiFile, decodeDiskEvents, decodeStackTrace, detectItemsForm, EVENT_HEADER_EXT_TYPE, encodeApiItems } from "../../src/formats/etw/extended-data.js";
+import { stitchStacks } from "../../src/formats/etw/stitch.js";
+import { decodeDescriptors, decodeRuntimeFunctions, decodeUnwindInfo as decodeIa64UnwindInfo } from "../../src/formats/unwind-data/ia64.js";
 import { frameStateAt } from "../../src/arch/ia64/state.js";
-import { decodeUnwindInfo } from "../../src/arch/x64/unwind-info.js";
-import { evaluateProgram, parseProgram } from "../../src/arch/x86/program.js";
+import { decodeUnwindInfo } from "../../src/formats/unwind-data/x64.js";
+import { evaluateProgram, parseProgram } from "../../src/formats/frame-data.js";
 import { cfiTable, compileExpression, evaluateExpression, rulesAt } from "../../src/arch/cfi.js";
 import { RegionMemory, type MemoryRegion } from "../../src/memory/region-memory.js";
 import type { Snapshot } from "../../src/model/snapshot.js";
@@ -59,7 +59,8 @@ import { renderHtml } from "../../src/render/html.js";
 import { crossCheck, threadEtw } from "../../src/analysis/crosscheck.js";
 import { crossCheckJson, crossCheckText } from "../../src/render/crosscheck.js";
 import { walkStacks } from "../../src/testing/index.js";
-import { etlInZip, inZipMember } from "../../src/cli/etw.js";
+import { etlInZip } from "../../src/formats/etw/etl.js";
+import { inZipMember } from "../../src/formats/zip.js";
 import { count, meteredSnapshot, meteredSource, type Meter } from "./meter.js";
 
 /** One seed: a name (part of every input's key) and its bytes; `context` is what the target needs besides the bytes. */
@@ -731,12 +732,15 @@ export const TARGETS: readonly Target[] = [
       const vector = vectorFrom((seed.context as { vector: string }).vector);
       const names = new Map(Object.entries(vector.threads[0]!.registers).map(([k, v]) => [`$${k}`, v]));
       for (const r of sym.stackCfi.slice(0, 8)) {
-        const at = rulesAt(table, r.address + rng.below(Math.max(1, r.size)));
+        const at = rulesAt(table, r.address + rng.below(Math.max(1, r.size)), 8);
         if (at === undefined) continue;
         for (const expression of [at.set.cfa, at.set.ra, ...at.set.registers.values()]) {
-          if (expression !== undefined) evaluateExpression(expression, names, vector.memory, 8);
+          if (expression !== undefined) evaluateExpression(expression, names, vector.memory);
         }
-        for (const d of r.deltas.slice(0, 4)) evaluateExpression(compileExpression(d.rules), names, vector.memory, 8);
+        for (const d of r.deltas.slice(0, 4)) {
+          const e = compileExpression(d.rules, 8);
+          if (e !== undefined) evaluateExpression(e, names, vector.memory);
+        }
       }
       const snapshot = { ...vector };
       if (!attachedTo(snapshot, bytes)) return;

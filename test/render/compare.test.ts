@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parseChainSpec, runCompareTargets, type TargetRun } from "../../emulator/compare.js";
 import { run } from "../../src/cli/main.js";
-import { decodeDiskItems, decodeStackTrace } from "../../src/etw/extended-data.js";
+import { decodeDiskItems, decodeStackTrace } from "../../src/formats/etw/extended-data.js";
 import { compareWithTruth } from "../../src/walk/compare.js";
 import { walkThread } from "../../src/walk/walk.js";
 import { ROOT } from "../support/corpus.js";

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
-import { decodeDiskItems, decodeStackTrace, EVENT_HEADER_EXT_TYPE } from "../../src/etw/extended-data.js";
+import { decodeDiskItems, decodeStackTrace, EVENT_HEADER_EXT_TYPE } from "../../src/formats/etw/extended-data.js";
 import { parseVector } from "../../src/formats/vector.js";
 import { explainWalk } from "../../src/analysis/explain-walk.js";
 import { formatExplanation } from "../../src/render/explain.js";

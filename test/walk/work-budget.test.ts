@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
 import { breakpadEvaluate } from "../../src/arch/x86/breakpad.js";
-import { parseProgram } from "../../src/arch/x86/program.js";
+import { parseProgram } from "../../src/formats/frame-data.js";
 import { RegionMemory } from "../../src/memory/region-memory.js";
 import { MAX_POSTFIX_DEPTH, MAX_POSTFIX_TOKENS } from "../../src/formats/postfix-limits.js";
 import { attachSymbolFile, parseSymbolFile } from "../../src/formats/symbol-file.js";

@@ -22,7 +22,7 @@ import type { MemoryReader } from "../../memory/reader.js";
 import type { Module } from "../../model/snapshot.js";
 import { cacheSlot, ImageKeyed, UnwindCache } from "../../unwind/cache.js";
 import { cfiAdd, cfiAt, cfiDeref, cfiPostfix, cfiRulesText, type CfiRules, type CfiSym } from "../cfi-text.js";
-import { isProblem } from "../problem.js";
+import { isProblem } from "../../formats/unwind-data/problem.js";
 import { OP_ADD, OP_LEAF, OP_LOAD, OP_PAC, OP_RET, OP_SET_SP, type Arm64UnwindPlan } from "./plan.js";
 import { arm64Tables, entryLength } from "./tables.js";
 import { planAt } from "./unwind.js";

@@ -4,7 +4,7 @@
  * image's exception directory as the snapshot maps it, so a caller can read the 8 bytes itself.
  */
 import { ARM64_RUNTIME_FUNCTION_BYTES, readMappedImage } from "../../formats/pe-mapped.js";
-import { isProblem } from "../problem.js";
+import { isProblem } from "../../formats/unwind-data/problem.js";
 import { moduleAt, type Snapshot } from "../../model/snapshot.js";
 import type { UnwindCache } from "../../unwind/cache.js";
 import { arm64Tables, lookupEntry } from "./tables.js";

@@ -15,8 +15,6 @@ import { arm64Unwind } from "./unwind.js";
 export { arm64Unwind } from "./unwind.js";
 export { arm64FunctionTableAccess } from "./function-table.js";
 export { breakpadPacMask, breakpadPacStripper, breakpadStripPac, pacStripper, stripPac, PAC_VA_BITS, PAC_VA_BITS_MAX, PAC_VA_BITS_MIN, type PacStrip } from "./pac.js";
-export { decodeCode as arm64DecodeCode, type Arm64Code } from "./codes.js";
-export { decodeXdata as arm64DecodeXdata, expandPacked as arm64ExpandPacked, packedFields as arm64PackedFields, type Arm64UnwindData } from "./xdata.js";
 export { ARM64_LINK_REGISTER } from "./link-register.js";
 export { arm64ModuleCfi, arm64PlanRules, type Arm64PlanRules } from "./cfi-from-unwind.js";
 

@@ -20,9 +20,9 @@
 import { hex } from "../../hex.js";
 import type { FuncTableEntry } from "../../unwind/frame.js";
 import type { Arm64OpStep, Arm64Position, Arm64UnwindRule } from "../../unwind/rule.js";
-import { problemAt, type DataProblem } from "../problem.js";
-import { bankRegister, bankWidth, decodeCode, isEnd, codeInstructions, codeLength } from "./codes.js";
-import type { Arm64UnwindData } from "./xdata.js";
+import { problemAt, type DataProblem } from "../../formats/unwind-data/problem.js";
+import { bankRegister, bankWidth, decodeCode, isEnd, codeInstructions, codeLength } from "../../formats/unwind-data/arm64-codes.js";
+import type { Arm64UnwindData } from "../../formats/unwind-data/arm64-xdata.js";
 
 /**
  * Plan instructions, three numbers each (opcode, register, operand). Registers are numbered as

@@ -14,9 +14,9 @@ import { IMAGE_FILE_MACHINE } from "../../model/machine.js";
 import type { Module } from "../../model/snapshot.js";
 import type { UnwindCache } from "../../unwind/cache.js";
 import { functionTables, tableKind, type FunctionTables } from "../function-table.js";
-import { isProblem, problemAt, type DataProblem } from "../problem.js";
+import { isProblem, problemAt, type DataProblem } from "../../formats/unwind-data/problem.js";
 import { ARM64_RUNTIME_FUNCTION_BYTES } from "../../formats/pe-mapped.js";
-import { decodeXdata, expandPacked, type Arm64UnwindData } from "./xdata.js";
+import { decodeXdata, expandPacked, type Arm64UnwindData } from "../../formats/unwind-data/arm64-xdata.js";
 
 /**
  * The unwind tables of one ARM64 module: BeginAddress and UnwindData of entry i at

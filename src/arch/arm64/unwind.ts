@@ -18,7 +18,7 @@ import { walkStop } from "../../unwind/frame.js";
 import type { FuncTableEntry } from "../../unwind/frame.js";
 import { moduleAt, type Module } from "../../model/snapshot.js";
 import type { FrameSite, UnwindStrategy } from "../../unwind/step.js";
-import { isProblem, type DataProblem } from "../problem.js";
+import { isProblem, type DataProblem } from "../../formats/unwind-data/problem.js";
 import { stopRule, type StopPlan } from "../stop.js";
 import type { Arm64Plan } from "./exec.js";
 import { buildPlan, leafPlan, type Arm64UnwindPlan, type PlanFunction } from "./plan.js";

@@ -9,7 +9,6 @@ import { ia64Walk } from "./stackwalk64.js";
 import { ia64FunctionTableAccess, ia64Params, ia64Unwind } from "./walker.js";
 
 export * as ia64Rse from "./rse.js";
-export * as ia64Descriptors from "./unwind-descriptors.js";
 export { frameStateAt as ia64FrameStateAt, type FrameState as Ia64FrameState } from "./state.js";
 export { ia64Unwind, ia64Params, ia64FunctionTableAccess } from "./walker.js";
 export { IA64_TWO_STACKS } from "./two-stacks.js";

@@ -24,7 +24,7 @@
  */
 import { InputError } from "../../errors.js";
 import type { PfsLocation, PspRule, RpLocation, SaveLocation } from "../../unwind/rule.js";
-import { isRegionHeader, type DecodedRecord } from "./unwind-descriptors.js";
+import { isRegionHeader, type DecodedRecord } from "../../formats/unwind-data/ia64.js";
 
 /** Register indices of the state record, the first eight in the save order of §3.4. */
 const RP = 0;

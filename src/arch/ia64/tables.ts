@@ -13,8 +13,8 @@ import { IMAGE_FILE_MACHINE } from "../../model/machine.js";
 import type { Module } from "../../model/snapshot.js";
 import type { UnwindCache } from "../../unwind/cache.js";
 import { entryTableCheck, functionTables, tableKind, type FunctionTables } from "../function-table.js";
-import type { DataProblem } from "../problem.js";
-import { decodeUnwindInfo, type Ia64RuntimeFunction, type UnwindInfo } from "./unwind-descriptors.js";
+import type { DataProblem } from "../../formats/unwind-data/problem.js";
+import { decodeUnwindInfo, type Ia64RuntimeFunction, type UnwindInfo } from "../../formats/unwind-data/ia64.js";
 
 /**
  * The unwind tables of one IA-64 module: BeginAddress, EndAddress, UnwindInfoAddress of entry i

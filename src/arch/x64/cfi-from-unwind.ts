@@ -14,10 +14,10 @@ import type { MemoryReader } from "../../memory/reader.js";
 import type { Module } from "../../model/snapshot.js";
 import { cacheSlot, ImageKeyed, type UnwindCache } from "../../unwind/cache.js";
 import { cfiAdd, cfiAt, cfiDeref, cfiPostfix, cfiRulesText, type CfiRules, type CfiSym } from "../cfi-text.js";
-import { isProblem } from "../problem.js";
+import { isProblem } from "../../formats/unwind-data/problem.js";
 import { buildPlan, OP_ADD, OP_BASE_REG, OP_BASE_RSP, OP_LOAD, OP_MACHFRAME, OP_POP, OP_RET, OP_SET_RSP, type UnwindPlan } from "./plan.js";
 import { resolveEntry, x64Tables } from "./tables.js";
-import { REG64, RSP } from "./unwind-info.js";
+import { REG64, RSP } from "../../formats/unwind-data/x64.js";
 
 /** A rule set: the `.cfa` and `.ra` expressions and the saved registers'. */
 export type PlanRules = CfiRules;

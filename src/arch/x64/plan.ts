@@ -17,10 +17,8 @@
 import { hex } from "../../hex.js";
 import type { FuncTableEntry } from "../../unwind/frame.js";
 import type { UnwindInfoEpilog, UnwindInfoPart, UnwindInfoRule, UnwindOpStep } from "../../unwind/rule.js";
-import { isProblem, type DataProblem } from "../problem.js";
-import { lookupEntry, primaryBegin, unwindChain, type ChainLink, type X64Tables } from "./tables.js";
+import { isProblem, type DataProblem } from "../../formats/unwind-data/problem.js";
 import {
-  opStep,
   REG64,
   RSP,
   UNW_FLAG_CHAININFO,
@@ -33,10 +31,31 @@ import {
   UWOP_SAVE_XMM128,
   UWOP_SAVE_XMM128_FAR,
   UWOP_SET_FPREG,
-  XMM_HIGH,
-  XMM_LOW,
   type RuntimeFunctionEntry,
-} from "./unwind-info.js";
+  type UnwindInfo,
+  type UnwindOp,
+} from "../../formats/unwind-data/x64.js";
+import { lookupEntry, primaryBegin, unwindChain, type ChainLink, type X64Tables } from "./tables.js";
+
+/** Names of the two 64-bit halves of XMMn in a register set (CONTEXT's M128A Low and High). */
+export const XMM_LOW = Array.from({ length: 16 }, (_, i) => `xmm${i}.low`);
+export const XMM_HIGH = Array.from({ length: 16 }, (_, i) => `xmm${i}.high`);
+
+/** What an op does, as a rule names it (its text: unwind/rule-text.ts `unwindOpText`); undefined for EPILOG codes. */
+export function opStep(info: UnwindInfo, op: UnwindOp): UnwindOpStep | undefined {
+  switch (op.op) {
+    case UWOP_PUSH_NONVOL: return { op: "push", register: REG64[op.info]! };
+    case UWOP_ALLOC_LARGE:
+    case UWOP_ALLOC_SMALL: return { op: "alloc", size: op.value };
+    case UWOP_SET_FPREG: return { op: "set-frame", register: REG64[info.frameRegister]!, offset: info.frameOffset };
+    case UWOP_SAVE_NONVOL:
+    case UWOP_SAVE_NONVOL_FAR: return { op: "save", register: REG64[op.info]!, offset: op.value };
+    case UWOP_SAVE_XMM128:
+    case UWOP_SAVE_XMM128_FAR: return { op: "save-xmm", register: op.info, offset: op.value };
+    case UWOP_PUSH_MACHFRAME: return { op: "machframe", errorCode: op.info !== 0 };
+    default: return undefined;
+  }
+}
 
 /**
  * Plan instructions, three numbers each (opcode, register, operand):

@@ -13,8 +13,8 @@ import { IMAGE_FILE_MACHINE } from "../../model/machine.js";
 import type { Module } from "../../model/snapshot.js";
 import type { UnwindCache } from "../../unwind/cache.js";
 import { entryTableCheck, functionTables, tableKind, type FunctionTables } from "../function-table.js";
-import { isProblem, problemAt, type DataProblem } from "../problem.js";
-import { decodeUnwindInfo, UNW_FLAG_CHAININFO, UNWIND_CHAIN_LIMIT, type RuntimeFunctionEntry, type UnwindInfo } from "./unwind-info.js";
+import { isProblem, problemAt, type DataProblem } from "../../formats/unwind-data/problem.js";
+import { decodeUnwindInfo, UNW_FLAG_CHAININFO, UNWIND_CHAIN_LIMIT, type RuntimeFunctionEntry, type UnwindInfo } from "../../formats/unwind-data/x64.js";
 
 /**
  * The unwind tables of one x64 module: BeginAddress, EndAddress, UnwindData of entry i at

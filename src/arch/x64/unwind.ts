@@ -27,7 +27,7 @@ import { walkStop, type WalkStop } from "../../unwind/frame.js";
 import type { RescanRule, UnwindInfoRule } from "../../unwind/rule.js";
 import { unwindStep, type ExecContext, type FrameSite, type OkStep, type UnwindResult, type UnwindStrategy } from "../../unwind/step.js";
 import { lookupAddress } from "../../unwind/lookup-address.js";
-import { isProblem, type DataProblem } from "../problem.js";
+import { isProblem, type DataProblem } from "../../formats/unwind-data/problem.js";
 import { callSiteCheck, scanForReturn, type CallSiteCheck } from "../scan.js";
 import { stopRule, type StopPlan } from "../stop.js";
 import { isReturnAddress64 } from "./code.js";
@@ -35,7 +35,7 @@ import { inherited64, PLAN_RUN, planLabel, runPlan } from "./exec.js";
 import { buildPlan, leafPlan, type UnwindPlan } from "./plan.js";
 import { RIP_RSP, X64_CHECKED_SCAN, X64_SCAN_WORDS, X64_SCAN_WORDS_CONTEXT } from "./scan.js";
 import { findEntryIndex, lookupEntry, primaryBegin, resolveEntry, x64Tables, type X64Tables } from "./tables.js";
-import { REG64, type RuntimeFunctionEntry } from "./unwind-info.js";
+import { REG64, type RuntimeFunctionEntry } from "../../formats/unwind-data/x64.js";
 
 /** A frame's plan with what its checks need, kept by value (the walk reuses its site object). */
 export interface UnwindInfoPlan {

@@ -35,7 +35,8 @@ import { X86_SCAN } from "./scan.js";
 import { X86_CHAIN } from "./frame-pointer.js";
 import { SCAN_WORDS, SCAN_WORDS_CONTEXT, U32 } from "./site.js";
 import { findFpo, findFrameData } from "./tables.js";
-import { MAX_POSTFIX_DEPTH, MAX_POSTFIX_TOKENS } from "../../formats/postfix-limits.js";
+import { BREAKPAD_STACK_WIN, compilePostfix, isPostfixError, runPostfix, type PostfixCode } from "../../formats/postfix.js";
+import { keyed, keyedSlot } from "../../unwind/cache.js";
 import { work } from "../../unwind/work.js";
 
 /** The x86 scan with Breakpad's test of a word and nothing else: its window alone, no call-site checks. */
@@ -141,66 +142,51 @@ function scan(plan: { check: CallSiteCheck }, memory: MemoryReader, ctx: ExecCon
 }
 
 /**
- * Breakpad's postfix evaluator (`PostfixEvaluator<uint32_t>::Evaluate`): tokens split on white
- * space, an `=` glued to the next token split off; `+ - * / % @` (align: a & ~(b − 1)) on two values, `^` reads the 32-bit word at a value,
- * `=` assigns a value to a name that starts with `$`; any other token is a literal (decimal, with
- * an optional `-`) or a name looked up in the dictionary. False when a name is unknown, a read
- * fails, a division is by 0 or values are left over. Assigned names go into `assigned`.
+ * Breakpad's postfix evaluator (`PostfixEvaluator<uint32_t>::Evaluate`), the
+ * {@link BREAKPAD_STACK_WIN} dialect of formats/postfix.ts: runs a program over `dictionary`,
+ * assigning into it and adding each assigned name to `assigned` (also what a failing program
+ * assigned before it failed, as Breakpad's dictionary keeps it). False when the program is past the
+ * postfix limits, a name is unknown, a read fails, a division is by 0 or values are left over.
  */
-export function breakpadEvaluate(program: string, dictionary: Map<string, number>, assigned: Set<string>, memory: MemoryReader): boolean {
-  const stack: (number | string)[] = [];
-  const value = (): number | undefined => {
-    const t = stack.pop();
-    if (t === undefined) return undefined;
-    if (typeof t === "number") return t;
-    const m = /^(-?)(\+?[0-9]+)$/.exec(t);
-    if (m !== null) {
-      const n = Number(BigInt(m[2]!) & 0xffff_ffffn);
-      return m[1] === "-" ? (0x1_0000_0000 - n) % 0x1_0000_0000 : n;
-    }
-    return dictionary.get(t);
-  };
-  const tokens: string[] = [];
-  for (const raw of program.split(/\s+/)) {
-    if (raw === "") continue;
-    // An `=` smashed against the next token (MSVC's LTCG program strings) is two tokens.
-    if (raw.length > 1 && raw.startsWith("=")) tokens.push("=", raw.slice(1));
-    else tokens.push(raw);
-  }
-  // Past the postfix limits (formats/postfix-limits.ts) the program fails, as a malformed one does.
-  if (tokens.length > MAX_POSTFIX_TOKENS) return false;
-  work.units += tokens.length;
-  for (const token of tokens) {
-    if (token.length === 1 && "+-*/%@".includes(token)) {
-      const b = value();
-      const a = value();
-      if (a === undefined || b === undefined) return false;
-      let r: number;
-      switch (token) {
-        case "+": r = a + b; break;
-        case "-": r = a - b; break;
-        case "*": r = Number((BigInt(a) * BigInt(b)) & 0xffff_ffffn); break;
-        case "/": if (b === 0) return false; r = Math.floor(a / b); break;
-        case "%": if (b === 0) return false; r = a % b; break;
-        default: r = a & ~(b - 1); break;
+export function breakpadEvaluate(program: string | PostfixCode<number>, dictionary: Map<string, number>, assigned: Set<string>, memory: MemoryReader): boolean {
+  let code: PostfixCode<number>;
+  if (typeof program === "string") {
+    const compiled = compilePostfix(program, BREAKPAD_STACK_WIN);
+    if (!compiled.ok) return false;
+    code = compiled.code;
+  } else code = program;
+  const variables = code.variables;
+  const slots: (number | undefined)[] = new Array<number | undefined>(variables.length);
+  for (let i = 0; i < variables.length; i++) slots[i] = dictionary.get(variables[i]!);
+  const flags = code.assigns ? new Uint8Array(variables.length) : undefined;
+  work.units += code.ops.length;
+  const answer = runPostfix(code, slots, memory, flags);
+  if (flags !== undefined) {
+    for (let i = 0; i < variables.length; i++) {
+      if (flags[i] === 1) {
+        dictionary.set(variables[i]!, slots[i]!);
+        assigned.add(variables[i]!);
       }
-      stack.push(r >>> 0);
-    } else if (token === "^") {
-      const a = value();
-      if (a === undefined) return false;
-      const word = readU32(memory, BigInt(a));
-      if (word === undefined) return false;
-      stack.push(Number(word));
-    } else if (token === "=") {
-      const v = value();
-      const name = stack.pop();
-      if (v === undefined || typeof name !== "string" || !name.startsWith("$")) return false;
-      dictionary.set(name, v);
-      assigned.add(name);
-    } else if (stack.push(token) > MAX_POSTFIX_DEPTH) return false;
+    }
   }
-  return stack.length === 0;
+  return !isPostfixError(answer);
 }
+
+/** The programs Breakpad writes for a record without one (`allocates_base_pointer`, or not, with EBX carried over or not). */
+const SYNTHESIZED = {
+  basePointer: compileWin("$eip .raSearchStart ^ = $ebp $esp .cbCalleeParams + .cbSavedRegs + 8 - ^ = $esp .raSearchStart 4 + ="),
+  plain: compileWin("$eip .raSearchStart ^ = $esp .raSearchStart 4 + ="),
+  plainEbx: compileWin("$eip .raSearchStart ^ = $esp .raSearchStart 4 + = $ebx $ebx ="),
+};
+
+function compileWin(text: string): PostfixCode<number> {
+  const compiled = compilePostfix(text, BREAKPAD_STACK_WIN);
+  if (!compiled.ok) throw new Error(`${text}: ${compiled.error.reason}`);
+  return compiled.code;
+}
+
+/** A record's program, read once per record and cache (undefined past the postfix limits). */
+const WIN_PROGRAMS = keyedSlot<FrameData, PostfixCode<number> | undefined>("Breakpad STACK WIN programs");
 
 /** The registers of a caller frame: the callee's, with those Breakpad sets. */
 function callerOf(registers: Registers, eip: number, esp: number, ebp: number): Registers {
@@ -235,23 +221,28 @@ export function execBreakpadWin(plan: X86BreakpadWinPlan, registers: Registers, 
     }
   }
   dictionary.set(".cbParams", info.paramsSize);
-  let program: string;
+  let program: string | PostfixCode<number> | undefined;
   let recoverEbp = true;
-  if (info.program !== undefined && info.program !== "") program = info.program;
-  else if (info.allocatesBasePointer) program = "$eip .raSearchStart ^ = $ebp $esp .cbCalleeParams + .cbSavedRegs + 8 - ^ = $esp .raSearchStart 4 + =";
+  if (info.program !== undefined && info.program !== "") {
+    const text = info.program;
+    program = info.frameData === undefined ? text : keyed(ctx.cache, WIN_PROGRAMS, info.frameData, () => {
+      const compiled = compilePostfix(text, BREAKPAD_STACK_WIN);
+      return compiled.ok ? compiled.code : undefined;
+    });
+  } else if (info.allocatesBasePointer) program = SYNTHESIZED.basePointer;
   else {
-    program = "$eip .raSearchStart ^ = $esp .raSearchStart 4 + =";
-    if (ebxValid !== undefined) program += " $ebx $ebx =";
+    program = ebxValid !== undefined ? SYNTHESIZED.plainEbx : SYNTHESIZED.plain;
     recoverEbp = false;
   }
   // An aligning program: EBP is the only reliable anchor, and the return address is above it.
-  if (ebpValid !== undefined && program.includes("@")) raSearchStart = (Number(ebpValid) + 4) >>> 0;
+  const text = typeof program === "object" ? program.text : (program ?? info.program!);
+  if (ebpValid !== undefined && text.includes("@")) raSearchStart = (Number(ebpValid) + 4) >>> 0;
   dictionary.set(".raSearchStart", raSearchStart);
   dictionary.set(".raSearch", raSearchStart);
   const assigned = new Set<string>();
   let trust: "frame-data" | "scan" | "cfi-scan" = "frame-data";
   let found: { slot: bigint; value: bigint } | undefined;
-  if (!breakpadEvaluate(program, dictionary, assigned, memory) || !assigned.has("$eip") || !assigned.has("$esp")) {
+  if (program === undefined || !breakpadEvaluate(program, dictionary, assigned, memory) || !assigned.has("$eip") || !assigned.has("$esp")) {
     found = ctx.scanAllowed === false ? undefined : scan(plan, memory, ctx, BigInt(esp), plan.contextFrame ? SCAN_WORDS_CONTEXT : SCAN_WORDS);
     if (found === undefined) return { ok: false, stop: walkStop("end-of-stack", "STACK WIN: the program failed and no return address was found above ESP"), final: false };
     dictionary.set("$eip", Number(found.value));

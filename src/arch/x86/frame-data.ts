@@ -5,7 +5,7 @@
  * from EBP + 4 when the program realigns the stack. A result whose EIP is not a return address
  * is repaired by scanning (trust `scan`). At an epilogue the context frame runs the epilogue.
  */
-import type { FrameData } from "../../formats/frame-data.js";
+import type { FrameData, Program, ProgramError } from "../../formats/frame-data.js";
 import { hex } from "../../hex.js";
 import type { MemoryReader } from "../../memory/reader.js";
 import type { Registers } from "../../model/snapshot.js";
@@ -14,7 +14,6 @@ import { walkStop, type FuncTableEntry } from "../../unwind/frame.js";
 import type { FrameDataReturn, FrameDataRule } from "../../unwind/rule.js";
 import type { ExecContext, FrameSite, UnwindResult, UnwindStrategy } from "../../unwind/step.js";
 import { scanSlots } from "./code.js";
-import type { Program, ProgramError } from "./program.js";
 import { planOf, programReturnSlot, runAffine, runProgramRule, type ProgramInputs, type SlotPlan } from "./program-rule.js";
 import { acceptOrScan, epilogRule, RA_SEARCH_WORDS, recordSteps, U32, x86Site, type RecordSteps, type X86EpilogPlan, type X86Site } from "./site.js";
 import { findFrameData, outermostFrameData, parseRecordProgram, recordProgram, type ParsedProgram } from "./tables.js";

@@ -1,7 +1,7 @@
 /**
  * A FrameData program as a rule for one frame: which of its variables start from the frame's
  * registers or the record's inputs, which caller registers it assigns, and running it through the
- * one evaluator (program.ts `runProgram`). Worked out once per program and cache.
+ * one postfix evaluator (formats/postfix.ts `runPostfix`). Worked out once per program and cache.
  *
  * The fast path (framehop's approach to unwind data, kept because the FrameData walk's benchmark
  * needs it): most programs only add constants to one input and read memory there, e.g.
@@ -12,12 +12,13 @@
  * a temporary) are left to the evaluator.
  */
 import { hex } from "../../hex.js";
-import type { FrameData } from "../../formats/frame-data.js";
+import { PROGRAM_REGISTERS, type FrameData, type Program, type ProgramError } from "../../formats/frame-data.js";
+import { isPostfixError, runPostfix } from "../../formats/postfix.js";
 import { bigintOfU32 } from "../../memory/bigint-cache.js";
 import { readU32n, type MemoryReader } from "../../memory/reader.js";
 import type { Registers } from "../../model/snapshot.js";
 import { cacheSlot, keyed, keyedSlot, type UnwindCache } from "../../unwind/cache.js";
-import { PROGRAM_REGISTERS, runProgram, type Program, type ProgramError } from "./program.js";
+import { work } from "../../unwind/work.js";
 import { inherited } from "./site.js";
 
 /** Where a program variable's starting value comes from: a register of the frame, or an input. */
@@ -197,21 +198,22 @@ function setCallerRegister(out: Registers, register: CallerRegister, value: bigi
  */
 export function runProgramRule(program: Program, plan: SlotPlan, cache: UnwindCache, registers: Registers, inputs: ProgramInputs, stack: MemoryReader, ebpOverride?: number): Registers | ProgramError {
   const seed = plan.seed;
-  const slots: number[] = new Array<number>(seed.length);
+  const slots: (number | undefined)[] = new Array<number | undefined>(seed.length);
   for (let i = 0; i < seed.length; i++) {
     const k = seed[i]!;
-    if (k === null) slots[i] = NaN;
+    if (k === null) slots[i] = undefined;
     else if (k < 0) slots[i] = inputValue(-1 - k, inputs);
     else {
       const v = registers[PROGRAM_REGISTERS[k]!];
-      slots[i] = v === undefined ? NaN : Number(v);
+      slots[i] = v === undefined ? undefined : Number(v);
     }
   }
   if (ebpOverride !== undefined && plan.ebpSlot >= 0) slots[plan.ebpSlot] = ebpOverride;
   const scratch = cache.get(ASSIGNED);
   const assigned = scratch.length >= slots.length ? scratch.fill(0, 0, slots.length) : new Uint8Array(slots.length);
-  const error = runProgram(program, slots, assigned, stack);
-  if (error !== undefined) return error;
+  work.units += program.ops.length;
+  const error = runPostfix(program, slots, stack, assigned);
+  if (isPostfixError(error)) return error;
   const eip = plan.out[0]!;
   const esp = plan.out[1]!;
   if (eip < 0 || assigned[eip] !== 1 || esp < 0 || assigned[esp] !== 1) {
@@ -258,7 +260,7 @@ export function affineRule(program: Program): AffineRule | undefined {
   const stack: (Sym | { kind: "name"; name: string })[] = [];
   for (const t of program.tokens) {
     if (t.kind === "number") {
-      stack.push({ kind: "const", value: Number(t.value) });
+      stack.push({ kind: "const", value: Number(t.value & 0xffff_ffffn) });
       continue;
     }
     if (t.kind === "variable") {

@@ -5,14 +5,13 @@
  * image memory and kept in the walk's cache; lookups return the innermost record that contains an
  * RVA. Program strings are parsed once per record and cache.
  */
-import { findFrameData, frameDataSize, frameDataStart, type FrameData } from "../../formats/frame-data.js";
+import { findFrameData, frameDataSize, frameDataStart, parseProgram, type FrameData, type Program, type ProgramError } from "../../formats/frame-data.js";
 import { innermostContaining, outermostContaining } from "../../formats/sorted-ranges.js";
 import { readMappedImage } from "../../formats/pe-mapped.js";
 import type { MemoryReader } from "../../memory/reader.js";
 import type { FpoData } from "../../model/fpo-data.js";
 import type { Module } from "../../model/snapshot.js";
 import { cacheSlot, ImageKeyed, keyed, keyedSlot, type UnwindCache } from "../../unwind/cache.js";
-import { parseProgram, type Program, type ProgramError } from "./program.js";
 
 /** The records an x86 walker can use for one module, each list sorted by start RVA. */
 export interface X86Tables {

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { StackBuilder } from "../../support/stack-builder.js";
 import { stepText } from "../../support/rules.js";
 import { ARM64_CONTEXT_SIZE, CONTEXT_ARM64_FULL, CONTEXT_UNWOUND_TO_CALL, encodeContext } from "../../../src/model/context.js";
-import { decodeCode } from "../../../src/arch/arm64/codes.js";
+import { decodeCode } from "../../../src/formats/unwind-data/arm64-codes.js";
 import { BASE, CALLER, CLOBBERED, calleeRegisters, ImageBuilder, ra, recoveredOf, snapshotArm64, STACK_BASE, stopOf, unwindStep, xdata } from "./fixture.js";
 
 const FN = 0x2000;

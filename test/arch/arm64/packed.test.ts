@@ -5,7 +5,7 @@
  * canonical prologs; then real words clang-14 emits, unwound at every prolog instruction.
  */
 import { describe, expect, it } from "vitest";
-import { expandPacked, packedFields } from "../../../src/arch/arm64/xdata.js";
+import { expandPacked, packedFields } from "../../../src/formats/unwind-data/arm64-xdata.js";
 import { StackBuilder } from "../../support/stack-builder.js";
 import { BASE, CALLER, calleeRegisters, ImageBuilder, packed, ra, recoveredOf, snapshotArm64, STACK_BASE, unwindStep } from "./fixture.js";
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { InputError } from "../../../src/errors.js";
 import { frameStateAt, type FrameState } from "../../../src/arch/ia64/state.js";
 import { stateText } from "../../../src/unwind/rule-text.js";
-import { decodeDescriptors, encodeDescriptors, type UnwindRecord } from "../../../src/arch/ia64/unwind-descriptors.js";
+import { decodeDescriptors, encodeDescriptors, type UnwindRecord } from "../../../src/formats/unwind-data/ia64.js";
 
 const bytes = (s: string): Uint8Array => Uint8Array.from(s.split(/\s+/).filter(Boolean).map((x) => parseInt(x, 16)));
 const at = (stream: Uint8Array | string, t: number): FrameState => frameStateAt(decodeDescriptors(typeof stream === "string" ? bytes(stream) : stream), t);

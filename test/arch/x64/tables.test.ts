@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { decodeUnwindInfo, UWOP_ALLOC_LARGE, UWOP_PUSH_NONVOL, UWOP_SAVE_XMM128 } from "../../../src/arch/x64/unwind-info.js";
+import { decodeUnwindInfo, UWOP_ALLOC_LARGE, UWOP_PUSH_NONVOL, UWOP_SAVE_XMM128 } from "../../../src/formats/unwind-data/x64.js";
 import { findEntryIndex, unwindChain, x64Tables } from "../../../src/arch/x64/tables.js";
 import { readMappedImage, readMappedRuntimeFunctions } from "../../../src/formats/pe-mapped.js";
 import { parsePe } from "../../../src/formats/pe.js";

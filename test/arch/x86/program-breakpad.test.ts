@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { fixtureFile } from "../../support/fixtures.js";
-import { evaluateProgram, parseProgram } from "../../../src/arch/x86/program.js";
+import { evaluateProgram, parseProgram } from "../../../src/formats/frame-data.js";
 import { parseBreakpadSym } from "../../../src/formats/breakpad-sym.js";
 import { RegionMemory } from "../../../src/memory/region-memory.js";
 

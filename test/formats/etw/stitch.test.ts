@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isKernelAddress, kernelThreshold, stitchStacks, type EtwStackItem } from "../../src/etw/stitch.js";
+import { isKernelAddress, kernelThreshold, stitchStacks, type EtwStackItem } from "../../../src/formats/etw/stitch.js";
 
 const item = (source: string, matchId: bigint, addresses: bigint[], addressSize: 4 | 8 = 4, thread?: number): EtwStackItem => {
   const i: EtwStackItem = { trace: { matchId, addressSize, addresses }, source };

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { InputError } from "../../src/errors.js";
+import { InputError } from "../../../src/errors.js";
 import {
   decodeApiFile,
   decodeApiItems,
@@ -15,7 +15,7 @@ import {
   extTypeName,
   stackTraceCount,
   type ExtendedDataItem,
-} from "../../src/etw/extended-data.js";
+} from "../../../src/formats/etw/extended-data.js";
 
 const hex = (s: string): Uint8Array => Uint8Array.from(s.replace(/\s+/g, "").match(/../g)!.map((b) => parseInt(b, 16)));
 

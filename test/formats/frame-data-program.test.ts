@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { evaluateProgram, parseProgram, type Program } from "../../../src/arch/x86/program.js";
-import { RegionMemory } from "../../../src/memory/region-memory.js";
-import { StackBuilder } from "../../support/stack-builder.js";
+import { evaluateProgram, parseProgram, type Program } from "../../src/formats/frame-data.js";
+import { RegionMemory } from "../../src/memory/region-memory.js";
+import { StackBuilder } from "../support/stack-builder.js";
 
 function parse(text: string): Program {
   const r = parseProgram(text);

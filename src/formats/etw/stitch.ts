@@ -5,7 +5,7 @@
  * one item, and otherwise a nonzero id shared by the two parts. The project rule: join the parts
  * kernel first, then user; keep every unmatched half, flagged, rather than guessing.
  */
-import { hex } from "../hex.js";
+import { hex } from "../../hex.js";
 import type { StackTrace } from "./extended-data.js";
 
 /** A stack item and where it came from. */

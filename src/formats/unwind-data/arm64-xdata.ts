@@ -12,7 +12,7 @@
  * from the function's start), reserved (18-21), start index (22-31). Then the code bytes.
  */
 import { hex } from "../../hex.js";
-import { problemAt, type DataProblem } from "../problem.js";
+import { problemAt, type DataProblem } from "./problem.js";
 
 /** An epilog scope: where the epilog starts (in instructions) and the index of its first code. */
 export interface EpilogScope {

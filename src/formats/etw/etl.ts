@@ -7,10 +7,11 @@
  *   of their key in time order (opcodes 34, 35, 36; etw.md §2.2).
  * Addresses are read as `bigint`: kernel addresses do not fit in a double.
  */
-import { hex } from "../hex.js";
-import { guidRegistryText } from "../formats/guid.js";
-import { InputError } from "../errors.js";
-import { ByteCursor } from "../memory/cursor.js";
+import { hex } from "../../hex.js";
+import { guidRegistryText } from "../guid.js";
+import { InputError } from "../../errors.js";
+import { ByteCursor } from "../../memory/cursor.js";
+import { zipEntries, zipMember } from "../zip.js";
 import { decodeDiskItems, decodeStackTrace, EVENT_HEADER_EXT_TYPE } from "./extended-data.js";
 
 /** Size of WMI_BUFFER_HEADER, the header of every buffer (etw.md §5.1). */
@@ -164,6 +165,19 @@ export function looksLikeEtl(bytes: Uint8Array): boolean {
   const marker = v.getUint32(WMI_BUFFER_HEADER_SIZE, true);
   const type = (marker >>> 16) & 0xff;
   return marker >>> 24 === 0xc0 && (type === TRACE_HEADER_TYPE.SYSTEM32 || type === TRACE_HEADER_TYPE.SYSTEM64) && v.getUint16(WMI_BUFFER_HEADER_SIZE + 6, true) === 0;
+}
+
+/**
+ * The one `.etl` member of a zip archive, inflated (the public sample traces come zipped, etw.md
+ * §6): its name, its bytes and where its data starts in the archive (for errors, `inZipMember`).
+ */
+export function etlInZip(zip: Uint8Array): { name: string; bytes: Uint8Array; dataOffset: number } {
+  const found = zipEntries(zip);
+  const etls = found.filter((e) => e.storedName.toLowerCase().endsWith(".etl"));
+  if (etls.length !== 1) {
+    throw new InputError("bad-value", `the zip archive holds ${etls.length} .etl files (${found.map((e) => e.name).join(", ") || "no files"}); decode needs exactly one`, { offset: 0 });
+  }
+  return zipMember(zip, etls[0]!);
 }
 
 /**

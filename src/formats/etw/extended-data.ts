@@ -4,9 +4,9 @@
  * DataPtr refers to memory elsewhere; the on-disk ETL form is an 8-byte header with the data
  * inline, padded to 8 bytes, chained by the Linkage bit.
  */
-import { hex, hexPadded } from "../hex.js";
-import { InputError } from "../errors.js";
-import { ByteCursor } from "../memory/cursor.js";
+import { hex, hexPadded } from "../../hex.js";
+import { InputError } from "../../errors.js";
+import { ByteCursor } from "../../memory/cursor.js";
 
 /** EVENT_HEADER_EXT_TYPE_* values (etw.md §1.3). MAX is not a bound: it changed between SDKs. */
 export const EVENT_HEADER_EXT_TYPE = {

@@ -2,12 +2,11 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { etlInZip } from "../../src/cli/etw.js";
-import { InputError } from "../../src/errors.js";
-import { encodeDiskItems, encodeStackTrace } from "../../src/etw/extended-data.js";
-import { decompressLz77, looksLikeEtl, readEtl, type EtlFile } from "../../src/etw/etl.js";
-import { stitchStacks } from "../../src/etw/stitch.js";
-import { inputError } from "../support/input-error.js";
+import { InputError } from "../../../src/errors.js";
+import { encodeDiskItems, encodeStackTrace } from "../../../src/formats/etw/extended-data.js";
+import { decompressLz77, etlInZip, looksLikeEtl, readEtl, type EtlFile } from "../../../src/formats/etw/etl.js";
+import { stitchStacks } from "../../../src/formats/etw/stitch.js";
+import { inputError } from "../../support/input-error.js";
 
 const ascii = (s: string): Uint8Array => new TextEncoder().encode(s);
 const text = (b: Uint8Array): string => new TextDecoder().decode(b);

@@ -8,8 +8,7 @@
  */
 import { hex } from "../../hex.js";
 import { machineInfo } from "../../model/machine.js";
-import type { UnwindOpStep } from "../../unwind/rule.js";
-import { problemAt, type DataProblem } from "../problem.js";
+import { problemAt, type DataProblem } from "./problem.js";
 
 /** UnwindOp values (x64-unwind.md §1.3). */
 export const UWOP_PUSH_NONVOL = 0;
@@ -34,10 +33,6 @@ export const REG64: readonly string[] = machineInfo("x64").general.map((r) => r!
 
 /** Register number of RSP. */
 export const RSP = 4;
-
-/** Names of the two 64-bit halves of XMMn in a register set (CONTEXT's M128A Low and High). */
-export const XMM_LOW = Array.from({ length: 16 }, (_, i) => `xmm${i}.low`);
-export const XMM_HIGH = Array.from({ length: 16 }, (_, i) => `xmm${i}.high`);
 
 /** Slots taken by each op (Windows' UnwindOpExtraSlotTable + 1); ALLOC_LARGE with OpInfo ≠ 0 takes one more. */
 const SLOTS = [1, 2, 1, 1, 2, 3, 2, 3, 2, 3, 1];
@@ -187,20 +182,4 @@ export function decodeUnwindInfo(read: (rva: number, size: number) => Uint8Array
   if (chained) info.chained = { begin: u32(bytes, tailAt), end: u32(bytes, tailAt + 4), unwindData: u32(bytes, tailAt + 8) };
   else if (handler) info.handlerRva = u32(bytes, tailAt);
   return info;
-}
-
-/** What an op does, as a rule names it (its text: unwind/rule-text.ts `unwindOpText`); undefined for EPILOG codes. */
-export function opStep(info: UnwindInfo, op: UnwindOp): UnwindOpStep | undefined {
-  switch (op.op) {
-    case UWOP_PUSH_NONVOL: return { op: "push", register: REG64[op.info]! };
-    case UWOP_ALLOC_LARGE:
-    case UWOP_ALLOC_SMALL: return { op: "alloc", size: op.value };
-    case UWOP_SET_FPREG: return { op: "set-frame", register: REG64[info.frameRegister]!, offset: info.frameOffset };
-    case UWOP_SAVE_NONVOL:
-    case UWOP_SAVE_NONVOL_FAR: return { op: "save", register: REG64[op.info]!, offset: op.value };
-    case UWOP_SAVE_XMM128:
-    case UWOP_SAVE_XMM128_FAR: return { op: "save-xmm", register: op.info, offset: op.value };
-    case UWOP_PUSH_MACHFRAME: return { op: "machframe", errorCode: op.info !== 0 };
-    default: return undefined;
-  }
 }
