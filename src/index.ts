@@ -18,8 +18,8 @@ export { TRUST_ORDER, type Frame, type Walk, type Trust, type WalkStop, type Sto
 export { walkThread, walkSnapshot, DEFAULT_MAX_FRAMES, type WalkOptions, type ThreadWalk } from "./walk/walk.js";
 export { WALKER_NAMES, type WalkerName } from "./walk/registry.js";
 export { UnwindCache } from "./unwind/cache.js";
-export type { Rule } from "./unwind/rule.js";
-export { ruleText } from "./unwind/rule-text.js";
+export type { Rule } from "./arch/rule.js";
+export { ruleText } from "./arch/rule-text.js";
 export { compareWithTruth, type TruthComparison, type TruthDifference } from "./walk/compare.js";
 export { parseVector, type Vector } from "./formats/vector.js";
 export { parseJsonInput, type JsonInput } from "./formats/input.js";

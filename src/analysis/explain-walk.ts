@@ -12,7 +12,7 @@ import { readPointer, type MemoryReader } from "../memory/reader.js";
 import { moduleAt, type Registers, type Snapshot, type ThreadSnapshot } from "../model/snapshot.js";
 import { hex } from "../hex.js";
 import { UnwindCache } from "../unwind/cache.js";
-import type { Rule } from "../unwind/rule.js";
+import type { Rule } from "../arch/rule.js";
 import { compareWithTruth } from "../walk/compare.js";
 import type { Frame, Walk } from "../walk/frame.js";
 import { archWalker, type WalkerName } from "../walk/registry.js";

@@ -32,8 +32,9 @@ import { moduleAt, type Module, type Registers } from "../model/snapshot.js";
 import { keyed, keyedSlot, type UnwindCache } from "../unwind/cache.js";
 import { walkStop } from "../unwind/frame.js";
 import type { CfiRule } from "../unwind/rule.js";
-import { ruleText } from "../unwind/rule-text.js";
-import type { ExecContext, FrameSite, UnwindResult, UnwindStrategy } from "../unwind/step.js";
+import { ruleText } from "./rule-text.js";
+import type { ExecContext, UnwindResult } from "./step.js";
+import type { FrameSite, UnwindStrategy } from "../unwind/step.js";
 import { work } from "../unwind/work.js";
 
 /** One register of a machine's CFI register map (Breakpad's `cfi_register_map_`). */

@@ -5,7 +5,7 @@
  */
 import type { MemoryReader } from "../memory/reader.js";
 import type { Registers } from "../model/snapshot.js";
-import type { ExecContext, UnwindResult } from "../unwind/step.js";
+import type { ExecContext, UnwindResult } from "./step.js";
 import { execArm64Unwind } from "./arm64/exec.js";
 import { execBreakpadFramePointer, execLinkRegister } from "./arm64/frame-pointer.js";
 import { execCfi } from "./cfi.js";

@@ -18,9 +18,10 @@ import type { Registers } from "../model/snapshot.js";
 import { hexPadded } from "../hex.js";
 import type { StopReason } from "../unwind/frame.js";
 import { walkStop } from "../unwind/frame.js";
-import type { ChainRegisters, DerivedRule, FramePointerRule, Rule } from "../unwind/rule.js";
+import type { ChainRegisters, FramePointerRule } from "../unwind/rule.js";
+import type { DerivedRule, Rule } from "./rule.js";
 import { cacheSlot } from "../unwind/cache.js";
-import { unwindStep, type ExecContext, type OkStep, type UnwindResult } from "../unwind/step.js";
+import { unwindStep, type ExecContext, type OkStep, type UnwindResult } from "./step.js";
 
 /** The registers a frame chain uses and how a caller's register set is written. */
 export interface ChainMachine extends ChainRegisters {

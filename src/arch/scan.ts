@@ -29,7 +29,8 @@ import { cacheSlot, type UnwindCache } from "../unwind/cache.js";
 import { walkStop } from "../unwind/frame.js";
 import { symbolize } from "../unwind/symbolize.js";
 import type { LeafRule, ScanRule } from "../unwind/rule.js";
-import type { ExecContext, FrameSite, UnwindResult, UnwindStrategy } from "../unwind/step.js";
+import type { ExecContext, UnwindResult } from "./step.js";
+import type { FrameSite, UnwindStrategy } from "../unwind/step.js";
 import { work } from "../unwind/work.js";
 
 const STACK_WORDS = cacheSlot("scan stack words", () => new Words());

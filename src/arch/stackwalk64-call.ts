@@ -12,7 +12,8 @@ import { moduleAt, type Registers, type Snapshot } from "../model/snapshot.js";
 import type { StackFrame64 } from "../model/stackframe.js";
 import type { MemoryReader } from "../memory/reader.js";
 import { UnwindCache } from "../unwind/cache.js";
-import { execContext, type FrameSite, type OkStep, type PacStrip } from "../unwind/step.js";
+import { execContext, type OkStep, type PacStrip } from "./step.js";
+import type { FrameSite } from "../unwind/step.js";
 import { execRule } from "./exec.js";
 import type { ArchStrategy } from "./rule.js";
 

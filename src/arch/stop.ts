@@ -4,7 +4,7 @@
  * later strategy may try.
  */
 import type { WalkStop } from "../unwind/frame.js";
-import type { UnwindResult } from "../unwind/step.js";
+import type { UnwindResult } from "./step.js";
 
 /** The stop rule's value. */
 export interface StopPlan {

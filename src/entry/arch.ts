@@ -7,9 +7,42 @@
 export * from "../model/machine.js";
 export { TRUST_ORDER, type FuncTableEntry, type Frame, type Walk, type Trust, type WalkStop, type StopReason } from "../walk/frame.js";
 export type * from "../unwind/rule.js";
-export { ruleText, fpoLabel, unwindOpText, saveLocationText, pspText, stateText as ia64StateText } from "../unwind/rule-text.js";
+export type {
+  Rule,
+  RuleKind,
+  DerivedRule,
+  StepRule,
+  frameRule,
+  X86Rule,
+  X64Rule,
+  Arm64Rule,
+  FpoRule,
+  FrameDataReturn,
+  FrameDataRule,
+  SiteCheckRule,
+  EpilogSource,
+  X86EpilogRule,
+  UnwindOpStep,
+  UnwindInfoPart,
+  UnwindInfoEpilog,
+  UnwindInfoRule,
+  RescanRule,
+  Arm64OpStep,
+  Arm64Position,
+  Arm64UnwindRule,
+  LinkRegisterRule,
+  Arm64BreakpadFpRule,
+  SaveLocation,
+  RpLocation,
+  PfsLocation,
+  PspRule,
+  Ia64Locations,
+  Ia64Rule,
+} from "../arch/rule.js";
+export { ruleText, fpoLabel, unwindOpText, saveLocationText, pspText, stateText as ia64StateText } from "../arch/rule-text.js";
 export { UnwindCache } from "../unwind/cache.js";
-export { unwindStep, type FrameSite, type UnwindStep, type UnwindStrategy, type UnwindResult, type ExecContext, type StepFields, type OkStep } from "../unwind/step.js";
+export type { FrameSite, UnwindStrategy } from "../unwind/step.js";
+export { unwindStep, type UnwindStep, type UnwindResult, type ExecContext, type StepFields, type OkStep } from "../arch/step.js";
 export { execRule } from "../arch/exec.js";
 export type { UnwindRule, ArchStrategy, CustomPlan } from "../arch/rule.js";
 export { walkThread, walkSnapshot, checkProgress, DEFAULT_MAX_FRAMES, MIN_PC, type WalkOptions, type ThreadWalk } from "../walk/walk.js";

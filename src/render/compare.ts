@@ -9,7 +9,7 @@ import type { ExplainedRead } from "../analysis/explain-model.js";
 import { locateAddress } from "../analysis/location.js";
 import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
 import type { Snapshot, TruthFrame } from "../model/snapshot.js";
-import { ruleText } from "../unwind/rule-text.js";
+import { ruleText } from "../arch/rule-text.js";
 import type { Walk } from "../walk/frame.js";
 
 const TARGET_TITLES: Record<string, string> = {

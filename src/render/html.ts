@@ -17,7 +17,7 @@
  * panes; the diagram leaves out its own heading and frame list, which the page has.
  */
 import { formatAddress, machineInfo } from "../model/machine.js";
-import { ruleText } from "../unwind/rule-text.js";
+import { ruleText } from "../arch/rule-text.js";
 import { hex, hexPadded } from "../hex.js";
 import type { ExplainedFrame, ExplainedWalk } from "../analysis/explain-model.js";
 import { escapeXml, frameColours, renderSvg } from "./svg.js";

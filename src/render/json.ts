@@ -13,7 +13,7 @@ import { miscProcessId, type Minidump, type MinidumpMacCrashInfoRecord, type Min
 import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
 import { hexPadded } from "../hex.js";
 import type { Module, OperatingSystem, ThreadSnapshot } from "../model/snapshot.js";
-import { ruleText } from "../unwind/rule-text.js";
+import { ruleText } from "../arch/rule-text.js";
 import type { Frame } from "../walk/frame.js";
 import { threadsOf, type ThreadWalk, type ThreadWalks } from "../walk/walk.js";
 import { assertionText } from "../analysis/breakpad-report.js";

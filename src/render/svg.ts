@@ -27,7 +27,7 @@
 import { hexPadded } from "../hex.js";
 import { machineInfo, type Machine } from "../model/machine.js";
 import { markNames, planColumn, SVG_MAX_ROWS, type ColumnPlan, type Row } from "./svg-rows.js";
-import { ruleText } from "../unwind/rule-text.js";
+import { ruleText } from "../arch/rule-text.js";
 import type { ExplainedFrame, ExplainedWalk, ReadRole } from "../analysis/explain-model.js";
 
 export { SVG_MAX_ROWS } from "./svg-rows.js";

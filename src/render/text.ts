@@ -1,7 +1,7 @@
 /** The default human output: one table row per frame with the dbghelp fields, its trust and the rule that found it. */
 import { formatAddress, machineInfo, MACHINES, type Machine } from "../model/machine.js";
 import type { Module } from "../model/snapshot.js";
-import { ruleText } from "../unwind/rule-text.js";
+import { ruleText } from "../arch/rule-text.js";
 import type { ThreadWalk, ThreadWalks } from "../walk/walk.js";
 import { chunked, collect } from "./chunks.js";
 import { inlineLocationText, locate, locationText, sourceOf, type Location } from "../analysis/location.js";

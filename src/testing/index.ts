@@ -10,7 +10,7 @@ import { attachSymbolFile, parseSymbolFile, type SymbolFile } from "../formats/s
 import { formatAddress, type Machine } from "../model/machine.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { locate, locationText, sourceOf } from "../analysis/location.js";
-import { ruleText } from "../unwind/rule-text.js";
+import { ruleText } from "../arch/rule-text.js";
 import type { Trust, WalkStop } from "../walk/frame.js";
 import type { WalkerName } from "../walk/registry.js";
 import { walkSnapshot, type ThreadWalk } from "../walk/walk.js";

@@ -1,12 +1,12 @@
 /**
  * What a walk produces: frames named after STACKFRAME64 fields, each stamped with how it was
- * found (its trust and its rule, a value: ../unwind/rule.ts), and a recorded reason why the walk
+ * found (its trust and its rule, a value: ../arch/rule.ts), and a recorded reason why the walk
  * ended (DESIGN.md "Core types"). The vocabulary of trust, stop reasons and table entries is the
  * unwind layer's, re-exported here with the rows that use it.
  */
 import type { Registers } from "../model/snapshot.js";
 import type { FuncTableEntry, Trust, WalkStop } from "../unwind/frame.js";
-import type { Rule } from "../unwind/rule.js";
+import type { Rule } from "../arch/rule.js";
 
 export { TRUST_ORDER, type FuncTableEntry, type StopReason, type Trust, type WalkStop } from "../unwind/frame.js";
 

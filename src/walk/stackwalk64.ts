@@ -16,7 +16,7 @@ import { machineFromImageFileMachine } from "../model/machine.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { newStackFrame64, type StackFrame32, type StackFrame64 } from "../model/stackframe.js";
 import { pacStripper } from "../arch/arm64/index.js";
-import type { PacStrip } from "../unwind/step.js";
+import type { PacStrip } from "../arch/step.js";
 import {
   callbacksOf,
   resolveCallbacks,

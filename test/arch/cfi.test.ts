@@ -13,7 +13,7 @@ import { RegionMemory } from "../../src/memory/region-memory.js";
 import type { Module, Registers, Snapshot } from "../../src/model/snapshot.js";
 import type { FrameSite } from "../../src/unwind/step.js";
 import { UnwindCache } from "../../src/unwind/cache.js";
-import { ruleText } from "../../src/unwind/rule-text.js";
+import { ruleText } from "../../src/arch/rule-text.js";
 import { runRule } from "../support/rules.js";
 import { walkThread } from "../../src/walk/walk.js";
 import { explainWalk } from "../../src/analysis/explain-walk.js";

@@ -12,7 +12,8 @@ import { crashReason } from "../../src/analysis/breakpad-crash.js";
 import type { Frame, Trust } from "../../src/walk/frame.js";
 import type { FpoData } from "../../src/model/fpo-data.js";
 import type { FrameData } from "../../src/formats/frame-data.js";
-import { CONTEXT_RULE, type Rule } from "../../src/unwind/rule.js";
+import { CONTEXT_RULE } from "../../src/unwind/rule.js";
+import type { Rule } from "../../src/arch/rule.js";
 import { x64Dump } from "./x64-dump.js";
 
 function frame(index: number, trust: Trust, registers: Record<string, bigint>, rule: Rule = CONTEXT_RULE): Frame {

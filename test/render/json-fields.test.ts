@@ -11,7 +11,7 @@ import type { Minidump, MinidumpModule } from "../../src/formats/minidump.js";
 import type { Module } from "../../src/model/snapshot.js";
 import { frameInstruction, processUptime, schemaCodeId, schemaTrust } from "../../src/render/json.js";
 import type { Frame, Trust } from "../../src/walk/frame.js";
-import type { Rule } from "../../src/unwind/rule.js";
+import type { Rule } from "../../src/arch/rule.js";
 
 function frame(index: number, trust: Trust, rule: Rule, addrPC = 0x401000n): Frame {
   return { index, addrPC, addrReturn: 0n, addrFrame: 0n, addrStack: 0n, addrBStore: 0n, params: [], far: false, virtual: false, trust, rule, registers: {} };

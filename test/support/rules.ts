@@ -5,9 +5,10 @@ import type { MemoryReader } from "../../src/memory/reader.js";
 import type { Registers } from "../../src/model/snapshot.js";
 import { UnwindCache } from "../../src/unwind/cache.js";
 import { lookupAddress } from "../../src/unwind/lookup-address.js";
-import { execContext, type ExecContext, type FrameSite, type UnwindResult } from "../../src/unwind/step.js";
-import { frameRule } from "../../src/unwind/rule.js";
-import { ruleText } from "../../src/unwind/rule-text.js";
+import { execContext, type ExecContext, type UnwindResult } from "../../src/arch/step.js";
+import type { FrameSite } from "../../src/unwind/step.js";
+import { frameRule } from "../../src/arch/rule.js";
+import { ruleText } from "../../src/arch/rule-text.js";
 
 /** Runs `rule` on `registers` with what a walk would know of the frame (`known`: PC, SP, what found it…). */
 export function runRule(rule: UnwindRule, registers: Registers, memory: MemoryReader, known: Partial<ExecContext> = {}): UnwindResult {

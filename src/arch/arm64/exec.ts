@@ -17,9 +17,9 @@ import { machineInfo } from "../../model/machine.js";
 import type { Registers } from "../../model/snapshot.js";
 import { cacheSlot } from "../../unwind/cache.js";
 import { walkStop, type WalkStop } from "../../unwind/frame.js";
-import type { Arm64UnwindRule } from "../../unwind/rule.js";
-import { ruleText } from "../../unwind/rule-text.js";
-import { unwindStep, type ExecContext, type OkStep, type UnwindResult } from "../../unwind/step.js";
+import type { Arm64UnwindRule } from "./rule.js";
+import { ruleText } from "../rule-text.js";
+import { unwindStep, type ExecContext, type OkStep, type UnwindResult } from "../step.js";
 import { stripPac, type PacStrip } from "./pac.js";
 import {
   OP_ADD,

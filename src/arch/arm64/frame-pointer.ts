@@ -16,8 +16,9 @@
 import { hex } from "../../hex.js";
 import { readU64, type MemoryReader } from "../../memory/reader.js";
 import type { Module, Registers } from "../../model/snapshot.js";
-import type { Arm64BreakpadFpRule, LinkRegisterRule } from "../../unwind/rule.js";
-import { unwindStep, type ExecContext, type FrameSite, type UnwindResult, type UnwindStrategy } from "../../unwind/step.js";
+import type { Arm64BreakpadFpRule, LinkRegisterRule } from "./rule.js";
+import { unwindStep, type ExecContext, type UnwindResult } from "../step.js";
+import type { FrameSite, UnwindStrategy } from "../../unwind/step.js";
 import { chainMachine, notTaken, type ChainMachine, type FramePointerPlan } from "../frame-chain.js";
 import { callSiteCheck, enteredElsewhere, NOT_RETURN, type CallSiteCheck } from "../scan.js";
 import { returnAddressInfoArm64 } from "./code.js";

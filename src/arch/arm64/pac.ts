@@ -8,7 +8,7 @@
  * addresses without describing it.
  */
 import { moduleAt, type Module } from "../../model/snapshot.js";
-import type { PacStrip } from "../../unwind/step.js";
+import type { PacStrip } from "../step.js";
 
 /** The virtual-address size the stripping assumes by default: 48 bits keeps every canonical user address (arm64.md §1.12). */
 export const PAC_VA_BITS = 48;

@@ -19,7 +19,7 @@
  */
 import { hex } from "../../hex.js";
 import type { FuncTableEntry } from "../../unwind/frame.js";
-import type { Arm64OpStep, Arm64Position, Arm64UnwindRule } from "../../unwind/rule.js";
+import type { Arm64OpStep, Arm64Position, Arm64UnwindRule } from "./rule.js";
 import { problemAt, type DataProblem } from "../../formats/unwind-data/problem.js";
 import { bankRegister, bankWidth, decodeCode, isEnd, codeInstructions, codeLength } from "../../formats/unwind-data/arm64-codes.js";
 import type { Arm64UnwindData } from "../../formats/unwind-data/arm64-xdata.js";

@@ -24,9 +24,9 @@ import { machineInfo } from "../../model/machine.js";
 import type { Registers } from "../../model/snapshot.js";
 import { cacheSlot } from "../../unwind/cache.js";
 import { walkStop, type FuncTableEntry, type StopReason, type WalkStop } from "../../unwind/frame.js";
-import type { Ia64Locations, Ia64Rule } from "../../unwind/rule.js";
-import { ia64Label } from "../../unwind/rule-text.js";
-import { unwindStep, type ExecContext, type OkStep, type UnwindResult } from "../../unwind/step.js";
+import type { Ia64Locations, Ia64Rule } from "./rule.js";
+import { ia64Label } from "./rule.js";
+import { unwindStep, type ExecContext, type OkStep, type UnwindResult } from "../step.js";
 import { frameMarkerProblem, ia64Pc, IFS_VALID, MAX_FRAME_REGISTERS, natBit, readWord, skipRegs } from "./rse.js";
 import { numberWords, type NumberWords } from "./words.js";
 

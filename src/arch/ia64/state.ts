@@ -23,7 +23,7 @@
  * Nothing here reads memory.
  */
 import { InputError } from "../../errors.js";
-import type { PfsLocation, PspRule, RpLocation, SaveLocation } from "../../unwind/rule.js";
+import type { PfsLocation, PspRule, RpLocation, SaveLocation } from "./rule.js";
 import { isRegionHeader, type DecodedRecord } from "../../formats/unwind-data/ia64.js";
 
 /** Register indices of the state record, the first eight in the save order of §3.4. */

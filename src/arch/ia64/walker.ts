@@ -19,7 +19,7 @@ import { hex } from "../../hex.js";
 import type { MemoryReader } from "../../memory/reader.js";
 import { moduleAt, type Module, type Registers, type Snapshot } from "../../model/snapshot.js";
 import { walkStop, type FuncTableEntry, type StopReason } from "../../unwind/frame.js";
-import type { PspRule, SaveLocation } from "../../unwind/rule.js";
+import type { PspRule, SaveLocation } from "./rule.js";
 import type { FrameSite, UnwindStrategy } from "../../unwind/step.js";
 import { stopRule, type StopPlan } from "../stop.js";
 import type { Ia64Plan } from "./exec.js";

@@ -11,7 +11,7 @@ import { machineInfo } from "../../model/machine.js";
 import type { Registers } from "../../model/snapshot.js";
 import { cacheSlot } from "../../unwind/cache.js";
 import { walkStop, type WalkStop } from "../../unwind/frame.js";
-import { ruleText } from "../../unwind/rule-text.js";
+import { ruleText } from "../rule-text.js";
 import { REG64, RSP } from "../../formats/unwind-data/x64.js";
 import { Words } from "./code.js";
 import { OP_ADD, OP_BASE_REG, OP_BASE_RSP, OP_LOAD, OP_LOAD_XMM, OP_MACHFRAME, OP_POP, OP_RET, OP_SET_RSP, XMM_HIGH, XMM_LOW, type UnwindPlan } from "./plan.js";

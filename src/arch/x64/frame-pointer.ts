@@ -6,7 +6,8 @@
  */
 import { readPointer, type MemoryReader } from "../../memory/reader.js";
 import type { Registers } from "../../model/snapshot.js";
-import { unwindStep, type UnwindResult, type UnwindStrategy } from "../../unwind/step.js";
+import { unwindStep, type UnwindResult } from "../step.js";
+import type { UnwindStrategy } from "../../unwind/step.js";
 import { chainMachine, notTaken, padHex, type ChainMachine, type FramePointerPlan } from "../frame-chain.js";
 
 /** The x64 chain's registers: x64 code keeps no chain, so an RBP of 0 says nothing about where the stack ends. */

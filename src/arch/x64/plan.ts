@@ -16,7 +16,7 @@
  */
 import { hex } from "../../hex.js";
 import type { FuncTableEntry } from "../../unwind/frame.js";
-import type { UnwindInfoEpilog, UnwindInfoPart, UnwindInfoRule, UnwindOpStep } from "../../unwind/rule.js";
+import type { UnwindInfoEpilog, UnwindInfoPart, UnwindInfoRule, UnwindOpStep } from "./rule.js";
 import { isProblem, type DataProblem } from "../../formats/unwind-data/problem.js";
 import {
   REG64,
@@ -41,7 +41,7 @@ import { lookupEntry, primaryBegin, unwindChain, type ChainLink, type X64Tables 
 export const XMM_LOW = Array.from({ length: 16 }, (_, i) => `xmm${i}.low`);
 export const XMM_HIGH = Array.from({ length: 16 }, (_, i) => `xmm${i}.high`);
 
-/** What an op does, as a rule names it (its text: unwind/rule-text.ts `unwindOpText`); undefined for EPILOG codes. */
+/** What an op does, as a rule names it (its text: rule.ts `unwindOpText`); undefined for EPILOG codes. */
 export function opStep(info: UnwindInfo, op: UnwindOp): UnwindOpStep | undefined {
   switch (op.op) {
     case UWOP_PUSH_NONVOL: return { op: "push", register: REG64[op.info]! };

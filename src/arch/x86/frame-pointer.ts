@@ -1,7 +1,8 @@
 /** x86 EBP-chain walking: EIP = [EBP+4], ESP = EBP+8, EBP = [EBP] (stackwalk64.md §6.4, §6.7). */
 import { readPointer, type MemoryReader } from "../../memory/reader.js";
 import type { Registers } from "../../model/snapshot.js";
-import { unwindStep, type ExecContext, type FrameSite, type UnwindResult, type UnwindStrategy } from "../../unwind/step.js";
+import { unwindStep, type ExecContext, type UnwindResult } from "../step.js";
+import type { FrameSite, UnwindStrategy } from "../../unwind/step.js";
 import { chainMachine, notTaken, padHex, type ChainMachine, type FramePointerPlan } from "../frame-chain.js";
 import { callSiteCheck, enteredElsewhere, NOT_RETURN, type CallSiteCheck } from "../scan.js";
 import { returnAddressInfo } from "./code.js";

@@ -9,9 +9,10 @@ import { machineInfo } from "../../model/machine.js";
 import { moduleAt, symbolAt, type Module, type Registers } from "../../model/snapshot.js";
 import type { UnwindCache } from "../../unwind/cache.js";
 import { walkStop, type FuncTableEntry } from "../../unwind/frame.js";
-import type { EpilogSource, FpoRule, FrameDataRule, SiteCheckRule, X86EpilogRule } from "../../unwind/rule.js";
-import { ruleText } from "../../unwind/rule-text.js";
-import { unwindStep, type ExecContext, type FrameSite, type OkStep, type UnwindResult } from "../../unwind/step.js";
+import type { EpilogSource, FpoRule, FrameDataRule, SiteCheckRule, X86EpilogRule } from "./rule.js";
+import { ruleText } from "../rule-text.js";
+import { unwindStep, type ExecContext, type OkStep, type UnwindResult } from "../step.js";
+import type { FrameSite } from "../../unwind/step.js";
 import {
   decodeToReturn,
   directCallTarget,

@@ -7,7 +7,8 @@
  */
 import { RegionMemory } from "../../../src/memory/region-memory.js";
 import type { Module, Registers, Snapshot } from "../../../src/model/snapshot.js";
-import type { FrameSite, UnwindResult } from "../../../src/unwind/step.js";
+import type { FrameSite } from "../../../src/unwind/step.js";
+import type { UnwindResult } from "../../../src/arch/step.js";
 import { UnwindCache } from "../../../src/unwind/cache.js";
 import { lookupAddress } from "../../../src/unwind/lookup-address.js";
 import { arm64Unwind } from "../../../src/arch/arm64/unwind.js";

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { walkThread } from "../../../src/walk/walk.js";
-import type { ExecContext } from "../../../src/unwind/step.js";
+import type { ExecContext } from "../../../src/arch/step.js";
 import { runRule } from "../../support/rules.js";
 import { StackBuilder } from "../../support/stack-builder.js";
 import { breakpadPacMask } from "../../../src/arch/arm64/pac.js";

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { InputError } from "../../../src/errors.js";
 import { frameStateAt, type FrameState } from "../../../src/arch/ia64/state.js";
-import { stateText } from "../../../src/unwind/rule-text.js";
+import { stateText } from "../../../src/arch/rule-text.js";
 import { decodeDescriptors, encodeDescriptors, type UnwindRecord } from "../../../src/formats/unwind-data/ia64.js";
 
 const bytes = (s: string): Uint8Array => Uint8Array.from(s.split(/\s+/).filter(Boolean).map((x) => parseInt(x, 16)));

@@ -5,7 +5,7 @@
  * store, an unchanged (ip, sp, bsp), a misaligned BSP, unreadable memory, a NaT return address, a
  * bad frame marker, a descriptor stream cut short — ends in a stop reason naming the address.
  */
-import { ia64Label, ruleText } from "../../../src/unwind/rule-text.js";
+import { ia64Label, ruleText } from "../../../src/arch/rule-text.js";
 import { UnwindCache } from "../../../src/unwind/cache.js";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";

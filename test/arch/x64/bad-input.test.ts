@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Registers } from "../../../src/model/snapshot.js";
-import type { UnwindResult } from "../../../src/unwind/step.js";
+import type { UnwindResult } from "../../../src/arch/step.js";
 import { walkThread } from "../../../src/walk/walk.js";
 import { StackBuilder } from "../../support/stack-builder.js";
 import { BASE, calleeRegisters, ImageBuilder, IMAGE_SIZE, ra, snapshot64, STACK_BASE, unwindStep } from "./fixture.js";

@@ -8,7 +8,8 @@
  */
 import { RegionMemory } from "../../../src/memory/region-memory.js";
 import type { Module, Registers, Snapshot } from "../../../src/model/snapshot.js";
-import type { FrameSite, UnwindResult } from "../../../src/unwind/step.js";
+import type { FrameSite } from "../../../src/unwind/step.js";
+import type { UnwindResult } from "../../../src/arch/step.js";
 import { UnwindCache } from "../../../src/unwind/cache.js";
 import { runRule } from "../../support/rules.js";
 import { x64UnwindInfo } from "../../../src/arch/x64/unwind.js";

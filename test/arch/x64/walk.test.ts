@@ -3,7 +3,7 @@
  * their trust and FuncTableEntry, the x64 scanner and the call forms it recognises, and the
  * repairs of frames whose unwind data does not fit (a longjmp's stack switch).
  */
-import { ruleText } from "../../../src/unwind/rule-text.js";
+import { ruleText } from "../../../src/arch/rule-text.js";
 import { describe, expect, it } from "vitest";
 import { callBefore64 } from "../../../src/arch/x64/code.js";
 import { x64Scan } from "../../../src/arch/x64/scan.js";

@@ -5,14 +5,14 @@
  * walker "fpo". Expected values come from the construction: "the return address was put in
  * slot X, so the caller's ESP is X+4".
  */
-import { ruleText } from "../../../src/unwind/rule-text.js";
+import { ruleText } from "../../../src/arch/rule-text.js";
 import { describe, expect, it } from "vitest";
 import { FRAME_NONFPO, FRAME_TRAP, FRAME_TSS, type FpoData } from "../../../src/model/fpo-data.js";
 import type { Module, Registers } from "../../../src/model/snapshot.js";
 import type { Walk } from "../../../src/walk/frame.js";
 import { walkThread } from "../../../src/walk/walk.js";
 import { breakpadTrust } from "../../../src/render/breakpad.js";
-import type { Rule } from "../../../src/unwind/rule.js";
+import type { Rule } from "../../../src/arch/rule.js";
 import { snapshotOf } from "../../support/snapshots.js";
 import { StackBuilder } from "../../support/stack-builder.js";
 import { assembleX86, fpoRecord, hexOf, loadX86Assembler, MODULE_BASE, x86Module, type X86Code } from "../../support/x86-code.js";

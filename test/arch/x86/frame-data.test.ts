@@ -3,7 +3,7 @@
  * on an assembled module (return addresses follow real calls) and a stack built to match the
  * code at the PC, walked with walker "fpo". Expected values come from the construction.
  */
-import { ruleText } from "../../../src/unwind/rule-text.js";
+import { ruleText } from "../../../src/arch/rule-text.js";
 import { describe, expect, it } from "vitest";
 import type { FrameData } from "../../../src/formats/frame-data.js";
 import { FRAME_TRAP } from "../../../src/model/fpo-data.js";

@@ -1,4 +1,4 @@
-import { ruleText } from "../../../src/unwind/rule-text.js";
+import { ruleText } from "../../../src/arch/rule-text.js";
 import { describe, expect, it } from "vitest";
 import { walkThread } from "../../../src/walk/walk.js";
 import { codeAddress, moduleWith, snapshotOf } from "../../support/snapshots.js";
