@@ -17,9 +17,10 @@ import { OverlayMemory } from "../memory/overlay-memory.js";
 import type { MemoryReader } from "../memory/reader.js";
 import type { MemoryRegion } from "../memory/region-memory.js";
 import { machineFromImageFileMachine, type Machine } from "../model/machine.js";
-import type { Module, ModuleSymbol, ModuleUnwind } from "../model/snapshot.js";
-import { breakpadFpoData, breakpadFrameData, parseBreakpadSym, type BreakpadStackCfi, type BreakpadSymbols } from "./breakpad-sym.js";
-import { breakpadSymbols } from "./breakpad-sym/module-symbols.js";
+import { copyModule, hasSymbols, withSymbolIndex, type Module, type ModuleSymbol, type ModuleUnwind } from "../model/snapshot.js";
+import { breakpadFpoData, breakpadFrameData, parseBreakpadSym, symTables, type BreakpadStackCfi, type BreakpadSymbols } from "./breakpad-sym.js";
+import { cfiIndex, cfiRecordsWithinLimits, cfiRefusals } from "./breakpad-sym/cfi-index.js";
+import { breakpadSymbols, symbolIndex } from "./breakpad-sym/module-symbols.js";
 import { lazyProperty } from "./lazy-property.js";
 import { cfiRulesOverLimit } from "./postfix-limits.js";
 import { MSF_MAGIC, parsePdb, type Pdb, type PdbSymbol } from "./pdb.js";
@@ -273,16 +274,17 @@ function withSourceData(symbol: ModuleSymbol, s: PdbSymbol): void {
 /** One file on one module: the new module, and the image region to lay under the memory. */
 function attachOne(module: Module, memory: MemoryReader, file: SymbolFile, options: AttachOptions): { module: Module; detail: string; warnings: string[]; region?: MemoryRegion } {
   const origin = file.name ?? (file.kind === "breakpad" ? file.debugFile : file.kind === "pdb" ? "PDB" : "image");
-  const keepNames = options.names === "keep" && module.symbols.length > 0;
+  const keepNames = options.names === "keep" && hasSymbols(module);
   if (file.kind === "image") {
     const region: MemoryRegion = { base: module.base, bytes: file.image.mapped() };
     if (file.name !== undefined) region.origin = file.name;
-    return { module: { ...module }, detail: `image from ${origin}`, warnings: [], region };
+    return { module: copyModule(module), detail: `image from ${origin}`, warnings: [], region };
   }
   if (file.kind === "pdb") {
     const pdb = file.pdb;
     const unwind: ModuleUnwind = { fpo: pdb.fpo, frameData: pdb.frameData, origin: `PDB ${origin}` };
-    const next: Module = { ...module, unwind };
+    const next = copyModule(module);
+    next.unwind = unwind;
     const warnings: string[] = [];
     let names: PdbSymbol[] = [];
     // A PDB without section headers names its symbols by section:offset only: the image mapped
@@ -317,14 +319,32 @@ function attachOne(module: Module, memory: MemoryReader, file: SymbolFile, optio
   }
   const sym = file.symbols;
   const { fpo, unconverted } = breakpadFpoData(sym);
-  const cfi = withinPostfixLimits(sym.stackCfi);
+  const tables = symTables(sym);
   // FrameData records are made when a walk first asks for the module's records.
-  const unwind: ModuleUnwind = { fpo, frameData: [], stackCfi: cfi.records, origin: `Breakpad ${origin}` };
+  const unwind: ModuleUnwind = { fpo, frameData: [], stackCfi: [], origin: `Breakpad ${origin}` };
   lazyProperty(unwind, "frameData", () => breakpadFrameData(sym));
-  const next: Module = { ...module, unwind };
+  let cfi: { refused: number; first?: string | undefined };
+  if (tables === undefined) {
+    const within = withinPostfixLimits(sym.stackCfi);
+    unwind.stackCfi = within.records;
+    cfi = within;
+  } else {
+    // A parse's records are looked up where they are, and made as a list only when it is read.
+    const refusals = cfiRefusals(tables);
+    lazyProperty(unwind, "stackCfi", () => cfiRecordsWithinLimits(tables));
+    Object.defineProperty(unwind, "stackCfiIndex", { value: cfiIndex(tables), enumerable: false, configurable: true, writable: true });
+    cfi = { refused: refusals.count, first: refusals.first };
+  }
+  const next = copyModule(module);
+  next.unwind = unwind;
   if (!keepNames) {
-    const names = breakpadSymbols(sym);
-    if (names.length > 0) next.symbols = names;
+    if (tables !== undefined) {
+      const index = symbolIndex(tables);
+      if (index.count > 0) withSymbolIndex(next, index);
+    } else {
+      const names = breakpadSymbols(sym);
+      if (names.length > 0) next.symbols = names;
+    }
   }
   const warnings: string[] = [];
   if (sym.malformedCount > 0 || unconverted > 0) {

@@ -12,7 +12,7 @@
 import { miscProcessId, type Minidump, type MinidumpMacCrashInfoRecord, type MinidumpModule, type MinidumpProcLimit, type MinidumpUnloadedModule } from "../formats/minidump.js";
 import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
 import { hexPadded } from "../hex.js";
-import type { Module, OperatingSystem, ThreadSnapshot } from "../model/snapshot.js";
+import { hasSymbols as hasModuleSymbols, type Module, type OperatingSystem, type ThreadSnapshot } from "../model/snapshot.js";
 import { ruleText } from "../unwind/rule-text.js";
 import type { Frame } from "../walk/frame.js";
 import { threadsOf, type ThreadWalk, type ThreadWalks } from "../walk/walk.js";
@@ -233,7 +233,7 @@ export function schemaCodeId(module: Module, dumpModule: MinidumpModule | undefi
 
 /** Whether a module has symbols (names or unwind records) from its input or a symbol file. */
 function hasSymbols(m: Module): boolean {
-  return m.unwind !== undefined || m.symbols.length > 0;
+  return m.unwind !== undefined || hasModuleSymbols(m);
 }
 
 /**

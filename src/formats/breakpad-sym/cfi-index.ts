@@ -1,0 +1,179 @@
+/**
+ * A `.sym` file's STACK CFI records (minidump.md §7) looked up by address in the parse's tables,
+ * as Breakpad's CFI map keeps them (arch/cfi.ts does the same for a list of records): the INIT
+ * record covering an address (empty ones never; of overlapping ones, the one earlier in the
+ * file), and the delta rows of the whole file from its start up to the address, one per address
+ * (the last in the file). A lookup reads the rules of the records it finds and nothing else; a
+ * file that lists its records in order, as dump_syms writes them, is searched where the parse
+ * stored them, and any other is sorted once.
+ *
+ * Records whose rules pass a postfix limit (../postfix-limits.ts) are left out, as symbol
+ * attachment leaves them out of a list of records: an INIT record with its delta rows, a delta row
+ * alone. Only rules at least {@link LONG_RULES} bytes long can pass one, and the parse lists those.
+ */
+import type { BreakpadStackCfi, StackCfiAt, StackCfiIndex } from "../../model/stack-cfi.js";
+import { cfiRulesOverLimit } from "../postfix-limits.js";
+import { CFI_DELTA, CFI_INIT, type SymTables } from "./tables.js";
+
+/** The STACK CFI records a postfix limit leaves out, and in words the first of them. */
+export interface CfiRefusals {
+  inits: ReadonlySet<number>;
+  deltas: ReadonlySet<number>;
+  /** Records left out: INIT records (with their delta rows) and delta rows of the others. */
+  count: number;
+  first?: string;
+}
+
+const REFUSALS = {};
+
+/** The STACK CFI rows of `tables` a postfix limit leaves out (found once per parse). */
+export function cfiRefusals(tables: SymTables): CfiRefusals {
+  return tables.derived(REFUSALS, () => {
+    const inits = new Set<number>();
+    const deltas = new Set<number>();
+    // In file order: each INIT record before its delta rows.
+    const found: { order: [number, number]; why: string }[] = [];
+    for (const row of tables.longCfiInits) {
+      const why = cfiRulesOverLimit(tables.cfiInitRules(row));
+      if (why === undefined) continue;
+      inits.add(row);
+      found.push({ order: [row, -1], why: `STACK CFI INIT ${tables.cfiInits.get(row, CFI_INIT.address).toString(16)}: ${why}` });
+    }
+    for (const d of tables.longCfiDeltas) {
+      const owner = ownerOf(tables, d);
+      if (inits.has(owner)) continue;
+      const why = cfiRulesOverLimit(tables.cfiDeltaRules(d));
+      if (why === undefined) continue;
+      deltas.add(d);
+      found.push({ order: [owner, d], why: `STACK CFI ${tables.cfiDeltas.get(d, CFI_DELTA.address).toString(16)}: ${why}` });
+    }
+    found.sort((a, b) => a.order[0] - b.order[0] || a.order[1] - b.order[1]);
+    const out: CfiRefusals = { inits, deltas, count: found.length };
+    if (found.length > 0) out.first = found[0]!.why;
+    return out;
+  });
+}
+
+/** The INIT row delta row `d` belongs to (the last whose first delta is at or before it). */
+function ownerOf(tables: SymTables, d: number): number {
+  const inits = tables.cfiInits;
+  let lo = 0;
+  let hi = inits.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (inits.get(mid, CFI_INIT.firstDelta) <= d) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
+}
+
+/** The records within the postfix limits, as objects in file order (made once per parse). */
+export function cfiRecordsWithinLimits(tables: SymTables): BreakpadStackCfi[] {
+  return tables.derived(RECORDS, () => {
+    const refused = cfiRefusals(tables);
+    return tables.cfiRecords((row) => !refused.inits.has(row), (d) => !refused.deltas.has(d));
+  });
+}
+const RECORDS = {};
+
+/** The last of `count` places whose key is ≤ `value` (keys ascending), or −1. */
+function lastAtOrBelow(count: number, value: number, key: (k: number) => number): number {
+  let lo = 0;
+  let hi = count;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (key(mid) <= value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
+}
+
+class TableCfi implements StackCfiIndex {
+  readonly count: number;
+  /** The INIT ranges kept, in address order, when they are not the rows as stored: start, end and row. */
+  private readonly initStart: Float64Array | undefined;
+  private readonly initEnd: Float64Array | undefined;
+  private readonly initRow: Uint32Array | undefined;
+  /** The delta rows kept, by address (file order among equal ones), when they are not the rows as stored. */
+  private readonly deltaRow: Uint32Array | undefined;
+  private readonly deltaAddress: Float64Array | undefined;
+
+  constructor(private readonly tables: SymTables) {
+    const refused = cfiRefusals(tables);
+    const inits = tables.cfiInits;
+    const deltas = tables.cfiDeltas;
+    this.count = inits.length - refused.inits.size;
+    if (!tables.cfiInitsPlain || refused.inits.size > 0) {
+      const rows: number[] = [];
+      for (let row = 0; row < inits.length; row++) if (inits.get(row, CFI_INIT.size) > 0 && !refused.inits.has(row)) rows.push(row);
+      if (!tables.cfiInitsPlain) rows.sort((a, b) => inits.get(a, CFI_INIT.address) - inits.get(b, CFI_INIT.address) || a - b);
+      const start: number[] = [];
+      const end: number[] = [];
+      const kept: number[] = [];
+      for (const row of rows) {
+        const address = inits.get(row, CFI_INIT.address);
+        const last = kept.length - 1;
+        if (last >= 0 && address < end[last]!) {
+          // Overlapping ranges: the one earlier in the file is kept.
+          if (row < kept[last]!) [start[last], end[last], kept[last]] = [address, address + inits.get(row, CFI_INIT.size), row];
+          continue;
+        }
+        start.push(address);
+        end.push(address + inits.get(row, CFI_INIT.size));
+        kept.push(row);
+      }
+      this.initStart = Float64Array.from(start);
+      this.initEnd = Float64Array.from(end);
+      this.initRow = Uint32Array.from(kept);
+    }
+    if (!tables.cfiDeltasInOrder || refused.count > 0) {
+      const rows: number[] = [];
+      for (let init = 0; init < inits.length; init++) {
+        if (refused.inits.has(init)) continue;
+        const [first, last] = tables.cfiDeltaRange(init);
+        for (let d = first; d < last; d++) if (!refused.deltas.has(d)) rows.push(d);
+      }
+      if (!tables.cfiDeltasInOrder) rows.sort((a, b) => deltas.get(a, CFI_DELTA.address) - deltas.get(b, CFI_DELTA.address) || a - b);
+      this.deltaRow = Uint32Array.from(rows);
+      this.deltaAddress = Float64Array.from(rows, (d) => deltas.get(d, CFI_DELTA.address));
+    }
+  }
+
+  at(rva: number): StackCfiAt | undefined {
+    const t = this.tables;
+    const inits = t.cfiInits;
+    let row: number;
+    let address: number;
+    if (this.initStart === undefined) {
+      row = lastAtOrBelow(inits.length, rva, (k) => inits.get(k, CFI_INIT.address));
+      if (row < 0) return undefined;
+      address = inits.get(row, CFI_INIT.address);
+      if (rva - address >= inits.get(row, CFI_INIT.size)) return undefined;
+    } else {
+      const starts = this.initStart;
+      const k = lastAtOrBelow(starts.length, rva, (k) => starts[k]!);
+      if (k < 0 || rva >= this.initEnd![k]!) return undefined;
+      row = this.initRow![k]!;
+      address = starts[k]!;
+    }
+    const found: string[] = [];
+    const rows = this.deltaRow;
+    const count = rows === undefined ? t.cfiDeltas.length : rows.length;
+    const addressAt = rows === undefined ? (k: number): number => t.cfiDeltas.get(k, CFI_DELTA.address) : (k: number): number => this.deltaAddress![k]!;
+    for (let k = lastAtOrBelow(count, address - 1, addressAt) + 1; k < count; k++) {
+      const at = addressAt(k);
+      if (at > rva) break;
+      // The last row at an address is the one kept.
+      if (k + 1 < count && addressAt(k + 1) === at) continue;
+      found.push(t.cfiDeltaRules(rows === undefined ? k : rows[k]!));
+    }
+    return { address, init: t.cfiInitRules(row), deltas: found };
+  }
+}
+
+const INDEX = {};
+
+/** The STACK CFI records of a parse's tables looked up by address; one per parse, which every module it is attached to shares. */
+export function cfiIndex(tables: SymTables): StackCfiIndex {
+  return tables.derived(INDEX, () => new TableCfi(tables));
+}
