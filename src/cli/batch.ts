@@ -23,6 +23,7 @@ import { EXIT, symbolSpec, UsageError, type Io, type SymbolValues } from "./comm
 import { loadSnapshot, resolveThread } from "./load.js";
 import { jsonContextOf } from "./walk-output.js";
 import { loadInstructionDecoder } from "../node/disassembler.js";
+import { SymbolFileCache } from "../node/symbol-store.js";
 
 /** How every input of a batch is walked. */
 export interface BatchOptions {
@@ -87,13 +88,15 @@ export function expandDumps(paths: readonly string[]): string[] {
 
 /**
  * Walks one input: its JSON Lines record (the walk document on one line, `file` first) goes to
- * `write` as it is made, one thread walked at a time, and its summary row is returned.
+ * `write` as it is made, one thread walked at a time, and its summary row is returned. The inputs
+ * of one thread share `symbolCache`: a symbol file is read once for all of them.
  */
-export async function walkOne(file: string, options: BatchOptions, write: (text: string) => void = () => undefined): Promise<BatchResult> {
+export async function walkOne(file: string, options: BatchOptions, write: (text: string) => void = () => undefined, symbolCache?: SymbolFileCache): Promise<BatchResult> {
   let wrote = false;
   try {
     const quiet: Io = { out: () => undefined, err: () => undefined };
-    const { snapshot, dump, symbolNotes } = await loadSnapshot(file, { symbols: symbolSpec(options.symbols), images: options.images, walker: options.walker }, quiet);
+    const load = { symbols: symbolSpec(options.symbols), images: options.images, walker: options.walker, ...(symbolCache === undefined ? {} : { symbolCache }) };
+    const { snapshot, dump, symbolNotes } = await loadSnapshot(file, load, quiet);
     const thread = resolveThread(snapshot, options.thread, file);
     const walkOptions = { walker: options.walker, maxFrames: options.maxFrames, frameBudget: options.frameBudget, ...(options.workBudget === undefined ? {} : { workBudget: options.workBudget }), ...(options.pacVaBits === undefined ? {} : { pacVaBits: options.pacVaBits }), thread };
     const crash = dump === undefined ? null : (crashReason(dump)?.reason ?? null);
@@ -226,7 +229,12 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
   };
   const workers = Math.max(1, Math.min(jobs, files.length));
   if (workers === 1) {
-    for (let i = 0; i < files.length; i++) finish(i, await walkOne(files[i]!, options, io.out));
+    const symbols = new SymbolFileCache();
+    try {
+      for (let i = 0; i < files.length; i++) finish(i, await walkOne(files[i]!, options, io.out, symbols));
+    } finally {
+      symbols.close();
+    }
   } else {
     let next = 0;
     const scratch = options.format === "jsonl" ? mkdtempSync(join(tmpdir(), "stackwalk-jsonl-")) : undefined;

@@ -7,7 +7,7 @@ import type { Minidump } from "../formats/minidump.js";
 import { replaySweep } from "../formats/sweep.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { attachImageDirectories, attachImagePath } from "../node/images.js";
-import type { SymbolNote } from "../node/symbol-store.js";
+import type { SymbolFileCache, SymbolNote } from "../node/symbol-store.js";
 import { attachSymbols, fetchSymbols, loadInput, UsageError, type Io, type SymbolSpec } from "./common.js";
 
 /** What {@link loadSnapshot} needs besides the file. */
@@ -20,6 +20,8 @@ export interface LoadOptions {
   format?: string;
   /** The `--walker` given, if any: Breakpad's walker never reads images, so none is fetched for it. */
   walker?: string | undefined;
+  /** Symbol files read before (a batch's, shared by its dumps). */
+  symbolCache?: SymbolFileCache;
 }
 
 /** `--thread crashed`: the crashed thread's id (an input error when none crashed); a thread id or "all" as given. */
@@ -53,7 +55,7 @@ export async function loadSnapshot(file: string, options: LoadOptions, io: Io): 
   if (fetchImages && symbols.given) {
     for (const n of attachImagePath(input.snapshot, symbols.path)) if (n.file !== undefined || n.refused === true) io.err(`images: ${n.module}: ${n.detail}\n`);
   }
-  const local = attachSymbols(input, file, symbols, io);
+  const local = attachSymbols(input, file, symbols, io, options.symbolCache);
   const symbolNotes = await fetchSymbols(input.kind === "dump" ? input.snapshot : input.kind === "vector" ? input.vector : undefined, symbols, local, io, { images: fetchImages });
   if (input.kind === "dump") {
     // What the reader passed over or repaired in a damaged dump (each names the offset).

@@ -18,6 +18,7 @@ export { parseJsonInput, type JsonInput } from "../formats/input.js";
 export { JsonNode } from "../formats/json-input.js";
 export {
   parseBreakpadSym,
+  readBreakpadSym,
   BreakpadSymParser,
   stackWinToFpoData,
   stackWinToFrameData,

@@ -18,7 +18,8 @@ import type { MemoryReader } from "../memory/reader.js";
 import type { MemoryRegion } from "../memory/region-memory.js";
 import { machineFromImageFileMachine, type Machine } from "../model/machine.js";
 import { copyModule, hasSymbols, withSymbolIndex, type Module, type ModuleSymbol, type ModuleUnwind } from "../model/snapshot.js";
-import { breakpadFpoData, breakpadFrameData, parseBreakpadSym, symTables, type BreakpadStackCfi, type BreakpadSymbols } from "./breakpad-sym.js";
+import type { ByteSource } from "../memory/byte-source.js";
+import { breakpadFpoData, breakpadFrameData, parseBreakpadSym, readBreakpadSym, symTables, type BreakpadStackCfi, type BreakpadSymbols } from "./breakpad-sym.js";
 import { cfiIndex, cfiRecordsWithinLimits, cfiRefusals } from "./breakpad-sym/cfi-index.js";
 import { breakpadSymbols, symbolIndex } from "./breakpad-sym/module-symbols.js";
 import { lazyProperty } from "./lazy-property.js";
@@ -84,10 +85,16 @@ function named<T extends SymbolFile>(name: string | undefined, parse: () => T): 
   return file;
 }
 
-/** A Breakpad `.sym` file from its bytes (or text); throws {@link InputError} naming the line and byte offset. */
-export function breakpadSymbolFile(bytes: Uint8Array | string, options: ParseSymbolFileOptions = {}): BreakpadSymbolFile {
+/**
+ * A Breakpad `.sym` file from its bytes, its text, or a {@link ByteSource} it is read from by
+ * position (one pass builds its index; the records a lookup asks for are read again, so that the
+ * file is never held whole: the source must keep giving the same bytes); throws
+ * {@link InputError} naming the line and byte offset.
+ */
+export function breakpadSymbolFile(input: Uint8Array | string | ByteSource, options: ParseSymbolFileOptions = {}): BreakpadSymbolFile {
   return named(options.name, () => {
-    const symbols = parseBreakpadSym(bytes, { skipMalformed: options.skipMalformed === true });
+    const parse = { skipMalformed: options.skipMalformed === true };
+    const symbols = typeof input === "string" || input instanceof Uint8Array ? parseBreakpadSym(input, parse) : readBreakpadSym(input, parse);
     return { kind: "breakpad", debugFile: symbols.module.debugFile, debugId: symbols.module.debugId, symbols };
   });
 }

@@ -49,3 +49,70 @@ export function fileSource(path: string): ByteSource & { close(): void } {
     },
   };
 }
+
+/** Closes the handles of sources that were dropped without being closed. */
+const dropped = new FinalizationRegistry<{ fd: number | undefined }>((held) => {
+  if (held.fd !== undefined) closeSync(held.fd);
+});
+
+/**
+ * A {@link ByteSource} over a file on disk whose handle is opened when it is read and may be
+ * closed at any time: the next read opens it again. For files kept and read for a long time (the
+ * symbol files of a batch), so that many of them do not hold a handle each. A read gives
+ * `undefined` once the file is no longer the one first opened (its size, time or inode changed).
+ */
+export function reopeningFileSource(path: string): ByteSource & { close(): void } {
+  const held: { fd: number | undefined } = { fd: undefined };
+  let stamp: string | undefined;
+  let size: number;
+  const open = (): number | undefined => {
+    try {
+      const fd = openSync(path, "r");
+      const st = fstatSync(fd);
+      const now = `${st.size}:${st.mtimeMs}:${st.ino}`;
+      if (stamp !== undefined && now !== stamp) {
+        closeSync(fd);
+        return undefined;
+      }
+      stamp = now;
+      size = st.size;
+      held.fd = fd;
+      return fd;
+    } catch (e) {
+      if (stamp === undefined) throw new InputError("io", `cannot read: ${ioReason(e)}`, { file: path });
+      return undefined;
+    }
+  };
+  open();
+  const source = {
+    get size(): number {
+      return size;
+    },
+    read(offset: number, length: number): Uint8Array | undefined {
+      if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(length) || offset < 0 || length < 0) return undefined;
+      if (offset > size || length > size - offset) return undefined;
+      const fd = held.fd ?? open();
+      if (fd === undefined) return undefined;
+      const out = new Uint8Array(length);
+      let done = 0;
+      try {
+        while (done < length) {
+          const n = readSync(fd, out, done, length - done, offset + done);
+          if (n <= 0) return undefined;
+          done += n;
+        }
+      } catch {
+        return undefined;
+      }
+      return out;
+    },
+    close(): void {
+      if (held.fd !== undefined) {
+        closeSync(held.fd);
+        held.fd = undefined;
+      }
+    },
+  };
+  dropped.register(source, held);
+  return source;
+}

@@ -231,9 +231,9 @@ class FrameRow implements Frame {
     }
     if (covered) return all;
     const view: Registers = {};
-    for (const name of recovered) {
-      const v = all[name];
-      if (v !== undefined) view[name] = v;
+    for (let i = 0; i < recovered.length; i++) {
+      const v = all[recovered[i]!];
+      if (v !== undefined) view[recovered[i]!] = v;
     }
     return view;
   }
@@ -473,7 +473,7 @@ function walkWithin(snapshot: Snapshot, thread: ThreadSnapshot, options: WalkOpt
   // What the walk knows of the frame being unwound besides its registers: its PC, SP and BSP as
   // numbers (from the step that found it), and the rule that found it. Kept here, not in the
   // frame rows, which stay small.
-  const ctx: ExecContext = { pc: exactNumber(arch.pcOf(context)), sp: exactNumber(arch.spOf(context)), bstore: exactNumber(arch.bstoreOf(context)), recovered: undefined, foundBy: undefined, stripPac: pacStripFor(snapshot, options), scanAllowed: true, cache };
+  const ctx: ExecContext = { pc: exactNumber(arch.pcOf(context)), sp: exactNumber(arch.spOf(context)), bstore: exactNumber(arch.bstoreOf(context)), recovered: undefined, foundBy: undefined, stripPac: pacStripFor(snapshot, options, cache), scanAllowed: true, cache };
   // Breakpad's TerminateWalk lets the stack pointer stay put on the first unwind only.
   const keepSpAfterInterrupt = !breakpadChecks(options);
   let interrupted = false;
@@ -530,7 +530,7 @@ function walkWithin(snapshot: Snapshot, thread: ThreadSnapshot, options: WalkOpt
 }
 
 /** How the walk strips ARM64 pointer authentication codes ({@link WalkOptions.pacVaBits}, {@link WalkOptions.breakpad}); undefined on other machines. */
-function pacStripFor(snapshot: Snapshot, options: WalkOptions): PacStrip | undefined {
+function pacStripFor(snapshot: Snapshot, options: WalkOptions, cache: UnwindCache): PacStrip | undefined {
   let strip = stripPac;
   if (options.pacVaBits !== undefined) {
     try {
@@ -540,7 +540,7 @@ function pacStripFor(snapshot: Snapshot, options: WalkOptions): PacStrip | undef
     }
   }
   if (!machineInfo(snapshot.machine).pointerAuthentication) return undefined;
-  return breakpadChecks(options) ? breakpadPacStripper(snapshot.modules) : strip;
+  return breakpadChecks(options) ? breakpadPacStripper(cache, snapshot.modules) : strip;
 }
 
 /** A walked thread together with the thread it came from. */

@@ -358,8 +358,8 @@ class LineParser {
     // Without a program, the rest of the line is the allocates_base_pointer flag, then nothing but spaces.
     if (hasProgram === 0 && (allocates = allocatesBasePointer(b, f[10]!, f[11]!)) < 0) return -1;
     if (this.stackWinRanges[type]!.store(rva, codeSize)) {
-      const [start, end] = hasProgram === 0 ? [0, 0] : [at + f[10]!, at + f[11]!];
-      t.addStackWin(type, rva, codeSize, f[3]!, f[4]!, f[5]!, f[6]!, f[7]!, f[8]!, hasProgram, start, end, allocates !== 0, this.lineCount, at + c);
+      const program = hasProgram !== 0;
+      t.addStackWin(type, rva, codeSize, f[3]!, f[4]!, f[5]!, f[6]!, f[7]!, f[8]!, hasProgram, program ? at + f[10]! : 0, program ? at + f[11]! : 0, allocates !== 0, this.lineCount, at + c);
     } else this.droppedStackWin++;
     return end;
   }

@@ -19,8 +19,16 @@ const LF = 0x0a;
 const CR = 0x0d;
 const SPACE = 0x20;
 
-/** What the last reader read: numbers, and byte indices of text (start, end). */
-export const FIELDS = new Float64Array(16);
+/**
+ * What the last reader read: numbers, and byte indices of text (start, end). A plain array whose
+ * elements are tagged values: a small whole number stays a small integer from the reader to the
+ * tables, where a typed array of doubles would box every value read from it in code the engine
+ * has not optimised (most of a short process).
+ */
+export const FIELDS: number[] = new Array<number>(16).fill(0);
+// Tagged elements from the start (a double stored later must not turn the array into doubles).
+(FIELDS as unknown[])[0] = null;
+FIELDS[0] = 0;
 
 /** Index past the spaces at `i` (at least one), or −1 when there is none. */
 function spaces(b: Uint8Array, i: number, n: number): number {

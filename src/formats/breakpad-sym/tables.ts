@@ -21,67 +21,52 @@ import { STACK_WIN_TYPE, type BreakpadFunc, type BreakpadInline as InlineRecord,
 const WIDE = -0x80000000;
 const INT32_MAX = 0x7fffffff;
 
-/** Numbers a {@link Rows} takes in an array before copying them to its typed array at once. */
-const BATCH = 4096;
-
 /**
  * Rows of `width` whole numbers, one after the other in a typed array grown as rows are added:
  * no object per record, and the numbers live outside the JavaScript heap. The rare number too
- * wide for 32 bits (a .sym file's numbers may reach 2^53) is kept in a map. A row is added by
- * pushing its numbers, in column order, onto {@link pending}, and calling {@link store} once
- * {@link BATCH} numbers are pending: a plain array takes them fastest, and is emptied into the
- * typed array a batch at a time.
+ * wide for 32 bits (a .sym file's numbers may reach 2^53) is kept in a map. A row is added a
+ * number at a time, in column order ({@link push}).
  */
 export class Rows {
   private data: Int32Array;
-  /** Numbers in the typed array. */
-  private stored = 0;
+  /** Numbers stored. */
+  private count = 0;
   private readonly wide = new Map<number, number>();
-  /** Numbers of the rows added last, not yet in the typed array. */
-  readonly pending: number[] = [];
 
   constructor(readonly width: number) {
     this.data = new Int32Array(64 * width);
   }
 
-  /** The number of rows. */
+  /** The number of rows (whole rows: between the numbers of one row it is not a whole number). */
   get length(): number {
-    return (this.stored + this.pending.length) / this.width;
+    return this.count / this.width;
   }
 
-  /** Copies the pending numbers to the typed array (once every row is in, and a batch at a time before). */
-  store(): void {
-    const pending = this.pending;
-    const at = this.stored;
-    let size = this.data.length;
-    while (at + pending.length > size) size *= 2;
-    if (size > this.data.length) {
-      const grown = new Int32Array(size);
+  /** Adds the next number of the row being added. */
+  push(value: number): void {
+    const at = this.count;
+    if (at === this.data.length) {
+      const grown = new Int32Array(at * 2);
       grown.set(this.data);
       this.data = grown;
     }
-    if (Math.max.apply(null, pending) <= INT32_MAX && Math.min.apply(null, pending) > WIDE) this.data.set(pending, at);
-    else for (let i = 0; i < pending.length; i++) this.put(at + i, pending[i]!);
-    this.stored = at + pending.length;
-    pending.length = 0;
+    this.put(at, value);
+    this.count = at + 1;
   }
 
-  /** Once every row is in: stores the pending rows and gives back the room the table grew into. */
+  /** Once every row is in: gives back the room the table grew into. */
   finish(): void {
-    this.store();
-    if (this.data.length > this.stored) this.data = this.data.slice(0, this.stored);
+    if (this.data.length > this.count) this.data = this.data.slice(0, this.count);
   }
 
   /** Sets the last number of the last row. */
   setLast(value: number): void {
-    if (this.pending.length > 0) this.pending[this.pending.length - 1] = value;
-    else this.put(this.stored - 1, value);
+    this.put(this.count - 1, value);
   }
 
   /** The number at `column` of row `row`. */
   get(row: number, column: number): number {
     const at = row * this.width + column;
-    if (at >= this.stored) return this.pending[at - this.stored]!;
     const value = this.data[at]!;
     return value === WIDE ? this.wide.get(at)! : value;
   }
@@ -312,21 +297,30 @@ export class SymTables {
     if (address < this.lastFunc) this.funcsInOrder = false;
     this.lastFunc = address;
     this.lastFuncFirstRun = this.runs.length;
-    const { pending } = this.funcs;
-    pending.push(address, size, paramSize, nameStart, nameEnd, multiple ? 1 : 0, this.lastFuncFirstRun, this.inlines.length);
-    if (pending.length >= BATCH) this.funcs.store();
+    const f = this.funcs;
+    f.push(address);
+    f.push(size);
+    f.push(paramSize);
+    f.push(nameStart);
+    f.push(nameEnd);
+    f.push(multiple ? 1 : 0);
+    f.push(this.lastFuncFirstRun);
+    f.push(this.inlines.length);
   }
 
   /** An INLINE record of the FUNC added last, checked: where its fields are. */
   addInline(start: number, end: number): void {
-    this.inlines.pending.push(start, end);
-    if (this.inlines.pending.length >= BATCH) this.inlines.store();
+    this.inlines.push(start);
+    this.inlines.push(end);
   }
 
   /** An INLINE_ORIGIN record, its name at text [nameStart, nameEnd). */
   addOrigin(id: number, file: number, nameStart: number, nameEnd: number): void {
-    this.origins.pending.push(id, file, nameStart, nameEnd);
-    if (this.origins.pending.length >= BATCH) this.origins.store();
+    const o = this.origins;
+    o.push(id);
+    o.push(file);
+    o.push(nameStart);
+    o.push(nameEnd);
   }
 
   /** The INLINE records of FUNC row `row`, in file order (read from the file now). */
@@ -385,18 +379,22 @@ export class SymTables {
   addPublic(address: number, paramSize: number, nameStart: number, nameEnd: number, multiple: boolean): void {
     if (address < this.lastPublic) this.publicsInOrder = false;
     this.lastPublic = address;
-    const { pending } = this.publics;
-    pending.push(address, paramSize, nameStart, nameEnd, multiple ? 1 : 0);
-    if (pending.length >= BATCH) this.publics.store();
+    const p = this.publics;
+    p.push(address);
+    p.push(paramSize);
+    p.push(nameStart);
+    p.push(nameEnd);
+    p.push(multiple ? 1 : 0);
   }
 
   /** A FILE record (a repeated number keeps its first name, as Breakpad does). */
   addFile(number: number, nameStart: number, nameEnd: number): void {
     if (number <= this.lastFile) this.filesInOrder = false;
     this.lastFile = number;
-    const { pending } = this.files;
-    pending.push(number, nameStart, nameEnd);
-    if (pending.length >= BATCH) this.files.store();
+    const f = this.files;
+    f.push(number);
+    f.push(nameStart);
+    f.push(nameEnd);
   }
 
   /**
@@ -424,9 +422,22 @@ export class SymTables {
     const row = this.winCount++;
     if (type === STACK_WIN_TYPE.FRAME_DATA) this.frameData.push(row);
     else this.fpo.push(row);
-    const { pending } = this.wins;
-    pending.push(type, rva, codeSize, prolog, epilog, params, savedRegs, locals, maxStack, hasProgram, programStart, programEnd, allocatesBasePointer ? 1 : 0, line, offset);
-    if (pending.length >= BATCH) this.wins.store();
+    const w = this.wins;
+    w.push(type);
+    w.push(rva);
+    w.push(codeSize);
+    w.push(prolog);
+    w.push(epilog);
+    w.push(params);
+    w.push(savedRegs);
+    w.push(locals);
+    w.push(maxStack);
+    w.push(hasProgram);
+    w.push(programStart);
+    w.push(programEnd);
+    w.push(allocatesBasePointer ? 1 : 0);
+    w.push(line);
+    w.push(offset);
   }
 
   /** A STACK CFI INIT record, its rules at text [start, end). */
@@ -436,8 +447,11 @@ export class SymTables {
     if (address + size > this.lastInitEnd) this.lastInitEnd = address + size;
     const rows = this.cfiInits;
     if (this.text.length(start, end) >= LONG_RULES) this.longCfiInits.push(rows.length);
-    rows.pending.push(address, size, start, end, this.cfiDeltas.length);
-    if (rows.pending.length >= BATCH) rows.store();
+    rows.push(address);
+    rows.push(size);
+    rows.push(start);
+    rows.push(end);
+    rows.push(this.cfiDeltas.length);
   }
 
   /** A STACK CFI delta record of the INIT added last (false, and nothing stored, when there is none), its rules at text [start, end). */
@@ -447,8 +461,9 @@ export class SymTables {
     this.lastDelta = address;
     const rows = this.cfiDeltas;
     if (this.text.length(start, end) >= LONG_RULES) this.longCfiDeltas.push(rows.length);
-    rows.pending.push(address, start, end);
-    if (rows.pending.length >= BATCH) rows.store();
+    rows.push(address);
+    rows.push(start);
+    rows.push(end);
     return true;
   }
 
@@ -488,13 +503,13 @@ export class SymTables {
     // A run stays inside one region of bytes: lines that follow on in the next region start another.
     if (runs.length > this.lastFuncFirstRun && this.lastRunEnd === start && start !== this.text.lastRegionStart) runs.setLast(end);
     else {
-      runs.pending.push(start, end);
-      if (runs.pending.length >= BATCH) runs.store();
+      runs.push(start);
+      runs.push(end);
     }
     this.lastRunEnd = end;
   }
 
-  /** Once every record is in: stores the pending rows and sorts what needs sorting (nothing, for a file that lists its records in order). */
+  /** Once every record is in: trims the tables and sorts what needs sorting (nothing, for a file that lists its records in order). */
   finish(): void {
     for (const rows of [this.funcs, this.runs, this.publics, this.files, this.wins, this.inlines, this.origins, this.cfiInits, this.cfiDeltas]) rows.finish();
     if (!this.funcsInOrder) this.funcOrder = sortedOrder(this.funcs, FUNC.address);
