@@ -195,8 +195,7 @@ class TableSymbols implements SymbolIndex {
   constructor(private readonly tables: SymTables) {
     const funcs = tables.funcs;
     this.count = funcs.length + tables.publics.length;
-    let empty = 0;
-    for (let row = 0; row < funcs.length; row++) if (funcs.get(row, FUNC.size) === 0) empty++;
+    const empty = tables.emptyFuncs;
     if (empty > 0) {
       const sized = new Uint32Array(funcs.length - empty);
       let n = 0;

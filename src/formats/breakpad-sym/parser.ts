@@ -15,7 +15,7 @@ import { ContainedRanges } from "./contained-ranges.js";
 import { HEX_VALUE } from "./digits.js";
 import { clip, fail, Fields, HEX_DIGITS, type LineSite } from "./fields.js";
 import { readInline, readInlineOrigin } from "./inline-records.js";
-import { allocatesBasePointer, FIELDS, fileRecord, funcRecord, inlineRecord, lineRun, publicRecord, STACK_CFI, STACK_CFI_INIT, stackKind, stackRecord } from "./scan.js";
+import { allocatesBasePointer, FIELDS, readingBytes, fileRecord, funcRecord, inlineRecord, lineRun, publicRecord, STACK_CFI, STACK_CFI_INIT, stackKind, stackRecord } from "./scan.js";
 import { SymTables } from "./tables.js";
 import { MAX_MALFORMED_LINES, STACK_WIN_TYPE, type BreakpadCodeId, type BreakpadModule, type BreakpadSymbols, type BreakpadSymOptions } from "./types.js";
 
@@ -146,8 +146,16 @@ export function readBreakpadSym(source: ByteSource, options: BreakpadSymOptions 
   const lines = new LineParser(options, source);
   let at = 0;
   let length = CHUNK;
+  // One buffer for every chunk, when the source can fill one: the chunks are dropped once parsed.
+  let buffer: Uint8Array | undefined;
   while (at < source.size) {
-    const bytes = source.read(at, Math.min(length, source.size - at));
+    const want = Math.min(length, source.size - at);
+    let bytes: Uint8Array | undefined;
+    if (source.readInto === undefined) bytes = source.read(at, want);
+    else {
+      if (buffer === undefined || buffer.length < want) buffer = new Uint8Array(Math.max(want, CHUNK));
+      bytes = source.readInto(at, buffer.subarray(0, want)) ? buffer.subarray(0, want) : undefined;
+    }
     if (bytes === undefined) throw new InputError("io", `cannot read the bytes at offset 0x${at.toString(16)}`, { offset: at });
     // Whole lines only: the rest is read again with the next chunk.
     let cut = bytes.length;
@@ -242,6 +250,7 @@ class LineParser {
     // A plain view: the byte buffers Node reads files into have a slower indexOf of their own.
     const region = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.tables.text.addRegion(this.regionStart, region);
+    readingBytes(region);
     const n = region.length;
     let c = 0;
     if (this.afterCR && region[0] === LF) c = 1;

@@ -38,10 +38,19 @@ function spaces(b: Uint8Array, i: number, n: number): number {
   return i;
 }
 
-/** Where the last {@link hexField} or {@link decField} stopped. */
-let stop = 0;
+/**
+ * Where the last {@link hexField} or {@link decField} stopped; and whether the bytes being read
+ * hold no CR, so that a line ends at the next LF, which the engine's native search finds faster
+ * than a loop here (set by the parser for each region it reads: {@link readingBytes}).
+ */
+const cursor = { stop: 0, noCR: false };
 
-/** 1 to `max` hex digits at `i` (the value, with {@link stop} after them), or −1. */
+/** Tells the readers about the bytes they are about to read (whether they hold a CR). */
+export function readingBytes(b: Uint8Array): void {
+  cursor.noCR = b.indexOf(CR) < 0;
+}
+
+/** 1 to `max` hex digits at `i` (the value, with `cursor.stop` after them), or −1. */
 function hexField(b: Uint8Array, i: number, n: number, max: number): number {
   let v = 0;
   let j = i;
@@ -51,11 +60,11 @@ function hexField(b: Uint8Array, i: number, n: number, max: number): number {
     v = v * 16 + d;
   }
   if (j === i || j - i > max) return -1;
-  stop = j;
+  cursor.stop = j;
   return v;
 }
 
-/** 1 to `max` decimal digits at `i` (the value, with {@link stop} after them), or −1. */
+/** 1 to `max` decimal digits at `i` (the value, with `cursor.stop` after them), or −1. */
 function decField(b: Uint8Array, i: number, n: number, max: number): number {
   let v = 0;
   let j = i;
@@ -65,7 +74,7 @@ function decField(b: Uint8Array, i: number, n: number, max: number): number {
     v = v * 10 + d;
   }
   if (j === i || j - i > max) return -1;
-  stop = j;
+  cursor.stop = j;
   return v;
 }
 
@@ -84,10 +93,15 @@ function lineEnd(b: Uint8Array, i: number, n: number): number {
  */
 function rest(b: Uint8Array, i: number, n: number, at: number): number {
   let j = i;
-  while (j < n) {
-    const c = b[j];
-    if (c === LF || c === CR) break;
-    j++;
+  if (cursor.noCR) {
+    j = b.indexOf(LF, i);
+    if (j < 0 || j >= n) j = n;
+  } else {
+    while (j < n) {
+      const c = b[j];
+      if (c === LF || c === CR) break;
+      j++;
+    }
   }
   if (j === i || j >= n) return -1;
   FIELDS[at] = i;
@@ -95,41 +109,69 @@ function rest(b: Uint8Array, i: number, n: number, at: number): number {
   return lineEnd(b, j, n);
 }
 
-/** Whether the bytes at `i` are `word` (ASCII). */
-function isWord(b: Uint8Array, i: number, n: number, word: string): boolean {
+/** Whether the bytes at `i` are `word`. */
+function isWord(b: Uint8Array, i: number, n: number, word: Uint8Array): boolean {
   if (i + word.length > n) return false;
-  for (let k = 0; k < word.length; k++) if (b[i + k] !== word.charCodeAt(k)) return false;
+  for (let k = 0; k < word.length; k++) if (b[i + k] !== word[k]) return false;
   return true;
 }
+
+const ascii = (word: string): Uint8Array => Uint8Array.from(word, (c) => c.charCodeAt(0));
+const FILE = ascii("FILE");
+const FUNC = ascii("FUNC");
+const PUBLIC = ascii("PUBLIC");
+const STACK = ascii("STACK");
+const WIN = ascii("WIN");
+const CFI = ascii("CFI");
+const INIT = ascii("INIT");
+const INLINE = ascii("INLINE");
+const ORIGIN = ascii("_ORIGIN");
 
 /** A hex field of 1 to `max` digits followed by spaces: its value in FIELDS[at], the index after the spaces. */
 function hexThenSpaces(b: Uint8Array, i: number, n: number, max: number, at: number): number {
   const v = hexField(b, i, n, max);
   if (v < 0) return -1;
   FIELDS[at] = v;
-  return spaces(b, stop, n);
+  return spaces(b, cursor.stop, n);
 }
 
 /**
  * A run of line records `<address> <size> <line> <file>` from `i` (hex, hex, decimal, decimal,
  * 32-bit each; trailing spaces allowed): the index past the last one, and in FIELDS[0] how many.
+ * Line records are most of a large file: they are only checked here, in one loop (their numbers
+ * are read when a lookup asks for a function's lines).
  */
 export function lineRun(b: Uint8Array, i: number, n: number): number {
+  const hex = HEX_VALUE;
   let count = 0;
   let end = i;
   for (;;) {
-    let j = hexField(b, end, n, 8) < 0 ? -1 : spaces(b, stop, n);
-    if (j >= 0) j = hexField(b, j, n, 8) < 0 ? -1 : spaces(b, stop, n);
-    if (j >= 0) j = decField(b, j, n, 9) < 0 ? -1 : spaces(b, stop, n);
-    if (j >= 0) {
-      j = decField(b, j, n, 9) < 0 ? -1 : stop;
-      if (j >= 0) {
-        while (j < n && b[j] === SPACE) j++;
-        j = lineEnd(b, j, n);
-      }
-    }
-    if (j < 0) break;
-    end = j;
+    let k = end;
+    let start = k;
+    while (k < n && hex[b[k]!]! >= 0) k++;
+    if (k === start || k - start > 8 || k >= n || b[k] !== SPACE) break;
+    do k++;
+    while (k < n && b[k] === SPACE);
+    start = k;
+    while (k < n && hex[b[k]!]! >= 0) k++;
+    if (k === start || k - start > 8 || k >= n || b[k] !== SPACE) break;
+    do k++;
+    while (k < n && b[k] === SPACE);
+    start = k;
+    while (k < n && ((b[k]! - 0x30) >>> 0) <= 9) k++;
+    if (k === start || k - start > 9 || k >= n || b[k] !== SPACE) break;
+    do k++;
+    while (k < n && b[k] === SPACE);
+    start = k;
+    while (k < n && ((b[k]! - 0x30) >>> 0) <= 9) k++;
+    if (k === start || k - start > 9) break;
+    while (k < n && b[k] === SPACE) k++;
+    if (k >= n) break;
+    const c = b[k];
+    if (c === LF) k++;
+    else if (c === CR) k += k + 1 < n && b[k + 1] === LF ? 2 : 1;
+    else break;
+    end = k;
     count++;
   }
   FIELDS[0] = count;
@@ -138,13 +180,13 @@ export function lineRun(b: Uint8Array, i: number, n: number): number {
 
 /** `FILE <number> <name>`: number, name start and end. */
 export function fileRecord(b: Uint8Array, i: number, n: number): number {
-  if (!isWord(b, i, n, "FILE")) return -1;
+  if (!isWord(b, i, n, FILE)) return -1;
   let j = spaces(b, i + 4, n);
   if (j < 0) return -1;
   const v = decField(b, j, n, 15);
   if (v < 0) return -1;
   FIELDS[0] = v;
-  j = spaces(b, stop, n);
+  j = spaces(b, cursor.stop, n);
   return j < 0 ? -1 : rest(b, j, n, 1);
 }
 
@@ -156,7 +198,7 @@ function multiple(b: Uint8Array, i: number, n: number): number {
 
 /** `FUNC [m] <address> <size> <param size> <name>`: m (0 or 1), address, size, parameter size, name start and end. */
 export function funcRecord(b: Uint8Array, i: number, n: number): number {
-  if (!isWord(b, i, n, "FUNC")) return -1;
+  if (!isWord(b, i, n, FUNC)) return -1;
   let j = spaces(b, i + 4, n);
   if (j < 0) return -1;
   const k = multiple(b, j, n);
@@ -169,7 +211,7 @@ export function funcRecord(b: Uint8Array, i: number, n: number): number {
 
 /** `PUBLIC [m] <address> <param size> <name>`: m (0 or 1), address, parameter size, name start and end. */
 export function publicRecord(b: Uint8Array, i: number, n: number): number {
-  if (!isWord(b, i, n, "PUBLIC")) return -1;
+  if (!isWord(b, i, n, PUBLIC)) return -1;
   let j = spaces(b, i + 6, n);
   if (j < 0) return -1;
   const k = multiple(b, j, n);
@@ -195,20 +237,20 @@ export let stackKind = 0;
  * {@link stackKind} says which.
  */
 export function stackRecord(b: Uint8Array, i: number, n: number): number {
-  if (!isWord(b, i, n, "STACK")) return -1;
+  if (!isWord(b, i, n, STACK)) return -1;
   let j = spaces(b, i + 5, n);
   if (j < 0) return -1;
-  if (isWord(b, j, n, "WIN")) {
+  if (isWord(b, j, n, WIN)) {
     j = spaces(b, j + 3, n);
     for (let f = 0; f < 10 && j >= 0; f++) j = hexThenSpaces(b, j, n, f < 3 ? 13 : 8, f);
     if (j < 0) return -1;
     stackKind = STACK_WIN;
     return rest(b, j, n, 10);
   }
-  if (!isWord(b, j, n, "CFI")) return -1;
+  if (!isWord(b, j, n, CFI)) return -1;
   j = spaces(b, j + 3, n);
   if (j < 0) return -1;
-  if (isWord(b, j, n, "INIT")) {
+  if (isWord(b, j, n, INIT)) {
     j = spaces(b, j + 4, n);
     if (j >= 0) j = hexThenSpaces(b, j, n, 13, 0);
     if (j >= 0) j = hexThenSpaces(b, j, n, 13, 1);
@@ -226,7 +268,7 @@ export function stackRecord(b: Uint8Array, i: number, n: number): number {
 export function allocatesBasePointer(b: Uint8Array, from: number, to: number): number {
   const v = hexField(b, from, to, 8);
   if (v < 0) return -1;
-  for (let j = stop; j < to; j++) if (b[j] !== SPACE) return -1;
+  for (let j = cursor.stop; j < to; j++) if (b[j] !== SPACE) return -1;
   return v;
 }
 
@@ -235,10 +277,10 @@ export function allocatesBasePointer(b: Uint8Array, from: number, to: number): n
  * is 1 for INLINE, 2 for INLINE_ORIGIN, FIELDS[1..2] the text after the keyword.
  */
 export function inlineRecord(b: Uint8Array, i: number, n: number): number {
-  if (!isWord(b, i, n, "INLINE")) return -1;
+  if (!isWord(b, i, n, INLINE)) return -1;
   let j = i + 6;
   FIELDS[0] = 1;
-  if (isWord(b, j, n, "_ORIGIN")) {
+  if (isWord(b, j, n, ORIGIN)) {
     j += 7;
     FIELDS[0] = 2;
   }

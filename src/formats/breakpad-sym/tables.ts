@@ -21,21 +21,25 @@ import { STACK_WIN_TYPE, type BreakpadFunc, type BreakpadInline as InlineRecord,
 const WIDE = -0x80000000;
 const INT32_MAX = 0x7fffffff;
 
+/** Numbers in one page of a {@link Rows} (256 KiB). */
+const PAGE_BITS = 16;
+const PAGE = 1 << PAGE_BITS;
+
 /**
- * Rows of `width` whole numbers, one after the other in a typed array grown as rows are added:
- * no object per record, and the numbers live outside the JavaScript heap. The rare number too
- * wide for 32 bits (a .sym file's numbers may reach 2^53) is kept in a map. A row is added a
- * number at a time, in column order ({@link push}).
+ * Rows of `width` whole numbers, one after the other in pages of a typed array added as rows are:
+ * no object per record, the numbers live outside the JavaScript heap, and a table that grows is
+ * never copied (a large file's tables take tens of megabytes). The rare number too wide for 32
+ * bits (a .sym file's numbers may reach 2^53) is kept in a map. A row is added a number at a
+ * time, in column order ({@link push}).
  */
 export class Rows {
-  private data: Int32Array;
+  private readonly pages: Int32Array[] = [];
+  private page: Int32Array = new Int32Array(0);
   /** Numbers stored. */
   private count = 0;
   private readonly wide = new Map<number, number>();
 
-  constructor(readonly width: number) {
-    this.data = new Int32Array(64 * width);
-  }
+  constructor(readonly width: number) {}
 
   /** The number of rows (whole rows: between the numbers of one row it is not a whole number). */
   get length(): number {
@@ -45,29 +49,41 @@ export class Rows {
   /** Adds the next number of the row being added. */
   push(value: number): void {
     const at = this.count;
-    if (at === this.data.length) {
-      const grown = new Int32Array(at * 2);
-      grown.set(this.data);
-      this.data = grown;
+    const i = at & (PAGE - 1);
+    if (i === 0) {
+      // The first page is small: most tables of most files are.
+      this.page = new Int32Array(at === 0 ? 256 : PAGE);
+      this.pages.push(this.page);
+    } else if (i === this.page.length) {
+      const grown = new Int32Array(Math.min(PAGE, i * 4));
+      grown.set(this.page);
+      this.page = grown;
+      this.pages[this.pages.length - 1] = grown;
     }
-    this.put(at, value);
+    if (value > WIDE && value <= INT32_MAX) this.page[i] = value;
+    else this.putWide(at, value);
     this.count = at + 1;
   }
 
-  /** Once every row is in: gives back the room the table grew into. */
+  /** Once every row is in: gives back the room the last page grew into. */
   finish(): void {
-    if (this.data.length > this.count) this.data = this.data.slice(0, this.count);
+    const used = this.count & (PAGE - 1);
+    if (this.pages.length > 0 && used !== 0 && this.page.length > used) this.pages[this.pages.length - 1] = this.page = this.page.slice(0, used);
   }
 
   /** Sets the last number of the last row. */
   setLast(value: number): void {
-    this.put(this.count - 1, value);
+    const at = this.count - 1;
+    if (value > WIDE && value <= INT32_MAX) {
+      this.pages[at >>> PAGE_BITS]![at & (PAGE - 1)] = value;
+      this.wide.delete(at);
+    } else this.putWide(at, value);
   }
 
   /** The number at `column` of row `row`. */
   get(row: number, column: number): number {
     const at = row * this.width + column;
-    const value = this.data[at]!;
+    const value = this.pages[at >>> PAGE_BITS]![at & (PAGE - 1)]!;
     return value === WIDE ? this.wide.get(at)! : value;
   }
 
@@ -77,12 +93,9 @@ export class Rows {
     return into;
   }
 
-  private put(at: number, value: number): void {
-    if (value > WIDE && value <= INT32_MAX) this.data[at] = value;
-    else {
-      this.data[at] = WIDE;
-      this.wide.set(at, value);
-    }
+  private putWide(at: number, value: number): void {
+    this.pages[at >>> PAGE_BITS]![at & (PAGE - 1)] = WIDE;
+    this.wide.set(at, value);
   }
 }
 
@@ -246,6 +259,11 @@ export class SymTables {
   private fileIndex: Uint32Array | undefined;
   /** Whether the records came in order so far: FUNC and PUBLIC by address, FILE by strictly increasing number. */
   private funcsInOrder = true;
+  /** FUNC records of size 0 (the symbolizer passes over them). */
+  emptyFuncs = 0;
+  /** Whether INLINE_ORIGIN ids came strictly increasing (then the rows are searched by id where they are). */
+  private originsInOrder = true;
+  private lastOrigin = -Infinity;
   private publicsInOrder = true;
   private filesInOrder = true;
   /** Whether STACK CFI INIT rows came by address, none empty and none overlapping the ones before; delta rows by address (of the whole file). */
@@ -295,6 +313,7 @@ export class SymTables {
   /** A FUNC record, its name at text [nameStart, nameEnd); its line records follow with {@link addLineRun}. */
   addFunc(address: number, size: number, paramSize: number, nameStart: number, nameEnd: number, multiple: boolean): void {
     if (address < this.lastFunc) this.funcsInOrder = false;
+    if (size === 0) this.emptyFuncs++;
     this.lastFunc = address;
     this.lastFuncFirstRun = this.runs.length;
     const f = this.funcs;
@@ -316,6 +335,8 @@ export class SymTables {
 
   /** An INLINE_ORIGIN record, its name at text [nameStart, nameEnd). */
   addOrigin(id: number, file: number, nameStart: number, nameEnd: number): void {
+    if (id <= this.lastOrigin) this.originsInOrder = false;
+    this.lastOrigin = id;
     const o = this.origins;
     o.push(id);
     o.push(file);
@@ -350,9 +371,23 @@ export class SymTables {
 
   /** The name of INLINE_ORIGIN `id` (the first record of that id), if there is one. */
   originName(id: number): string | undefined {
-    const index = (this.originIndex ??= this.makeOriginIndex());
-    const row = index.get(id);
-    return row === undefined ? undefined : this.text.text(this.origins.get(row, ORIGIN.name), this.origins.get(row, ORIGIN.name + 1));
+    const o = this.origins;
+    let row: number | undefined;
+    if (this.originsInOrder) {
+      let lo = 0;
+      let hi = o.length - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >>> 1;
+        const at = o.get(mid, ORIGIN.id);
+        if (at === id) {
+          row = mid;
+          break;
+        }
+        if (at < id) lo = mid + 1;
+        else hi = mid - 1;
+      }
+    } else row = (this.originIndex ??= this.makeOriginIndex()).get(id);
+    return row === undefined ? undefined : this.text.text(o.get(row, ORIGIN.name), o.get(row, ORIGIN.name + 1));
   }
 
   /** The INLINE_ORIGIN records, the first of each id, in file order. */
