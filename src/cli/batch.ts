@@ -60,10 +60,10 @@ export interface SummaryRow {
 
 /**
  * What walking one input gave: its summary row, or why it failed. Its JSON Lines record went to
- * the writer {@link walkOne} was given; `lineFile` is where a worker wrote it (the main thread
- * copies it out in input order and removes it).
+ * the writer {@link walkOne} was given; a worker posts it as `line`, or, when it is long, writes
+ * it to `lineFile` (the main thread copies it out in input order and removes it).
  */
-export type BatchResult = { ok: true; row: SummaryRow; lineFile?: string } | { ok: false; error: string; wrote?: boolean };
+export type BatchResult = { ok: true; row: SummaryRow; line?: string; lineFile?: string } | { ok: false; error: string; wrote?: boolean };
 
 /** Every minidump under a folder (`.dmp`, `.mdmp`; recursively, sorted), files as given. */
 export function expandDumps(paths: readonly string[]): string[] {
@@ -93,10 +93,13 @@ export function expandDumps(paths: readonly string[]): string[] {
  */
 export async function walkOne(file: string, options: BatchOptions, write: (text: string) => void = () => undefined, symbolCache?: SymbolFileCache): Promise<BatchResult> {
   let wrote = false;
+  let close: (() => void) | undefined;
   try {
     const quiet: Io = { out: () => undefined, err: () => undefined };
     const load = { symbols: symbolSpec(options.symbols), images: options.images, walker: options.walker, ...(symbolCache === undefined ? {} : { symbolCache }) };
-    const { snapshot, dump, symbolNotes } = await loadSnapshot(file, load, quiet);
+    const loaded = await loadSnapshot(file, load, quiet);
+    close = loaded.close;
+    const { snapshot, dump, symbolNotes } = loaded;
     const thread = resolveThread(snapshot, options.thread, file);
     const walkOptions = { walker: options.walker, maxFrames: options.maxFrames, frameBudget: options.frameBudget, ...(options.workBudget === undefined ? {} : { workBudget: options.workBudget }), ...(options.pacVaBits === undefined ? {} : { pacVaBits: options.pacVaBits }), thread };
     const crash = dump === undefined ? null : (crashReason(dump)?.reason ?? null);
@@ -125,6 +128,9 @@ export async function walkOne(file: string, options: BatchOptions, write: (text:
     // The message names the file first; the record and the error line name it once.
     if (e instanceof InputError || e instanceof UsageError) return { ok: false, wrote, error: e.message.startsWith(`${file}: `) ? e.message.slice(file.length + 2) : e.message };
     return { ok: false, wrote, error: `internal error (a bug; STACKWALK_DEBUG=1 prints where): ${e instanceof Error ? e.message : String(e)}${process.env["STACKWALK_DEBUG"] !== undefined && e instanceof Error ? `\n${e.stack}` : ""}` };
+  } finally {
+    // The dump's file: a batch opens thousands.
+    close?.();
   }
 }
 
@@ -220,6 +226,7 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
     if (options.format === "jsonl") {
       while (written < files.length && results[written] !== undefined) {
         const r = results[written]!.result;
+        if (r.ok && r.line !== undefined) io.out(r.line);
         if (r.ok && r.lineFile !== undefined) copyOut(r.lineFile, io);
         if (!r.ok) io.out((r.wrote === true ? "\n" : "") + JSON.stringify({ file: files[written], error: r.error }) + "\n");
         written++;

@@ -35,9 +35,11 @@ export function resolveThread(snapshot: Snapshot, choice: number | "all" | "cras
 /**
  * The snapshot to walk: a vector or minidump itself, or one snapshot of a sweep chosen with
  * `--step`; with the minidump it came from, if any, and what the symbol search found (symbol
- * directories, then symbol servers for what they lacked; its notes are printed on stderr).
+ * directories, then symbol servers for what they lacked; its notes are printed on stderr). A
+ * dump's file stays open for its memory until `close` (a command that walks one input leaves
+ * that to the end of the process).
  */
-export async function loadSnapshot(file: string, options: LoadOptions, io: Io): Promise<{ snapshot: Snapshot; dump?: Minidump; symbolNotes: SymbolNote[] }> {
+export async function loadSnapshot(file: string, options: LoadOptions, io: Io): Promise<{ snapshot: Snapshot; dump?: Minidump; symbolNotes: SymbolNote[]; close?: () => void }> {
   const { step, symbols, images } = options;
   const format = options.format ?? "text";
   const input = loadInput(file);
@@ -61,7 +63,7 @@ export async function loadSnapshot(file: string, options: LoadOptions, io: Io): 
     // What the reader passed over or repaired in a damaged dump (each names the offset).
     for (const note of input.dump.notes) io.err(`note: ${file}: ${note}\n`);
     if (step !== undefined) throw new UsageError(`--step applies to sweeps; ${file} is a minidump`);
-    return { snapshot: input.snapshot, dump: input.dump, symbolNotes };
+    return { snapshot: input.snapshot, dump: input.dump, symbolNotes, close: input.close };
   }
   if (input.kind === "vector") {
     if (step !== undefined) throw new UsageError(`--step applies to sweeps; ${file} is a single vector`);

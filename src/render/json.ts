@@ -172,7 +172,8 @@ export function frameJson(
   const a = (v: bigint): string => formatAddress(machine, v);
   const source = sourceOf(loc);
   const registers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(frame.registers)) registers[k] = a(v);
+  const regs = frame.registers;
+  for (const k in regs) registers[k] = a(regs[k]!);
   return {
     frame: frame.index,
     trust: schemaTrust(frame),
@@ -440,7 +441,8 @@ class JsonWriter {
     const inner = indent + "  ";
     let n = 0;
     this.out.push("{");
-    for (const [key, v] of entries) {
+    for (let i = 0; i < entries.length; i++) {
+      const [key, v] = entries[i]!;
       if (v === undefined) continue;
       this.out.push((n++ > 0 ? "," : "") + (this.pretty ? `\n${inner}${JSON.stringify(key)}: ` : `${JSON.stringify(key)}:`));
       if (typeof v === "function") (v as Streamed)(this.out, inner);

@@ -267,8 +267,13 @@ interface CachedRules {
   others?: Map<number, CachedRules>;
 }
 
-/** Slots of a rule cache's direct-mapped front (a power of two). */
+/**
+ * Slots of a rule cache's direct-mapped front (a power of two): a few at first, since most walks
+ * (a dump of a batch) meet a few dozen return addresses, and the full number once the cache
+ * holds more than twice as many entries as its front has slots.
+ */
 const FRONT_SLOTS = 4096;
+const FIRST_FRONT_SLOTS = 64;
 
 /**
  * Rules for caller frames by their PC, a return address (a number when it is exact as one), for
@@ -280,6 +285,8 @@ const FRONT_SLOTS = 4096;
 interface RuleCache {
   frontKeys: Float64Array;
   front: (CachedRules | undefined)[];
+  /** The front's slots − 1. */
+  mask: number;
   byNumber: Map<number, CachedRules>;
   byBigint: Map<bigint, CachedRules>;
 }
@@ -291,7 +298,7 @@ function ruleCacheFor(cache: UnwindCache, snapshot: Snapshot, strategies: readon
   const byStrategies = cache.get(RULE_CACHES).get(snapshot.memory, snapshot.modules, () => new WeakMap());
   let rules = byStrategies.get(strategies);
   if (rules === undefined) {
-    rules = { frontKeys: new Float64Array(FRONT_SLOTS).fill(-1), front: new Array<CachedRules | undefined>(FRONT_SLOTS).fill(undefined), byNumber: new Map(), byBigint: new Map() };
+    rules = { frontKeys: new Float64Array(FIRST_FRONT_SLOTS).fill(-1), front: new Array<CachedRules | undefined>(FIRST_FRONT_SLOTS).fill(undefined), mask: FIRST_FRONT_SLOTS - 1, byNumber: new Map(), byBigint: new Map() };
     byStrategies.set(strategies, rules);
   }
   return rules;
@@ -302,16 +309,23 @@ function cachedRules(cache: RuleCache, site: FrameSite, pc: bigint, pcNumber: nu
   let entry: CachedRules | undefined;
   if (pcNumber >= 0 || pc <= MAX_EXACT) {
     const key = pcNumber >= 0 ? pcNumber : Number(pc);
-    const slot = (key ^ (key >>> 12)) & (FRONT_SLOTS - 1);
+    const slot = (key ^ (key >>> 12)) & cache.mask;
     if (cache.frontKeys[slot] === key) entry = cache.front[slot]!;
     else {
       entry = cache.byNumber.get(key);
       if (entry === undefined) {
         entry = { calleeParams: site.calleeParams, rules: [] };
         cache.byNumber.set(key, entry);
+        if (cache.mask < FRONT_SLOTS - 1 && cache.byNumber.size > 2 * (cache.mask + 1)) {
+          // Grown past its front: a full one, filled again as addresses come back.
+          cache.frontKeys = new Float64Array(FRONT_SLOTS).fill(-1);
+          cache.front = new Array<CachedRules | undefined>(FRONT_SLOTS).fill(undefined);
+          cache.mask = FRONT_SLOTS - 1;
+        }
       }
-      cache.frontKeys[slot] = key;
-      cache.front[slot] = entry;
+      const at = (key ^ (key >>> 12)) & cache.mask;
+      cache.frontKeys[at] = key;
+      cache.front[at] = entry;
     }
   } else {
     entry = cache.byBigint.get(pc);
