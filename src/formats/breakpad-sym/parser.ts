@@ -15,7 +15,7 @@ import { ContainedRanges } from "./contained-ranges.js";
 import { HEX_VALUE } from "./digits.js";
 import { clip, fail, Fields, HEX_DIGITS, type LineSite } from "./fields.js";
 import { readInline, readInlineOrigin } from "./inline-records.js";
-import { allocatesBasePointer, FIELDS, readingBytes, fileRecord, funcRecord, inlineRecord, lineRun, publicRecord, STACK_CFI, STACK_CFI_INIT, stackKind, stackRecord } from "./scan.js";
+import { allocatesBasePointer, FIELDS, fileRecord, funcRecord, inlineRecord, lineRun, publicRecord, STACK_CFI, STACK_CFI_INIT, stackKind, stackRecord } from "./scan.js";
 import { SymTables } from "./tables.js";
 import { MAX_MALFORMED_LINES, STACK_WIN_TYPE, type BreakpadCodeId, type BreakpadModule, type BreakpadSymbols, type BreakpadSymOptions } from "./types.js";
 
@@ -250,7 +250,6 @@ class LineParser {
     // A plain view: the byte buffers Node reads files into have a slower indexOf of their own.
     const region = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.tables.text.addRegion(this.regionStart, region);
-    readingBytes(region);
     const n = region.length;
     let c = 0;
     if (this.afterCR && region[0] === LF) c = 1;

@@ -38,17 +38,8 @@ function spaces(b: Uint8Array, i: number, n: number): number {
   return i;
 }
 
-/**
- * Where the last {@link hexField} or {@link decField} stopped; and whether the bytes being read
- * hold no CR, so that a line ends at the next LF, which the engine's native search finds faster
- * than a loop here (set by the parser for each region it reads: {@link readingBytes}).
- */
-const cursor = { stop: 0, noCR: false };
-
-/** Tells the readers about the bytes they are about to read (whether they hold a CR). */
-export function readingBytes(b: Uint8Array): void {
-  cursor.noCR = b.indexOf(CR) < 0;
-}
+/** Where the last {@link hexField} or {@link decField} stopped. */
+const cursor = { stop: 0 };
 
 /** 1 to `max` hex digits at `i` (the value, with `cursor.stop` after them), or −1. */
 function hexField(b: Uint8Array, i: number, n: number, max: number): number {
@@ -93,15 +84,10 @@ function lineEnd(b: Uint8Array, i: number, n: number): number {
  */
 function rest(b: Uint8Array, i: number, n: number, at: number): number {
   let j = i;
-  if (cursor.noCR) {
-    j = b.indexOf(LF, i);
-    if (j < 0 || j >= n) j = n;
-  } else {
-    while (j < n) {
-      const c = b[j];
-      if (c === LF || c === CR) break;
-      j++;
-    }
+  while (j < n) {
+    const c = b[j];
+    if (c === LF || c === CR) break;
+    j++;
   }
   if (j === i || j >= n) return -1;
   FIELDS[at] = i;
@@ -127,12 +113,30 @@ const INIT = ascii("INIT");
 const INLINE = ascii("INLINE");
 const ORIGIN = ascii("_ORIGIN");
 
-/** A hex field of 1 to `max` digits followed by spaces: its value in FIELDS[at], the index after the spaces. */
-function hexThenSpaces(b: Uint8Array, i: number, n: number, max: number, at: number): number {
-  const v = hexField(b, i, n, max);
-  if (v < 0) return -1;
-  FIELDS[at] = v;
-  return spaces(b, cursor.stop, n);
+/**
+ * `count` hex fields from `i`, each followed by spaces: the first `wide` of 1 to 13 digits, the
+ * others of 1 to 8. Their values go to FIELDS[at…]; returns the index after the last spaces, or
+ * −1. One loop for all of a record's numbers (a call per field costs more than the field, in code
+ * the engine has not optimised yet).
+ */
+function hexFields(b: Uint8Array, i: number, n: number, count: number, wide: number, at: number): number {
+  const hex = HEX_VALUE;
+  let j = i;
+  for (let f = 0; f < count; f++) {
+    const start = j;
+    let v = 0;
+    while (j < n) {
+      const d = hex[b[j]!]!;
+      if (d < 0) break;
+      v = v * 16 + d;
+      j++;
+    }
+    if (j === start || j - start > (f < wide ? 13 : 8) || j >= n || b[j] !== SPACE) return -1;
+    do j++;
+    while (j < n && b[j] === SPACE);
+    FIELDS[at + f] = v;
+  }
+  return j;
 }
 
 /**
@@ -203,9 +207,7 @@ export function funcRecord(b: Uint8Array, i: number, n: number): number {
   if (j < 0) return -1;
   const k = multiple(b, j, n);
   FIELDS[0] = k === j ? 0 : 1;
-  j = hexThenSpaces(b, k, n, 13, 1);
-  if (j >= 0) j = hexThenSpaces(b, j, n, 13, 2);
-  if (j >= 0) j = hexThenSpaces(b, j, n, 13, 3);
+  j = hexFields(b, k, n, 3, 3, 1);
   return j < 0 ? -1 : rest(b, j, n, 4);
 }
 
@@ -216,8 +218,7 @@ export function publicRecord(b: Uint8Array, i: number, n: number): number {
   if (j < 0) return -1;
   const k = multiple(b, j, n);
   FIELDS[0] = k === j ? 0 : 1;
-  j = hexThenSpaces(b, k, n, 13, 1);
-  if (j >= 0) j = hexThenSpaces(b, j, n, 13, 2);
+  j = hexFields(b, k, n, 2, 2, 1);
   return j < 0 ? -1 : rest(b, j, n, 3);
 }
 
@@ -242,7 +243,7 @@ export function stackRecord(b: Uint8Array, i: number, n: number): number {
   if (j < 0) return -1;
   if (isWord(b, j, n, WIN)) {
     j = spaces(b, j + 3, n);
-    for (let f = 0; f < 10 && j >= 0; f++) j = hexThenSpaces(b, j, n, f < 3 ? 13 : 8, f);
+    if (j >= 0) j = hexFields(b, j, n, 10, 3, 0);
     if (j < 0) return -1;
     stackKind = STACK_WIN;
     return rest(b, j, n, 10);
@@ -252,13 +253,12 @@ export function stackRecord(b: Uint8Array, i: number, n: number): number {
   if (j < 0) return -1;
   if (isWord(b, j, n, INIT)) {
     j = spaces(b, j + 4, n);
-    if (j >= 0) j = hexThenSpaces(b, j, n, 13, 0);
-    if (j >= 0) j = hexThenSpaces(b, j, n, 13, 1);
+    if (j >= 0) j = hexFields(b, j, n, 2, 2, 0);
     if (j < 0) return -1;
     stackKind = STACK_CFI_INIT;
     return rest(b, j, n, 2);
   }
-  j = hexThenSpaces(b, j, n, 13, 0);
+  j = hexFields(b, j, n, 1, 1, 0);
   if (j < 0) return -1;
   stackKind = STACK_CFI;
   return rest(b, j, n, 1);
