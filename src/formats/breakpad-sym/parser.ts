@@ -15,13 +15,37 @@ import { ContainedRanges } from "./contained-ranges.js";
 import { HEX_VALUE } from "./digits.js";
 import { clip, fail, Fields, HEX_DIGITS, type LineSite } from "./fields.js";
 import { readInline, readInlineOrigin } from "./inline-records.js";
-import { allocatesBasePointer, FIELDS, fileRecord, funcRecord, inlineRecord, lineRun, publicRecord, STACK_CFI, STACK_CFI_INIT, stackKind, stackRecord } from "./scan.js";
+import { allocatesBasePointer, bytesAsText, FIELDS, fileRecord, funcRecord, inlineRecord, publicRecord, STACK_CFI, STACK_CFI_INIT, stackKind, stackRecord } from "./scan.js";
 import { SymTables } from "./tables.js";
 import { MAX_MALFORMED_LINES, STACK_WIN_TYPE, type BreakpadCodeId, type BreakpadModule, type BreakpadSymbols, type BreakpadSymOptions } from "./types.js";
 
 const LF = 0x0a;
 const CR = 0x0d;
 const U32_MAX = 0xffff_ffff;
+/** The most bytes read as one piece of text. */
+const WINDOW = 1 << 16;
+/** A run of line records `<address> <size> <line> <file>`: hex and decimal fields, 32-bit each, trailing spaces allowed. */
+const LINE_RUN = /(?:[0-9A-Fa-f]{1,8} +[0-9A-Fa-f]{1,8} +[0-9]{1,9} +[0-9]{1,9} *(?:\r\n|\n|\r))+/y;
+
+/** The end of the last line of `bytes` that ends in [start, limit], or `limit` when no line ends there (a longer line is cut and read strictly). */
+function lastLineEnd(bytes: Uint8Array, start: number, limit: number): number {
+  for (let i = limit; i > start; i--) if (bytes[i - 1] === LF || bytes[i - 1] === CR) return bytes[i - 1] === CR && bytes[i] === LF ? i + 1 : i;
+  return limit;
+}
+
+/** The line ends in `text` [from, to) (which ends at one): LFs, CRs not followed by LF. */
+function lineEnds(text: string, from: number, to: number, hasCR: boolean): number {
+  let count = 0;
+  if (!hasCR) {
+    for (let i = text.indexOf("\n", from); i >= 0 && i < to; i = text.indexOf("\n", i + 1)) count++;
+    return count;
+  }
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c === LF || (c === CR && text.charCodeAt(i + 1) !== LF)) count++;
+  }
+  return count;
+}
 
 /** The parse's tables, on the symbols it returned (not enumerable: a copy or comparison of the symbols sees the records). */
 const TABLES = Symbol("sym tables");
@@ -197,6 +221,12 @@ class LineParser {
   private unknownCount = 0;
   /** Whether line records attach to the last FUNC; a PUBLIC record ends that, as in Breakpad. */
   private inFunc = false;
+  /** The window {@link window} read last: its region, where it starts and ends, its text, whether it holds a CR. */
+  private windowOf: Uint8Array | undefined;
+  private windowStart = 0;
+  private windowEnd = 0;
+  private windowText = "";
+  private windowHasCR = false;
 
   /** `source`: the file, read again for text; without one the regions parsed are kept. */
   constructor(
@@ -253,8 +283,6 @@ class LineParser {
     const n = region.length;
     let c = 0;
     if (this.afterCR && region[0] === LF) c = 1;
-    let nextLF = -1;
-    let nextCR = -1;
     while (c < n) {
       this.lineCount++;
       const end = this.moduleRecord === undefined || this.truncated ? -1 : this.parseRecord(region, c, n);
@@ -262,15 +290,7 @@ class LineParser {
         c = end;
         continue;
       }
-      if (nextLF < c) {
-        nextLF = region.indexOf(LF, c);
-        if (nextLF < 0) nextLF = n;
-      }
-      if (nextCR < c) {
-        nextCR = region.indexOf(CR, c);
-        if (nextCR < 0) nextCR = n;
-      }
-      const ce = nextLF < nextCR ? nextLF : nextCR;
+      const ce = this.lineEnd(region, c, n);
       if (ce > c && !this.truncated) this.parseOrSkip(region, c, ce);
       c = ce + (region[ce] === CR && region[ce + 1] === LF ? 2 : 1);
     }
@@ -289,38 +309,39 @@ class LineParser {
     const first = b[c]!;
     if (this.inFunc && HEX_VALUE[first]! >= 0) {
       // A FUNC's line records come in a run: take all of them.
-      const end = lineRun(b, c, n);
+      const end = this.lineRun(b, c, n);
       if (end > c) {
-        this.lineCount += FIELDS[0]! - 1;
         t.addLineRun(at + c, at + end);
         return end;
       }
     }
     const f = FIELDS;
+    if (first !== 0x46 && first !== 0x50 && first !== 0x53 && first !== 0x49) return -1;
+    const e = this.lineEnd(b, c, n);
     switch (first) {
       case 0x46 /* F */: {
-        let end = fileRecord(b, c, n);
+        let end = fileRecord(b, c, e);
         if (end >= 0) {
           t.addFile(f[0]!, at + f[1]!, at + f[2]!);
           return end;
         }
-        end = funcRecord(b, c, n);
+        end = funcRecord(b, c, e);
         if (end < 0) return -1;
         t.addFunc(f[1]!, f[2]!, f[3]!, at + f[4]!, at + f[5]!, f[0] === 1);
         this.inFunc = true;
         return end;
       }
       case 0x50 /* P */: {
-        const end = publicRecord(b, c, n);
+        const end = publicRecord(b, c, e);
         if (end < 0) return -1;
         t.addPublic(f[1]!, f[2]!, at + f[3]!, at + f[4]!, f[0] === 1);
         this.inFunc = false;
         return end;
       }
       case 0x53 /* S */:
-        return this.stackRecord(b, c, n);
+        return this.stackRecord(b, c, e);
       case 0x49 /* I */: {
-        const end = inlineRecord(b, c, n);
+        const end = inlineRecord(b, c, e);
         if (end < 0) return -1;
         if (f[0] === 1) this.inlineRecord(b, f[1]!, f[2]!, at);
         else this.inlineOriginRecord(b, f[1]!, f[2]!, at);
@@ -329,6 +350,56 @@ class LineParser {
       default:
         return -1;
     }
+  }
+
+  /**
+   * The end of the run of line records at `c` (c when there is none), counting its lines: checked
+   * by one pattern on the region's text, a window at a time (see {@link window}).
+   */
+  private lineRun(b: Uint8Array, c: number, n: number): number {
+    let end = c;
+    for (;;) {
+      const text = this.window(b, end, n);
+      LINE_RUN.lastIndex = end - this.windowStart;
+      if (!LINE_RUN.test(text)) break;
+      const stop = this.windowStart + LINE_RUN.lastIndex;
+      this.lineCount += lineEnds(text, end - this.windowStart, stop - this.windowStart, this.windowHasCR);
+      end = stop;
+      if (stop < this.windowEnd || stop >= n) break;
+    }
+    if (end > c) this.lineCount--;
+    return end;
+  }
+
+  /**
+   * The index of the line end (LF or CR) of the line at `c` of the region `b`, or `n` when the
+   * line has none: found by the engine's native search in the window's text when it holds no CR.
+   */
+  private lineEnd(b: Uint8Array, c: number, n: number): number {
+    const text = this.window(b, c, n);
+    let e = this.windowEnd;
+    if (!this.windowHasCR) {
+      const k = text.indexOf("\n", c - this.windowStart);
+      if (k >= 0) return this.windowStart + k;
+    } else e = c;
+    // A window with a CR, or a line longer than a window.
+    while (e < n && b[e] !== LF && b[e] !== CR) e++;
+    return e;
+  }
+
+  /**
+   * The text of the window of the region `b` that holds index `c`: at most {@link WINDOW} bytes
+   * from `c`, ending at a line end, read one character per byte, so that an index in it plus
+   * {@link windowStart} is an index in the region. Patterns run on it as native code.
+   */
+  private window(b: Uint8Array, c: number, n: number): string {
+    if (c >= this.windowStart && c < this.windowEnd && b === this.windowOf) return this.windowText;
+    this.windowOf = b;
+    this.windowStart = c;
+    this.windowEnd = c + WINDOW >= n ? n : lastLineEnd(b, c, c + WINDOW);
+    this.windowText = bytesAsText(b.subarray(c, this.windowEnd));
+    this.windowHasCR = this.windowText.indexOf("\r") >= 0;
+    return this.windowText;
   }
 
   /** An INLINE record whose fields are `b` [from, to), `b` at file offset `at`: kept for the last FUNC, or left out and counted (as Breakpad logs it). */
@@ -345,9 +416,9 @@ class LineParser {
     else this.droppedInlineCount++;
   }
 
-  /** {@link parseRecord} for STACK WIN, STACK CFI INIT and STACK CFI delta lines. */
-  private stackRecord(b: Uint8Array, c: number, n: number): number {
-    const end = stackRecord(b, c, n);
+  /** {@link parseRecord} for STACK WIN, STACK CFI INIT and STACK CFI delta lines; `e` is the line's end. */
+  private stackRecord(b: Uint8Array, c: number, e: number): number {
+    const end = stackRecord(b, c, e);
     if (end < 0) return -1;
     const f = FIELDS;
     const at = this.regionStart;

@@ -1,9 +1,9 @@
 /**
- * The common `.sym` records in their usual form, read straight from the file's bytes: no text is
- * decoded and nothing is allocated for a record. Each reader takes the bytes, the index of the
- * line's first byte and the end of the bytes; it returns the index just past the line's end (LF,
- * CR LF or CR), having put what it read in {@link FIELDS}, or −1 when the line is not that record
- * in its usual form.
+ * The common `.sym` records in their usual form, read straight from the file's bytes: nothing is
+ * allocated for a record. Each reader takes the bytes, the index of the line's first byte and the
+ * index of its line end (the first LF or CR after it, or the end of the bytes when there is
+ * none); it returns the index just past the line end (LF, CR LF or CR), having put what it read
+ * in {@link FIELDS}, or −1 when the line is not that record in its usual form.
  *
  * The usual form: fields separated by one or more spaces; hex fields of at most 13 digits (below
  * 2^53), or 8 where a record keeps 32 bits; decimal fields of at most 15 digits, or 9 for a line
@@ -69,30 +69,24 @@ function decField(b: Uint8Array, i: number, n: number, max: number): number {
   return v;
 }
 
-/** The end of a line end at `i` (CR LF, LF or CR), or −1 when there is none. */
-function lineEnd(b: Uint8Array, i: number, n: number): number {
-  if (i >= n) return -1;
-  const c = b[i];
-  if (c === LF) return i + 1;
+/** The index past the line end at `e` (CR LF, LF or CR), or −1 when there is none (`e` is the end of the bytes). */
+function pastLineEnd(b: Uint8Array, e: number): number {
+  const c = b[e];
+  if (c === LF) return e + 1;
   if (c !== CR) return -1;
-  return i + 1 < n && b[i + 1] === LF ? i + 2 : i + 1;
+  return b[e + 1] === LF ? e + 2 : e + 1;
 }
 
 /**
- * The rest of the line at `i` (which follows spaces): it must not be empty. Sets FIELDS[at] and
- * FIELDS[at + 1] to its start and end; returns the index past the line end, or −1.
+ * The rest of the line from `i` (which follows spaces) to its line end `e`: it must not be empty.
+ * Sets FIELDS[at] and FIELDS[at + 1] to its start and end; returns the index past the line end,
+ * or −1.
  */
-function rest(b: Uint8Array, i: number, n: number, at: number): number {
-  let j = i;
-  while (j < n) {
-    const c = b[j];
-    if (c === LF || c === CR) break;
-    j++;
-  }
-  if (j === i || j >= n) return -1;
+function rest(b: Uint8Array, i: number, e: number, at: number): number {
+  if (i >= e) return -1;
   FIELDS[at] = i;
-  FIELDS[at + 1] = j;
-  return lineEnd(b, j, n);
+  FIELDS[at + 1] = e;
+  return pastLineEnd(b, e);
 }
 
 /** Whether the bytes at `i` are `word`. */
@@ -137,49 +131,6 @@ function hexFields(b: Uint8Array, i: number, n: number, count: number, wide: num
     FIELDS[at + f] = v;
   }
   return j;
-}
-
-/**
- * A run of line records `<address> <size> <line> <file>` from `i` (hex, hex, decimal, decimal,
- * 32-bit each; trailing spaces allowed): the index past the last one, and in FIELDS[0] how many.
- * Line records are most of a large file: they are only checked here, in one loop (their numbers
- * are read when a lookup asks for a function's lines).
- */
-export function lineRun(b: Uint8Array, i: number, n: number): number {
-  const hex = HEX_VALUE;
-  let count = 0;
-  let end = i;
-  for (;;) {
-    let k = end;
-    let start = k;
-    while (k < n && hex[b[k]!]! >= 0) k++;
-    if (k === start || k - start > 8 || k >= n || b[k] !== SPACE) break;
-    do k++;
-    while (k < n && b[k] === SPACE);
-    start = k;
-    while (k < n && hex[b[k]!]! >= 0) k++;
-    if (k === start || k - start > 8 || k >= n || b[k] !== SPACE) break;
-    do k++;
-    while (k < n && b[k] === SPACE);
-    start = k;
-    while (k < n && ((b[k]! - 0x30) >>> 0) <= 9) k++;
-    if (k === start || k - start > 9 || k >= n || b[k] !== SPACE) break;
-    do k++;
-    while (k < n && b[k] === SPACE);
-    start = k;
-    while (k < n && ((b[k]! - 0x30) >>> 0) <= 9) k++;
-    if (k === start || k - start > 9) break;
-    while (k < n && b[k] === SPACE) k++;
-    if (k >= n) break;
-    const c = b[k];
-    if (c === LF) k++;
-    else if (c === CR) k += k + 1 < n && b[k + 1] === LF ? 2 : 1;
-    else break;
-    end = k;
-    count++;
-  }
-  FIELDS[0] = count;
-  return end;
 }
 
 /** `FILE <number> <name>`: number, name start and end. */
@@ -284,11 +235,25 @@ export function inlineRecord(b: Uint8Array, i: number, n: number): number {
     j += 7;
     FIELDS[0] = 2;
   }
-  const from = j;
-  if (j < n && b[j] === SPACE) while (j < n && b[j] !== LF && b[j] !== CR) j++;
-  const end = lineEnd(b, j, n);
-  if (end < 0) return -1;
-  FIELDS[1] = from;
-  FIELDS[2] = j;
-  return end;
+  if (j < n && b[j] !== SPACE) return -1;
+  FIELDS[1] = j;
+  FIELDS[2] = n;
+  return pastLineEnd(b, n);
+}
+
+const LATIN1 = new TextDecoder("latin1");
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * Bytes as text, one character per byte (windows-1252), so that offsets in the text are offsets
+ * in the bytes. ASCII (nearly every .sym file) is read by the UTF-8 decoder, the fastest.
+ */
+export function bytesAsText(bytes: Uint8Array): string {
+  try {
+    const text = UTF8.decode(bytes);
+    if (text.length === bytes.length) return text;
+  } catch {
+    // not UTF-8, so not ASCII
+  }
+  return LATIN1.decode(bytes);
 }

@@ -39,11 +39,26 @@ export class Rows {
   private count = 0;
   private readonly wide = new Map<number, number>();
 
-  constructor(readonly width: number) {}
+  constructor(readonly width: number) {
+    this.next = new Array<number>(width).fill(0);
+  }
 
   /** The number of rows (whole rows: between the numbers of one row it is not a whole number). */
   get length(): number {
     return this.count / this.width;
+  }
+
+  /**
+   * The numbers of the next row, to be set in column order and added with {@link add}: one call
+   * for a row (a call per number costs more than the number, in code the engine has not
+   * optimised yet).
+   */
+  readonly next: number[];
+
+  /** Adds {@link next} as a row. */
+  add(): void {
+    const next = this.next;
+    for (let c = 0; c < next.length; c++) this.push(next[c]!);
   }
 
   /** Adds the next number of the row being added. */
@@ -317,14 +332,16 @@ export class SymTables {
     this.lastFunc = address;
     this.lastFuncFirstRun = this.runs.length;
     const f = this.funcs;
-    f.push(address);
-    f.push(size);
-    f.push(paramSize);
-    f.push(nameStart);
-    f.push(nameEnd);
-    f.push(multiple ? 1 : 0);
-    f.push(this.lastFuncFirstRun);
-    f.push(this.inlines.length);
+    const r = f.next;
+    r[0] = address;
+    r[1] = size;
+    r[2] = paramSize;
+    r[3] = nameStart;
+    r[4] = nameEnd;
+    r[5] = multiple ? 1 : 0;
+    r[6] = this.lastFuncFirstRun;
+    r[7] = this.inlines.length;
+    f.add();
   }
 
   /** An INLINE record of the FUNC added last, checked: where its fields are. */
@@ -338,10 +355,12 @@ export class SymTables {
     if (id <= this.lastOrigin) this.originsInOrder = false;
     this.lastOrigin = id;
     const o = this.origins;
-    o.push(id);
-    o.push(file);
-    o.push(nameStart);
-    o.push(nameEnd);
+    const r = o.next;
+    r[0] = id;
+    r[1] = file;
+    r[2] = nameStart;
+    r[3] = nameEnd;
+    o.add();
   }
 
   /** The INLINE records of FUNC row `row`, in file order (read from the file now). */
@@ -415,11 +434,13 @@ export class SymTables {
     if (address < this.lastPublic) this.publicsInOrder = false;
     this.lastPublic = address;
     const p = this.publics;
-    p.push(address);
-    p.push(paramSize);
-    p.push(nameStart);
-    p.push(nameEnd);
-    p.push(multiple ? 1 : 0);
+    const r = p.next;
+    r[0] = address;
+    r[1] = paramSize;
+    r[2] = nameStart;
+    r[3] = nameEnd;
+    r[4] = multiple ? 1 : 0;
+    p.add();
   }
 
   /** A FILE record (a repeated number keeps its first name, as Breakpad does). */
@@ -427,9 +448,11 @@ export class SymTables {
     if (number <= this.lastFile) this.filesInOrder = false;
     this.lastFile = number;
     const f = this.files;
-    f.push(number);
-    f.push(nameStart);
-    f.push(nameEnd);
+    const r = f.next;
+    r[0] = number;
+    r[1] = nameStart;
+    r[2] = nameEnd;
+    f.add();
   }
 
   /**
@@ -458,21 +481,23 @@ export class SymTables {
     if (type === STACK_WIN_TYPE.FRAME_DATA) this.frameData.push(row);
     else this.fpo.push(row);
     const w = this.wins;
-    w.push(type);
-    w.push(rva);
-    w.push(codeSize);
-    w.push(prolog);
-    w.push(epilog);
-    w.push(params);
-    w.push(savedRegs);
-    w.push(locals);
-    w.push(maxStack);
-    w.push(hasProgram);
-    w.push(programStart);
-    w.push(programEnd);
-    w.push(allocatesBasePointer ? 1 : 0);
-    w.push(line);
-    w.push(offset);
+    const r = w.next;
+    r[0] = type;
+    r[1] = rva;
+    r[2] = codeSize;
+    r[3] = prolog;
+    r[4] = epilog;
+    r[5] = params;
+    r[6] = savedRegs;
+    r[7] = locals;
+    r[8] = maxStack;
+    r[9] = hasProgram;
+    r[10] = programStart;
+    r[11] = programEnd;
+    r[12] = allocatesBasePointer ? 1 : 0;
+    r[13] = line;
+    r[14] = offset;
+    w.add();
   }
 
   /** A STACK CFI INIT record, its rules at text [start, end). */
@@ -482,11 +507,13 @@ export class SymTables {
     if (address + size > this.lastInitEnd) this.lastInitEnd = address + size;
     const rows = this.cfiInits;
     if (this.text.length(start, end) >= LONG_RULES) this.longCfiInits.push(rows.length);
-    rows.push(address);
-    rows.push(size);
-    rows.push(start);
-    rows.push(end);
-    rows.push(this.cfiDeltas.length);
+    const r = rows.next;
+    r[0] = address;
+    r[1] = size;
+    r[2] = start;
+    r[3] = end;
+    r[4] = this.cfiDeltas.length;
+    rows.add();
   }
 
   /** A STACK CFI delta record of the INIT added last (false, and nothing stored, when there is none), its rules at text [start, end). */
@@ -496,9 +523,11 @@ export class SymTables {
     this.lastDelta = address;
     const rows = this.cfiDeltas;
     if (this.text.length(start, end) >= LONG_RULES) this.longCfiDeltas.push(rows.length);
-    rows.push(address);
-    rows.push(start);
-    rows.push(end);
+    const r = rows.next;
+    r[0] = address;
+    r[1] = start;
+    r[2] = end;
+    rows.add();
     return true;
   }
 
