@@ -37,6 +37,8 @@ export {
   type BreakpadPublic,
   type BreakpadStackWin,
   type BreakpadStackCfi,
+  type StackCfiAt,
+  type StackCfiIndex,
   type BreakpadCfiDelta,
 } from "../formats/breakpad-sym.js";
 export { parsePdb, omapTranslate, MSF_MAGIC, type Pdb, type PdbInfo, type PdbSymbol, type PdbSection, type OmapEntry, type SectionAddress } from "../formats/pdb.js";

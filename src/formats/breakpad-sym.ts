@@ -29,7 +29,7 @@ import { storeFileName } from "./store-path.js";
 import { BreakpadSymParser } from "./breakpad-sym/parser.js";
 import type { BreakpadSymbols, BreakpadSymOptions } from "./breakpad-sym/types.js";
 
-export type { BreakpadCfiDelta, BreakpadStackCfi } from "../model/stack-cfi.js";
+export type { BreakpadCfiDelta, BreakpadStackCfi, StackCfiAt, StackCfiIndex } from "../model/stack-cfi.js";
 export {
   MAX_MALFORMED_LINES,
   STACK_WIN_TYPE,
