@@ -58,7 +58,21 @@ export class Rows {
   /** Adds {@link next} as a row. */
   add(): void {
     const next = this.next;
-    for (let c = 0; c < next.length; c++) this.push(next[c]!);
+    const width = next.length;
+    const at = this.count;
+    const i = at & (PAGE - 1);
+    const page = this.page;
+    if (i === 0 || i + width > page.length) {
+      // A new page, or one that grows, is begun number by number.
+      for (let c = 0; c < width; c++) this.push(next[c]!);
+      return;
+    }
+    for (let c = 0; c < width; c++) {
+      const value = next[c]!;
+      if (value > WIDE && value <= INT32_MAX) page[i + c] = value;
+      else this.putWide(at + c, value);
+    }
+    this.count = at + width;
   }
 
   /** Adds the next number of the row being added. */
