@@ -1,8 +1,8 @@
 /**
  * This project against Breakpad's `minidump_stackwalk` on the same inputs, whole processes, run
  * by `npm run bench` (after `npm run build`) or alone with `tsx test/bench/bench-breakpad.ts`.
- * Breakpad is `$BREAKPAD_MINIDUMP_STACKWALK`, else `../shared/tools/breakpad/minidump_stackwalk`
- * beside the repository; without it only this project's side is measured.
+ * Breakpad is `$BREAKPAD_MINIDUMP_STACKWALK`, else a `minidump_stackwalk` on the PATH; without
+ * it only this project's side is measured.
  *
  * Each row runs both tools on the same files, paired (this project and Breakpad one after the
  * other, the order swapped every round), several rounds, and prints the medians of the CPU time
@@ -26,7 +26,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RegionMemory, type Snapshot } from "../../src/index.js";
 import { writeMinidumpFile } from "../../src/node/index.js";
@@ -36,10 +36,11 @@ import { writeBatchDumps } from "./bench-batch.js";
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BIN = join(ROOT, "dist/bin/stackwalk.cjs");
 
-/** Breakpad's `minidump_stackwalk`, when it is at hand. */
+/** Breakpad's `minidump_stackwalk`, when it is at hand: `$BREAKPAD_MINIDUMP_STACKWALK`, else the PATH's. */
 export function breakpadTool(): string | undefined {
-  const path = process.env["BREAKPAD_MINIDUMP_STACKWALK"] ?? join(ROOT, "../shared/tools/breakpad/minidump_stackwalk");
-  return existsSync(path) ? path : undefined;
+  const given = process.env["BREAKPAD_MINIDUMP_STACKWALK"];
+  if (given !== undefined) return existsSync(given) ? given : undefined;
+  return (process.env["PATH"] ?? "").split(delimiter).map((d) => join(d, "minidump_stackwalk")).find((p) => existsSync(p));
 }
 
 /** One process, measured. */
@@ -314,7 +315,7 @@ export async function printBreakpadBench(): Promise<void> {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run npm run build first`);
   const breakpad = breakpadTool();
   const out = (text: string): void => void process.stdout.write(text);
-  out(breakpad === undefined ? "Breakpad's minidump_stackwalk is not at ../shared/tools/breakpad/ (nor in $BREAKPAD_MINIDUMP_STACKWALK): this project's side only\n" : `against Breakpad's ${breakpad}\n`);
+  out(breakpad === undefined ? "Breakpad's minidump_stackwalk is not at hand (set BREAKPAD_MINIDUMP_STACKWALK to its path): this project's side only\n" : `against Breakpad's ${breakpad}\n`);
   const scratch = mkdtempSync(join(tmpdir(), "bench-breakpad-"));
   try {
     const rounds = Number(process.env["BENCH_ROUNDS"] ?? 7);
