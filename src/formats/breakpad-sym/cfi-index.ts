@@ -13,6 +13,7 @@
  */
 import type { BreakpadStackCfi, StackCfiAt, StackCfiIndex } from "../../model/stack-cfi.js";
 import { cfiRulesOverLimit } from "../postfix-limits.js";
+import { countKeysAtOrBelow } from "../sorted-ranges.js";
 import { CFI_DELTA, CFI_INIT, type SymTables } from "./tables.js";
 
 /** The STACK CFI records a postfix limit leaves out, and in words the first of them. */
@@ -77,16 +78,7 @@ export function cfiRecordsWithinLimits(tables: SymTables): BreakpadStackCfi[] {
 const RECORDS = {};
 
 /** The last of `count` places whose key is ≤ `value` (keys ascending), or −1. */
-function lastAtOrBelow(count: number, value: number, key: (k: number) => number): number {
-  let lo = 0;
-  let hi = count;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (key(mid) <= value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo - 1;
-}
+const lastAtOrBelow = (count: number, value: number, key: (k: number) => number): number => countKeysAtOrBelow(count, value, key) - 1;
 
 class TableCfi implements StackCfiIndex {
   readonly count: number;

@@ -4,7 +4,8 @@
  * made only for a symbol a lookup returns; a symbol's name and a FUNC's line records are read from
  * the file's bytes when they are first read (a walk names a handful of symbols).
  */
-import type { ModuleSymbol, SourceLine, SymbolIndex } from "../../model/snapshot.js";
+import { lineAt, type ModuleSymbol, type SourceLine, type SymbolIndex } from "../../model/snapshot.js";
+import { countKeysAtOrBelow } from "../sorted-ranges.js";
 import type { InlineSites } from "../../model/inline.js";
 import { breakpadInlineSites } from "./inline-sites.js";
 import { symTables } from "./parser.js";
@@ -166,18 +167,6 @@ function merged(funcs: readonly ModuleSymbol[], publics: readonly ModuleSymbol[]
   return out;
 }
 
-/** The place just past the last of `count` places whose key is ≤ `value` (keys ascending). */
-function countAtOrBelow(count: number, value: number, key: (k: number) => number): number {
-  let lo = 0;
-  let hi = count;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (key(mid) <= value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /**
  * The module symbols of a parse's tables looked up by address: the FUNC and PUBLIC rows are
  * searched where they are, and an object is made (once) for a symbol a lookup returns.
@@ -240,14 +229,14 @@ class TableSymbols implements SymbolIndex {
     const t = this.tables;
     const list = sized ? this.sized : undefined;
     const rowAt = list === undefined ? (k: number): number => t.funcRow(k) : (k: number): number => list[k]!;
-    const k = countAtOrBelow(list === undefined ? t.funcs.length : list.length, rva, (k) => t.funcs.get(rowAt(k), FUNC.address)) - 1;
+    const k = countKeysAtOrBelow(list === undefined ? t.funcs.length : list.length, rva, (k) => t.funcs.get(rowAt(k), FUNC.address)) - 1;
     return k < 0 ? -1 : rowAt(k);
   }
 
   /** The last PUBLIC place (address order) starting at or below `rva`, or −1. */
   private publicAtOrBelow(rva: number): number {
     const t = this.tables;
-    return countAtOrBelow(t.publics.length, rva, (k) => t.publics.get(t.publicRow(k), PUBLIC.address)) - 1;
+    return countKeysAtOrBelow(t.publics.length, rva, (k) => t.publics.get(t.publicRow(k), PUBLIC.address)) - 1;
   }
 
   at(rva: bigint): ModuleSymbol | undefined {
@@ -285,7 +274,7 @@ class TableSymbols implements SymbolIndex {
   /** The line record of FUNC row `row` covering `rva`: of the records at or below it, the last at the greatest address, if it covers it. */
   private lineAt(row: number, symbol: ModuleSymbol, rva: number): SourceLine | undefined {
     const source = (symbol as unknown as WithSource)[SOURCE];
-    if (source.lines !== undefined) return lineIn(source.lines, BigInt(rva));
+    if (source.lines !== undefined) return lineAt(source.lines, BigInt(rva));
     let q = this.lineTables.get(row);
     if (q === undefined) this.lineTables.set(row, (q = this.tables.lines(row)));
     let best = -1;
@@ -293,19 +282,6 @@ class TableSymbols implements SymbolIndex {
     if (best < 0 || q[best + 1] === 0 || rva - q[best]! >= q[best + 1]!) return undefined;
     return sourceLine(q[best]!, q[best + 1]!, q[best + 2]!, this.tables.fileName(q[best + 3]!));
   }
-}
-
-/** The line record of `lines` (sorted by rva) covering `rva`: the last at or below it, if it covers it. */
-function lineIn(lines: readonly SourceLine[], rva: bigint): SourceLine | undefined {
-  let lo = 0;
-  let hi = lines.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (lines[mid]!.rva <= rva) lo = mid + 1;
-    else hi = mid;
-  }
-  const line = lines[lo - 1];
-  return line !== undefined && line.size > 0n && rva - line.rva < line.size ? line : undefined;
 }
 
 const SYMBOL_INDEX = {};
