@@ -20,8 +20,9 @@
  *    `walk DIR --format jsonl`, against one Breakpad process per dump (every tenth dump timed).
  *
  * Every report of rows 1-3 is compared with Breakpad's, byte for byte, when Breakpad is there.
- * CPU and peak RSS come from `/usr/bin/time` (peak RSS, and the CPU at 10 ms) run under `bash`,
- * whose `times` gives the CPU of its children to the millisecond: the same for both tools.
+ * The CPU comes from `bash`'s `times` before and after the command (its children's CPU, to the
+ * millisecond), the wall time from its clock around the command, the peak RSS from
+ * `/usr/bin/time` run by it: the same for both tools.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
@@ -62,14 +63,23 @@ export function measure(command: readonly string[], out: string): Measured {
   const rssFile = `${out}.rss`;
   // bash's `times` prints its own CPU, then that of its children, to the millisecond.
   const timed = HAS_TIME ? `/usr/bin/time -f %M -o "$1" "\${@:3}"` : `"\${@:3}"`;
-  const script = `${timed} > "$2" 2>/dev/null; s=$?; times; exit $s`;
+  // `times` before and after: a shell started by a process may begin with children's times of
+  // its own (seen when the bench runs as a background job), which the difference leaves out.
+  // The wall time likewise, from the shell's clock around the command (bash 5's EPOCHREALTIME).
+  const script = `times; t0=$EPOCHREALTIME; ${timed} > "$2" 2>/dev/null; s=$?; t1=$EPOCHREALTIME; times; echo "$t0 $t1"; exit $s`;
   const started = performance.now();
   const r = spawnSync("bash", ["-c", script, "bash", rssFile, out, ...command], { encoding: "utf8", cwd: ROOT, maxBuffer: 1 << 20 });
-  const wallMs = performance.now() - started;
+  let wallMs = performance.now() - started;
   const lines = r.stdout.trim().split("\n");
-  const children = /(\d+)m([\d.]+)s (\d+)m([\d.]+)s/.exec(lines[lines.length - 1] ?? "");
-  if (children === null) throw new Error(`no CPU times from bash for ${command.join(" ")}: ${r.stdout} ${r.stderr}`);
-  const cpuMs = (Number(children[1]) * 60 + Number(children[2]) + Number(children[3]) * 60 + Number(children[4])) * 1000;
+  const clock = /^([\d.]+) ([\d.]+)$/.exec(lines.pop() ?? "");
+  if (clock !== null) wallMs = (Number(clock[2]) - Number(clock[1])) * 1000;
+  const childrenMs = (line: string | undefined): number => {
+    const m = /(\d+)m([\d.]+)s (\d+)m([\d.]+)s/.exec(line ?? "");
+    if (m === null) throw new Error(`no CPU times from bash for ${command.join(" ")}: ${r.stdout} ${r.stderr}`);
+    return (Number(m[1]) * 60 + Number(m[2]) + Number(m[3]) * 60 + Number(m[4])) * 1000;
+  };
+  // Lines: the shell's own times and its children's, before, then after.
+  const cpuMs = childrenMs(lines[lines.length - 1]) - childrenMs(lines[1]);
   let rss = 0;
   if (HAS_TIME) {
     const text = readFileSync(rssFile, "utf8").trim().split("\n");
