@@ -80,6 +80,28 @@ const RECORDS = {};
 /** The last of `count` places whose key is ≤ `value` (keys ascending), or −1. */
 const lastAtOrBelow = (count: number, value: number, key: (k: number) => number): number => countKeysAtOrBelow(count, value, key) - 1;
 
+/** The rows 0 … count − 1 that `keep` keeps, in order. */
+function kept(count: number, keep: (row: number) => boolean): Uint32Array {
+  const out = new Uint32Array(count);
+  let n = 0;
+  for (let row = 0; row < count; row++) if (keep(row)) out[n++] = row;
+  return out.subarray(0, n);
+}
+
+/** Sorts `rows` by `key` (file order among equal keys), reading each key once. */
+function sortByKey(rows: Uint32Array, key: (row: number) => number): void {
+  const keys = new Float64Array(rows.length);
+  const places = new Uint32Array(rows.length);
+  for (let k = 0; k < rows.length; k++) {
+    keys[k] = key(rows[k]!);
+    places[k] = k;
+  }
+  places.sort((a, b) => keys[a]! - keys[b]! || a - b);
+  const sorted = new Uint32Array(rows.length);
+  for (let k = 0; k < rows.length; k++) sorted[k] = rows[places[k]!]!;
+  rows.set(sorted);
+}
+
 class TableCfi implements StackCfiIndex {
   readonly count: number;
   /** The INIT ranges kept, in address order, when they are not the rows as stored: start, end and row. */
@@ -96,38 +118,41 @@ class TableCfi implements StackCfiIndex {
     const deltas = tables.cfiDeltas;
     this.count = inits.length - refused.inits.size;
     if (!tables.cfiInitsPlain || refused.inits.size > 0) {
-      const rows: number[] = [];
-      for (let row = 0; row < inits.length; row++) if (inits.get(row, CFI_INIT.size) > 0 && !refused.inits.has(row)) rows.push(row);
-      if (!tables.cfiInitsPlain) rows.sort((a, b) => inits.get(a, CFI_INIT.address) - inits.get(b, CFI_INIT.address) || a - b);
-      const start: number[] = [];
-      const end: number[] = [];
-      const kept: number[] = [];
-      for (const row of rows) {
+      // The rows kept, by address: sorted once, by keys read into a typed array.
+      const rows = kept(inits.length, (row) => inits.get(row, CFI_INIT.size) > 0 && !refused.inits.has(row));
+      if (!tables.cfiInitsPlain) sortByKey(rows, (row) => inits.get(row, CFI_INIT.address));
+      const start = new Float64Array(rows.length);
+      const end = new Float64Array(rows.length);
+      const at = new Uint32Array(rows.length);
+      let n = 0;
+      for (let k = 0; k < rows.length; k++) {
+        const row = rows[k]!;
         const address = inits.get(row, CFI_INIT.address);
-        const last = kept.length - 1;
-        if (last >= 0 && address < end[last]!) {
+        const high = address + inits.get(row, CFI_INIT.size);
+        if (n > 0 && address < end[n - 1]!) {
           // Overlapping ranges: the one earlier in the file is kept.
-          if (row < kept[last]!) [start[last], end[last], kept[last]] = [address, address + inits.get(row, CFI_INIT.size), row];
+          if (row < at[n - 1]!) {
+            start[n - 1] = address;
+            end[n - 1] = high;
+            at[n - 1] = row;
+          }
           continue;
         }
-        start.push(address);
-        end.push(address + inits.get(row, CFI_INIT.size));
-        kept.push(row);
+        start[n] = address;
+        end[n] = high;
+        at[n++] = row;
       }
-      this.initStart = Float64Array.from(start);
-      this.initEnd = Float64Array.from(end);
-      this.initRow = Uint32Array.from(kept);
+      this.initStart = start.subarray(0, n);
+      this.initEnd = end.subarray(0, n);
+      this.initRow = at.subarray(0, n);
     }
     if (!tables.cfiDeltasInOrder || refused.count > 0) {
-      const rows: number[] = [];
-      for (let init = 0; init < inits.length; init++) {
-        if (refused.inits.has(init)) continue;
-        const [first, last] = tables.cfiDeltaRange(init);
-        for (let d = first; d < last; d++) if (!refused.deltas.has(d)) rows.push(d);
-      }
-      if (!tables.cfiDeltasInOrder) rows.sort((a, b) => deltas.get(a, CFI_DELTA.address) - deltas.get(b, CFI_DELTA.address) || a - b);
-      this.deltaRow = Uint32Array.from(rows);
-      this.deltaAddress = Float64Array.from(rows, (d) => deltas.get(d, CFI_DELTA.address));
+      const rows = kept(deltas.length, (d) => !refused.deltas.has(d) && (refused.inits.size === 0 || !refused.inits.has(ownerOf(tables, d))));
+      if (!tables.cfiDeltasInOrder) sortByKey(rows, (d) => deltas.get(d, CFI_DELTA.address));
+      const addresses = new Float64Array(rows.length);
+      for (let k = 0; k < rows.length; k++) addresses[k] = deltas.get(rows[k]!, CFI_DELTA.address);
+      this.deltaRow = rows;
+      this.deltaAddress = addresses;
     }
   }
 
