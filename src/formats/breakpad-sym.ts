@@ -18,10 +18,12 @@
  * (numbers out of range, a STACK WIN type outside 0..4, a bad decimal field, extra fields, a line
  * record before any FUNC).
  *
- * The parser (breakpad-sym/parser.ts) keeps records in tables over the file's bytes
- * (breakpad-sym/tables.ts) and makes objects only when they are read: the symbols' `functions`,
- * `publics`, `stackWin` and `files` are made on first use, and attaching the symbols to a
- * snapshot (symbol-file.ts) converts STACK WIN records straight from the tables.
+ * The file is read lazily: the parser (breakpad-sym/parser.ts) checks every line in one pass and
+ * keeps an index of the records (breakpad-sym/tables.ts) over the file's bytes, which it keeps,
+ * or over a ByteSource it reads them from again ({@link readBreakpadSym}); objects are made only
+ * when they are read: the symbols' `functions`, `publics`, `stackWin`, `stackCfi` and `files` on
+ * first use, and attaching the symbols to a snapshot (symbol-file.ts) gives the module lookups
+ * over the index (breakpad-sym/module-symbols.ts, breakpad-sym/cfi-index.ts).
  */
 import { InputError } from "../errors.js";
 import { clip } from "./breakpad-sym/fields.js";

@@ -105,18 +105,26 @@ function sortByKey(rows: Uint32Array, key: (row: number) => number): void {
 class TableCfi implements StackCfiIndex {
   readonly count: number;
   /** The INIT ranges kept, in address order, when they are not the rows as stored: start, end and row. */
-  private readonly initStart: Float64Array | undefined;
-  private readonly initEnd: Float64Array | undefined;
-  private readonly initRow: Uint32Array | undefined;
+  private initStart: Float64Array | undefined;
+  private initEnd: Float64Array | undefined;
+  private initRow: Uint32Array | undefined;
   /** The delta rows kept, by address (file order among equal ones), when they are not the rows as stored. */
-  private readonly deltaRow: Uint32Array | undefined;
-  private readonly deltaAddress: Float64Array | undefined;
+  private deltaRow: Uint32Array | undefined;
+  private deltaAddress: Float64Array | undefined;
+
+  private built = false;
 
   constructor(private readonly tables: SymTables) {
+    this.count = tables.cfiInits.length - cfiRefusals(tables).inits.size;
+  }
+
+  /** The tables a file out of order needs, made when first looked up in (a walk may never ask). */
+  private build(): void {
+    this.built = true;
+    const tables = this.tables;
     const refused = cfiRefusals(tables);
     const inits = tables.cfiInits;
     const deltas = tables.cfiDeltas;
-    this.count = inits.length - refused.inits.size;
     if (!tables.cfiInitsPlain || refused.inits.size > 0) {
       // The rows kept, by address: sorted once, by keys read into a typed array.
       const rows = kept(inits.length, (row) => inits.get(row, CFI_INIT.size) > 0 && !refused.inits.has(row));
@@ -157,6 +165,7 @@ class TableCfi implements StackCfiIndex {
   }
 
   at(rva: number): StackCfiAt | undefined {
+    if (!this.built) this.build();
     const t = this.tables;
     const inits = t.cfiInits;
     let row: number;

@@ -173,8 +173,8 @@ function merged(funcs: readonly ModuleSymbol[], publics: readonly ModuleSymbol[]
  */
 class TableSymbols implements SymbolIndex {
   readonly count: number;
-  /** The FUNC rows with a size, in address order, when some FUNC has none (else every FUNC row in address order). */
-  private readonly sized: Uint32Array | undefined;
+  /** The FUNC rows with a size, in address order, when some FUNC has none (else every FUNC row in address order); made on first use. */
+  private sizedRows: Uint32Array | undefined;
   private readonly funcSymbols = new Map<number, ModuleSymbol>();
   private readonly publicSymbols = new Map<number, ModuleSymbol>();
   /** The line records of FUNC rows looked up, as (address, size, line, file) quadruples. */
@@ -182,18 +182,20 @@ class TableSymbols implements SymbolIndex {
   private list: ModuleSymbol[] | undefined;
 
   constructor(private readonly tables: SymTables) {
-    const funcs = tables.funcs;
-    this.count = funcs.length + tables.publics.length;
-    const empty = tables.emptyFuncs;
-    if (empty > 0) {
-      const sized = new Uint32Array(funcs.length - empty);
-      let n = 0;
-      for (let k = 0; k < funcs.length; k++) {
-        const row = tables.funcRow(k);
-        if (funcs.get(row, FUNC.size) !== 0) sized[n++] = row;
-      }
-      this.sized = sized;
+    this.count = tables.funcs.length + tables.publics.length;
+  }
+
+  private get sized(): Uint32Array | undefined {
+    const t = this.tables;
+    if (t.emptyFuncs === 0 || this.sizedRows !== undefined) return this.sizedRows;
+    const funcs = t.funcs;
+    const sized = new Uint32Array(funcs.length - t.emptyFuncs);
+    let n = 0;
+    for (let k = 0; k < funcs.length; k++) {
+      const row = t.funcRow(k);
+      if (funcs.get(row, FUNC.size) !== 0) sized[n++] = row;
     }
+    return (this.sizedRows = sized);
   }
 
   all(): ModuleSymbol[] {
