@@ -166,7 +166,7 @@ describe("the index answers as the lists do", () => {
     it(`${how}: STACK CFI rules`, () => {
       const index = cfiIndex(symTables(sym)!);
       const list = cfiTable(attached(sym).unwind!.stackCfi!);
-      for (const rva of probes(0x3200, 2)) expect(rulesAt(index, rva), `rva ${hex(rva)}`).toEqual(rulesAt(list, rva));
+      for (const rva of probes(0x3200, 2)) expect(rulesAt(index, rva, 8), `rva ${hex(rva)}`).toEqual(rulesAt(list, rva, 8));
       expect(list.at(0x2210)).toBeUndefined();
     });
   }
