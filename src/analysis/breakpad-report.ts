@@ -10,7 +10,7 @@ import { InputError } from "../errors.js";
 import type { Minidump, MinidumpAssertion } from "../formats/minidump.js";
 import { hexPadded } from "../hex.js";
 import { machineInfo, type Machine, type MachineNames } from "../model/machine.js";
-import { moduleAt, type Module, type Snapshot, type ThreadSnapshot } from "../model/snapshot.js";
+import { hasSymbols as hasModuleSymbols, moduleAt, type Module, type Snapshot, type ThreadSnapshot } from "../model/snapshot.js";
 import { UnwindCache } from "../unwind/cache.js";
 import { lookupAddress } from "../unwind/lookup-address.js";
 import type { Walk } from "../walk/frame.js";
@@ -85,7 +85,7 @@ const hex8 = (n: number): string => hexPadded(n >>> 0, 8);
 
 /** Whether symbols were loaded for a module (a symbol file gave it records or names). */
 function hasSymbols(m: Module): boolean {
-  return m.unwind !== undefined || m.symbols.length > 0;
+  return m.unwind !== undefined || hasModuleSymbols(m);
 }
 
 /**

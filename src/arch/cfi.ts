@@ -26,6 +26,7 @@
  */
 import type { BreakpadStackCfi } from "../formats/breakpad-sym.js";
 import { compilePostfix, isPostfixError, runPostfix, stackCfiDialect, type PostfixCode } from "../formats/postfix.js";
+import type { StackCfiIndex } from "../model/stack-cfi.js";
 import { countStartingAtOrBelow, innermostContaining } from "../formats/sorted-ranges.js";
 import type { MemoryReader } from "../memory/reader.js";
 import { moduleAt, type Module, type Registers } from "../model/snapshot.js";
@@ -134,22 +135,14 @@ export function applyRules(set: CfiRuleSet, text: string, width: 4 | 8): boolean
   return report();
 }
 
-/** A module's STACK CFI records, ready for lookups. */
-export interface CfiTable {
-  /** INIT ranges sorted by start, none overlapping (the first in the file wins, as Breakpad's range map keeps it). */
-  inits: { address: number; end: number; rules: string }[];
-  /** Delta rows of every range, sorted by address (the last in the file wins an address). */
-  deltas: { address: number; rules: string }[];
-}
+const TABLES = keyedSlot<readonly BreakpadStackCfi[], StackCfiIndex>("STACK CFI tables");
 
-const TABLES = keyedSlot<readonly BreakpadStackCfi[], CfiTable>("STACK CFI tables");
-
-/** The lookup table of a module's STACK CFI records (built once per record list and cache). */
-export function cfiTable(records: readonly BreakpadStackCfi[], cache?: UnwindCache): CfiTable {
+/** A list of STACK CFI records made ready for lookups (once per record list and cache). */
+export function cfiTable(records: readonly BreakpadStackCfi[], cache?: UnwindCache): StackCfiIndex {
   return cache === undefined ? buildTable(records) : keyed(cache, TABLES, records, () => buildTable(records));
 }
 
-function buildTable(records: readonly BreakpadStackCfi[]): CfiTable {
+function buildTable(records: readonly BreakpadStackCfi[]): StackCfiIndex {
   const order = records.map((r, i) => ({ r, i })).filter(({ r }) => r.size > 0).sort((a, b) => a.r.address - b.r.address || a.i - b.i);
   const inits: { address: number; end: number; rules: string; i: number }[] = [];
   for (const { r, i } of order) {
@@ -165,22 +158,28 @@ function buildTable(records: readonly BreakpadStackCfi[]): CfiTable {
   const byAddress = new Map<number, string>();
   for (const r of records) for (const d of r.deltas) byAddress.set(d.address, d.rules);
   const deltas = [...byAddress].map(([address, rules]) => ({ address, rules })).sort((a, b) => a.address - b.address);
-  return { inits: inits.map(({ address, end, rules }) => ({ address, end, rules })), deltas };
+  return {
+    count: records.length,
+    at(rva: number) {
+      // INIT ranges do not overlap: the one starting last at or below the address is the only candidate.
+      const init = innermostContaining(inits, rva, startOf, sizeOf, 1);
+      if (init === undefined) return undefined;
+      const found: string[] = [];
+      for (let i = countStartingAtOrBelow(deltas, init.address - 1, startOf); i < deltas.length && deltas[i]!.address <= rva; i++) found.push(deltas[i]!.rules);
+      return { address: init.address, init: init.rules, deltas: found };
+    },
+  };
 }
 
 /** The rules in effect at `rva` for registers of `width` bytes, undefined when no INIT range covers it or its INIT rules are malformed. */
-export function rulesAt(table: CfiTable, rva: number, width: 4 | 8): { set: CfiRuleSet; start: number } | undefined {
-  // INIT ranges do not overlap: the one starting last at or below the address is the only candidate.
-  const init = innermostContaining(table.inits, rva, startOf, sizeOf, 1);
-  if (init === undefined) return undefined;
+export function rulesAt(table: StackCfiIndex, rva: number, width: 4 | 8): { set: CfiRuleSet; start: number } | undefined {
+  const found = table.at(rva);
+  if (found === undefined) return undefined;
   const set: CfiRuleSet = { registers: new Map() };
-  if (!applyRules(set, init.rules, width)) return undefined;
-  const deltas = table.deltas;
-  let i = countStartingAtOrBelow(deltas, init.address - 1, startOf);
-  const first = i;
-  for (; i < deltas.length && deltas[i]!.address <= rva; i++) applyRules(set, deltas[i]!.rules, width);
-  work.units += 1 + i - first;
-  return { set, start: init.address };
+  if (!applyRules(set, found.init, width)) return undefined;
+  for (const rules of found.deltas) applyRules(set, rules, width);
+  work.units += 1 + found.deltas.length;
+  return { set, start: found.address };
 }
 
 const startOf = (r: { address: number }): number => r.address;
@@ -210,11 +209,14 @@ export interface CfiPlan {
 /** The CFI rule for a site, or undefined when its module has no STACK CFI covering the lookup address. */
 export function cfiRuleFor(machine: CfiMachine, site: FrameSite): CfiPlan | undefined {
   const module: Module | undefined = moduleAt(site.modules, site.lookupPc);
-  const records = module?.unwind?.stackCfi;
-  if (module === undefined || records === undefined || records.length === 0) return undefined;
+  const unwind = module?.unwind;
+  if (module === undefined || unwind === undefined) return undefined;
+  const records = unwind.stackCfiIndex === undefined ? unwind.stackCfi : undefined;
+  const table = records === undefined ? unwind.stackCfiIndex : records.length === 0 ? undefined : cfiTable(records, site.cache);
+  if (table === undefined || table.count === 0) return undefined;
   const rva = site.lookupPc - module.base;
   if (rva > 0xffff_ffffn) return undefined;
-  const found = rulesAt(cfiTable(records, site.cache), Number(rva), machine.width);
+  const found = rulesAt(table, Number(rva), machine.width);
   if (found === undefined || found.set.cfa === undefined || found.set.ra === undefined) return undefined;
   const set = found.set;
   const rules: [string, string][] = [[".cfa", set.cfa!.text], [".ra", set.ra!.text], ...[...set.registers].map(([n, e]): [string, string] => [n, e.text])];

@@ -23,11 +23,11 @@
  */
 import { hex } from "../hex.js";
 import type { MemoryReader } from "../memory/reader.js";
-import { moduleAt, type Module, type Registers } from "../model/snapshot.js";
+import { hasSymbols, moduleAt, type Module, type Registers } from "../model/snapshot.js";
 import { Words } from "../memory/words.js";
 import { cacheSlot, type UnwindCache } from "../unwind/cache.js";
 import { walkStop } from "../unwind/frame.js";
-import { symbolize } from "../unwind/symbolize.js";
+import { hasSymbolAt } from "../unwind/symbolize.js";
 import type { LeafRule, ScanRule } from "../unwind/rule.js";
 import type { ExecContext, UnwindResult } from "./step.js";
 import type { FrameSite, UnwindStrategy } from "../unwind/step.js";
@@ -61,8 +61,8 @@ export function breakpadClassify(modules: readonly Module[], value: bigint): num
   const at = value - 1n;
   const module = moduleAt(modules, at);
   if (module === undefined) return NOT_RETURN;
-  if (module.symbols.length === 0) return UNKNOWN_TARGET;
-  return symbolize(module, at - module.base) === undefined ? NOT_RETURN : UNKNOWN_TARGET;
+  if (!hasSymbols(module)) return UNKNOWN_TARGET;
+  return hasSymbolAt(module, at - module.base) ? UNKNOWN_TARGET : NOT_RETURN;
 }
 
 /** What one machine gives the scanning policy. */

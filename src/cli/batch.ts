@@ -23,6 +23,7 @@ import { EXIT, symbolSpec, UsageError, type Io, type SymbolValues } from "./comm
 import { loadSnapshot, resolveThread } from "./load.js";
 import { jsonContextOf } from "./walk-output.js";
 import { loadInstructionDecoder } from "../node/disassembler.js";
+import { SymbolFileCache } from "../node/symbol-store.js";
 
 /** How every input of a batch is walked. */
 export interface BatchOptions {
@@ -59,10 +60,10 @@ export interface SummaryRow {
 
 /**
  * What walking one input gave: its summary row, or why it failed. Its JSON Lines record went to
- * the writer {@link walkOne} was given; `lineFile` is where a worker wrote it (the main thread
- * copies it out in input order and removes it).
+ * the writer {@link walkOne} was given; a worker posts it as `line`, or, when it is long, writes
+ * it to `lineFile` (the main thread copies it out in input order and removes it).
  */
-export type BatchResult = { ok: true; row: SummaryRow; lineFile?: string } | { ok: false; error: string; wrote?: boolean };
+export type BatchResult = { ok: true; row: SummaryRow; line?: string; lineFile?: string } | { ok: false; error: string; wrote?: boolean };
 
 /** Every minidump under a folder (`.dmp`, `.mdmp`; recursively, sorted), files as given. */
 export function expandDumps(paths: readonly string[]): string[] {
@@ -87,13 +88,18 @@ export function expandDumps(paths: readonly string[]): string[] {
 
 /**
  * Walks one input: its JSON Lines record (the walk document on one line, `file` first) goes to
- * `write` as it is made, one thread walked at a time, and its summary row is returned.
+ * `write` as it is made, one thread walked at a time, and its summary row is returned. The inputs
+ * of one thread share `symbolCache`: a symbol file is read once for all of them.
  */
-export async function walkOne(file: string, options: BatchOptions, write: (text: string) => void = () => undefined): Promise<BatchResult> {
+export async function walkOne(file: string, options: BatchOptions, write: (text: string) => void = () => undefined, symbolCache?: SymbolFileCache): Promise<BatchResult> {
   let wrote = false;
+  let close: (() => void) | undefined;
   try {
     const quiet: Io = { out: () => undefined, err: () => undefined };
-    const { snapshot, dump, symbolNotes } = await loadSnapshot(file, { symbols: symbolSpec(options.symbols), images: options.images, walker: options.walker }, quiet);
+    const load = { symbols: symbolSpec(options.symbols), images: options.images, walker: options.walker, ...(symbolCache === undefined ? {} : { symbolCache }) };
+    const loaded = await loadSnapshot(file, load, quiet);
+    close = loaded.close;
+    const { snapshot, dump, symbolNotes } = loaded;
     const thread = resolveThread(snapshot, options.thread, file);
     const walkOptions = { walker: options.walker, maxFrames: options.maxFrames, frameBudget: options.frameBudget, ...(options.workBudget === undefined ? {} : { workBudget: options.workBudget }), ...(options.pacVaBits === undefined ? {} : { pacVaBits: options.pacVaBits }), thread };
     const crash = dump === undefined ? null : (crashReason(dump)?.reason ?? null);
@@ -122,6 +128,9 @@ export async function walkOne(file: string, options: BatchOptions, write: (text:
     // The message names the file first; the record and the error line name it once.
     if (e instanceof InputError || e instanceof UsageError) return { ok: false, wrote, error: e.message.startsWith(`${file}: `) ? e.message.slice(file.length + 2) : e.message };
     return { ok: false, wrote, error: `internal error (a bug; STACKWALK_DEBUG=1 prints where): ${e instanceof Error ? e.message : String(e)}${process.env["STACKWALK_DEBUG"] !== undefined && e instanceof Error ? `\n${e.stack}` : ""}` };
+  } finally {
+    // The dump's file: a batch opens thousands.
+    close?.();
   }
 }
 
@@ -217,6 +226,7 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
     if (options.format === "jsonl") {
       while (written < files.length && results[written] !== undefined) {
         const r = results[written]!.result;
+        if (r.ok && r.line !== undefined) io.out(r.line);
         if (r.ok && r.lineFile !== undefined) copyOut(r.lineFile, io);
         if (!r.ok) io.out((r.wrote === true ? "\n" : "") + JSON.stringify({ file: files[written], error: r.error }) + "\n");
         written++;
@@ -226,7 +236,12 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
   };
   const workers = Math.max(1, Math.min(jobs, files.length));
   if (workers === 1) {
-    for (let i = 0; i < files.length; i++) finish(i, await walkOne(files[i]!, options, io.out));
+    const symbols = new SymbolFileCache();
+    try {
+      for (let i = 0; i < files.length; i++) finish(i, await walkOne(files[i]!, options, io.out, symbols));
+    } finally {
+      symbols.close();
+    }
   } else {
     let next = 0;
     const scratch = options.format === "jsonl" ? mkdtempSync(join(tmpdir(), "stackwalk-jsonl-")) : undefined;

@@ -6,7 +6,7 @@ import { PAC_VA_BITS_MAX, PAC_VA_BITS_MIN } from "../arch/arm64/index.js";
 import { WALKER_NAMES, type WalkerName } from "../walk/registry.js";
 import { DEFAULT_FRAME_BUDGET, DEFAULT_WORK_BUDGET } from "../walk/walk.js";
 import { loadInput, type Input } from "../node/input.js";
-import { besideInput, readInputFile, type SymbolNote } from "../node/symbol-store.js";
+import { besideInput, readInputFile, SymbolFileCache, type SymbolNote } from "../node/symbol-store.js";
 import { attachSymbolPath, downloadSymbols, missingDirectories, parseSymbolPath, type DownloadOptions, type SymbolPath } from "../node/symbol-path.js";
 import type { SymbolTarget } from "../formats/symbol-file.js";
 import { UsageError, type Io } from "./io.js";
@@ -130,17 +130,18 @@ function asSpec(symbols: readonly string[] | SymbolSpec): SymbolSpec {
 
 /**
  * Fills in unwind records and names for an input's modules from the symbol path's directories
- * (server caches included) and the input's own directory (src/node/symbol-store.ts). Returns a
- * note per module looked at; {@link reportSymbols} prints them.
+ * (server caches included) and the input's own directory (src/node/symbol-store.ts), through
+ * `cache` (the batch's, shared by its dumps; by default one for this input, so that `.sym` files
+ * are read by position). Returns a note per module looked at; {@link reportSymbols} prints them.
  */
-export function attachSymbols(input: Input, file: string, symbols: readonly string[] | SymbolSpec, io: Io): SymbolNote[] {
+export function attachSymbols(input: Input, file: string, symbols: readonly string[] | SymbolSpec, io: Io, cache: SymbolFileCache = new SymbolFileCache()): SymbolNote[] {
   const spec = asSpec(symbols);
   let notes: SymbolNote[];
   if (input.kind === "sweep") {
     const target = { modules: input.sweep.modules, memory: new RegionMemory(input.sweep.memory.map((r) => ({ base: r.base, bytes: r.bytes }))) };
-    notes = attachSymbolPath(target, spec.path, besideInput(file));
+    notes = attachSymbolPath(target, spec.path, besideInput(file), { cache });
     input.sweep.modules = target.modules;
-  } else notes = attachSymbolPath(input.kind === "vector" ? input.vector : input.snapshot, spec.path, besideInput(file));
+  } else notes = attachSymbolPath(input.kind === "vector" ? input.vector : input.snapshot, spec.path, besideInput(file), { cache });
   if (Array.isArray(symbols)) reportSymbols(spec, notes, [], io);
   return notes;
 }

@@ -7,7 +7,7 @@ import type { Minidump } from "../formats/minidump.js";
 import { replaySweep } from "../formats/sweep.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { attachImageDirectories, attachImagePath } from "../node/images.js";
-import type { SymbolNote } from "../node/symbol-store.js";
+import type { SymbolFileCache, SymbolNote } from "../node/symbol-store.js";
 import { attachSymbols, fetchSymbols, loadInput, UsageError, type Io, type SymbolSpec } from "./common.js";
 
 /** What {@link loadSnapshot} needs besides the file. */
@@ -20,6 +20,8 @@ export interface LoadOptions {
   format?: string;
   /** The `--walker` given, if any: Breakpad's walker never reads images, so none is fetched for it. */
   walker?: string | undefined;
+  /** Symbol files read before (a batch's, shared by its dumps). */
+  symbolCache?: SymbolFileCache;
 }
 
 /** `--thread crashed`: the crashed thread's id (an input error when none crashed); a thread id or "all" as given. */
@@ -33,9 +35,11 @@ export function resolveThread(snapshot: Snapshot, choice: number | "all" | "cras
 /**
  * The snapshot to walk: a vector or minidump itself, or one snapshot of a sweep chosen with
  * `--step`; with the minidump it came from, if any, and what the symbol search found (symbol
- * directories, then symbol servers for what they lacked; its notes are printed on stderr).
+ * directories, then symbol servers for what they lacked; its notes are printed on stderr). A
+ * dump's file stays open for its memory until `close` (a command that walks one input leaves
+ * that to the end of the process).
  */
-export async function loadSnapshot(file: string, options: LoadOptions, io: Io): Promise<{ snapshot: Snapshot; dump?: Minidump; symbolNotes: SymbolNote[] }> {
+export async function loadSnapshot(file: string, options: LoadOptions, io: Io): Promise<{ snapshot: Snapshot; dump?: Minidump; symbolNotes: SymbolNote[]; close?: () => void }> {
   const { step, symbols, images } = options;
   const format = options.format ?? "text";
   const input = loadInput(file);
@@ -53,13 +57,13 @@ export async function loadSnapshot(file: string, options: LoadOptions, io: Io): 
   if (fetchImages && symbols.given) {
     for (const n of attachImagePath(input.snapshot, symbols.path)) if (n.file !== undefined || n.refused === true) io.err(`images: ${n.module}: ${n.detail}\n`);
   }
-  const local = attachSymbols(input, file, symbols, io);
+  const local = attachSymbols(input, file, symbols, io, options.symbolCache);
   const symbolNotes = await fetchSymbols(input.kind === "dump" ? input.snapshot : input.kind === "vector" ? input.vector : undefined, symbols, local, io, { images: fetchImages });
   if (input.kind === "dump") {
     // What the reader passed over or repaired in a damaged dump (each names the offset).
     for (const note of input.dump.notes) io.err(`note: ${file}: ${note}\n`);
     if (step !== undefined) throw new UsageError(`--step applies to sweeps; ${file} is a minidump`);
-    return { snapshot: input.snapshot, dump: input.dump, symbolNotes };
+    return { snapshot: input.snapshot, dump: input.dump, symbolNotes, close: input.close };
   }
   if (input.kind === "vector") {
     if (step !== undefined) throw new UsageError(`--step applies to sweeps; ${file} is a single vector`);

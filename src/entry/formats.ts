@@ -18,6 +18,7 @@ export { parseJsonInput, type JsonInput } from "../formats/input.js";
 export { JsonNode } from "../formats/json-input.js";
 export {
   parseBreakpadSym,
+  readBreakpadSym,
   BreakpadSymParser,
   stackWinToFpoData,
   stackWinToFrameData,
@@ -36,6 +37,8 @@ export {
   type BreakpadPublic,
   type BreakpadStackWin,
   type BreakpadStackCfi,
+  type StackCfiAt,
+  type StackCfiIndex,
   type BreakpadCfiDelta,
 } from "../formats/breakpad-sym.js";
 export { parsePdb, omapTranslate, MSF_MAGIC, type Pdb, type PdbInfo, type PdbSymbol, type PdbSection, type OmapEntry, type SectionAddress } from "../formats/pdb.js";

@@ -18,10 +18,12 @@
  * (numbers out of range, a STACK WIN type outside 0..4, a bad decimal field, extra fields, a line
  * record before any FUNC).
  *
- * The parser (breakpad-sym/parser.ts) keeps records in tables over the file's bytes
- * (breakpad-sym/tables.ts) and makes objects only when they are read: the symbols' `functions`,
- * `publics`, `stackWin` and `files` are made on first use, and attaching the symbols to a
- * snapshot (symbol-file.ts) converts STACK WIN records straight from the tables.
+ * The file is read lazily: the parser (breakpad-sym/parser.ts) checks every line in one pass and
+ * keeps an index of the records (breakpad-sym/tables.ts) over the file's bytes, which it keeps,
+ * or over a ByteSource it reads them from again ({@link readBreakpadSym}); objects are made only
+ * when they are read: the symbols' `functions`, `publics`, `stackWin`, `stackCfi` and `files` on
+ * first use, and attaching the symbols to a snapshot (symbol-file.ts) gives the module lookups
+ * over the index (breakpad-sym/module-symbols.ts, breakpad-sym/cfi-index.ts).
  */
 import { InputError } from "../errors.js";
 import { clip } from "./breakpad-sym/fields.js";
@@ -29,7 +31,7 @@ import { storeFileName } from "./store-path.js";
 import { BreakpadSymParser } from "./breakpad-sym/parser.js";
 import type { BreakpadSymbols, BreakpadSymOptions } from "./breakpad-sym/types.js";
 
-export type { BreakpadCfiDelta, BreakpadStackCfi } from "../model/stack-cfi.js";
+export type { BreakpadCfiDelta, BreakpadStackCfi, StackCfiAt, StackCfiIndex } from "../model/stack-cfi.js";
 export {
   MAX_MALFORMED_LINES,
   STACK_WIN_TYPE,
@@ -44,7 +46,7 @@ export {
   type BreakpadSymbols,
   type BreakpadSymOptions,
 } from "./breakpad-sym/types.js";
-export { BreakpadSymParser, symTables } from "./breakpad-sym/parser.js";
+export { BreakpadSymParser, readBreakpadSym, symTables } from "./breakpad-sym/parser.js";
 export { breakpadFpoData, breakpadFrameData, stackWinToFpoData, stackWinToFrameData } from "./breakpad-sym/convert.js";
 export { breakpadSymbols } from "./breakpad-sym/module-symbols.js";
 export { breakpadInlineSites, NAME_OMITTED } from "./breakpad-sym/inline-sites.js";

@@ -17,6 +17,21 @@ export function countStartingAtOrBelow<T, K extends number | bigint>(sorted: rea
 }
 
 /**
+ * The number of places, of `count` whose keys (`keyAt(k)`) ascend, whose key is ≤ `value`: the
+ * same search over records kept as rows of numbers (a `.sym` file's tables) instead of objects.
+ */
+export function countKeysAtOrBelow(count: number, value: number, keyAt: (k: number) => number): number {
+  let lo = 0;
+  let hi = count;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keyAt(mid) <= value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
  * The innermost record containing `value` (`start ≤ value < start + size`): search the greatest
  * start ≤ value, then walk back to the first record whose range contains it, since the nearest
  * start is not always a container. `maxBack` bounds the walk; by default it is unbounded.

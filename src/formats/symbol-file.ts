@@ -17,9 +17,11 @@ import { OverlayMemory } from "../memory/overlay-memory.js";
 import type { MemoryReader } from "../memory/reader.js";
 import type { MemoryRegion } from "../memory/region-memory.js";
 import { machineFromImageFileMachine, type Machine } from "../model/machine.js";
-import type { Module, ModuleSymbol, ModuleUnwind } from "../model/snapshot.js";
-import { breakpadFpoData, breakpadFrameData, parseBreakpadSym, type BreakpadStackCfi, type BreakpadSymbols } from "./breakpad-sym.js";
-import { breakpadSymbols } from "./breakpad-sym/module-symbols.js";
+import { copyModule, hasSymbols, withSymbolIndex, type Module, type ModuleSymbol, type ModuleUnwind } from "../model/snapshot.js";
+import type { ByteSource } from "../memory/byte-source.js";
+import { breakpadFpoData, breakpadFrameData, parseBreakpadSym, readBreakpadSym, symTables, type BreakpadStackCfi, type BreakpadSymbols } from "./breakpad-sym.js";
+import { cfiIndex, cfiRecordsWithinLimits, cfiRefusals } from "./breakpad-sym/cfi-index.js";
+import { breakpadSymbols, symbolIndex } from "./breakpad-sym/module-symbols.js";
 import { lazyProperty } from "./lazy-property.js";
 import { cfiRulesOverLimit } from "./postfix-limits.js";
 import { MSF_MAGIC, parsePdb, type Pdb, type PdbSymbol } from "./pdb.js";
@@ -83,10 +85,16 @@ function named<T extends SymbolFile>(name: string | undefined, parse: () => T): 
   return file;
 }
 
-/** A Breakpad `.sym` file from its bytes (or text); throws {@link InputError} naming the line and byte offset. */
-export function breakpadSymbolFile(bytes: Uint8Array | string, options: ParseSymbolFileOptions = {}): BreakpadSymbolFile {
+/**
+ * A Breakpad `.sym` file from its bytes, its text, or a {@link ByteSource} it is read from by
+ * position (one pass builds its index; the records a lookup asks for are read again, so that the
+ * file is never held whole: the source must keep giving the same bytes); throws
+ * {@link InputError} naming the line and byte offset.
+ */
+export function breakpadSymbolFile(input: Uint8Array | string | ByteSource, options: ParseSymbolFileOptions = {}): BreakpadSymbolFile {
   return named(options.name, () => {
-    const symbols = parseBreakpadSym(bytes, { skipMalformed: options.skipMalformed === true });
+    const parse = { skipMalformed: options.skipMalformed === true };
+    const symbols = typeof input === "string" || input instanceof Uint8Array ? parseBreakpadSym(input, parse) : readBreakpadSym(input, parse);
     return { kind: "breakpad", debugFile: symbols.module.debugFile, debugId: symbols.module.debugId, symbols };
   });
 }
@@ -273,16 +281,17 @@ function withSourceData(symbol: ModuleSymbol, s: PdbSymbol): void {
 /** One file on one module: the new module, and the image region to lay under the memory. */
 function attachOne(module: Module, memory: MemoryReader, file: SymbolFile, options: AttachOptions): { module: Module; detail: string; warnings: string[]; region?: MemoryRegion } {
   const origin = file.name ?? (file.kind === "breakpad" ? file.debugFile : file.kind === "pdb" ? "PDB" : "image");
-  const keepNames = options.names === "keep" && module.symbols.length > 0;
+  const keepNames = options.names === "keep" && hasSymbols(module);
   if (file.kind === "image") {
     const region: MemoryRegion = { base: module.base, bytes: file.image.mapped() };
     if (file.name !== undefined) region.origin = file.name;
-    return { module: { ...module }, detail: `image from ${origin}`, warnings: [], region };
+    return { module: copyModule(module), detail: `image from ${origin}`, warnings: [], region };
   }
   if (file.kind === "pdb") {
     const pdb = file.pdb;
     const unwind: ModuleUnwind = { fpo: pdb.fpo, frameData: pdb.frameData, origin: `PDB ${origin}` };
-    const next: Module = { ...module, unwind };
+    const next = copyModule(module);
+    next.unwind = unwind;
     const warnings: string[] = [];
     let names: PdbSymbol[] = [];
     // A PDB without section headers names its symbols by section:offset only: the image mapped
@@ -317,14 +326,32 @@ function attachOne(module: Module, memory: MemoryReader, file: SymbolFile, optio
   }
   const sym = file.symbols;
   const { fpo, unconverted } = breakpadFpoData(sym);
-  const cfi = withinPostfixLimits(sym.stackCfi);
+  const tables = symTables(sym);
   // FrameData records are made when a walk first asks for the module's records.
-  const unwind: ModuleUnwind = { fpo, frameData: [], stackCfi: cfi.records, origin: `Breakpad ${origin}` };
+  const unwind: ModuleUnwind = { fpo, frameData: [], stackCfi: [], origin: `Breakpad ${origin}` };
   lazyProperty(unwind, "frameData", () => breakpadFrameData(sym));
-  const next: Module = { ...module, unwind };
+  let cfi: { refused: number; first?: string | undefined };
+  if (tables === undefined) {
+    const within = withinPostfixLimits(sym.stackCfi);
+    unwind.stackCfi = within.records;
+    cfi = within;
+  } else {
+    // A parse's records are looked up where they are, and made as a list only when it is read.
+    const refusals = cfiRefusals(tables);
+    lazyProperty(unwind, "stackCfi", () => cfiRecordsWithinLimits(tables));
+    Object.defineProperty(unwind, "stackCfiIndex", { value: cfiIndex(tables), enumerable: false, configurable: true, writable: true });
+    cfi = { refused: refusals.count, first: refusals.first };
+  }
+  const next = copyModule(module);
+  next.unwind = unwind;
   if (!keepNames) {
-    const names = breakpadSymbols(sym);
-    if (names.length > 0) next.symbols = names;
+    if (tables !== undefined) {
+      const index = symbolIndex(tables);
+      if (index.count > 0) withSymbolIndex(next, index);
+    } else {
+      const names = breakpadSymbols(sym);
+      if (names.length > 0) next.symbols = names;
+    }
   }
   const warnings: string[] = [];
   if (sym.malformedCount > 0 || unconverted > 0) {

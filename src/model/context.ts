@@ -11,7 +11,7 @@
  */
 import { InputError } from "../errors.js";
 import { isMachine, machineInfo, MACHINES, type Machine } from "./machine.js";
-import { decodeFields, encodeFields, fieldOf, numberField, requireRecord } from "./record.js";
+import { encodeFields, fieldOf, requireRecord, viewOf } from "./record.js";
 import type { FieldSpec, RecordLayout } from "./record.js";
 
 export * from "./context-layout.js";
@@ -67,15 +67,34 @@ export function contextRegisterField(machine: ContextMachine, register: string):
 
 /** Reads a CONTEXT of `machine` at `offset`; a short input throws InputError("truncated") at the first cut field. */
 export function decodeContext(machine: ContextMachine, bytes: Uint8Array, offset = 0): CpuContext {
-  const { layout, registers } = modelOf(machine);
-  const v = decodeFields(layout, bytes, offset);
+  const { layout } = modelOf(machine);
+  requireRecord(layout, bytes, offset);
+  // Only the fields that hold registers are read (not the save areas a thread's CONTEXT also holds).
+  const view = viewOf(bytes);
   const regs: Record<string, bigint> = {};
-  for (const [reg, field] of Object.entries(registers)) {
-    const value = v[field];
-    if (typeof value === "number" || typeof value === "bigint") regs[reg] = BigInt(value);
+  for (const { register, at, kind } of registerFieldsOf(machine)) {
+    const p = offset + at;
+    if (kind === "u64") regs[register] = view.getBigUint64(p, true);
+    else regs[register] = BigInt(kind === "u32" ? view.getUint32(p, true) : kind === "u16" ? view.getUint16(p, true) : view.getUint8(p));
   }
-  return { machine, contextFlags: numberField(v, "ContextFlags"), registers: regs };
+  return { machine, contextFlags: view.getUint32(offset + fieldOf(layout, "ContextFlags").offset, true), registers: regs };
 }
+
+/** Where each register of a machine's CONTEXT is (its numeric fields, in the model's order), worked out once per machine from its layout. */
+function registerFieldsOf(machine: ContextMachine): readonly { register: string; at: number; kind: "u8" | "u16" | "u32" | "u64" }[] {
+  let fields = REGISTER_FIELDS.get(machine);
+  if (fields === undefined) {
+    const { layout, registers } = modelOf(machine);
+    fields = [];
+    for (const [register, name] of Object.entries(registers)) {
+      const f = fieldOf(layout, name);
+      if (f.kind === "u8" || f.kind === "u16" || f.kind === "u32" || f.kind === "u64") fields.push({ register, at: f.offset, kind: f.kind });
+    }
+    REGISTER_FIELDS.set(machine, fields);
+  }
+  return fields;
+}
+const REGISTER_FIELDS = new Map<ContextMachine, { register: string; at: number; kind: "u8" | "u16" | "u32" | "u64" }[]>();
 
 /**
  * Encodes a CONTEXT. With `base`, writes into a copy of all of `base` (which must hold at least

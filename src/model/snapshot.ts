@@ -8,7 +8,7 @@ import type { FpoData } from "./fpo-data.js";
 import type { FrameData } from "./frame-data.js";
 import type { InlineSites } from "./inline.js";
 import type { Machine } from "./machine.js";
-import type { BreakpadStackCfi } from "./stack-cfi.js";
+import type { BreakpadStackCfi, StackCfiIndex } from "./stack-cfi.js";
 
 /** A register file: lower-case CONTEXT register names to values. */
 export type Registers = Record<string, bigint>;
@@ -43,6 +43,26 @@ export interface SourceLine {
   file?: string;
 }
 
+/**
+ * A module's symbols looked up by address without an object made for each: what a symbol file
+ * read lazily gives (a `.sym` file's index). A module that has one makes `symbols` from it when
+ * `symbols` is first read (assigning `symbols` drops it), and lookups ({@link symbolAt}, the
+ * symbolizer) ask it instead, making only the symbols they return.
+ */
+export interface SymbolIndex {
+  /** The number of symbols (`symbols.length`). */
+  readonly count: number;
+  /** Every symbol, in the order of `symbols` (made once). */
+  all(): ModuleSymbol[];
+  /** {@link symbolAt}'s answer: the last symbol starting at or below `rva`, within its size when it has one. */
+  at(rva: bigint): ModuleSymbol | undefined;
+  /**
+   * Breakpad's resolver (unwind/symbolize.ts): the FUNC covering `rva` with, when `lines` is
+   * true, its line record covering it; else the PUBLIC the address falls to.
+   */
+  resolve(rva: bigint, lines: boolean): { symbol: ModuleSymbol; line?: SourceLine } | undefined;
+}
+
 /** A loaded image. */
 export interface Module {
   name: string;
@@ -50,6 +70,8 @@ export interface Module {
   size: bigint;
   /** Functions sorted by rva (the order is established by the loader). */
   symbols: ModuleSymbol[];
+  /** The symbols looked up without making them all, when a symbol file read lazily gave them (not enumerable; see {@link withSymbolIndex}). */
+  symbolIndex?: SymbolIndex;
   /** Unwind records for the module that do not come from its mapped image (a vector, a PDB, a .sym file). */
   unwind?: ModuleUnwind;
   /** The full path of the image as the loader recorded it (a dump's module name); `name` is its file-name part. */
@@ -72,6 +94,12 @@ export interface ModuleUnwind {
   frameData: FrameData[];
   /** Breakpad STACK CFI records (an INIT range with its delta rows), in file order (minidump.md §7). */
   stackCfi?: readonly BreakpadStackCfi[];
+  /**
+   * The same records looked up by address without reading them all, when a `.sym` file read
+   * lazily gave them (not enumerable): the walk asks it instead of `stackCfi`, which is then made
+   * only when read.
+   */
+  stackCfiIndex?: StackCfiIndex;
   /** Where the records came from, in words ("vector", "PDB x.pdb", "Breakpad x.sym"). */
   origin: string;
 }
@@ -237,8 +265,37 @@ export function lineAt(lines: readonly SourceLine[] | undefined, rva: bigint): S
   return found !== undefined && rva - found.rva < found.size ? found : undefined;
 }
 
+/** The symbols of `index`, in place on `module`: `symbols` is made from it when first read, and assigning `symbols` drops the index. */
+export function withSymbolIndex(module: Module, index: SymbolIndex): Module {
+  Object.defineProperty(module, "symbolIndex", { value: index, enumerable: false, configurable: true, writable: true });
+  return Object.defineProperty(module, "symbols", SYMBOLS_OF_INDEX);
+}
+
+const SYMBOLS_OF_INDEX: PropertyDescriptor = {
+  enumerable: true,
+  configurable: true,
+  get(this: Module): ModuleSymbol[] {
+    return this.symbolIndex?.all() ?? [];
+  },
+  set(this: Module, value: ModuleSymbol[]): void {
+    delete this.symbolIndex;
+    Object.defineProperty(this, "symbols", { value, enumerable: true, configurable: true, writable: true });
+  },
+};
+
+/** A copy of `module` whose properties made when read (symbols from an index) stay so. */
+export function copyModule(module: Module): Module {
+  return Object.defineProperties({}, Object.getOwnPropertyDescriptors(module)) as Module;
+}
+
+/** Whether `module` has symbols, without making them. */
+export function hasSymbols(module: Module): boolean {
+  return module.symbolIndex !== undefined ? module.symbolIndex.count > 0 : module.symbols.length > 0;
+}
+
 /** The symbol containing `rva` in `module` (the last one starting at or before it, within its size when known). */
 export function symbolAt(module: Module, rva: bigint): ModuleSymbol | undefined {
+  if (module.symbolIndex !== undefined) return module.symbolIndex.at(rva);
   const syms = module.symbols;
   let lo = 0;
   let hi = syms.length - 1;

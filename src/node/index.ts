@@ -4,10 +4,10 @@
  * snapshot's modules, symbol paths and HTTP(S) symbol servers. Everything else (walking, formats
  * on bytes, renderers) is in the core entry, `stackwalk-emu`.
  */
-export { fileSource, ioReason } from "./file-source.js";
+export { fileSource, ioReason, reopeningFileSource } from "./file-source.js";
 export { fileSink, writeMinidumpFile } from "./file-sink.js";
 export { openDump, loadInput, type Input, type OpenedDump } from "./input.js";
-export { attachSymbolDirectories, besideInput, readInputFile, readSymbolFile, type SymbolNote } from "./symbol-store.js";
+export { attachSymbolDirectories, besideInput, readInputFile, readSymbolFile, SymbolFileCache, type SymbolDirectoryOptions, type SymbolNote } from "./symbol-store.js";
 export { attachImageDirectories, attachImagePath, downloadImages, type ImageNote, type ImagePathOptions, type ImageDownloadResult } from "./images.js";
 export {
   parseSymbolPath,

@@ -6,8 +6,12 @@ import { InputError, readingFile } from "../errors.js";
 import { parseJsonInput, type JsonInput } from "../formats/input.js";
 import { minidumpSnapshot, readMinidump, type Minidump } from "../formats/minidump.js";
 import type { Snapshot } from "../model/snapshot.js";
+import { bytesSource, type ByteSource } from "../memory/byte-source.js";
 import { fileSource } from "./file-source.js";
 import { readInputFile } from "./symbol-store.js";
+
+/** Dumps up to this size are read whole when opened; larger ones by position, as a walk asks. */
+const WHOLE_DUMP_MAX = 4 << 20;
 
 /** A minidump opened from a file: its memory is read from the file as a walk asks for it. */
 export interface OpenedDump {
@@ -22,10 +26,19 @@ export type Input = JsonInput | ({ kind: "dump" } & OpenedDump);
 
 /**
  * Opens a minidump file for positional reads: the headers, streams and module list are read now,
- * memory when a walk reads it. Errors are {@link InputError}s naming the file and byte offset.
+ * memory when a walk reads it (a dump of at most 4 MiB is read whole at once). Errors are
+ * {@link InputError}s naming the file and byte offset.
  */
 export function openDump(path: string): OpenedDump {
-  const source = fileSource(path);
+  const file = fileSource(path);
+  let source: ByteSource & { close(): void } = file;
+  if (file.size <= WHOLE_DUMP_MAX) {
+    // A small dump is read at once: one read instead of one for each stream and memory range.
+    const bytes = file.read(0, file.size);
+    file.close();
+    if (bytes === undefined) throw new InputError("io", "cannot read the file", { file: path });
+    source = { ...bytesSource(bytes), close: () => undefined };
+  }
   try {
     const dump = readMinidump(source, path);
     return { dump, snapshot: readingFile(path, () => minidumpSnapshot(dump)), close: () => source.close() };

@@ -31,7 +31,8 @@ import { join } from "node:path";
 import { InputError } from "../errors.js";
 import { symbolStorePath } from "../formats/breakpad-sym.js";
 import { attachSymbolFile, moduleIdentity, parseSymbolFile, symbolFileMismatch, type SymbolFile, type SymbolTarget } from "../formats/symbol-file.js";
-import { attachSymbolDirectories, type SymbolNote } from "./symbol-store.js";
+import { hasSymbols } from "../model/snapshot.js";
+import { attachSymbolDirectories, type SymbolDirectoryOptions, type SymbolNote } from "./symbol-store.js";
 import { DownloadRun, writeAtomically, type DownloadOptions } from "./download.js";
 import { cachedFrom, imageDownloader, type ImageNote } from "./images.js";
 
@@ -141,13 +142,13 @@ export function missingDirectories(path: SymbolPath): string[] {
 
 /**
  * Fills in symbols for the modules of `target` from the directories of `path` (servers' caches
- * included), then `besideDir`, as {@link attachSymbolDirectories} does; directories that do not
- * exist are left out.
+ * included), then `besideDir`, as {@link attachSymbolDirectories} does (with its options: a cache
+ * of files read before); directories that do not exist are left out.
  */
-export function attachSymbolPath(target: SymbolTarget, path: SymbolPath, besideDir?: string): SymbolNote[] {
+export function attachSymbolPath(target: SymbolTarget, path: SymbolPath, besideDir?: string, options: SymbolDirectoryOptions = {}): SymbolNote[] {
   const missing = new Set(missingDirectories(path));
   const dirs = path.directories.filter((d) => !missing.has(d) && existsSync(d));
-  const notes = attachSymbolDirectories(target, dirs, besideDir);
+  const notes = attachSymbolDirectories(target, dirs, besideDir, options);
   for (const note of notes) {
     const url = note.file === undefined ? undefined : cachedFrom(path, note.file);
     if (url !== undefined) {
@@ -196,11 +197,11 @@ export async function downloadSymbols(target: SymbolTarget, path: SymbolPath, op
   if (path.servers.length === 0) return result;
   const run = new DownloadRun(options);
   const images = options.images === true ? imageDownloader(target, path, run) : undefined;
-  const wanted = target.modules.filter((m) => (m.unwind === undefined && m.symbols.length === 0) || images?.wants(m) === true).map((m) => m.base);
+  const wanted = target.modules.filter((m) => (m.unwind === undefined && !hasSymbols(m)) || images?.wants(m) === true).map((m) => m.base);
   await run.run(wanted, async (base) => {
     if (images !== undefined) await images.fetch(base);
     const module = target.modules.find((m) => m.base === base)!;
-    if (module.unwind !== undefined || module.symbols.length > 0) return;
+    if (module.unwind !== undefined || hasSymbols(module)) return;
     const id = moduleIdentity(module, target.memory);
     if (id.debugFile === undefined || id.debugId === undefined) return;
     let files: string[];

@@ -29,7 +29,7 @@ import {
   type SymbolFile,
   type SymbolTarget,
 } from "../formats/symbol-file.js";
-import { ioReason } from "./file-source.js";
+import { ioReason, reopeningFileSource } from "./file-source.js";
 
 /** What happened for one module. */
 export interface SymbolNote {
@@ -50,41 +50,74 @@ export interface SymbolNote {
   misses?: string[];
 }
 
-/** Symbol files parsed in this process, by path, with the size and time that identify the version parsed; the most recent first out last. */
-const parsed = new Map<string, { stamp: string; file: SymbolFile }>();
-/** How many parsed files are kept (a walk of many dumps of one program reads the same few). */
-const PARSED_KEPT = 32;
-
 /**
- * The parse of the file at `path`, made once per version of the file in this process (attaching
- * never changes a parsed file, so dumps that share a module share its parse).
+ * Symbol files read once and kept for the walks that follow: a walk of many dumps (a batch's
+ * worker, a server) passes one cache to every {@link attachSymbolDirectories} call, and dumps that
+ * load the same module share its parse (attaching never changes a parsed file). A file is known
+ * by its path, size, time and inode: a file changed on disk is read again. A Breakpad `.sym` file
+ * is read by position: one pass builds its index, and the records a lookup asks for are read from
+ * the file again, so that a file of hundreds of megabytes is never held in memory; the cache holds
+ * its handle, opened again when a file dropped from the cache is read. `close()` releases them.
  */
-function parsedOnce(path: string, parse: () => SymbolFile): SymbolFile {
-  let stamp = "";
-  try {
-    const st = statSync(path);
-    stamp = `${st.size}:${st.mtimeMs}:${st.ino}`;
-  } catch {
-    return parse();
+export class SymbolFileCache {
+  private readonly files = new Map<string, { stamp: string; file: SymbolFile; close?: () => void }>();
+  /** Files read and parsed, and files found already read, since the cache was made. */
+  reads = 0;
+  hits = 0;
+
+  /** `maxFiles`: how many parsed files are kept, the most recently used (default 256). */
+  constructor(private readonly maxFiles = 256) {}
+
+  /** The Breakpad `.sym` file at `path`, read by position (see the class), now or before; errors name the file. */
+  breakpad(path: string, options: Omit<ParseSymbolFileOptions, "name"> = {}): SymbolFile {
+    return this.kept(`sym ${options.skipMalformed === true} ${path}`, path, () => {
+      const source = reopeningFileSource(path);
+      try {
+        return { file: breakpadSymbolFile(source, { ...options, name: path }), close: () => source.close() };
+      } catch (e) {
+        source.close();
+        throw e;
+      }
+    });
   }
-  const hit = parsed.get(path);
-  if (hit !== undefined && hit.stamp === stamp) {
-    parsed.delete(path);
-    parsed.set(path, hit);
-    return hit.file;
+
+  /** The PDB at `path`, read now or before; errors name the file. */
+  pdb(path: string): SymbolFile {
+    return this.kept(`pdb ${path}`, path, () => ({ file: pdbSymbolFile(readInputFile(path), { name: path }) }));
   }
-  const file = parse();
-  parsed.set(path, { stamp, file });
-  if (parsed.size > PARSED_KEPT) parsed.delete(parsed.keys().next().value!);
-  return file;
+
+  private kept(key: string, path: string, read: () => { file: SymbolFile; close?: () => void }): SymbolFile {
+    const st = statSync(path, { throwIfNoEntry: false });
+    if (st === undefined) return read().file;
+    const stamp = `${st.size}:${st.mtimeMs}:${st.ino}`;
+    const hit = this.files.get(key);
+    if (hit !== undefined && hit.stamp === stamp) {
+      this.files.delete(key);
+      this.files.set(key, hit);
+      this.hits++;
+      return hit.file;
+    }
+    hit?.close?.();
+    this.files.delete(key);
+    this.reads++;
+    const entry = read();
+    this.files.set(key, { stamp, ...entry });
+    if (this.files.size > this.maxFiles) {
+      const [oldest, dropped] = this.files.entries().next().value!;
+      dropped.close?.();
+      this.files.delete(oldest);
+    }
+    return entry.file;
+  }
+
+  /** Releases the handles of the files kept (a `.sym` file read after this opens its file again). */
+  close(): void {
+    for (const entry of this.files.values()) entry.close?.();
+  }
 }
 
 function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
+  return statSync(path, { throwIfNoEntry: false })?.isFile() === true;
 }
 
 /** Reads a whole file; a missing or unreadable file is an {@link InputError} naming it. */
@@ -104,11 +137,18 @@ export function readSymbolFile(path: string, options: Omit<ParseSymbolFileOption
   return parseSymbolFile(readInputFile(path), { ...options, name: path });
 }
 
+/** Options of {@link attachSymbolDirectories}. */
+export interface SymbolDirectoryOptions {
+  /** Symbol files read before, kept for the walks of other dumps (each file is read whole and parsed each time without one). */
+  cache?: SymbolFileCache;
+}
+
 /**
  * Fills in unwind records (and names) for the modules of `target` that have none, from PDBs and
  * Breakpad files under `dirs` and then `besideDir`. Returns a note per module looked at.
  */
-export function attachSymbolDirectories(target: SymbolTarget, dirs: readonly string[], besideDir?: string): SymbolNote[] {
+export function attachSymbolDirectories(target: SymbolTarget, dirs: readonly string[], besideDir?: string, options: SymbolDirectoryOptions = {}): SymbolNote[] {
+  const cache = options.cache;
   const notes: SymbolNote[] = [];
   const roots = besideDir === undefined ? [...dirs] : [...dirs, besideDir];
   for (const { base } of [...target.modules]) {
@@ -133,16 +173,19 @@ export function attachSymbolDirectories(target: SymbolTarget, dirs: readonly str
     const passedOver: string[] = [];
     const warnings: string[] = [];
     let used: string | undefined;
+    const pdb = (name: string): SymbolFile => (cache === undefined ? pdbSymbolFile(readInputFile(name), { name }) : cache.pdb(name));
+    const sym = (name: string): SymbolFile => (cache === undefined ? breakpadSymbolFile(readInputFile(name), { name, skipMalformed: true }) : cache.breakpad(name, { skipMalformed: true }));
     for (const root of roots) {
-      const pdb = (name: string): SymbolFile => parsedOnce(name, () => pdbSymbolFile(readInputFile(name), { name }));
-      const sym = (name: string): SymbolFile => parsedOnce(name, () => breakpadSymbolFile(readInputFile(name), { name, skipMalformed: true }));
+      // Every candidate lies at or under ROOT/<pdb>: one look tells whether any can be there.
+      const top = statSync(join(root, pdbName), { throwIfNoEntry: false });
+      if (top === undefined) continue;
       const candidates: [string, (name: string) => SymbolFile][] = [
         [join(root, pdbName), pdb],
         [join(root, pdbName, id.debugId, pdbName), pdb],
         [join(root, storePath), sym],
       ];
       for (const [path, parse] of candidates) {
-        if (!isFile(path)) continue;
+        if (path === join(root, pdbName) ? !top.isFile() : !top.isDirectory() || !isFile(path)) continue;
         const file = parse(path);
         const why = symbolFileMismatch(module, target.memory, file);
         if (why !== undefined) {

@@ -15,7 +15,7 @@
  * `-b`: the requesting thread's frame lines alone, under `Thread N (crashed)`.
  */
 import { WindowMemory } from "../memory/window-memory.js";
-import { moduleAt, type Module, type Snapshot } from "../model/snapshot.js";
+import { hasSymbols, moduleAt, type Snapshot } from "../model/snapshot.js";
 import type { BreakpadReport, BreakpadThread } from "../analysis/breakpad-report.js";
 import { hexDigits } from "../hex.js";
 import { breakpadCpu, breakpadRegisters, frameText, inlineFrameText, instructionOf, locations, printedAddress } from "./breakpad.js";
@@ -26,11 +26,6 @@ import { symbolize } from "../analysis/location.js";
 /** PathnameStripper::File: the part after the last `/` or `\`. */
 function fileName(path: string): string {
   return path.slice(Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\")) + 1);
-}
-
-/** A module has symbols loaded (Breakpad's resolver knows it). */
-function hasSymbols(m: Module): boolean {
-  return m.symbols.length > 0;
 }
 
 /** The stack pointer Breakpad's frame holds, as its register block prints it; 0 when it has none. */

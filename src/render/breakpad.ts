@@ -50,13 +50,22 @@ const AMD64_REGISTERS = ["rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
  * printed from the carried-over registers when the rule did not recover it.
  */
 export function breakpadRegisters(cpu: string, frame: Frame, modules: readonly Module[] = []): [string, bigint][] {
-  return breakpadCpu(cpu)?.registers(frame, modules) ?? [];
+  return registerPrinter(cpu, modules)(frame);
+}
+
+/** {@link breakpadRegisters} for the frames of one report: what depends on the module list alone (ARM64's PtrauthStrip mask) is worked out once. */
+function registerPrinter(cpu: string, modules: readonly Module[]): (frame: Frame) => [string, bigint][] {
+  const facts = breakpadCpu(cpu);
+  if (facts === undefined) return () => [];
+  let mask: bigint | undefined;
+  const strip = (p: bigint): bigint => breakpadStripPac(modules, (mask ??= breakpadPacMask(modules)), p);
+  return (frame) => facts.registers(frame, strip);
 }
 
 /** What Breakpad's printing knows of a CPU it walks. */
 export interface BreakpadCpuFacts {
-  /** The registers it prints for a frame, in its order. */
-  registers: (frame: Frame, modules: readonly Module[]) => [string, bigint][];
+  /** The registers it prints for a frame, in its order; `strip` is Breakpad's PtrauthStrip of the report's modules. */
+  registers: (frame: Frame, strip: (p: bigint) => bigint) => [string, bigint][];
   /** The register block's name of the stack pointer. */
   stackPointer: string;
   /** The word size in bytes: addresses print with twice as many digits. */
@@ -100,21 +109,23 @@ function x86Registers(frame: Frame): [string, bigint][] {
  * the frame; a caller frame the ones its rule recovered (Breakpad's validity: CFI's registers
  * with x19-x29 carried, the frame-pointer step's pc, lr, fp and sp, a scan's pc and sp).
  */
-function arm64Registers(frame: Frame, modules: readonly Module[]): [string, bigint][] {
+function arm64Registers(frame: Frame, strip: (p: bigint) => bigint): [string, bigint][] {
   if (frame.trust !== "context") return present(frame, ARM64_REGISTERS);
-  const mask = breakpadPacMask(modules);
+  // A frame's registers may be a view made on each read: read them once.
+  const regs = frame.registers;
   return ARM64_REGISTERS.map((name): [string, bigint] => {
-    const value = frame.registers[name] ?? 0n;
-    return [name, name === "lr" ? breakpadStripPac(modules, mask, value) : value];
+    const value = regs[name] ?? 0n;
+    return [name, name === "lr" ? strip(value) : value];
   });
 }
 
 /** The registers of `names` a frame has, in that order. */
 function present(frame: Frame, names: readonly string[]): [string, bigint][] {
   const out: [string, bigint][] = [];
-  for (const name of names) {
-    const value = frame.registers[name];
-    if (value !== undefined) out.push([name, value]);
+  const regs = frame.registers;
+  for (let i = 0; i < names.length; i++) {
+    const value = regs[names[i]!];
+    if (value !== undefined) out.push([names[i]!, value]);
   }
   return out;
 }
@@ -131,7 +142,8 @@ const MAX_WIDTH = 80;
 export function formatRegisterLines(registers: readonly (readonly [string, bigint])[], digits: 8 | 16): string {
   let out = "";
   let column = 0;
-  for (const [name, value] of registers) {
+  for (let i = 0; i < registers.length; i++) {
+    const [name, value] = registers[i]!;
     const text = ` ${name.padStart(5)} = ${hexPadded(value, digits)}`;
     if (column + text.length > MAX_WIDTH) {
       column = 0;
@@ -294,6 +306,7 @@ export function writeBreakpad(report: BreakpadReport, write: (text: string) => v
   const digits = (breakpadCpu(report.cpu)?.wordSize ?? 4) === 8 ? 16 : 8;
   const locationOf = locations(report.modules, report.cpu);
   const texts = new Map<Location, string>();
+  let registersOf: ((frame: Frame) => [string, bigint][]) | undefined;
   for (const t of printOrder(report)) {
     if (options.requestingThreadOnly === true && t.index !== report.requestingThread) continue;
     out.push("\n");
@@ -303,6 +316,7 @@ export function writeBreakpad(report: BreakpadReport, write: (text: string) => v
     if (frames.length === 0) out.push(" <no frames>\n");
     // Breakpad numbers its inline frames with the others: each comes before its frame.
     let number = 0;
+    registersOf ??= registerPrinter(report.cpu, report.modules);
     for (const f of frames) {
       const loc = locationOf(f);
       if (loc.inlines !== undefined) {
@@ -313,7 +327,7 @@ export function writeBreakpad(report: BreakpadReport, write: (text: string) => v
         text = frameText(loc, printedAddress(report.cpu, f));
         texts.set(loc, text);
       }
-      out.push(`${String(number++).padStart(2)}  ${text}\n ${formatRegisterLines(breakpadRegisters(report.cpu, f, report.modules), digits)}\n    Found by: ${breakpadTrust(f)}\n`);
+      out.push(`${String(number++).padStart(2)}  ${text}\n ${formatRegisterLines(registersOf(f), digits)}\n    Found by: ${breakpadTrust(f)}\n`);
       if (options.afterFrame !== undefined) out.push(options.afterFrame(t, f.index));
     }
   }

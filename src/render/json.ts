@@ -12,7 +12,7 @@
 import { miscProcessId, type Minidump, type MinidumpMacCrashInfoRecord, type MinidumpModule, type MinidumpProcLimit, type MinidumpUnloadedModule } from "../formats/minidump.js";
 import { formatAddress, machineInfo, type Machine } from "../model/machine.js";
 import { hexPadded } from "../hex.js";
-import type { Module, OperatingSystem, ThreadSnapshot } from "../model/snapshot.js";
+import { hasSymbols as hasModuleSymbols, type Module, type OperatingSystem, type ThreadSnapshot } from "../model/snapshot.js";
 import { ruleText } from "../arch/rule-text.js";
 import type { Frame } from "../walk/frame.js";
 import { threadsOf, type ThreadWalk, type ThreadWalks } from "../walk/walk.js";
@@ -172,7 +172,8 @@ export function frameJson(
   const a = (v: bigint): string => formatAddress(machine, v);
   const source = sourceOf(loc);
   const registers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(frame.registers)) registers[k] = a(v);
+  const regs = frame.registers;
+  for (const k in regs) registers[k] = a(regs[k]!);
   return {
     frame: frame.index,
     trust: schemaTrust(frame),
@@ -233,7 +234,7 @@ export function schemaCodeId(module: Module, dumpModule: MinidumpModule | undefi
 
 /** Whether a module has symbols (names or unwind records) from its input or a symbol file. */
 function hasSymbols(m: Module): boolean {
-  return m.unwind !== undefined || m.symbols.length > 0;
+  return m.unwind !== undefined || hasModuleSymbols(m);
 }
 
 /**
@@ -440,7 +441,8 @@ class JsonWriter {
     const inner = indent + "  ";
     let n = 0;
     this.out.push("{");
-    for (const [key, v] of entries) {
+    for (let i = 0; i < entries.length; i++) {
+      const [key, v] = entries[i]!;
       if (v === undefined) continue;
       this.out.push((n++ > 0 ? "," : "") + (this.pretty ? `\n${inner}${JSON.stringify(key)}: ` : `${JSON.stringify(key)}:`));
       if (typeof v === "function") (v as Streamed)(this.out, inner);

@@ -58,6 +58,7 @@ function lastAtOrBelow<T extends { rva: bigint }>(sorted: readonly T[], rva: big
  * address − 1 for caller frames); see the file comment for the rules.
  */
 export function symbolize(module: Module, rva: bigint): SymbolMatch | undefined {
+  if (module.symbolIndex !== undefined) return module.symbolIndex.resolve(rva, true);
   const index = breakpadIndex(module.symbols);
   if (index === undefined) {
     const symbol = symbolAt(module, rva);
@@ -78,5 +79,10 @@ export function symbolize(module: Module, rva: bigint): SymbolMatch | undefined 
   const pub = index.publics[p]!;
   if (func !== undefined && pub.rva <= func.rva) return undefined;
   return { symbol: pub };
+}
+
+/** Whether {@link symbolize} finds a symbol at `rva` (without looking up its line record). */
+export function hasSymbolAt(module: Module, rva: bigint): boolean {
+  return module.symbolIndex !== undefined ? module.symbolIndex.resolve(rva, false) !== undefined : symbolize(module, rva) !== undefined;
 }
 

@@ -233,9 +233,9 @@ class FrameRow implements Frame {
     }
     if (covered) return all;
     const view: Registers = {};
-    for (const name of recovered) {
-      const v = all[name];
-      if (v !== undefined) view[name] = v;
+    for (let i = 0; i < recovered.length; i++) {
+      const v = all[recovered[i]!];
+      if (v !== undefined) view[recovered[i]!] = v;
     }
     return view;
   }
@@ -269,8 +269,13 @@ interface CachedRules {
   others?: Map<number, CachedRules>;
 }
 
-/** Slots of a rule cache's direct-mapped front (a power of two). */
+/**
+ * Slots of a rule cache's direct-mapped front (a power of two): a few at first, since most walks
+ * (a dump of a batch) meet a few dozen return addresses, and the full number once the cache
+ * holds more than twice as many entries as its front has slots.
+ */
 const FRONT_SLOTS = 4096;
+const FIRST_FRONT_SLOTS = 64;
 
 /**
  * Rules for caller frames by their PC, a return address (a number when it is exact as one), for
@@ -282,6 +287,8 @@ const FRONT_SLOTS = 4096;
 interface RuleCache {
   frontKeys: Float64Array;
   front: (CachedRules | undefined)[];
+  /** The front's slots − 1. */
+  mask: number;
   byNumber: Map<number, CachedRules>;
   byBigint: Map<bigint, CachedRules>;
 }
@@ -293,7 +300,7 @@ function ruleCacheFor(cache: UnwindCache, snapshot: Snapshot, strategies: readon
   const byStrategies = cache.get(RULE_CACHES).get(snapshot.memory, snapshot.modules, () => new WeakMap());
   let rules = byStrategies.get(strategies);
   if (rules === undefined) {
-    rules = { frontKeys: new Float64Array(FRONT_SLOTS).fill(-1), front: new Array<CachedRules | undefined>(FRONT_SLOTS).fill(undefined), byNumber: new Map(), byBigint: new Map() };
+    rules = { frontKeys: new Float64Array(FIRST_FRONT_SLOTS).fill(-1), front: new Array<CachedRules | undefined>(FIRST_FRONT_SLOTS).fill(undefined), mask: FIRST_FRONT_SLOTS - 1, byNumber: new Map(), byBigint: new Map() };
     byStrategies.set(strategies, rules);
   }
   return rules;
@@ -304,16 +311,23 @@ function cachedRules(cache: RuleCache, site: FrameSite, pc: bigint, pcNumber: nu
   let entry: CachedRules | undefined;
   if (pcNumber >= 0 || pc <= MAX_EXACT) {
     const key = pcNumber >= 0 ? pcNumber : Number(pc);
-    const slot = (key ^ (key >>> 12)) & (FRONT_SLOTS - 1);
+    const slot = (key ^ (key >>> 12)) & cache.mask;
     if (cache.frontKeys[slot] === key) entry = cache.front[slot]!;
     else {
       entry = cache.byNumber.get(key);
       if (entry === undefined) {
         entry = { calleeParams: site.calleeParams, rules: [] };
         cache.byNumber.set(key, entry);
+        if (cache.mask < FRONT_SLOTS - 1 && cache.byNumber.size > 2 * (cache.mask + 1)) {
+          // Grown past its front: a full one, filled again as addresses come back.
+          cache.frontKeys = new Float64Array(FRONT_SLOTS).fill(-1);
+          cache.front = new Array<CachedRules | undefined>(FRONT_SLOTS).fill(undefined);
+          cache.mask = FRONT_SLOTS - 1;
+        }
       }
-      cache.frontKeys[slot] = key;
-      cache.front[slot] = entry;
+      const at = (key ^ (key >>> 12)) & cache.mask;
+      cache.frontKeys[at] = key;
+      cache.front[at] = entry;
     }
   } else {
     entry = cache.byBigint.get(pc);
@@ -475,7 +489,7 @@ function walkWithin(snapshot: Snapshot, thread: ThreadSnapshot, options: WalkOpt
   // What the walk knows of the frame being unwound besides its registers: its PC, SP and BSP as
   // numbers (from the step that found it), and the rule that found it. Kept here, not in the
   // frame rows, which stay small.
-  const ctx: ExecContext = { pc: exactNumber(arch.pcOf(context)), sp: exactNumber(arch.spOf(context)), bstore: exactNumber(arch.bstoreOf(context)), recovered: undefined, foundBy: undefined, stripPac: pacStripFor(snapshot, options), scanAllowed: true, cache };
+  const ctx: ExecContext = { pc: exactNumber(arch.pcOf(context)), sp: exactNumber(arch.spOf(context)), bstore: exactNumber(arch.bstoreOf(context)), recovered: undefined, foundBy: undefined, stripPac: pacStripFor(snapshot, options, cache), scanAllowed: true, cache };
   // Breakpad's TerminateWalk lets the stack pointer stay put on the first unwind only.
   const keepSpAfterInterrupt = !breakpadChecks(options);
   let interrupted = false;
@@ -532,7 +546,7 @@ function walkWithin(snapshot: Snapshot, thread: ThreadSnapshot, options: WalkOpt
 }
 
 /** How the walk strips ARM64 pointer authentication codes ({@link WalkOptions.pacVaBits}, {@link WalkOptions.breakpad}); undefined on other machines. */
-function pacStripFor(snapshot: Snapshot, options: WalkOptions): PacStrip | undefined {
+function pacStripFor(snapshot: Snapshot, options: WalkOptions, cache: UnwindCache): PacStrip | undefined {
   let strip = stripPac;
   if (options.pacVaBits !== undefined) {
     try {
@@ -542,7 +556,7 @@ function pacStripFor(snapshot: Snapshot, options: WalkOptions): PacStrip | undef
     }
   }
   if (!machineInfo(snapshot.machine).pointerAuthentication) return undefined;
-  return breakpadChecks(options) ? breakpadPacStripper(snapshot.modules) : strip;
+  return breakpadChecks(options) ? breakpadPacStripper(cache, snapshot.modules) : strip;
 }
 
 /** A walked thread together with the thread it came from. */

@@ -8,7 +8,8 @@ import { describe, expect, it } from "vitest";
 import { applyRules, cfiTable, compileExpression, evaluateExpression, rulesAt, type CfiRuleSet } from "../../src/arch/cfi.js";
 import { x64Cfi } from "../../src/arch/x64/cfi.js";
 import { x86Cfi } from "../../src/arch/x86/cfi.js";
-import { parseBreakpadSym } from "../../src/formats/breakpad-sym.js";
+import { parseBreakpadSym, symTables } from "../../src/formats/breakpad-sym.js";
+import { cfiIndex } from "../../src/formats/breakpad-sym/cfi-index.js";
 import { RegionMemory } from "../../src/memory/region-memory.js";
 import type { Module, Registers, Snapshot } from "../../src/model/snapshot.js";
 import type { FrameSite } from "../../src/unwind/step.js";
@@ -93,24 +94,27 @@ describe("rule sets and delta rows", () => {
       "STACK CFI INIT 1050 10 .cfa: $rsp 8 + .ra:",
     ].join("\n"),
   );
-  const table = cfiTable(sym.stackCfi);
-  const at = (rva: number): string | undefined => {
-    const r = rulesAt(table, rva, 8);
-    return r === undefined ? undefined : [r.set.cfa!.text, ...[...r.set.registers].map(([n, e]) => `${n}: ${e.text}`)].join(" | ");
-  };
+  // The records as a list, and the parse's index over the file (what attaching the file gives a module).
+  for (const [name, table] of [["a list of records", cfiTable(sym.stackCfi)], ["the parse's index", cfiIndex(symTables(sym)!)]] as const) {
+    const at = (rva: number): string | undefined => {
+      const r = rulesAt(table, rva, 8);
+      return r === undefined ? undefined : [r.set.cfa!.text, ...[...r.set.registers].map(([n, e]) => `${n}: ${e.text}`)].join(" | ");
+    };
 
-  it("applies the INIT rules, then every delta row up to the address", () => {
-    expect(at(0x1000)).toBe("$rsp 8 +");
-    expect(at(0x1003)).toBe("$rsp 16 + | $rbp: .cfa 16 - ^");
-    expect(at(0x101f)).toBe("$rbp 16 + | $rbp: .cfa 16 - ^");
-  });
+    it(`${name}: applies the INIT rules, then every delta row up to the address`, () => {
+      expect(at(0x1000)).toBe("$rsp 8 +");
+      expect(at(0x1003)).toBe("$rsp 16 + | $rbp: .cfa 16 - ^");
+      expect(at(0x101f)).toBe("$rbp 16 + | $rbp: .cfa 16 - ^");
+    });
 
-  it("keeps the first of overlapping INIT ranges, drops empty ones, and refuses malformed INIT rules", () => {
-    expect(table.inits.map((i) => i.address.toString(16))).toEqual(["1000", "1050"]);
-    expect(at(0x1020)).toBeUndefined();
-    expect(at(0x1040)).toBeUndefined();
-    expect(at(0x1050)).toBeUndefined();
-  });
+    it(`${name}: keeps the first of overlapping INIT ranges, drops empty ones, and refuses malformed INIT rules`, () => {
+      // 1010+8 lies inside 1000+20 and is dropped; 1040+0 is empty; 1050's rules are malformed.
+      expect([0x1000, 0x1010, 0x1017, 0x101f, 0x1020, 0x1040, 0x1050, 0x105f].map((rva) => table.at(rva)?.address.toString(16))).toEqual(["1000", "1000", "1000", "1000", undefined, undefined, "1050", "1050"]);
+      expect(at(0x1020)).toBeUndefined();
+      expect(at(0x1040)).toBeUndefined();
+      expect(at(0x1050)).toBeUndefined();
+    });
+  }
 });
 
 const BASE = 0x7f00_0000_0000n;

@@ -49,12 +49,13 @@ export interface BatchBench {
   errors: number;
 }
 
-/** Writes the dumps, walks them both ways and checks the records against the truth. */
-export function benchBatch(): BatchBench {
-  const work = mkdtempSync(join(tmpdir(), "bench-batch-"));
+/**
+ * Writes the 1,000 dumps into `dir` (with the .sym store beside them) through scratch folders of
+ * `dir`'s parent; their names, sorted, and each one's truth (frame PCs and stack pointers).
+ */
+export function writeBatchDumps(dir: string): { dumps: string[]; truth: Map<string, { pc: bigint; sp: bigint }[]> } {
+  const work = mkdtempSync(join(tmpdir(), "bench-batch-emulate-"));
   try {
-    const dir = join(work, "dumps");
-    mkdirSync(dir);
     const truth = new Map<string, { pc: bigint; sp: bigint }[]>();
     for (const p of PROGRAMS) {
       const scratch = join(work, p.name);
@@ -72,7 +73,19 @@ export function benchBatch(): BatchBench {
       // The symbol store the emulator wrote beside its dumps goes with them.
       for (const entry of readdirSync(scratch)) if (entry.endsWith(".pdb")) cpSync(join(scratch, entry), join(dir, entry), { recursive: true });
     }
-    const dumps = readdirSync(dir).filter((f) => f.endsWith(".dmp")).sort();
+    return { dumps: readdirSync(dir).filter((f) => f.endsWith(".dmp")).sort(), truth };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** Writes the dumps, walks them both ways and checks the records against the truth. */
+export function benchBatch(): BatchBench {
+  const work = mkdtempSync(join(tmpdir(), "bench-batch-"));
+  try {
+    const dir = join(work, "dumps");
+    mkdirSync(dir);
+    const { dumps, truth } = writeBatchDumps(dir);
     const jobs = availableParallelism();
     const parallel = bin(["walk", dir, "--symbols", dir, "--format", "jsonl", "--jobs", String(jobs)]);
     const serial = bin(["walk", dir, "--symbols", dir, "--format", "jsonl", "--jobs", "1"]);

@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: emulator speed (instructions per second with and without the shadow-stack
  * hook, snapshots per second in sweep mode), the time to regenerate the whole vector corpus
- * (target: 60 s on 2 cores), and the walker's speed on a deep frame chain.
+ * (target: 60 s on 2 cores), the walker's speed on a deep frame chain, and the other benches of
+ * this folder, last this project against Breakpad's `minidump_stackwalk` (bench-breakpad.ts).
  */
 import { fileURLToPath } from "node:url";
 import { compareWithTruth, RegionMemory, UnwindCache, walkThread, type Snapshot } from "../../src/index.js";
@@ -199,4 +200,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   await (await import("./bench-inline.js")).printInlineBench();
   await (await import("./bench-package.js")).printPackageBench();
   process.stdout.write((await import("./bench-batch.js")).formatBatchBench((await import("./bench-batch.js")).benchBatch()));
+  await (await import("./bench-breakpad.js")).printBreakpadBench();
 }

@@ -23,7 +23,7 @@ import { chainMachine, notTaken, type ChainMachine, type FramePointerPlan } from
 import { callSiteCheck, enteredElsewhere, NOT_RETURN, type CallSiteCheck } from "../scan.js";
 import { returnAddressInfoArm64 } from "./code.js";
 import { inheritedArm64 } from "./exec.js";
-import { breakpadPacMask, breakpadStripPac, stripPac } from "./pac.js";
+import { breakpadStripPac, cachedBreakpadPacMask, stripPac } from "./pac.js";
 
 /** The chain's registers; the return address read from a record is stripped of its pointer authentication code. */
 export const ARM64_CHAIN: ChainMachine = chainMachine({
@@ -152,5 +152,5 @@ export function execBreakpadFramePointer(plan: BreakpadFramePointerPlan, registe
 export const arm64BreakpadFramePointer: UnwindStrategy<BreakpadFramePointerPlan> = {
   name: "breakpad-frame-pointer",
   trust: "frame-pointer",
-  ruleFor: (site: FrameSite) => ({ kind: "arm64-breakpad-fp", modules: site.modules, mask: breakpadPacMask(site.modules) }),
+  ruleFor: (site: FrameSite) => ({ kind: "arm64-breakpad-fp", modules: site.modules, mask: cachedBreakpadPacMask(site.cache, site.modules) }),
 };

@@ -8,6 +8,7 @@
  * addresses without describing it.
  */
 import { moduleAt, type Module } from "../../model/snapshot.js";
+import { keyed, keyedSlot, type UnwindCache } from "../../unwind/cache.js";
 import type { PacStrip } from "../step.js";
 
 /** The virtual-address size the stripping assumes by default: 48 bits keeps every canonical user address (arm64.md §1.12). */
@@ -54,11 +55,25 @@ export function stripPacHigh(high: number): number {
  */
 export function breakpadPacMask(modules: readonly Module[]): bigint {
   let end = 0n;
-  for (const m of modules) if (m.base + m.size > end) end = m.base + m.size;
+  for (let i = 0; i < modules.length; i++) {
+    const m = modules[i]!;
+    if (m.base + m.size > end) end = m.base + m.size;
+  }
   if (end === 0n) return 0xffff_ffff_ffff_ffffn;
   let mask = end;
-  for (const s of [1n, 2n, 4n, 8n, 16n, 32n]) mask |= mask >> s;
-  return mask;
+  mask |= mask >> 1n;
+  mask |= mask >> 2n;
+  mask |= mask >> 4n;
+  mask |= mask >> 8n;
+  mask |= mask >> 16n;
+  return mask | (mask >> 32n);
+}
+
+const PAC_MASKS = keyedSlot<readonly Module[], bigint>("Breakpad's PAC mask");
+
+/** {@link breakpadPacMask} of a module list, worked out once per list in a walk's cache (a step asks for it every frame). */
+export function cachedBreakpadPacMask(cache: UnwindCache, modules: readonly Module[]): bigint {
+  return keyed(cache, PAC_MASKS, modules, () => breakpadPacMask(modules));
 }
 
 /** Breakpad's `PtrauthStrip`: `p` under {@link breakpadPacMask} when that lies in a module, else `p` as it is. */
@@ -67,8 +82,8 @@ export function breakpadStripPac(modules: readonly Module[], mask: bigint, p: bi
   return moduleAt(modules, stripped) !== undefined ? stripped : p;
 }
 
-/** Breakpad's `PtrauthStrip` for a module list, as a {@link PacStrip}. */
-export function breakpadPacStripper(modules: readonly Module[]): PacStrip {
-  const mask = breakpadPacMask(modules);
+/** Breakpad's `PtrauthStrip` for a module list, as a {@link PacStrip} (its mask from the walk's cache). */
+export function breakpadPacStripper(cache: UnwindCache, modules: readonly Module[]): PacStrip {
+  const mask = cachedBreakpadPacMask(cache, modules);
   return pacStrip((p) => breakpadStripPac(modules, mask, p), mask);
 }

@@ -95,6 +95,12 @@ function frameDataOf(r: StackWinSizes): FrameData {
  * that do not convert (sizes FPO_DATA cannot hold) are left out and counted.
  */
 export function breakpadFpoData(sym: BreakpadSymbols): { fpo: FpoData[]; unconverted: number } {
+  const tables = symTables(sym);
+  return tables === undefined ? fpoData(sym) : tables.derived(FPO, () => fpoData(sym));
+}
+const FPO = {};
+
+function fpoData(sym: BreakpadSymbols): { fpo: FpoData[]; unconverted: number } {
   const records = fpoRecords(sym);
   try {
     return { fpo: stackWinToFpoData(records), unconverted: 0 };
@@ -115,15 +121,22 @@ export function breakpadFpoData(sym: BreakpadSymbols): { fpo: FpoData[]; unconve
   return { fpo: stackWinToFpoData(usable), unconverted };
 }
 
-/** The FrameData of a `.sym` file's type-4 STACK WIN records, sorted as {@link stackWinToFrameData} sorts them; every record converts. */
+/**
+ * The FrameData of a `.sym` file's type-4 STACK WIN records, sorted as {@link stackWinToFrameData}
+ * sorts them; every record converts. Those of a parse are made once, and shared by every module
+ * the file is attached to.
+ */
 export function breakpadFrameData(sym: BreakpadSymbols): FrameData[] {
   const tables = symTables(sym);
   if (tables === undefined) return stackWinToFrameData(sym.stackWin);
-  return tables
-    .frameDataRows()
-    .map((i) => frameDataOf(tables.stackWinSizes(i)))
-    .sort((a, b) => a.rvaStart - b.rvaStart || b.codeSize - a.codeSize);
+  return tables.derived(FRAME_DATA, () =>
+    tables
+      .frameDataRows()
+      .map((i) => frameDataOf(tables.stackWinSizes(i)))
+      .sort((a, b) => a.rvaStart - b.rvaStart || b.codeSize - a.codeSize),
+  );
 }
+const FRAME_DATA = {};
 
 /** The STACK WIN records of `sym` of types 0-3 (FPO_DATA's frame kinds), in file order. */
 function fpoRecords(sym: BreakpadSymbols): BreakpadStackWin[] {

@@ -12,10 +12,8 @@
  * these rules refuse is left out and counted: Breakpad logs it and does not count it against the
  * symbol file.
  */
-import { HEX_VALUE } from "./tables.js";
-
-/** An INLINE record's numbers: depth, call line, call file (−2 when the record has none), origin, then (address, size) pairs. */
-export type InlineNumbers = number[];
+import { HEX_VALUE } from "./digits.js";
+import { FIELDS } from "./scan.js";
 
 const SPACE = 0x20;
 const MINUS = 0x2d;
@@ -24,32 +22,18 @@ const MAX = Number.MAX_SAFE_INTEGER;
 /** A call file of an INLINE record in the older form, which names none. */
 export const NO_CALL_FILE = -2;
 
-/** The space-separated fields of `text` [from, to). */
-function fieldsOf(text: string, from: number, to: number): [number, number][] {
-  const out: [number, number][] = [];
-  let i = from;
-  while (i < to) {
-    while (i < to && text.charCodeAt(i) === SPACE) i++;
-    if (i >= to) break;
-    const start = i;
-    while (i < to && text.charCodeAt(i) !== SPACE) i++;
-    out.push([start, i]);
-  }
-  return out;
-}
-
 /** A decimal field [start, end), at least `min`; NaN when it is not one. */
-function decimal(text: string, start: number, end: number, min: number): number {
+function decimal(b: Uint8Array, start: number, end: number, min: number): number {
   let i = start;
   let negative = false;
-  if (text.charCodeAt(i) === MINUS) {
+  if (b[i] === MINUS) {
     negative = true;
     i++;
   }
   if (i >= end) return Number.NaN;
   let value = 0;
   for (; i < end; i++) {
-    const d = text.charCodeAt(i) - 0x30;
+    const d = b[i]! - 0x30;
     if (d < 0 || d > 9) return Number.NaN;
     value = value * 10 + d;
     if (value > MAX) return Number.NaN;
@@ -59,61 +43,78 @@ function decimal(text: string, start: number, end: number, min: number): number 
 }
 
 /** A hex field [start, end); NaN when it is not one. */
-function hexField(text: string, start: number, end: number): number {
+function hexField(b: Uint8Array, start: number, end: number): number {
   if (start >= end || end - start > 13) return Number.NaN;
   let value = 0;
   for (let i = start; i < end; i++) {
-    const c = text.charCodeAt(i);
-    const d = c < 0x80 ? HEX_VALUE[c]! : -1;
+    const d = HEX_VALUE[b[i]!]!;
     if (d < 0) return Number.NaN;
     value = value * 16 + d;
   }
   return value;
 }
 
-/** The numbers of the INLINE record whose fields are `text` [from, to) (after the keyword), or undefined when Breakpad refuses it. */
-export function readInline(text: string, from: number, to: number): InlineNumbers | undefined {
-  const f = fieldsOf(text, from, to);
-  if (f.length < 5) return undefined;
-  const withFile = f.length % 2 === 0;
-  const field = (k: number, min: number): number => decimal(text, f[k]![0], f[k]![1], min);
-  const depth = field(0, 0);
-  const callLine = field(1, 0);
-  const callFile = withFile ? field(2, -1) : NO_CALL_FILE;
-  const origin = field(withFile ? 3 : 2, 0);
-  if (Number.isNaN(depth + callLine + callFile + origin)) return undefined;
-  const out = [depth, callLine, callFile, origin];
-  for (let k = withFile ? 4 : 3; k + 1 < f.length; k += 2) {
-    const address = hexField(text, f[k]![0], f[k]![1]);
-    const size = hexField(text, f[k + 1]![0], f[k + 1]![1]);
-    if (Number.isNaN(address + size)) return undefined;
-    out.push(address, size);
-  }
-  return out;
-}
-
-/** An INLINE_ORIGIN record read from `text` [from, to): the id, the file id (−2 when the record has none) and where the name is. */
-export interface OriginFields {
-  id: number;
-  file: number;
-  nameStart: number;
-  nameEnd: number;
-}
-
-/** The fields of the INLINE_ORIGIN record whose text after the keyword is `text` [from, to), or undefined when Breakpad refuses it. */
-export function readInlineOrigin(text: string, from: number, to: number): OriginFields | undefined {
+/** The number of space-separated fields of `b` [from, to). */
+function fieldCount(b: Uint8Array, from: number, to: number): number {
+  let count = 0;
   let i = from;
-  while (i < to && text.charCodeAt(i) === SPACE) i++;
+  while (i < to) {
+    while (i < to && b[i] === SPACE) i++;
+    if (i >= to) break;
+    count++;
+    while (i < to && b[i] !== SPACE) i++;
+  }
+  return count;
+}
+
+/**
+ * Reads the INLINE record whose fields are `b` [from, to) (after the keyword): whether Breakpad
+ * takes it, with its numbers (depth, call line, call file or {@link NO_CALL_FILE}, origin, then
+ * (address, size) pairs) pushed onto `out` when given. Nothing is allocated: the parse only
+ * checks a record, a lookup reads it.
+ */
+export function readInline(b: Uint8Array, from: number, to: number, out?: number[]): boolean {
+  const count = fieldCount(b, from, to);
+  if (count < 5) return false;
+  // An even number of fields is the current form, with a call file; the pairs then fill the rest.
+  const withFile = count % 2 === 0;
+  const numbers = withFile ? 4 : 3;
+  const at = out === undefined ? 0 : out.length;
+  let i = from;
+  for (let k = 0; k < count; k++) {
+    while (b[i] === SPACE) i++;
+    const start = i;
+    while (i < to && b[i] !== SPACE) i++;
+    const value = k < numbers ? decimal(b, start, i, withFile && k === 2 ? -1 : 0) : hexField(b, start, i);
+    if (Number.isNaN(value)) {
+      if (out !== undefined) out.length = at;
+      return false;
+    }
+    if (out === undefined) continue;
+    if (k === 2 && !withFile) out.push(NO_CALL_FILE);
+    out.push(value);
+  }
+  return true;
+}
+
+/**
+ * Reads the INLINE_ORIGIN record whose text after the keyword is `b` [from, to): whether Breakpad
+ * takes it, with FIELDS[0] its id, FIELDS[1] its file id ({@link NO_CALL_FILE} when it has none),
+ * FIELDS[2..3] where its name is.
+ */
+export function readInlineOrigin(b: Uint8Array, from: number, to: number): boolean {
+  let i = from;
+  while (i < to && b[i] === SPACE) i++;
   const idStart = i;
-  while (i < to && text.charCodeAt(i) !== SPACE) i++;
-  const id = decimal(text, idStart, i, 0);
-  while (i < to && text.charCodeAt(i) === SPACE) i++;
-  if (Number.isNaN(id) || i >= to) return undefined;
+  while (i < to && b[i] !== SPACE) i++;
+  const id = decimal(b, idStart, i, 0);
+  while (i < to && b[i] === SPACE) i++;
+  if (Number.isNaN(id) || i >= to) return false;
   // The older form has a file id here: a first word of digits, with an optional leading minus.
   let j = i;
   let digits = true;
-  for (; j < to && text.charCodeAt(j) !== SPACE; j++) {
-    const c = text.charCodeAt(j);
+  for (; j < to && b[j] !== SPACE; j++) {
+    const c = b[j]!;
     if (!(c >= 0x30 && c <= 0x39) && !(c === MINUS && j === i)) {
       digits = false;
       break;
@@ -121,12 +122,16 @@ export function readInlineOrigin(text: string, from: number, to: number): Origin
   }
   let file = NO_CALL_FILE;
   if (digits) {
-    while (j < to && text.charCodeAt(j) !== SPACE) j++;
-    file = decimal(text, i, j, -1);
-    if (Number.isNaN(file)) return undefined;
-    while (j < to && text.charCodeAt(j) === SPACE) j++;
-    if (j >= to) return undefined;
+    while (j < to && b[j] !== SPACE) j++;
+    file = decimal(b, i, j, -1);
+    if (Number.isNaN(file)) return false;
+    while (j < to && b[j] === SPACE) j++;
+    if (j >= to) return false;
     i = j;
   }
-  return { id, file, nameStart: i, nameEnd: to };
+  FIELDS[0] = id;
+  FIELDS[1] = file;
+  FIELDS[2] = i;
+  FIELDS[3] = to;
+  return true;
 }

@@ -1,13 +1,15 @@
 /**
  * A `.sym` file's FUNC and PUBLIC records as a module's symbols (minidump.md §7), for the
- * symbolizer: a symbol's name and a FUNC's line records are read from the file's bytes when they
- * are first read (a walk names a handful of symbols).
+ * symbolizer: looked up in the parse's tables by address ({@link symbolIndex}), with an object
+ * made only for a symbol a lookup returns; a symbol's name and a FUNC's line records are read from
+ * the file's bytes when they are first read (a walk names a handful of symbols).
  */
-import type { ModuleSymbol, SourceLine } from "../../model/snapshot.js";
+import { lineAt, type ModuleSymbol, type SourceLine, type SymbolIndex } from "../../model/snapshot.js";
+import { countKeysAtOrBelow } from "../sorted-ranges.js";
 import type { InlineSites } from "../../model/inline.js";
 import { breakpadInlineSites } from "./inline-sites.js";
 import { symTables } from "./parser.js";
-import type { SymTables } from "./tables.js";
+import { FUNC, PUBLIC, type SymTables } from "./tables.js";
 import type { BreakpadFunc, BreakpadSymbols } from "./types.js";
 
 const byRva = (a: { rva: bigint }, b: { rva: bigint }): number => (a.rva < b.rva ? -1 : a.rva > b.rva ? 1 : 0);
@@ -130,16 +132,14 @@ function recordFunc(func: BreakpadFunc, files: Map<number, string>, origins: () 
  * A `.sym` file's FUNC and PUBLIC records as module symbols, sorted by rva (FUNCs before PUBLICs
  * at one address, file order otherwise), each marked with its kind and parameter size; FUNCs
  * carry their line records with FILE numbers resolved to names (minidump.md §7), converted when
- * they are first read.
+ * they are first read. Symbols of a parse are made once and shared with its {@link symbolIndex}.
  */
 export function breakpadSymbols(sym: BreakpadSymbols): ModuleSymbol[] {
   const tables = symTables(sym);
+  if (tables !== undefined) return symbolIndex(tables).all();
   let funcs: ModuleSymbol[];
   let publics: ModuleSymbol[];
-  if (tables !== undefined) {
-    funcs = tables.mapFuncs((row, address, size, paramSize) => tableFunc(tables, row, address, size, paramSize));
-    publics = tables.mapPublics((row, address, paramSize) => tablePublic(tables, row, address, paramSize));
-  } else {
+  {
     const files = sym.files;
     let origins: Map<number, string> | undefined;
     const originNames = (): Map<number, string> => {
@@ -152,7 +152,11 @@ export function breakpadSymbols(sym: BreakpadSymbols): ModuleSymbol[] {
     funcs = sym.functions.map((f) => recordFunc(f, files, originNames));
     publics = sym.publics.map((p): ModuleSymbol => ({ name: p.name, rva: BigInt(p.address), kind: "public", paramSize: p.paramSize }));
   }
-  // Both lists are sorted by address (the parser's order): merge them, FUNCs first at one address.
+  return merged(funcs, publics);
+}
+
+/** FUNC and PUBLIC symbols, each sorted by address, as one list: FUNCs first at one address. */
+function merged(funcs: readonly ModuleSymbol[], publics: readonly ModuleSymbol[]): ModuleSymbol[] {
   const out: ModuleSymbol[] = [];
   let f = 0;
   let p = 0;
@@ -161,4 +165,130 @@ export function breakpadSymbols(sym: BreakpadSymbols): ModuleSymbol[] {
     else out.push(publics[p++]!);
   }
   return out;
+}
+
+/**
+ * The module symbols of a parse's tables looked up by address: the FUNC and PUBLIC rows are
+ * searched where they are, and an object is made (once) for a symbol a lookup returns.
+ */
+class TableSymbols implements SymbolIndex {
+  readonly count: number;
+  /** The FUNC rows with a size, in address order, when some FUNC has none (else every FUNC row in address order); made on first use. */
+  private sizedRows: Uint32Array | undefined;
+  private readonly funcSymbols = new Map<number, ModuleSymbol>();
+  private readonly publicSymbols = new Map<number, ModuleSymbol>();
+  /** The line records of FUNC rows looked up, as (address, size, line, file) quadruples. */
+  private readonly lineTables = new Map<number, Uint32Array>();
+  private list: ModuleSymbol[] | undefined;
+
+  constructor(private readonly tables: SymTables) {
+    this.count = tables.funcs.length + tables.publics.length;
+  }
+
+  private get sized(): Uint32Array | undefined {
+    const t = this.tables;
+    if (t.emptyFuncs === 0 || this.sizedRows !== undefined) return this.sizedRows;
+    const funcs = t.funcs;
+    const sized = new Uint32Array(funcs.length - t.emptyFuncs);
+    let n = 0;
+    for (let k = 0; k < funcs.length; k++) {
+      const row = t.funcRow(k);
+      if (funcs.get(row, FUNC.size) !== 0) sized[n++] = row;
+    }
+    return (this.sizedRows = sized);
+  }
+
+  all(): ModuleSymbol[] {
+    const t = this.tables;
+    return (this.list ??= merged(
+      t.mapFuncs((row) => this.func(row)),
+      t.mapPublics((row) => this.public(row)),
+    ));
+  }
+
+  private func(row: number): ModuleSymbol {
+    let symbol = this.funcSymbols.get(row);
+    if (symbol === undefined) {
+      const f = this.tables.funcs;
+      symbol = tableFunc(this.tables, row, f.get(row, FUNC.address), f.get(row, FUNC.size), f.get(row, FUNC.paramSize));
+      this.funcSymbols.set(row, symbol);
+    }
+    return symbol;
+  }
+
+  private public(row: number): ModuleSymbol {
+    let symbol = this.publicSymbols.get(row);
+    if (symbol === undefined) {
+      const p = this.tables.publics;
+      symbol = tablePublic(this.tables, row, p.get(row, PUBLIC.address), p.get(row, PUBLIC.paramSize));
+      this.publicSymbols.set(row, symbol);
+    }
+    return symbol;
+  }
+
+  /** The FUNC row of the last FUNC starting at or below `rva` (of those with a size when `sized`), or −1. */
+  private funcAtOrBelow(rva: number, sized: boolean): number {
+    const t = this.tables;
+    const list = sized ? this.sized : undefined;
+    const rowAt = list === undefined ? (k: number): number => t.funcRow(k) : (k: number): number => list[k]!;
+    const k = countKeysAtOrBelow(list === undefined ? t.funcs.length : list.length, rva, (k) => t.funcs.get(rowAt(k), FUNC.address)) - 1;
+    return k < 0 ? -1 : rowAt(k);
+  }
+
+  /** The last PUBLIC place (address order) starting at or below `rva`, or −1. */
+  private publicAtOrBelow(rva: number): number {
+    const t = this.tables;
+    return countKeysAtOrBelow(t.publics.length, rva, (k) => t.publics.get(t.publicRow(k), PUBLIC.address)) - 1;
+  }
+
+  at(rva: bigint): ModuleSymbol | undefined {
+    const r = Number(rva);
+    const t = this.tables;
+    const f = this.funcAtOrBelow(r, false);
+    const p = this.publicAtOrBelow(r);
+    const fa = f < 0 ? -1 : t.funcs.get(f, FUNC.address);
+    // At one address the FUNCs come before the PUBLICs: the last symbol is the PUBLIC.
+    if (p >= 0 && t.publics.get(t.publicRow(p), PUBLIC.address) >= fa) return this.public(t.publicRow(p));
+    if (f < 0) return undefined;
+    return r - fa >= t.funcs.get(f, FUNC.size) ? undefined : this.func(f);
+  }
+
+  resolve(rva: bigint, lines: boolean): { symbol: ModuleSymbol; line?: SourceLine } | undefined {
+    const r = Number(rva);
+    const t = this.tables;
+    const f = this.funcAtOrBelow(r, true);
+    const fa = f < 0 ? -1 : t.funcs.get(f, FUNC.address);
+    if (f >= 0 && r - fa < t.funcs.get(f, FUNC.size)) {
+      const symbol = this.func(f);
+      if (!lines) return { symbol };
+      const line = this.lineAt(f, symbol, r);
+      return line === undefined ? { symbol } : { symbol, line };
+    }
+    // PUBLICs: the first of each address, none at 0 (Breakpad skips those), above the nearest FUNC.
+    let p = this.publicAtOrBelow(r);
+    if (p < 0) return undefined;
+    const pa = t.publics.get(t.publicRow(p), PUBLIC.address);
+    if (pa === 0 || (f >= 0 && pa <= fa)) return undefined;
+    while (p > 0 && t.publics.get(t.publicRow(p - 1), PUBLIC.address) === pa) p--;
+    return { symbol: this.public(t.publicRow(p)) };
+  }
+
+  /** The line record of FUNC row `row` covering `rva`: of the records at or below it, the last at the greatest address, if it covers it. */
+  private lineAt(row: number, symbol: ModuleSymbol, rva: number): SourceLine | undefined {
+    const source = (symbol as unknown as WithSource)[SOURCE];
+    if (source.lines !== undefined) return lineAt(source.lines, BigInt(rva));
+    let q = this.lineTables.get(row);
+    if (q === undefined) this.lineTables.set(row, (q = this.tables.lines(row)));
+    let best = -1;
+    for (let i = 0; i < q.length; i += 4) if (q[i]! <= rva && (best < 0 || q[i]! >= q[best]!)) best = i;
+    if (best < 0 || q[best + 1] === 0 || rva - q[best]! >= q[best + 1]!) return undefined;
+    return sourceLine(q[best]!, q[best + 1]!, q[best + 2]!, this.tables.fileName(q[best + 3]!));
+  }
+}
+
+const SYMBOL_INDEX = {};
+
+/** The module symbols of a parse's tables, looked up by address; one index per parse, which every module it is attached to shares. */
+export function symbolIndex(tables: SymTables): SymbolIndex {
+  return tables.derived(SYMBOL_INDEX, () => new TableSymbols(tables));
 }

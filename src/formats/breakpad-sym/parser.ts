@@ -1,32 +1,50 @@
 /**
- * The streaming `.sym` parser (minidump.md §7). Lines are found in the bytes as they come; the
- * common records (FILE, FUNC, its line records, PUBLIC, STACK WIN, STACK CFI, INLINE) are matched
- * by patterns (scan.ts) and stored in the parse's tables (tables.ts) as numbers and offsets into
- * the bytes, without a string or an object for each; every other line is decoded and read by
- * the strict reader (fields.ts), which also names the line and byte offset of anything
- * malformed.
+ * The `.sym` parser (minidump.md §7). Lines are found in the bytes as they come; the common records
+ * (FILE, FUNC, its line records, PUBLIC, STACK WIN, STACK CFI, INLINE, INLINE_ORIGIN) are read by
+ * the byte readers of scan.ts and stored in the parse's tables (tables.ts) as numbers and offsets
+ * into the bytes, without a string or an object for each; every other line is decoded and read by
+ * the strict reader (fields.ts), which also names the line and byte offset of anything malformed.
+ * The parse checks every line (so that a malformed one is found, or counted, as before), but keeps
+ * only the index: a record's text, line records and rules are read when a lookup asks for them.
  */
 import { InputError } from "../../errors.js";
 import { hex } from "../../hex.js";
-import type { BreakpadStackCfi } from "../../model/stack-cfi.js";
+import type { ByteSource } from "../../memory/byte-source.js";
 import { lazyProperty } from "../lazy-property.js";
 import { ContainedRanges } from "./contained-ranges.js";
+import { HEX_VALUE } from "./digits.js";
 import { clip, fail, Fields, HEX_DIGITS, type LineSite } from "./fields.js";
 import { readInline, readInlineOrigin } from "./inline-records.js";
-import { ALLOCATES_BASE_POINTER, bytesAsText, CFI_DELTA_RECORD, CFI_INIT_RECORD, FILE_RECORD, FUNC_RECORD, INLINE_ORIGIN_RECORD, INLINE_RECORD, LINE_RECORD, PUBLIC_RECORD, STACK_WIN_RECORD } from "./scan.js";
-import { HEX_VALUE, SymTables } from "./tables.js";
+import { allocatesBasePointer, bytesAsText, FIELDS, fileRecord, funcRecord, inlineRecord, publicRecord, STACK_CFI, STACK_CFI_INIT, stackKind, stackRecord } from "./scan.js";
+import { SymTables } from "./tables.js";
 import { MAX_MALFORMED_LINES, STACK_WIN_TYPE, type BreakpadCodeId, type BreakpadModule, type BreakpadSymbols, type BreakpadSymOptions } from "./types.js";
 
 const LF = 0x0a;
 const CR = 0x0d;
 const U32_MAX = 0xffff_ffff;
-/** The most bytes matched as one piece of text. */
+/** The most bytes read as one piece of text. */
 const WINDOW = 1 << 16;
+/** A run of line records `<address> <size> <line> <file>`: hex and decimal fields, 32-bit each, trailing spaces allowed. */
+const LINE_RUN = /(?:[0-9A-Fa-f]{1,8} +[0-9A-Fa-f]{1,8} +[0-9]{1,9} +[0-9]{1,9} *(?:\r\n|\n|\r))+/y;
 
 /** The end of the last line of `bytes` that ends in [start, limit], or `limit` when no line ends there (a longer line is cut and read strictly). */
 function lastLineEnd(bytes: Uint8Array, start: number, limit: number): number {
   for (let i = limit; i > start; i--) if (bytes[i - 1] === LF || bytes[i - 1] === CR) return bytes[i - 1] === CR && bytes[i] === LF ? i + 1 : i;
   return limit;
+}
+
+/** The line ends in `text` [from, to) (which ends at one): LFs, CRs not followed by LF. */
+function lineEnds(text: string, from: number, to: number, hasCR: boolean): number {
+  let count = 0;
+  if (!hasCR) {
+    for (let i = text.indexOf("\n", from); i >= 0 && i < to; i = text.indexOf("\n", i + 1)) count++;
+    return count;
+  }
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c === LF || (c === CR && text.charCodeAt(i + 1) !== LF)) count++;
+  }
+  return count;
 }
 
 /** The parse's tables, on the symbols it returned (not enumerable: a copy or comparison of the symbols sees the records). */
@@ -42,47 +60,25 @@ export function symTables(sym: BreakpadSymbols): SymTables | undefined {
  * A chunk may end anywhere, including inside a line or a UTF-8 sequence. For example, in Node:
  * `for await (const chunk of createReadStream(path)) parser.push(chunk)`. The symbols keep the
  * bytes pushed (names and programs are read from them when asked for): do not change them
- * afterwards.
+ * afterwards. To read a file by position instead of holding it, see {@link readBreakpadSym}.
  */
 export class BreakpadSymParser {
-  constructor(private readonly options: BreakpadSymOptions = {}) {}
-
-  private malformedCount = 0;
-  private firstMalformed: InputError | undefined;
-  private truncated = false;
-
-  private readonly decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  private readonly lines: LineParser;
   private readonly encoder = new TextEncoder();
   /** Bytes of the line being read, from earlier chunks. */
   private partial: Uint8Array[] = [];
   private partialLength = 0;
-  /** Byte offset of the first byte not yet parsed (the start of the line being read). */
-  private regionStart = 0;
-  /** Lines ended so far. */
-  private lineCount = 0;
-  /** The last line ended with CR, so an LF right after it belongs to the same line end. */
-  private afterCR = false;
   /** A high surrogate that ended a text chunk, waiting for its low half. */
   private heldSurrogate = "";
   private finished = false;
 
-  private readonly tables = new SymTables();
-  private moduleRecord: BreakpadModule | undefined;
-  private readonly info: string[] = [];
-  private codeId: BreakpadCodeId | undefined;
-  private droppedStackWin = 0;
-  private readonly stackWinRanges: ContainedRanges[] = [0, 1, 2, 3, 4].map(() => new ContainedRanges());
-  private readonly stackCfi: BreakpadStackCfi[] = [];
-  private inlineCount = 0;
-  private inlineOriginCount = 0;
-  private droppedInlineCount = 0;
-  private unknownCount = 0;
-  /** Whether line records attach to the last FUNC; a PUBLIC record ends that, as in Breakpad. */
-  private inFunc = false;
+  constructor(options: BreakpadSymOptions = {}) {
+    this.lines = new LineParser(options);
+  }
 
   /** The MODULE record, once the first line has been read. */
   get module(): BreakpadModule | undefined {
-    return this.moduleRecord;
+    return this.lines.module;
   }
 
   /**
@@ -120,33 +116,8 @@ export class BreakpadSymParser {
     if (this.finished) throw new Error("BreakpadSymParser: finish() after finish() or after an error");
     this.finished = true;
     this.releaseSurrogate();
-    if (this.partial.length > 0) this.parseRegion(this.takePartial(new Uint8Array(0)));
-    const module = this.moduleRecord;
-    if (module === undefined) {
-      fail("bad-magic", { line: this.lineCount + 1, offset: this.regionStart }, "the file ends before its MODULE record (a .sym file starts with MODULE)");
-    }
-    const tables = this.tables;
-    tables.finish();
-    const out = { module, info: this.info } as BreakpadSymbols;
-    lazyProperty(out, "files", () => tables.fileMap());
-    lazyProperty(out, "functions", () => tables.mapFuncs((row) => tables.funcRecord(row)));
-    lazyProperty(out, "publics", () => tables.mapPublics((row) => tables.publicRecord(row)));
-    lazyProperty(out, "stackWin", () => Array.from({ length: tables.stackWinCount }, (_, i) => tables.stackWinRecord(i)));
-    lazyProperty(out, "inlineOrigins", () => tables.originRecords());
-    Object.assign(out, {
-      droppedStackWin: this.droppedStackWin,
-      stackCfi: this.stackCfi,
-      inlineCount: this.inlineCount,
-      inlineOriginCount: this.inlineOriginCount,
-      droppedInlineCount: this.droppedInlineCount,
-      unknownCount: this.unknownCount,
-      malformedCount: this.malformedCount,
-      truncated: this.truncated,
-    });
-    if (this.firstMalformed !== undefined) out.firstMalformed = this.firstMalformed;
-    if (this.codeId !== undefined) out.codeId = this.codeId;
-    Object.defineProperty(out, TABLES, { value: tables });
-    return out;
+    if (this.partial.length > 0) this.lines.parseRegion(this.takePartial(new Uint8Array(0)));
+    return this.lines.finish();
   }
 
   /** A high surrogate with no low half encodes as U+FFFD. */
@@ -161,7 +132,7 @@ export class BreakpadSymParser {
   private scan(bytes: Uint8Array): void {
     let cut = bytes.length;
     while (cut > 0 && bytes[cut - 1] !== LF && bytes[cut - 1] !== CR) cut--;
-    if (cut > 0) this.parseRegion(this.takePartial(bytes.subarray(0, cut)));
+    if (cut > 0) this.lines.parseRegion(this.takePartial(bytes.subarray(0, cut)));
     if (cut < bytes.length) {
       const rest = bytes.slice(cut);
       this.partial.push(rest);
@@ -183,47 +154,143 @@ export class BreakpadSymParser {
     this.partialLength = 0;
     return out;
   }
+}
+
+/** Bytes read from a source at a time, at least (a longer line takes a longer read). */
+const CHUNK = 1 << 20;
+
+/**
+ * Reads a `.sym` file by position: one pass over its bytes, a chunk at a time, builds the tables,
+ * and the file is read again where a record's text is asked for, so that it is never held in
+ * memory whole (a symbol file may be hundreds of megabytes, of which a walk reads a few records).
+ * The source must keep giving the same bytes for as long as the symbols are used. Throws
+ * {@link InputError} on a malformed line, as {@link BreakpadSymParser} does.
+ */
+export function readBreakpadSym(source: ByteSource, options: BreakpadSymOptions = {}): BreakpadSymbols {
+  const lines = new LineParser(options, source);
+  let at = 0;
+  let length = CHUNK;
+  // One buffer for every chunk, when the source can fill one: the chunks are dropped once parsed.
+  let buffer: Uint8Array | undefined;
+  while (at < source.size) {
+    const want = Math.min(length, source.size - at);
+    let bytes: Uint8Array | undefined;
+    if (source.readInto === undefined) bytes = source.read(at, want);
+    else {
+      if (buffer === undefined || buffer.length < want) buffer = new Uint8Array(Math.max(want, CHUNK));
+      bytes = source.readInto(at, buffer.subarray(0, want)) ? buffer.subarray(0, want) : undefined;
+    }
+    if (bytes === undefined) throw new InputError("io", `cannot read the bytes at offset 0x${at.toString(16)}`, { offset: at });
+    // Whole lines only: the rest is read again with the next chunk.
+    let cut = bytes.length;
+    if (at + cut < source.size) while (cut > 0 && bytes[cut - 1] !== LF && bytes[cut - 1] !== CR) cut--;
+    if (cut === 0) {
+      length *= 2;
+      continue;
+    }
+    lines.parseRegion(bytes.subarray(0, cut));
+    at += cut;
+    length = CHUNK;
+  }
+  return lines.finish();
+}
+
+/** The parse itself: whole lines in, one region of the file at a time. */
+class LineParser {
+  private malformedCount = 0;
+  private firstMalformed: InputError | undefined;
+  private truncated = false;
+
+  private readonly decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  /** Byte offset of the first byte not yet parsed (the start of the line being read). */
+  private regionStart = 0;
+  /** Lines ended so far. */
+  private lineCount = 0;
+  /** The last line ended with CR, so an LF right after it belongs to the same line end. */
+  private afterCR = false;
+
+  private readonly tables: SymTables;
+  private moduleRecord: BreakpadModule | undefined;
+  private readonly info: string[] = [];
+  private codeId: BreakpadCodeId | undefined;
+  private droppedStackWin = 0;
+  private readonly stackWinRanges: ContainedRanges[] = [0, 1, 2, 3, 4].map(() => new ContainedRanges());
+  private inlineCount = 0;
+  private inlineOriginCount = 0;
+  private droppedInlineCount = 0;
+  private unknownCount = 0;
+  /** Whether line records attach to the last FUNC; a PUBLIC record ends that, as in Breakpad. */
+  private inFunc = false;
+  /** The window {@link window} read last: its region, where it starts and ends, its text, whether it holds a CR. */
+  private windowOf: Uint8Array | undefined;
+  private windowStart = 0;
+  private windowEnd = 0;
+  private windowText = "";
+  private windowHasCR = false;
+
+  /** `source`: the file, read again for text; without one the regions parsed are kept. */
+  constructor(
+    private readonly options: BreakpadSymOptions,
+    source?: ByteSource,
+  ) {
+    this.tables = new SymTables(source);
+  }
+
+  get module(): BreakpadModule | undefined {
+    return this.moduleRecord;
+  }
+
+  /** The symbols, once every line is in; a file without a MODULE record throws "bad-magic". */
+  finish(): BreakpadSymbols {
+    const module = this.moduleRecord;
+    if (module === undefined) {
+      fail("bad-magic", { line: this.lineCount + 1, offset: this.regionStart }, "the file ends before its MODULE record (a .sym file starts with MODULE)");
+    }
+    const tables = this.tables;
+    tables.finish();
+    const out = { module, info: this.info } as BreakpadSymbols;
+    lazyProperty(out, "files", () => tables.fileMap());
+    lazyProperty(out, "functions", () => tables.mapFuncs((row) => tables.funcRecord(row)));
+    lazyProperty(out, "publics", () => tables.mapPublics((row) => tables.publicRecord(row)));
+    lazyProperty(out, "stackWin", () => Array.from({ length: tables.stackWinCount }, (_, i) => tables.stackWinRecord(i)));
+    lazyProperty(out, "inlineOrigins", () => tables.originRecords());
+    Object.assign(out, { droppedStackWin: this.droppedStackWin });
+    lazyProperty(out, "stackCfi", () => tables.cfiRecords());
+    Object.assign(out, {
+      inlineCount: this.inlineCount,
+      inlineOriginCount: this.inlineOriginCount,
+      droppedInlineCount: this.droppedInlineCount,
+      unknownCount: this.unknownCount,
+      malformedCount: this.malformedCount,
+      truncated: this.truncated,
+    });
+    if (this.firstMalformed !== undefined) out.firstMalformed = this.firstMalformed;
+    if (this.codeId !== undefined) out.codeId = this.codeId;
+    Object.defineProperty(out, TABLES, { value: tables });
+    return out;
+  }
 
   /**
    * Parses whole lines: `bytes` start at a line start and end after a line end (or at the end of
-   * the file). The tables keep them: the records read from them point into them. The common
-   * records are matched on windows of the bytes read one character per byte (scan.ts), each at
-   * most {@link WINDOW} bytes and ending at a line end, so that the text made for matching is
-   * short-lived (text kept by the engine's heap costs more memory than the bytes).
+   * the file). The tables keep them (the records read from them point into them) unless they read
+   * the file again. The common records are read by the byte readers of scan.ts; every other line
+   * by the strict reader.
    */
-  private parseRegion(bytes: Uint8Array): void {
+  parseRegion(bytes: Uint8Array): void {
     // A plain view: the byte buffers Node reads files into have a slower indexOf of their own.
     const region = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.tables.text.addRegion(this.regionStart, region);
     const n = region.length;
     let c = 0;
     if (this.afterCR && region[0] === LF) c = 1;
-    let nextLF = -1;
-    let nextCR = -1;
-    let windowStart = 0;
-    let windowEnd = 0;
-    let text = "";
     while (c < n) {
       this.lineCount++;
-      if (c >= windowEnd) {
-        windowStart = c;
-        windowEnd = windowStart + WINDOW >= n ? n : lastLineEnd(region, windowStart, windowStart + WINDOW);
-        text = bytesAsText(region.subarray(windowStart, windowEnd));
-      }
-      const end = this.moduleRecord === undefined || this.truncated ? -1 : this.parseRecord(text, c - windowStart, this.regionStart + windowStart);
+      const end = this.moduleRecord === undefined || this.truncated ? -1 : this.parseRecord(region, c, n);
       if (end >= 0) {
-        c = windowStart + end;
+        c = end;
         continue;
       }
-      if (nextLF < c) {
-        nextLF = region.indexOf(LF, c);
-        if (nextLF < 0) nextLF = n;
-      }
-      if (nextCR < c) {
-        nextCR = region.indexOf(CR, c);
-        if (nextCR < 0) nextCR = n;
-      }
-      const ce = nextLF < nextCR ? nextLF : nextCR;
+      const ce = this.lineEnd(region, c, n);
       if (ce > c && !this.truncated) this.parseOrSkip(region, c, ce);
       c = ce + (region[ce] === CR && region[ce + 1] === LF ? 2 : 1);
     }
@@ -232,133 +299,147 @@ export class BreakpadSymParser {
   }
 
   /**
-   * Reads the record on the line at `c` of `text` (a window of the file starting at file offset
-   * `at`) when it is one of the common kinds and fits its pattern (scan.ts); returns the index
-   * after the line's end, or −1, having changed nothing, for the strict reader to read the line.
+   * Reads the record on the line at `c` of `b` when it is one of the common kinds in its usual
+   * form (scan.ts); returns the index after the line's end, or −1, having changed nothing, for
+   * the strict reader to read the line.
    */
-  private parseRecord(text: string, c: number, at: number): number {
+  private parseRecord(b: Uint8Array, c: number, n: number): number {
     const t = this.tables;
-    const first = text.charCodeAt(c);
-    if (this.inFunc && first < 0x80 && HEX_VALUE[first]! >= 0) {
-      // A FUNC's line records come in a run: take all of them (one pattern match per line).
-      LINE_RECORD.lastIndex = c;
-      let end = c;
-      while (LINE_RECORD.test(text)) {
-        if (end > c) this.lineCount++;
-        end = LINE_RECORD.lastIndex;
-      }
+    const at = this.regionStart;
+    const first = b[c]!;
+    if (this.inFunc && HEX_VALUE[first]! >= 0) {
+      // A FUNC's line records come in a run: take all of them.
+      const end = this.lineRun(b, c, n);
       if (end > c) {
         t.addLineRun(at + c, at + end);
         return end;
       }
     }
-    let m: RegExpExecArray | null;
+    const f = FIELDS;
+    if (first !== 0x46 && first !== 0x50 && first !== 0x53 && first !== 0x49) return -1;
+    const e = this.lineEnd(b, c, n);
     switch (first) {
       case 0x46 /* F */: {
-        FILE_RECORD.lastIndex = c;
-        m = FILE_RECORD.exec(text);
-        if (m !== null) {
-          const end = FILE_RECORD.lastIndex;
-          const restEnd = end - (text.charCodeAt(end - 1) === LF && text.charCodeAt(end - 2) === CR ? 2 : 1);
-          t.addFile(Number(m[1]!), at + restEnd - m[2]!.length, at + restEnd);
+        let end = fileRecord(b, c, e);
+        if (end >= 0) {
+          t.addFile(f[0]!, at + f[1]!, at + f[2]!);
           return end;
         }
-        FUNC_RECORD.lastIndex = c;
-        m = FUNC_RECORD.exec(text);
-        if (m === null) return -1;
-        const end = FUNC_RECORD.lastIndex;
-        const restEnd = end - (text.charCodeAt(end - 1) === LF && text.charCodeAt(end - 2) === CR ? 2 : 1);
-        t.addFunc(parseInt(m[2]!, 16), parseInt(m[3]!, 16), parseInt(m[4]!, 16), at + restEnd - m[5]!.length, at + restEnd, m[1] !== undefined);
+        end = funcRecord(b, c, e);
+        if (end < 0) return -1;
+        t.addFunc(f[1]!, f[2]!, f[3]!, at + f[4]!, at + f[5]!, f[0] === 1);
         this.inFunc = true;
         return end;
       }
       case 0x50 /* P */: {
-        PUBLIC_RECORD.lastIndex = c;
-        m = PUBLIC_RECORD.exec(text);
-        if (m === null) return -1;
-        const end = PUBLIC_RECORD.lastIndex;
-        const restEnd = end - (text.charCodeAt(end - 1) === LF && text.charCodeAt(end - 2) === CR ? 2 : 1);
-        t.addPublic(parseInt(m[2]!, 16), parseInt(m[3]!, 16), at + restEnd - m[4]!.length, at + restEnd, m[1] !== undefined);
+        const end = publicRecord(b, c, e);
+        if (end < 0) return -1;
+        t.addPublic(f[1]!, f[2]!, at + f[3]!, at + f[4]!, f[0] === 1);
         this.inFunc = false;
         return end;
       }
       case 0x53 /* S */:
-        return this.stackRecord(text, c, at);
+        return this.stackRecord(b, c, e);
       case 0x49 /* I */: {
-        INLINE_RECORD.lastIndex = c;
-        m = INLINE_RECORD.exec(text);
-        if (m !== null) {
-          this.inlineRecord(text, c + 6, c + 6 + m[1]!.length);
-          return INLINE_RECORD.lastIndex;
-        }
-        INLINE_ORIGIN_RECORD.lastIndex = c;
-        m = INLINE_ORIGIN_RECORD.exec(text);
-        if (m === null) return -1;
-        this.inlineOriginCount++;
-        const o = readInlineOrigin(text, c + 13, c + 13 + m[1]!.length);
-        if (o === undefined) this.droppedInlineCount++;
-        else t.addOrigin(o.id, o.file, at + o.nameStart, at + o.nameEnd);
-        return INLINE_ORIGIN_RECORD.lastIndex;
+        const end = inlineRecord(b, c, e);
+        if (end < 0) return -1;
+        if (f[0] === 1) this.inlineRecord(b, f[1]!, f[2]!, at);
+        else this.inlineOriginRecord(b, f[1]!, f[2]!, at);
+        return end;
       }
       default:
         return -1;
     }
   }
 
-  /** An INLINE record whose fields are `text` [from, to): kept for the last FUNC, or left out and counted (as Breakpad logs it). */
-  private inlineRecord(text: string, from: number, to: number): void {
-    this.inlineCount++;
-    const numbers = this.inFunc ? readInline(text, from, to) : undefined;
-    if (numbers === undefined) this.droppedInlineCount++;
-    else this.tables.addInline(numbers);
+  /**
+   * The end of the run of line records at `c` (c when there is none), counting its lines: checked
+   * by one pattern on the region's text, a window at a time (see {@link window}).
+   */
+  private lineRun(b: Uint8Array, c: number, n: number): number {
+    let end = c;
+    for (;;) {
+      const text = this.window(b, end, n);
+      LINE_RUN.lastIndex = end - this.windowStart;
+      if (!LINE_RUN.test(text)) break;
+      const stop = this.windowStart + LINE_RUN.lastIndex;
+      this.lineCount += lineEnds(text, end - this.windowStart, stop - this.windowStart, this.windowHasCR);
+      end = stop;
+      if (stop < this.windowEnd || stop >= n) break;
+    }
+    if (end > c) this.lineCount--;
+    return end;
   }
 
-  /** {@link parseRecord} for STACK WIN, STACK CFI INIT and STACK CFI delta lines. */
-  private stackRecord(text: string, c: number, at: number): number {
-    STACK_WIN_RECORD.lastIndex = c;
-    let m = STACK_WIN_RECORD.exec(text);
-    if (m !== null) {
-      const type = parseInt(m[1]!, 16);
-      const rva = parseInt(m[2]!, 16);
-      const codeSize = parseInt(m[3]!, 16);
-      const hasProgram = parseInt(m[10]!, 16);
-      if (type > STACK_WIN_TYPE.FRAME_DATA || !Number.isSafeInteger(rva + codeSize)) return -1;
-      const rest = m[11]!;
-      let program = -1;
-      let allocatesBasePointer = false;
-      if (hasProgram !== 0) {
-        const end = STACK_WIN_RECORD.lastIndex;
-        const restEnd = at + end - (text.charCodeAt(end - 1) === LF && text.charCodeAt(end - 2) === CR ? 2 : 1);
-        program = this.tables.programOf(rest, restEnd - rest.length, restEnd);
-      } else {
-        // The rest of the line is the allocates_base_pointer flag, then nothing but spaces.
-        const flag = ALLOCATES_BASE_POINTER.exec(rest);
-        if (flag === null) return -1;
-        allocatesBasePointer = parseInt(flag[1]!, 16) !== 0;
-      }
-      if (this.stackWinRanges[type]!.store(rva, codeSize)) {
-        // The six sizes (prolog to max stack) are read only for a record that is kept.
-        const t = this.tables;
-        t.addStackWin(type, rva, codeSize, parseInt(m[4]!, 16), parseInt(m[5]!, 16), parseInt(m[6]!, 16), parseInt(m[7]!, 16), parseInt(m[8]!, 16), parseInt(m[9]!, 16), hasProgram, program, allocatesBasePointer, this.lineCount, at + c);
-      } else this.droppedStackWin++;
-      return STACK_WIN_RECORD.lastIndex;
-    }
-    const symText = this.tables.text;
-    CFI_INIT_RECORD.lastIndex = c;
-    m = CFI_INIT_RECORD.exec(text);
-    if (m !== null) {
-      const end = CFI_INIT_RECORD.lastIndex;
-      const restEnd = end - (text.charCodeAt(end - 1) === LF && text.charCodeAt(end - 2) === CR ? 2 : 1);
-      this.stackCfi.push({ address: parseInt(m[1]!, 16), size: parseInt(m[2]!, 16), init: symText.text(at + restEnd - m[3]!.length, at + restEnd), deltas: [] });
+  /**
+   * The index of the line end (LF or CR) of the line at `c` of the region `b`, or `n` when the
+   * line has none: found by the engine's native search in the window's text when it holds no CR.
+   */
+  private lineEnd(b: Uint8Array, c: number, n: number): number {
+    const text = this.window(b, c, n);
+    let e = this.windowEnd;
+    if (!this.windowHasCR) {
+      const k = text.indexOf("\n", c - this.windowStart);
+      if (k >= 0) return this.windowStart + k;
+    } else e = c;
+    // A window with a CR, or a line longer than a window.
+    while (e < n && b[e] !== LF && b[e] !== CR) e++;
+    return e;
+  }
+
+  /**
+   * The text of the window of the region `b` that holds index `c`: at most {@link WINDOW} bytes
+   * from `c`, ending at a line end, read one character per byte, so that an index in it plus
+   * {@link windowStart} is an index in the region. Patterns run on it as native code.
+   */
+  private window(b: Uint8Array, c: number, n: number): string {
+    if (c >= this.windowStart && c < this.windowEnd && b === this.windowOf) return this.windowText;
+    this.windowOf = b;
+    this.windowStart = c;
+    this.windowEnd = c + WINDOW >= n ? n : lastLineEnd(b, c, c + WINDOW);
+    this.windowText = bytesAsText(b.subarray(c, this.windowEnd));
+    this.windowHasCR = this.windowText.indexOf("\r") >= 0;
+    return this.windowText;
+  }
+
+  /** An INLINE record whose fields are `b` [from, to), `b` at file offset `at`: kept for the last FUNC, or left out and counted (as Breakpad logs it). */
+  private inlineRecord(b: Uint8Array, from: number, to: number, at: number): void {
+    this.inlineCount++;
+    if (this.inFunc && readInline(b, from, to)) this.tables.addInline(at + from, at + to);
+    else this.droppedInlineCount++;
+  }
+
+  /** An INLINE_ORIGIN record whose text after the keyword is `b` [from, to), `b` at file offset `at`. */
+  private inlineOriginRecord(b: Uint8Array, from: number, to: number, at: number): void {
+    this.inlineOriginCount++;
+    if (readInlineOrigin(b, from, to)) this.tables.addOrigin(FIELDS[0]!, FIELDS[1]!, at + FIELDS[2]!, at + FIELDS[3]!);
+    else this.droppedInlineCount++;
+  }
+
+  /** {@link parseRecord} for STACK WIN, STACK CFI INIT and STACK CFI delta lines; `e` is the line's end. */
+  private stackRecord(b: Uint8Array, c: number, e: number): number {
+    const end = stackRecord(b, c, e);
+    if (end < 0) return -1;
+    const f = FIELDS;
+    const at = this.regionStart;
+    const t = this.tables;
+    if (stackKind === STACK_CFI_INIT) {
+      t.addCfiInit(f[0]!, f[1]!, at + f[2]!, at + f[3]!);
       return end;
     }
-    CFI_DELTA_RECORD.lastIndex = c;
-    m = CFI_DELTA_RECORD.exec(text);
-    const range = this.stackCfi[this.stackCfi.length - 1];
-    if (m === null || range === undefined) return -1;
-    const end = CFI_DELTA_RECORD.lastIndex;
-    const restEnd = end - (text.charCodeAt(end - 1) === LF && text.charCodeAt(end - 2) === CR ? 2 : 1);
-    range.deltas.push({ address: parseInt(m[1]!, 16), rules: symText.text(at + restEnd - m[2]!.length, at + restEnd) });
+    if (stackKind === STACK_CFI) return t.addCfiDelta(f[0]!, at + f[1]!, at + f[2]!) ? end : -1;
+    const type = f[0]!;
+    const rva = f[1]!;
+    const codeSize = f[2]!;
+    const hasProgram = f[9]!;
+    if (type > STACK_WIN_TYPE.FRAME_DATA || !Number.isSafeInteger(rva + codeSize)) return -1;
+    let allocates = 0;
+    // Without a program, the rest of the line is the allocates_base_pointer flag, then nothing but spaces.
+    if (hasProgram === 0 && (allocates = allocatesBasePointer(b, f[10]!, f[11]!)) < 0) return -1;
+    if (this.stackWinRanges[type]!.store(rva, codeSize)) {
+      const program = hasProgram !== 0;
+      t.addStackWin(type, rva, codeSize, f[3]!, f[4]!, f[5]!, f[6]!, f[7]!, f[8]!, hasProgram, program ? at + f[10]! : 0, program ? at + f[11]! : 0, allocates !== 0, this.lineCount, at + c);
+    } else this.droppedStackWin++;
     return end;
   }
 
@@ -367,13 +448,13 @@ export class BreakpadSymParser {
     let text = this.decoder.decode(region.subarray(c, ce));
     if (this.lineCount === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     const site: LineSite = { line: this.lineCount, offset: this.regionStart + c };
-    const span = { start: this.regionStart + c, end: this.regionStart + ce };
+    const line = region.subarray(c, ce);
     if (this.options.skipMalformed !== true || this.moduleRecord === undefined) {
-      this.parseLine(text, site, span);
+      this.parseLine(text, site, line);
       return;
     }
     try {
-      this.parseLine(text, site, span);
+      this.parseLine(text, site, line);
     } catch (e) {
       if (!(e instanceof InputError)) throw e;
       this.malformedCount++;
@@ -382,8 +463,8 @@ export class BreakpadSymParser {
     }
   }
 
-  /** Reads one line strictly; `span` is its place in the file. */
-  private parseLine(text: string, site: LineSite, span: { start: number; end: number }): void {
+  /** Reads one line strictly: `text` is its bytes, `line`, decoded, and `site` where it is. */
+  private parseLine(text: string, site: LineSite, line: Uint8Array): void {
     const space = text.indexOf(" ");
     const kind = space < 0 ? text : text.slice(0, space);
     if (this.moduleRecord === undefined) {
@@ -408,19 +489,15 @@ export class BreakpadSymParser {
         this.parseInfo(new Fields(text, kind.length, "INFO", site), site);
         return;
       case "INLINE":
-        this.inlineRecord(text, kind.length, text.length);
+        this.inlineRecord(line, kind.length, line.length, site.offset);
         return;
-      case "INLINE_ORIGIN": {
-        this.inlineOriginCount++;
-        const o = readInlineOrigin(text, kind.length, text.length);
-        if (o === undefined) this.droppedInlineCount++;
-        else this.tables.addOrigin(o.id, o.file, this.held(text.slice(o.nameStart, o.nameEnd)), 0);
+      case "INLINE_ORIGIN":
+        this.inlineOriginRecord(line, kind.length, line.length, site.offset);
         return;
-      }
       case "MODULE":
         fail("bad-value", site, "a second MODULE record (a .sym file has one, on its first line)");
       default:
-        if (HEX_DIGITS.test(kind)) this.parseLineRecord(new Fields(text, 0, "line record", site), site, span);
+        if (HEX_DIGITS.test(kind)) this.parseLineRecord(new Fields(text, 0, "line record", site), site, line.length);
         else this.unknownCount++;
     }
   }
@@ -467,7 +544,7 @@ export class BreakpadSymParser {
     this.inFunc = true;
   }
 
-  private parseLineRecord(f: Fields, site: LineSite, span: { start: number; end: number }): void {
+  private parseLineRecord(f: Fields, site: LineSite, length: number): void {
     if (!this.inFunc) {
       fail("bad-value", site, "a line record must follow a FUNC record (there is none before it, or a PUBLIC came between)");
     }
@@ -479,7 +556,7 @@ export class BreakpadSymParser {
     if (address > U32_MAX || size > U32_MAX || line > U32_MAX || file > U32_MAX) {
       fail("bad-value", site, "a line record's address, size, line and file number must each fit in 32 bits");
     }
-    this.tables.addLineRun(span.start, span.end);
+    this.tables.addLineRun(site.offset, site.offset + length);
   }
 
   private parsePublic(f: Fields): void {
@@ -513,15 +590,15 @@ export class BreakpadSymParser {
     const locals = f.hex("locals size", U32_MAX);
     const maxStack = f.hex("max stack size", U32_MAX);
     const hasProgram = f.hex("has_program flag", U32_MAX);
-    let program = -1;
+    let program = 0;
     let allocatesBasePointer = false;
-    if (hasProgram !== 0) program = this.tables.programOfText(f.rest("program string"));
+    if (hasProgram !== 0) program = this.held(f.rest("program string"));
     else {
       allocatesBasePointer = f.hex("allocates_base_pointer flag", U32_MAX) !== 0;
       f.end();
     }
     if (this.stackWinRanges[type]!.store(rva, codeSize)) {
-      this.tables.addStackWin(type, rva, codeSize, prolog, epilog, params, savedRegs, locals, maxStack, hasProgram, program, allocatesBasePointer, site.line, site.offset);
+      this.tables.addStackWin(type, rva, codeSize, prolog, epilog, params, savedRegs, locals, maxStack, hasProgram, program, 0, allocatesBasePointer, site.line, site.offset);
     } else this.droppedStackWin++;
   }
 
@@ -530,14 +607,11 @@ export class BreakpadSymParser {
     if (first === "INIT") {
       const address = f.hex("address");
       const size = f.hex("size");
-      const init = f.rest("rules");
-      this.stackCfi.push({ address, size, init, deltas: [] });
+      this.tables.addCfiInit(address, size, this.held(f.rest("rules")), 0);
       return;
     }
     const address = f.hexValue(first, "address");
     const rules = f.rest("rules");
-    const range = this.stackCfi[this.stackCfi.length - 1];
-    if (range === undefined) fail("bad-value", site, "a STACK CFI delta record must follow a STACK CFI INIT record");
-    range.deltas.push({ address, rules });
+    if (!this.tables.addCfiDelta(address, this.held(rules), 0)) fail("bad-value", site, "a STACK CFI delta record must follow a STACK CFI INIT record");
   }
 }

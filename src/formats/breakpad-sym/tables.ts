@@ -1,124 +1,164 @@
 /**
- * Where a parsed `.sym` file's records are kept: rows of numbers in typed arrays, and text as
- * byte ranges of the file, decoded when a record is read. A large symbol file holds hundreds of
- * thousands of records of which a walk reads a handful, so no object is made for a record until
- * it is asked for, and no string until its text is. The records keep the file's bytes (each
- * region the parser read), which is about the size of the text the strings would have taken.
+ * Where a parsed `.sym` file's records are kept: rows of numbers in typed arrays (the index: the
+ * addresses and sizes lookups search, and where each record's text is), and text as byte ranges
+ * of the file, read and decoded when a record is. A large symbol file holds millions of records of
+ * which a walk reads a handful, so no object is made for a record until it is asked for, and no
+ * string until its text is. The bytes are the regions the parser was given, kept, or the file
+ * itself read again by position (a {@link ByteSource}), so that a file of hundreds of megabytes
+ * is never held in memory.
  *
  * A text reference is a pair of numbers: the file offsets [start, end) of UTF-8 bytes, or, for a
  * line that only the strict reader could read, a negative start naming a string it read.
  */
-import { bytesAsText } from "./scan.js";
+import { InputError } from "../../errors.js";
+import type { ByteSource } from "../../memory/byte-source.js";
+import type { BreakpadStackCfi } from "../../model/stack-cfi.js";
+import { HEX_VALUE } from "./digits.js";
+import { readInline } from "./inline-records.js";
 import { STACK_WIN_TYPE, type BreakpadFunc, type BreakpadInline as InlineRecord, type BreakpadInlineOrigin as InlineOriginRecord, type BreakpadLine, type BreakpadPublic, type BreakpadStackWin } from "./types.js";
 
 /** Marks a number outside the typed array's range, kept in a map instead. */
 const WIDE = -0x80000000;
 const INT32_MAX = 0x7fffffff;
 
-/** Numbers a {@link Rows} takes in an array before copying them to its typed array at once. */
-const BATCH = 4096;
+/** Numbers in one page of a {@link Rows} (256 KiB). */
+const PAGE_BITS = 16;
+const PAGE = 1 << PAGE_BITS;
 
 /**
- * Rows of `width` whole numbers, one after the other in a typed array grown as rows are added:
- * no object per record, and the numbers live outside the JavaScript heap. The rare number too
- * wide for 32 bits (a .sym file's numbers may reach 2^53) is kept in a map. A row is added by
- * pushing its numbers, in column order, onto {@link pending}, and calling {@link store} once
- * {@link BATCH} numbers are pending: a plain array takes them fastest, and is emptied into the
- * typed array a batch at a time.
+ * Rows of `width` whole numbers, one after the other in pages of a typed array added as rows are:
+ * no object per record, the numbers live outside the JavaScript heap, and a table that grows is
+ * never copied (a large file's tables take tens of megabytes). The rare number too wide for 32
+ * bits (a .sym file's numbers may reach 2^53) is kept in a map. A row is added a number at a
+ * time, in column order ({@link push}).
  */
 export class Rows {
-  private data: Int32Array;
-  /** Numbers in the typed array. */
-  private stored = 0;
+  private readonly pages: Int32Array[] = [];
+  private page: Int32Array = new Int32Array(0);
+  /** Numbers stored. */
+  private count = 0;
   private readonly wide = new Map<number, number>();
-  /** Numbers of the rows added last, not yet in the typed array. */
-  readonly pending: number[] = [];
 
   constructor(readonly width: number) {
-    this.data = new Int32Array(64 * width);
+    this.next = new Array<number>(width).fill(0);
   }
 
-  /** The number of rows. */
+  /** The number of rows (whole rows: between the numbers of one row it is not a whole number). */
   get length(): number {
-    return (this.stored + this.pending.length) / this.width;
+    return this.count / this.width;
   }
 
-  /** Copies the pending numbers to the typed array (once every row is in, and a batch at a time before). */
-  store(): void {
-    const pending = this.pending;
-    const at = this.stored;
-    let size = this.data.length;
-    while (at + pending.length > size) size *= 2;
-    if (size > this.data.length) {
-      const grown = new Int32Array(size);
-      grown.set(this.data);
-      this.data = grown;
+  /**
+   * The numbers of the next row, to be set in column order and added with {@link add}: one call
+   * for a row (a call per number costs more than the number, in code the engine has not
+   * optimised yet).
+   */
+  readonly next: number[];
+
+  /** Adds {@link next} as a row. */
+  add(): void {
+    const next = this.next;
+    const width = next.length;
+    const at = this.count;
+    const i = at & (PAGE - 1);
+    const page = this.page;
+    if (i === 0 || i + width > page.length) {
+      // A new page, or one that grows, is begun number by number.
+      for (let c = 0; c < width; c++) this.push(next[c]!);
+      return;
     }
-    if (Math.max.apply(null, pending) <= INT32_MAX && Math.min.apply(null, pending) > WIDE) this.data.set(pending, at);
-    else for (let i = 0; i < pending.length; i++) this.put(at + i, pending[i]!);
-    this.stored = at + pending.length;
-    pending.length = 0;
+    for (let c = 0; c < width; c++) {
+      const value = next[c]!;
+      if (value > WIDE && value <= INT32_MAX) page[i + c] = value;
+      else this.putWide(at + c, value);
+    }
+    this.count = at + width;
+  }
+
+  /** Adds the next number of the row being added. */
+  push(value: number): void {
+    const at = this.count;
+    const i = at & (PAGE - 1);
+    if (i === 0) {
+      // The first page is small: most tables of most files are.
+      this.page = new Int32Array(at === 0 ? 256 : PAGE);
+      this.pages.push(this.page);
+    } else if (i === this.page.length) {
+      const grown = new Int32Array(Math.min(PAGE, i * 4));
+      grown.set(this.page);
+      this.page = grown;
+      this.pages[this.pages.length - 1] = grown;
+    }
+    if (value > WIDE && value <= INT32_MAX) this.page[i] = value;
+    else this.putWide(at, value);
+    this.count = at + 1;
+  }
+
+  /** Once every row is in: gives back the room the last page grew into. */
+  finish(): void {
+    const used = this.count & (PAGE - 1);
+    if (this.pages.length > 0 && used !== 0 && this.page.length > used) this.pages[this.pages.length - 1] = this.page = this.page.slice(0, used);
   }
 
   /** Sets the last number of the last row. */
   setLast(value: number): void {
-    if (this.pending.length > 0) this.pending[this.pending.length - 1] = value;
-    else this.put(this.stored - 1, value);
+    const at = this.count - 1;
+    if (value > WIDE && value <= INT32_MAX) {
+      this.pages[at >>> PAGE_BITS]![at & (PAGE - 1)] = value;
+      this.wide.delete(at);
+    } else this.putWide(at, value);
   }
 
   /** The number at `column` of row `row`. */
   get(row: number, column: number): number {
-    return this.at(row * this.width + column);
+    const at = row * this.width + column;
+    const value = this.pages[at >>> PAGE_BITS]![at & (PAGE - 1)]!;
+    return value === WIDE ? this.wide.get(at)! : value;
   }
 
   /** The numbers of row `row`, into `into`. */
   row(row: number, into: number[]): number[] {
-    const first = row * this.width;
-    for (let c = 0; c < this.width; c++) into[c] = this.at(first + c);
+    for (let c = 0; c < this.width; c++) into[c] = this.get(row, c);
     return into;
   }
 
-  /** The numbers at `column` of every row. */
-  column(column: number): number[] {
-    const out: number[] = [];
-    for (let at = column; at < this.stored + this.pending.length; at += this.width) out.push(this.at(at));
-    return out;
-  }
-
-  private at(at: number): number {
-    if (at >= this.stored) return this.pending[at - this.stored]!;
-    const value = this.data[at]!;
-    return value === WIDE ? this.wide.get(at)! : value;
-  }
-
-  private put(at: number, value: number): void {
-    if (value > WIDE && value <= INT32_MAX) this.data[at] = value;
-    else {
-      this.data[at] = WIDE;
-      this.wide.set(at, value);
-    }
+  private putWide(at: number, value: number): void {
+    this.pages[at >>> PAGE_BITS]![at & (PAGE - 1)] = WIDE;
+    this.wide.set(at, value);
   }
 }
 
 const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
-/** The bytes of a `.sym` file as the parser read them (regions of whole lines), and the strings the strict reader read. */
+/** Bytes read from a source at a time, and how many such blocks are kept. */
+const BLOCK = 1 << 16;
+const BLOCKS_KEPT = 16;
+
+/**
+ * The bytes of a `.sym` file: the regions the parser read, kept, or a {@link ByteSource} read
+ * again a block at a time when a record's text is asked for (the last few blocks are kept, so that
+ * records read in file order cost one read per block); and the strings the strict reader read.
+ */
 export class SymText {
   private readonly regions: Uint8Array[] = [];
   /** File offset of each region's first byte, ascending. */
   private readonly starts: number[] = [];
   private readonly strings: string[] = [];
+  private readonly blocks = new Map<number, Uint8Array>();
+
+  /** `source`: the file, read again when text is asked for (the regions are not kept). */
+  constructor(private readonly source?: ByteSource) {}
 
   /** File offset of the last region's first byte. */
   get lastRegionStart(): number {
     return this.starts[this.starts.length - 1] ?? 0;
   }
 
-  /** Keeps the bytes of the lines at file offset `start`. */
+  /** The parser read the lines at file offset `start`: their bytes are kept, unless a source gives them again. */
   addRegion(start: number, bytes: Uint8Array): void {
     if (bytes.length === 0) return;
-    this.regions.push(bytes);
     this.starts.push(start);
+    if (this.source === undefined) this.regions.push(bytes);
   }
 
   /** Keeps `text` and returns its reference (a negative start). */
@@ -139,34 +179,41 @@ export class SymText {
     return lo;
   }
 
-  /** The region holding file offset `at`, and the offset of its first byte. */
-  region(at: number): { bytes: Uint8Array; base: number } {
-    const i = this.regionIndex(at);
-    return { bytes: this.regions[i]!, base: this.starts[i]! };
+  /** The file's bytes [start, end), which lie in one region (a view: do not change it). */
+  bytes(start: number, end: number): Uint8Array {
+    const source = this.source;
+    if (source === undefined) {
+      const i = this.regionIndex(start);
+      const base = this.starts[i]!;
+      return this.regions[i]!.subarray(start - base, end - base);
+    }
+    const first = Math.floor(start / BLOCK);
+    if (first !== Math.floor((end - 1) / BLOCK) || end <= start) return this.read(source, start, end - start);
+    let block = this.blocks.get(first);
+    if (block === undefined) {
+      if (this.blocks.size >= BLOCKS_KEPT) this.blocks.delete(this.blocks.keys().next().value!);
+      block = this.read(source, first * BLOCK, Math.min(BLOCK, source.size - first * BLOCK));
+      this.blocks.set(first, block);
+    }
+    return block.subarray(start - first * BLOCK, end - first * BLOCK);
   }
 
-  /** Bytes [start, end) as text, one character per byte. */
-  bytesAsText(start: number, end: number): string {
-    const i = this.regionIndex(start);
-    const base = this.starts[i]!;
-    return bytesAsText(this.regions[i]!.subarray(start - base, end - base));
+  private read(source: ByteSource, offset: number, length: number): Uint8Array {
+    const bytes = source.read(offset, length);
+    if (bytes === undefined) throw new InputError("io", `the symbol file's bytes at offset 0x${offset.toString(16)} could not be read again (was the file changed?)`, { offset });
+    return bytes;
   }
 
   /** The text a reference names. */
   text(start: number, end: number): string {
     if (start < 0) return this.strings[-start - 1]!;
-    const i = this.regionIndex(start);
-    const base = this.starts[i]!;
-    return utf8.decode(this.regions[i]!.subarray(start - base, end - base));
+    return utf8.decode(this.bytes(start, end));
   }
-}
 
-/** Each byte's value as a hex digit, or −1. */
-export const HEX_VALUE = new Int8Array(256).fill(-1);
-for (let i = 0; i < 10; i++) HEX_VALUE[0x30 + i] = i;
-for (let i = 0; i < 6; i++) {
-  HEX_VALUE[0x41 + i] = 10 + i;
-  HEX_VALUE[0x61 + i] = 10 + i;
+  /** The length in bytes (or characters, for a string) of the text a reference names. */
+  length(start: number, end: number): number {
+    return start < 0 ? this.strings[-start - 1]!.length : end - start;
+  }
 }
 
 const LF = 0x0a;
@@ -175,8 +222,8 @@ const SPACE = 0x20;
 
 /** FUNC rows: address, size, parameter size, name (start, end), `m`, index of the first line run, index of the first INLINE record. */
 export const FUNC = { width: 8, address: 0, size: 1, paramSize: 2, name: 3, multiple: 5, firstRun: 6, firstInline: 7 } as const;
-/** INLINE rows: depth, call line, call file (−2: the record names none), origin id, index of the first range. */
-export const INLINE = { width: 5, depth: 0, callLine: 1, callFile: 2, origin: 3, firstRange: 4 } as const;
+/** INLINE rows: where the record's fields are (start, end). */
+export const INLINE = { width: 2, fields: 0 } as const;
 /** INLINE_ORIGIN rows: id, file id (−2: the record names none), name (start, end). */
 export const ORIGIN = { width: 4, id: 0, file: 1, name: 2 } as const;
 /** PUBLIC rows: address, parameter size, name (start, end), `m`. */
@@ -185,10 +232,17 @@ export const PUBLIC = { width: 5, address: 0, paramSize: 1, name: 2, multiple: 4
 export const FILE = { width: 3, number: 0, name: 1 } as const;
 /**
  * STACK WIN rows: the record's ten numbers (type, rva, code_size, prolog, epilog, params,
- * saved_regs, locals, max_stack, has_program), the program's number, allocates_base_pointer, the
- * line number and the byte offset of the line.
+ * saved_regs, locals, max_stack, has_program), the program (start, end), allocates_base_pointer,
+ * the line number and the byte offset of the line.
  */
-export const WIN = { width: 14, type: 0, rva: 1, codeSize: 2, prolog: 3, epilog: 4, params: 5, savedRegs: 6, locals: 7, maxStack: 8, hasProgram: 9, program: 10, allocatesBasePointer: 11, line: 12, offset: 13 } as const;
+export const WIN = { width: 15, type: 0, rva: 1, codeSize: 2, prolog: 3, epilog: 4, params: 5, savedRegs: 6, locals: 7, maxStack: 8, hasProgram: 9, program: 10, allocatesBasePointer: 12, line: 13, offset: 14 } as const;
+/** STACK CFI INIT rows: address, size, rules (start, end), index of the first delta row. */
+export const CFI_INIT = { width: 5, address: 0, size: 1, rules: 2, firstDelta: 4 } as const;
+/** STACK CFI delta rows: address, rules (start, end). */
+export const CFI_DELTA = { width: 3, address: 0, rules: 1 } as const;
+
+/** Rules texts this long or longer may pass a postfix limit (postfix-limits.ts: shorter ones cannot). */
+export const LONG_RULES = 128;
 
 /** The fields of a STACK WIN record that FrameData takes (x86-fpo.md §5.1). */
 export interface StackWinSizes {
@@ -202,93 +256,141 @@ export interface StackWinSizes {
   program?: string | undefined;
 }
 
-/** Indices of the rows of `rows` sorted by the number at `key`, file order kept among equal ones (the sort is stable). */
-function sortedOrder(rows: Rows, key: number): Uint32Array {
-  const keys = rows.column(key);
-  const order = Array.from({ length: rows.length }, (_, i) => i);
-  order.sort((a, b) => keys[a]! - keys[b]!);
-  return Uint32Array.from(order);
+/** Indices of the rows of `rows` sorted by the number at `key`, file order kept among equal ones. */
+export function sortedOrder(rows: Rows, key: number): Uint32Array {
+  const n = rows.length;
+  const keys = new Float64Array(n);
+  for (let i = 0; i < n; i++) keys[i] = rows.get(i, key);
+  const order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  return order.sort((a, b) => keys[a]! - keys[b]! || a - b);
 }
 
 /** The records of one `.sym` file, as the parser stored them. */
 export class SymTables {
-  readonly text = new SymText();
-  private readonly funcs = new Rows(FUNC.width);
+  readonly text: SymText;
+  readonly funcs = new Rows(FUNC.width);
   /** Runs of checked line-record lines: file offsets [start, end). */
   private readonly runs = new Rows(2);
-  private readonly publics = new Rows(PUBLIC.width);
+  readonly publics = new Rows(PUBLIC.width);
   private readonly files = new Rows(FILE.width);
   private readonly wins = new Rows(WIN.width);
   private readonly inlines = new Rows(INLINE.width);
-  /** The (address, size) ranges of the INLINE records, in record order. */
-  private readonly inlineRanges = new Rows(2);
   private readonly origins = new Rows(ORIGIN.width);
+  readonly cfiInits = new Rows(CFI_INIT.width);
+  readonly cfiDeltas = new Rows(CFI_DELTA.width);
   /** INLINE_ORIGIN rows by id, the first of each id (made on first use). */
   private originIndex: Map<number, number> | undefined;
   /** FUNC rows in address order, when the file does not list them so (undefined: file order). */
-  private funcOrder: Uint32Array | undefined;
-  private publicOrder: Uint32Array | undefined;
+  funcOrder: Uint32Array | undefined;
+  publicOrder: Uint32Array | undefined;
   /** FILE rows by number, the first of each number only, when the file does not list them so (undefined: file order). */
   private fileIndex: Uint32Array | undefined;
   /** Whether the records came in order so far: FUNC and PUBLIC by address, FILE by strictly increasing number. */
   private funcsInOrder = true;
+  /** FUNC records of size 0 (the symbolizer passes over them). */
+  emptyFuncs = 0;
+  /** Whether INLINE_ORIGIN ids came strictly increasing (then the rows are searched by id where they are). */
+  private originsInOrder = true;
+  private lastOrigin = -Infinity;
   private publicsInOrder = true;
   private filesInOrder = true;
+  /** Whether STACK CFI INIT rows came by address, none empty and none overlapping the ones before; delta rows by address (of the whole file). */
+  cfiInitsPlain = true;
+  cfiDeltasInOrder = true;
+  /** The STACK CFI INIT and delta rows whose rules are long enough to pass a postfix limit, in file order. */
+  readonly longCfiInits: number[] = [];
+  readonly longCfiDeltas: number[] = [];
   /** The last FUNC's address and first line run, the last PUBLIC's address, the last FILE number, where the last line run ends. */
   private lastFunc = -Infinity;
   private lastFuncFirstRun = 0;
   private lastPublic = -Infinity;
   private lastFile = -Infinity;
   private lastRunEnd = -1;
+  private lastInit = -Infinity;
+  private lastInitEnd = -Infinity;
+  private lastDelta = -Infinity;
   /** The kept STACK WIN rows of types 0-3 (FPO_DATA) and of type 4 (FrameData), in file order. */
   private readonly fpo: number[] = [];
   private readonly frameData: number[] = [];
   private winCount = 0;
-  /** The STACK WIN programs, by number, and the numbers by the programs' bytes (see {@link programOf}). */
-  private readonly programs: string[] = [];
-  private readonly programIds = new Map<string, number>();
+  /** STACK WIN programs read so far, one string for each text. */
+  private readonly programs = new Map<string, string>();
   /** A STACK WIN row read, and its sizes, used again by the next call of {@link stackWinSizes}. */
   private readonly winRow: number[] = [];
   private readonly sizes: StackWinSizes = { rva: 0, codeSize: 0, prologSize: 0, paramsSize: 0, savedRegsSize: 0, localsSize: 0, maxStackSize: 0, program: undefined };
+  /** What lookups and attachments make from the tables, made once (see {@link derived}). */
+  private readonly made = new Map<object, unknown>();
+
+  /** `source`: the file, read again for text (see {@link SymText}). */
+  constructor(source?: ByteSource) {
+    this.text = new SymText(source);
+  }
+
+  /**
+   * The value `make` makes from these tables, made once per key: the lookup structures and the
+   * unwind records attached to modules, which every module the file is attached to (every dump
+   * of a batch) then shares.
+   */
+  derived<T>(key: object, make: () => T): T {
+    if (this.made.has(key)) return this.made.get(key) as T;
+    const value = make();
+    this.made.set(key, value);
+    return value;
+  }
 
   /** A FUNC record, its name at text [nameStart, nameEnd); its line records follow with {@link addLineRun}. */
   addFunc(address: number, size: number, paramSize: number, nameStart: number, nameEnd: number, multiple: boolean): void {
     if (address < this.lastFunc) this.funcsInOrder = false;
+    if (size === 0) this.emptyFuncs++;
     this.lastFunc = address;
     this.lastFuncFirstRun = this.runs.length;
-    const { pending } = this.funcs;
-    pending.push(address, size, paramSize, nameStart, nameEnd, multiple ? 1 : 0, this.lastFuncFirstRun, this.inlines.length);
-    if (pending.length >= BATCH) this.funcs.store();
+    const f = this.funcs;
+    const r = f.next;
+    r[0] = address;
+    r[1] = size;
+    r[2] = paramSize;
+    r[3] = nameStart;
+    r[4] = nameEnd;
+    r[5] = multiple ? 1 : 0;
+    r[6] = this.lastFuncFirstRun;
+    r[7] = this.inlines.length;
+    f.add();
   }
 
-  /** An INLINE record of the FUNC added last: depth, call line, call file, origin, then (address, size) pairs. */
-  addInline(numbers: readonly number[]): void {
-    const ranges = this.inlineRanges;
-    this.inlines.pending.push(numbers[0]!, numbers[1]!, numbers[2]!, numbers[3]!, ranges.length);
-    if (this.inlines.pending.length >= BATCH) this.inlines.store();
-    for (let i = 4; i + 1 < numbers.length; i += 2) ranges.pending.push(numbers[i]!, numbers[i + 1]!);
-    if (ranges.pending.length >= BATCH) ranges.store();
+  /** An INLINE record of the FUNC added last, checked: where its fields are. */
+  addInline(start: number, end: number): void {
+    this.inlines.push(start);
+    this.inlines.push(end);
   }
 
   /** An INLINE_ORIGIN record, its name at text [nameStart, nameEnd). */
   addOrigin(id: number, file: number, nameStart: number, nameEnd: number): void {
-    this.origins.pending.push(id, file, nameStart, nameEnd);
-    if (this.origins.pending.length >= BATCH) this.origins.store();
+    if (id <= this.lastOrigin) this.originsInOrder = false;
+    this.lastOrigin = id;
+    const o = this.origins;
+    const r = o.next;
+    r[0] = id;
+    r[1] = file;
+    r[2] = nameStart;
+    r[3] = nameEnd;
+    o.add();
   }
 
-  /** The INLINE records of FUNC row `row`, in file order, with their origins' names and FILE names resolved. */
+  /** The INLINE records of FUNC row `row`, in file order (read from the file now). */
   funcInlines(row: number): InlineRecord[] {
     const first = this.funcs.get(row, FUNC.firstInline);
     const last = row + 1 < this.funcs.length ? this.funcs.get(row + 1, FUNC.firstInline) : this.inlines.length;
     const out: InlineRecord[] = [];
-    const t = this.inlines;
+    const numbers: number[] = [];
     for (let i = first; i < last; i++) {
-      const rangeEnd = i + 1 < t.length ? t.get(i + 1, INLINE.firstRange) : this.inlineRanges.length;
+      const bytes = this.text.bytes(this.inlines.get(i, INLINE.fields), this.inlines.get(i, INLINE.fields + 1));
+      numbers.length = 0;
+      readInline(bytes, 0, bytes.length, numbers);
       const ranges: [number, number][] = [];
-      for (let r = t.get(i, INLINE.firstRange); r < rangeEnd; r++) ranges.push([this.inlineRanges.get(r, 0), this.inlineRanges.get(r, 1)]);
-      const callFile = t.get(i, INLINE.callFile);
-      const record: InlineRecord = { depth: t.get(i, INLINE.depth), callLine: t.get(i, INLINE.callLine), origin: t.get(i, INLINE.origin), ranges };
-      if (callFile !== -2) record.callFile = callFile;
+      for (let r = 4; r + 1 < numbers.length; r += 2) ranges.push([numbers[r]!, numbers[r + 1]!]);
+      const record: InlineRecord = { depth: numbers[0]!, callLine: numbers[1]!, origin: numbers[3]!, ranges };
+      if (numbers[2] !== -2) record.callFile = numbers[2]!;
       out.push(record);
     }
     return out;
@@ -302,9 +404,23 @@ export class SymTables {
 
   /** The name of INLINE_ORIGIN `id` (the first record of that id), if there is one. */
   originName(id: number): string | undefined {
-    const index = (this.originIndex ??= this.makeOriginIndex());
-    const row = index.get(id);
-    return row === undefined ? undefined : this.text.text(this.origins.get(row, ORIGIN.name), this.origins.get(row, ORIGIN.name + 1));
+    const o = this.origins;
+    let row: number | undefined;
+    if (this.originsInOrder) {
+      let lo = 0;
+      let hi = o.length - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >>> 1;
+        const at = o.get(mid, ORIGIN.id);
+        if (at === id) {
+          row = mid;
+          break;
+        }
+        if (at < id) lo = mid + 1;
+        else hi = mid - 1;
+      }
+    } else row = (this.originIndex ??= this.makeOriginIndex()).get(id);
+    return row === undefined ? undefined : this.text.text(o.get(row, ORIGIN.name), o.get(row, ORIGIN.name + 1));
   }
 
   /** The INLINE_ORIGIN records, the first of each id, in file order. */
@@ -331,24 +447,32 @@ export class SymTables {
   addPublic(address: number, paramSize: number, nameStart: number, nameEnd: number, multiple: boolean): void {
     if (address < this.lastPublic) this.publicsInOrder = false;
     this.lastPublic = address;
-    const { pending } = this.publics;
-    pending.push(address, paramSize, nameStart, nameEnd, multiple ? 1 : 0);
-    if (pending.length >= BATCH) this.publics.store();
+    const p = this.publics;
+    const r = p.next;
+    r[0] = address;
+    r[1] = paramSize;
+    r[2] = nameStart;
+    r[3] = nameEnd;
+    r[4] = multiple ? 1 : 0;
+    p.add();
   }
 
   /** A FILE record (a repeated number keeps its first name, as Breakpad does). */
   addFile(number: number, nameStart: number, nameEnd: number): void {
     if (number <= this.lastFile) this.filesInOrder = false;
     this.lastFile = number;
-    const { pending } = this.files;
-    pending.push(number, nameStart, nameEnd);
-    if (pending.length >= BATCH) this.files.store();
+    const f = this.files;
+    const r = f.next;
+    r[0] = number;
+    r[1] = nameStart;
+    r[2] = nameEnd;
+    f.add();
   }
 
   /**
    * A kept STACK WIN record: its numbers in the record's order (type, rva, code_size, the six
-   * sizes, has_program), its program's number ({@link programOf}) or the allocates_base_pointer
-   * flag, its line and the byte offset of the line.
+   * sizes, has_program), its program's text reference or the allocates_base_pointer flag, its
+   * line and the byte offset of the line.
    */
   addStackWin(
     type: number,
@@ -361,7 +485,8 @@ export class SymTables {
     locals: number,
     maxStack: number,
     hasProgram: number,
-    program: number,
+    programStart: number,
+    programEnd: number,
     allocatesBasePointer: boolean,
     line: number,
     offset: number,
@@ -369,9 +494,85 @@ export class SymTables {
     const row = this.winCount++;
     if (type === STACK_WIN_TYPE.FRAME_DATA) this.frameData.push(row);
     else this.fpo.push(row);
-    const { pending } = this.wins;
-    pending.push(type, rva, codeSize, prolog, epilog, params, savedRegs, locals, maxStack, hasProgram, program, allocatesBasePointer ? 1 : 0, line, offset);
-    if (pending.length >= BATCH) this.wins.store();
+    const w = this.wins;
+    const r = w.next;
+    r[0] = type;
+    r[1] = rva;
+    r[2] = codeSize;
+    r[3] = prolog;
+    r[4] = epilog;
+    r[5] = params;
+    r[6] = savedRegs;
+    r[7] = locals;
+    r[8] = maxStack;
+    r[9] = hasProgram;
+    r[10] = programStart;
+    r[11] = programEnd;
+    r[12] = allocatesBasePointer ? 1 : 0;
+    r[13] = line;
+    r[14] = offset;
+    w.add();
+  }
+
+  /** A STACK CFI INIT record, its rules at text [start, end). */
+  addCfiInit(address: number, size: number, start: number, end: number): void {
+    if (address < this.lastInitEnd || size <= 0 || address < this.lastInit) this.cfiInitsPlain = false;
+    this.lastInit = address;
+    if (address + size > this.lastInitEnd) this.lastInitEnd = address + size;
+    const rows = this.cfiInits;
+    if (this.text.length(start, end) >= LONG_RULES) this.longCfiInits.push(rows.length);
+    const r = rows.next;
+    r[0] = address;
+    r[1] = size;
+    r[2] = start;
+    r[3] = end;
+    r[4] = this.cfiDeltas.length;
+    rows.add();
+  }
+
+  /** A STACK CFI delta record of the INIT added last (false, and nothing stored, when there is none), its rules at text [start, end). */
+  addCfiDelta(address: number, start: number, end: number): boolean {
+    if (this.cfiInits.length === 0) return false;
+    if (address < this.lastDelta) this.cfiDeltasInOrder = false;
+    this.lastDelta = address;
+    const rows = this.cfiDeltas;
+    if (this.text.length(start, end) >= LONG_RULES) this.longCfiDeltas.push(rows.length);
+    const r = rows.next;
+    r[0] = address;
+    r[1] = start;
+    r[2] = end;
+    rows.add();
+    return true;
+  }
+
+  /** The first delta row of INIT row `row`, and the one after its last. */
+  cfiDeltaRange(row: number): [first: number, end: number] {
+    const first = this.cfiInits.get(row, CFI_INIT.firstDelta);
+    return [first, row + 1 < this.cfiInits.length ? this.cfiInits.get(row + 1, CFI_INIT.firstDelta) : this.cfiDeltas.length];
+  }
+
+  /** The rules of CFI INIT row `row`. */
+  cfiInitRules(row: number): string {
+    return this.text.text(this.cfiInits.get(row, CFI_INIT.rules), this.cfiInits.get(row, CFI_INIT.rules + 1));
+  }
+
+  /** The rules of CFI delta row `row`. */
+  cfiDeltaRules(row: number): string {
+    return this.text.text(this.cfiDeltas.get(row, CFI_DELTA.rules), this.cfiDeltas.get(row, CFI_DELTA.rules + 1));
+  }
+
+  /** The STACK CFI records as objects, in file order; `keep` chooses the INIT rows and delta rows taken (all by default). */
+  cfiRecords(keepInit: (row: number) => boolean = () => true, keepDelta: (row: number) => boolean = () => true): BreakpadStackCfi[] {
+    const out: BreakpadStackCfi[] = [];
+    const inits = this.cfiInits;
+    for (let row = 0; row < inits.length; row++) {
+      if (!keepInit(row)) continue;
+      const [first, end] = this.cfiDeltaRange(row);
+      const deltas = [];
+      for (let d = first; d < end; d++) if (keepDelta(d)) deltas.push({ address: this.cfiDeltas.get(d, CFI_DELTA.address), rules: this.cfiDeltaRules(d) });
+      out.push({ address: inits.get(row, CFI_INIT.address), size: inits.get(row, CFI_INIT.size), init: this.cfiInitRules(row), deltas });
+    }
+    return out;
   }
 
   /** Checked line-record lines at file offsets [start, end), of the FUNC added last. */
@@ -380,15 +581,15 @@ export class SymTables {
     // A run stays inside one region of bytes: lines that follow on in the next region start another.
     if (runs.length > this.lastFuncFirstRun && this.lastRunEnd === start && start !== this.text.lastRegionStart) runs.setLast(end);
     else {
-      runs.pending.push(start, end);
-      if (runs.pending.length >= BATCH) runs.store();
+      runs.push(start);
+      runs.push(end);
     }
     this.lastRunEnd = end;
   }
 
-  /** Once every record is in: stores the pending rows and sorts what needs sorting (nothing, for a file that lists its records in order). */
+  /** Once every record is in: trims the tables and sorts what needs sorting (nothing, for a file that lists its records in order). */
   finish(): void {
-    for (const rows of [this.funcs, this.runs, this.publics, this.files, this.wins, this.inlines, this.inlineRanges, this.origins]) rows.store();
+    for (const rows of [this.funcs, this.runs, this.publics, this.files, this.wins, this.inlines, this.origins, this.cfiInits, this.cfiDeltas]) rows.finish();
     if (!this.funcsInOrder) this.funcOrder = sortedOrder(this.funcs, FUNC.address);
     if (!this.publicsInOrder) this.publicOrder = sortedOrder(this.publics, PUBLIC.address);
     if (this.filesInOrder) return;
@@ -417,13 +618,22 @@ export class SymTables {
     return this.text.text(this.publics.get(row, PUBLIC.name), this.publics.get(row, PUBLIC.name + 1));
   }
 
+  /** The FUNC row at place `k` in address order. */
+  funcRow(k: number): number {
+    return this.funcOrder === undefined ? k : this.funcOrder[k]!;
+  }
+
+  /** The PUBLIC row at place `k` in address order. */
+  publicRow(k: number): number {
+    return this.publicOrder === undefined ? k : this.publicOrder[k]!;
+  }
+
   /** `make` of each FUNC in address order (its row, address, size and parameter size): one pass over the table. */
   mapFuncs<T>(make: (row: number, address: number, size: number, paramSize: number) => T): T[] {
     const f = this.funcs;
-    const order = this.funcOrder;
     const out: T[] = [];
     for (let k = 0; k < f.length; k++) {
-      const row = order === undefined ? k : order[k]!;
+      const row = this.funcRow(k);
       out.push(make(row, f.get(row, FUNC.address), f.get(row, FUNC.size), f.get(row, FUNC.paramSize)));
     }
     return out;
@@ -432,10 +642,9 @@ export class SymTables {
   /** `make` of each PUBLIC in address order (its row, address and parameter size): one pass over the table. */
   mapPublics<T>(make: (row: number, address: number, paramSize: number) => T): T[] {
     const p = this.publics;
-    const order = this.publicOrder;
     const out: T[] = [];
     for (let k = 0; k < p.length; k++) {
-      const row = order === undefined ? k : order[k]!;
+      const row = this.publicRow(k);
       out.push(make(row, p.get(row, PUBLIC.address), p.get(row, PUBLIC.paramSize)));
     }
     return out;
@@ -453,15 +662,14 @@ export class SymTables {
     return new FuncRecord(f.get(row, FUNC.address), f.get(row, FUNC.size), f.get(row, FUNC.paramSize), this.funcName(row), f.get(row, FUNC.multiple) === 1, this, row);
   }
 
-  /** The line records of FUNC row `row` as (address, size, line, file) quadruples, in file order. */
+  /** The line records of FUNC row `row` as (address, size, line, file) quadruples, in file order (read from the file now). */
   lines(row: number): Uint32Array {
     const first = this.funcs.get(row, FUNC.firstRun);
     const last = row + 1 < this.funcs.length ? this.funcs.get(row + 1, FUNC.firstRun) : this.runs.length;
     const values: number[] = [];
     for (let r = first; r < last; r++) {
-      const start = this.runs.get(r, 0);
-      const { bytes, base } = this.text.region(start);
-      decodeLineRun(bytes, start - base, this.runs.get(r, 1) - base, values);
+      const bytes = this.text.bytes(this.runs.get(r, 0), this.runs.get(r, 1));
+      decodeLineRun(bytes, 0, bytes.length, values);
     }
     return Uint32Array.from(values);
   }
@@ -506,6 +714,15 @@ export class SymTables {
     return this.frameData;
   }
 
+  /** The program of STACK WIN row `i` (one string for each text). */
+  private program(r: readonly number[]): string {
+    const text = this.text.text(r[WIN.program]!, r[WIN.program + 1]!);
+    const known = this.programs.get(text);
+    if (known !== undefined) return known;
+    this.programs.set(text, text);
+    return text;
+  }
+
   /**
    * The sizes and program of the `i`th kept STACK WIN record, in one object used again by the next
    * call: for converting every record of a module without making an object for each first.
@@ -517,10 +734,10 @@ export class SymTables {
     s.codeSize = r[WIN.codeSize]!;
     s.prologSize = r[WIN.prolog]!;
     s.paramsSize = r[WIN.params]!;
-    s.savedRegsSize = r[WIN.savedRegs]!;
     s.localsSize = r[WIN.locals]!;
+    s.savedRegsSize = r[WIN.savedRegs]!;
     s.maxStackSize = r[WIN.maxStack]!;
-    s.program = r[WIN.hasProgram] !== 0 ? this.programs[r[WIN.program]!] : undefined;
+    s.program = r[WIN.hasProgram] !== 0 ? this.program(r) : undefined;
     return s;
   }
 
@@ -541,32 +758,10 @@ export class SymTables {
       line: r[WIN.line]!,
       offset: r[WIN.offset]!,
     };
-    if (record.hasProgram) record.program = this.programs[r[WIN.program]!]!;
+    if (record.hasProgram) record.program = this.program(r);
     else record.allocatesBasePointer = r[WIN.allocatesBasePointer] === 1;
     return record;
   }
-
-  /**
-   * The number of the program at file offsets [start, end), whose bytes `key` holds one
-   * character per byte. A module's STACK WIN records share a few programs: each is read once.
-   */
-  programOf(key: string, start: number, end: number): number {
-    let id = this.programIds.get(key);
-    if (id === undefined) {
-      id = this.programs.length;
-      this.programs.push(this.text.text(start, end));
-      // The key is made again from the bytes, so that the map keeps no larger text alive.
-      this.programIds.set(this.text.bytesAsText(start, end), id);
-    }
-    return id;
-  }
-
-  /** The number of a program the strict reader read. */
-  programOfText(program: string): number {
-    this.programs.push(program);
-    return this.programs.length - 1;
-  }
-
 }
 
 /**

@@ -1,0 +1,173 @@
+/**
+ * A `.sym` file read lazily: one pass builds the index, and a lookup reads only the records it
+ * needs. The work is counted, never timed: the bytes a lookup reads again from the file, against
+ * the file's size. The index's answers are those of the records as lists (the symbolizer and the
+ * STACK CFI table over `breakpadSymbols` and `stackCfi`, which the Breakpad reports test), for
+ * files in order and out of it, with empty, repeated and overlapping records.
+ */
+import { describe, expect, it } from "vitest";
+import { cfiTable, rulesAt } from "../../src/arch/cfi.js";
+import { breakpadSymbols, parseBreakpadSym, readBreakpadSym, symTables, type BreakpadSymbols } from "../../src/formats/breakpad-sym.js";
+import { cfiIndex } from "../../src/formats/breakpad-sym/cfi-index.js";
+import { attachSymbolFile } from "../../src/formats/symbol-file.js";
+import { bytesSource, type ByteSource } from "../../src/memory/byte-source.js";
+import { RegionMemory } from "../../src/memory/region-memory.js";
+import type { Module } from "../../src/model/snapshot.js";
+import { symbolize } from "../../src/unwind/symbolize.js";
+
+const encoder = new TextEncoder();
+const hex = (n: number): string => n.toString(16);
+
+/** A file of `functions` functions (each 0x100 bytes at 0x1000 + k·0x100, with 8 line records, an INLINE record every third, a STACK CFI INIT and two delta rows) and a PUBLIC every tenth. */
+function generated(functions: number): string {
+  const lines = ["MODULE Linux x86_64 0123456789ABCDEF0123456789ABCDEF0 libbig.so", "FILE 0 /src/a.c", "FILE 1 /src/b.c", "INLINE_ORIGIN 0 inlined_a", "INLINE_ORIGIN 1 inlined_b"];
+  for (let k = 0; k < functions; k++) {
+    const at = 0x1000 + k * 0x100;
+    lines.push(`FUNC ${hex(at)} f0 0 function_${k}(int, char const*)`);
+    if (k % 3 === 0) lines.push(`INLINE 0 ${k % 50} ${k % 2} ${k % 2} ${hex(at + 0x40)} 20`);
+    for (let l = 0; l < 8; l++) lines.push(`${hex(at + l * 0x1e)} 1e ${100 + l} ${k % 2}`);
+  }
+  for (let k = 0; k < functions; k += 10) lines.push(`PUBLIC ${hex(0x1000 + k * 0x100 + 0xf0)} 0 public_${k}`);
+  for (let k = 0; k < functions; k++) {
+    const at = 0x1000 + k * 0x100;
+    lines.push(`STACK CFI INIT ${hex(at)} f0 .cfa: $rsp 8 + .ra: .cfa 8 - ^`, `STACK CFI ${hex(at + 1)} .cfa: $rsp 16 + $rbx: .cfa 16 - ^`, `STACK CFI ${hex(at + 5)} .cfa: $rsp ${32 + (k % 4) * 16} +`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+/** A source over `bytes` that counts what is read from it. */
+function counting(bytes: Uint8Array): ByteSource & { bytesRead: number; reads: number } {
+  const inner = bytesSource(bytes);
+  const source = {
+    size: inner.size,
+    bytesRead: 0,
+    reads: 0,
+    read(offset: number, length: number): Uint8Array | undefined {
+      source.reads++;
+      source.bytesRead += length;
+      return inner.read(offset, length);
+    },
+  };
+  return source;
+}
+
+/** A module at 0x10000000 that the file is attached to. */
+function attached(sym: BreakpadSymbols): Module {
+  const target = { modules: [{ name: "libbig.so", base: 0x1000_0000n, size: 0x100_0000n, symbols: [], debugFile: "libbig.so", debugId: sym.module.debugId }] as Module[], memory: new RegionMemory([]) };
+  attachSymbolFile(target, { kind: "breakpad", debugFile: sym.module.debugFile, debugId: sym.module.debugId, symbols: sym });
+  return target.modules[0]!;
+}
+
+describe("a .sym file read by position", () => {
+  const text = generated(20_000);
+  const bytes = encoder.encode(text);
+
+  it("gives the records a parse of the whole file gives", () => {
+    const whole = parseBreakpadSym(bytes);
+    const read = readBreakpadSym(bytesSource(bytes));
+    expect(read.functions.length).toBe(20_000);
+    expect(read.functions[12345]).toEqual(whole.functions[12345]);
+    expect(read.functions[12345]!.lines).toEqual(whole.functions[12345]!.lines);
+    expect(read.publics).toEqual(whole.publics);
+    expect(read.stackCfi.slice(0, 50)).toEqual(whole.stackCfi.slice(0, 50));
+  });
+
+  it(`reads the file once to index it (${(bytes.length / 1e6).toFixed(1)} MB), then a few blocks for a frame's symbol, line, inline frames and STACK CFI rules`, () => {
+    const source = counting(bytes);
+    const sym = readBreakpadSym(source);
+    // Each chunk but the last ends at a line end: the line cut by it is read again with the next.
+    expect(source.bytesRead).toBeGreaterThanOrEqual(bytes.length);
+    expect(source.bytesRead).toBeLessThan(bytes.length + source.reads * 100);
+    const module = attached(sym);
+    const afterIndex = source.bytesRead;
+    // Attaching made no symbol and read no record: the lookups below read what they need.
+    expect(source.bytesRead - afterIndex).toBe(0);
+    const rva = 0x1000 + 15_000 * 0x100 + 0x45;
+    const match = symbolize(module, BigInt(rva))!;
+    expect(match.symbol.name).toBe("function_15000(int, char const*)");
+    expect(match.line).toEqual({ rva: BigInt(0x1000 + 15_000 * 0x100 + 0x3c), size: 0x1en, line: 102, file: "/src/a.c" });
+    expect(match.symbol.inlines!.at(BigInt(rva)).map((s) => s.function)).toEqual(["inlined_a"]);
+    const cfi = module.unwind!.stackCfiIndex!.at(rva)!;
+    expect([cfi.init, ...cfi.deltas]).toEqual([".cfa: $rsp 8 + .ra: .cfa 8 - ^", ".cfa: $rsp 16 + $rbx: .cfa 16 - ^", ".cfa: $rsp 32 +"]);
+    // Blocks of 64 KiB around the records asked for: a few of them, whatever the file's size.
+    const lookups = source.bytesRead - afterIndex;
+    expect(lookups).toBeLessThanOrEqual(4 * 65_536);
+    expect(lookups).toBeLessThan(bytes.length / 10);
+  });
+
+  it("reads a line longer than a chunk (1 MiB) as a parse of the whole file does", () => {
+    const long = `${"x".repeat(1_500_000)}`;
+    const file = encoder.encode(`MODULE Linux x86_64 0123456789ABCDEF0123456789ABCDEF0 libx.so\nFUNC 1000 10 0 ${long}\n1000 10 1 0\nPUBLIC 2000 0 p\n`);
+    const read = readBreakpadSym(bytesSource(file));
+    expect(read.functions[0]!.name.length).toBe(long.length);
+    expect(read).toEqual(parseBreakpadSym(file));
+  });
+});
+
+/** Every rva from 0 to past the last record, in steps: the lookups of the index and of the lists must agree. */
+function probes(max: number, step: number): number[] {
+  const out: number[] = [];
+  for (let rva = 0; rva <= max; rva += step) out.push(rva);
+  return out;
+}
+
+describe("the index answers as the lists do", () => {
+  // Out of order, zero sizes, repeated addresses, PUBLICs at 0 and under FUNCs, overlapping and
+  // empty STACK CFI INIT records, delta rows repeated and out of order, one past a postfix limit.
+  const long = Array.from({ length: 70 }, (_, i) => `$r${i}`).join(" ");
+  const file = [
+    "MODULE Linux x86_64 0123456789ABCDEF0123456789ABCDEF0 libx.so",
+    "FILE 3 /src/c.c",
+    "FILE 1 /src/a.c",
+    "FUNC 3000 100 0 third",
+    "3000 10 30 1",
+    "3000 20 31 3",
+    "3050 0 32 1",
+    "FUNC 1000 100 4 first",
+    "1000 80 10 1",
+    "FUNC 1000 0 0 empty_at_first",
+    "FUNC 2000 0 0 empty",
+    "FUNC 1800 100 0 second",
+    "1800 100 18 9",
+    "PUBLIC 0 0 at_zero",
+    "PUBLIC 1900 0 under_second",
+    "PUBLIC 2100 0 after_second",
+    "PUBLIC 2100 0 repeated",
+    "PUBLIC 500 0 before_all",
+    "STACK CFI INIT 3000 100 .cfa: $rsp 8 + .ra: .cfa 8 - ^",
+    "STACK CFI 3010 .cfa: $rsp 16 +",
+    "STACK CFI INIT 1000 80 .cfa: $rsp 8 + .ra: .cfa 8 - ^",
+    "STACK CFI 1004 .cfa: $rsp 24 + $rbx: .cfa 16 - ^",
+    "STACK CFI 1002 .cfa: $rsp 12 +",
+    "STACK CFI 1004 .cfa: $rsp 40 +",
+    "STACK CFI INIT 1040 80 .cfa: $rsp 99 + .ra: .cfa 8 - ^",
+    "STACK CFI INIT 2000 0 .cfa: $rsp 8 + .ra: .cfa 8 - ^",
+    `STACK CFI INIT 2200 40 .cfa: ${long} + + + + .ra: .cfa 8 - ^`,
+    `STACK CFI 3020 .cfa: ${long} +`,
+    "STACK CFI INIT 2800 40 .cfa: $rsp 8 + .ra: .cfa 8 - ^",
+    "",
+  ].join("\n");
+
+  for (const [how, sym] of [
+    ["a parse of the whole file", parseBreakpadSym(file)],
+    ["a read by position", readBreakpadSym(bytesSource(encoder.encode(file)))],
+  ] as const) {
+    it(`${how}: symbols and line records`, () => {
+      const module = attached(sym);
+      const listed: Module = { name: "libx.so", base: module.base, size: module.size, symbols: breakpadSymbols({ ...sym }) };
+      expect(module.symbolIndex).toBeDefined();
+      for (const rva of probes(0x3200, 8)) {
+        const r = BigInt(rva);
+        expect(symbolize(module, r), `rva ${hex(rva)}`).toEqual(symbolize(listed, r));
+      }
+      expect(module.symbols).toEqual(listed.symbols);
+    });
+
+    it(`${how}: STACK CFI rules`, () => {
+      const index = cfiIndex(symTables(sym)!);
+      const list = cfiTable(attached(sym).unwind!.stackCfi!);
+      for (const rva of probes(0x3200, 2)) expect(rulesAt(index, rva, 8), `rva ${hex(rva)}`).toEqual(rulesAt(list, rva, 8));
+      expect(list.at(0x2210)).toBeUndefined();
+    });
+  }
+});
