@@ -19,7 +19,7 @@ import { basename, dirname, join } from "node:path";
 import { InputError } from "../errors.js";
 import { symbolStorePath } from "../formats/breakpad-sym.js";
 import {
-  attachSymbolFile,
+  attachEachSymbolFile,
   breakpadSymbolFile,
   moduleIdentity,
   parseSymbolFile,
@@ -79,6 +79,15 @@ function parsedOnce(path: string, parse: () => SymbolFile): SymbolFile {
   return file;
 }
 
+function exists(path: string): boolean {
+  try {
+    statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function isFile(path: string): boolean {
   try {
     return statSync(path).isFile();
@@ -111,14 +120,19 @@ export function readSymbolFile(path: string, options: Omit<ParseSymbolFileOption
 export function attachSymbolDirectories(target: SymbolTarget, dirs: readonly string[], besideDir?: string): SymbolNote[] {
   const notes: SymbolNote[] = [];
   const roots = besideDir === undefined ? [...dirs] : [...dirs, besideDir];
-  for (const { base } of [...target.modules]) {
-    const module = target.modules.find((m) => m.base === base)!;
+  // The files found, attached together at the end (attachEachSymbolFile is linear in the modules
+  // and the files), each with the note it completes; a file attaches to every module of its debug
+  // id, so a module whose debug id already has a file is not looked for again.
+  const found: { file: SymbolFile; note: SymbolNote; used: string }[] = [];
+  const claimed = new Set<string>();
+  for (const module of target.modules) {
     if (module.unwind !== undefined) continue;
     const id = moduleIdentity(module, target.memory);
     if (id.debugFile === undefined || id.debugId === undefined) {
       notes.push({ module: module.name, detail: "no CodeView record (in the module list or the mapped image), so its PDB cannot be identified" });
       continue;
     }
+    if (claimed.has(id.debugId.toUpperCase())) continue;
     const pdbName = basename(id.debugFile.replace(/\\/g, "/"));
     // A debug file or id that cannot name a file in a symbol store (empty, "..", odd characters):
     // the module stays without symbols and the walk goes on.
@@ -131,9 +145,10 @@ export function attachSymbolDirectories(target: SymbolTarget, dirs: readonly str
       continue;
     }
     const passedOver: string[] = [];
-    const warnings: string[] = [];
-    let used: string | undefined;
+    let used: { file: SymbolFile; path: string } | undefined;
     for (const root of roots) {
+      // Every candidate lies at or under DIR/<pdb>: one look when it is not there (most modules).
+      if (!exists(join(root, pdbName))) continue;
       const pdb = (name: string): SymbolFile => parsedOnce(name, () => pdbSymbolFile(readInputFile(name), { name }));
       const sym = (name: string): SymbolFile => parsedOnce(name, () => breakpadSymbolFile(readInputFile(name), { name, skipMalformed: true }));
       const candidates: [string, (name: string) => SymbolFile][] = [
@@ -149,19 +164,29 @@ export function attachSymbolDirectories(target: SymbolTarget, dirs: readonly str
           passedOver.push(why);
           continue;
         }
-        for (const a of attachSymbolFile(target, file, { names: "keep" })) warnings.push(...a.warnings);
-        used = path;
+        used = { file, path };
         break;
       }
       if (used !== undefined) break;
     }
-    const found = used === undefined ? undefined : [`unwind records from ${used}`, ...warnings].join("; ");
-    const note: SymbolNote = { module: module.name, detail: found ?? (passedOver.length > 0 ? passedOver.join("; ") : `no ${pdbName} or .sym for debug id ${id.debugId} under ${roots.join(", ")}`) };
-    if (warnings.length > 0) note.corrupt = true;
-    if (used !== undefined) note.file = used;
-    else if (passedOver.length > 0) note.passedOver = passedOver;
+    const note: SymbolNote = { module: module.name, detail: passedOver.length > 0 ? passedOver.join("; ") : `no ${pdbName} or .sym for debug id ${id.debugId} under ${roots.join(", ")}` };
     notes.push(note);
+    if (used !== undefined) {
+      claimed.add(id.debugId.toUpperCase());
+      found.push({ file: used.file, note, used: used.path });
+    } else if (passedOver.length > 0) note.passedOver = passedOver;
   }
+  const attached = attachEachSymbolFile(
+    target,
+    found.map((f) => f.file),
+    { names: "keep" },
+  );
+  found.forEach(({ note, used }, i) => {
+    const warnings = attached[i]!.flatMap((a) => a.warnings);
+    note.detail = [`unwind records from ${used}`, ...warnings].join("; ");
+    if (warnings.length > 0) note.corrupt = true;
+    note.file = used;
+  });
   return notes;
 }
 
