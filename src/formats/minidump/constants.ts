@@ -87,6 +87,12 @@ export const MINIDUMP_LIMITS = {
    * a few hundred modules, rarely thousands; a damaged 31 MB list can claim 220,000.
    */
   maxModules: 65536,
+  /**
+   * The handle descriptors read from the HandleData stream; the rest are passed over with a note.
+   * A process holds a few thousand handles, a leaking one tens of thousands; each descriptor
+   * names two strings, so a damaged list claiming millions would otherwise read millions of them.
+   */
+  maxHandles: 65536,
   /** The bytes of a text stream (Breakpad's Linux /proc files) decoded; the rest is passed over with a note. */
   maxTextStreamBytes: 16 << 20,
 } as const;
