@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { groupReads, type RawRead } from "../../src/analysis/explain-walk.js";
 import type { Module } from "../../src/model/snapshot.js";
-import { renderJson, type ModuleSymbolSource } from "../../src/render/json.js";
+import { renderJson, writeJson, type ModuleSymbolSource } from "../../src/render/json.js";
 
 /** `object` with its property `key` counting each read in `counter.reads`. */
 function counting<T extends object>(object: T, key: keyof T, counter: { reads: number }): T {
@@ -33,6 +33,21 @@ describe("outputs linear in their input", () => {
     expect(doc.modules[2]!.symbolFile).toBe("/s/m2.dll.sym");
     expect(doc.modules[3]!.symbolFile).toBeNull();
     expect(counter.reads).toBeLessThanOrEqual(2 * n);
+  });
+
+  it("the JSON writer hands the module list out an entry at a time: 20,000 modules never make one piece of text", () => {
+    const n = 20_000;
+    const modules: Module[] = Array.from({ length: n }, (_, i) => ({ name: `m${i}.dll`, base: 0x1000_0000n + BigInt(i) * 0x10n, size: 0x10_0000n, symbols: [], debugFile: `m${i}.pdb`, debugId: `${"0".repeat(31)}${i % 10}1` }));
+    const pieces: number[] = [];
+    let text = "";
+    writeJson("x86", modules, [], (t) => {
+      pieces.push(t.length);
+      text += t;
+    });
+    expect((JSON.parse(text) as { modules: unknown[] }).modules).toHaveLength(n);
+    // Pieces of about 64 Ki characters (chunks.ts); the whole list is some 8 MB.
+    expect(text.length).toBeGreaterThan(n * 300);
+    expect(Math.max(...pieces)).toBeLessThan(2 * 65_536);
   });
 
   it("explain's grouping of a frame's reads: 20,000 reads of 10,000 slots (each read twice) look at each read once", () => {
