@@ -12,7 +12,7 @@ export { breakpadStackContents, writeBreakpadBrief } from "../render/breakpad-st
 export { renderText, renderRoles } from "../render/text.js";
 export { renderWindbg, fpoNote, windbgProcess, windbgThreadLine, type WindbgProcess, type WindbgThread } from "../render/windbg.js";
 export { locate, locateAddress, locationText, sourceOf, symbolize, type Location, type SymbolMatch } from "../analysis/location.js";
-export { explainWalk, explainSnapshot, MAX_DIAGRAM_WORDS, type ExplainOptions } from "../analysis/explain-walk.js";
+export { explainWalk, explainSnapshot, EXPLAIN_FRAME_BUDGET, MAX_DIAGRAM_WORDS, type ExplainOptions } from "../analysis/explain-walk.js";
 export { stopInWords } from "../analysis/explain-words.js";
 export { formatExplanation } from "../render/explain.js";
 export type * from "../analysis/explain-model.js";

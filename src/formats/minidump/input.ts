@@ -194,7 +194,7 @@ export interface SizedListShape {
   sizeField: string;
   countField: string;
   /** The most entries read, what they are ("modules") and what the entries are called ("entries"): the rest are passed over with a note. */
-  most: { count: number; of: string; entries: string };
+  most?: { count: number; of: string; entries: string };
 }
 
 /**
@@ -222,7 +222,7 @@ export function sizedListEntries(input: MinidumpInput, s: MinidumpStreamEntry, h
   const count = Math.min(declared, fit);
   if (count < declared) input.note(held.rva + 8, `${stream} ${shape.countField} ${declared} needs ${declared * entrySize} bytes after the header but the stream holds ${held.dataSize - headerSize}: the first ${count} are read`);
   const { most } = shape;
-  if (count <= most.count) return { first: held.rva + headerSize, entrySize, count };
+  if (most === undefined || count <= most.count) return { first: held.rva + headerSize, entrySize, count };
   input.note(held.rva + 8, `${stream}: ${count} ${most.entries}; the first ${most.count} are read (the limit of ${most.of} read from one dump), the rest passed over`);
   return { first: held.rva + headerSize, entrySize, count: most.count };
 }
