@@ -15,6 +15,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { MAX_ZERO_BYTES } from "../../src/formats/vector.js";
 import { RSS_HOOK } from "../bench/bench-dump.js";
+import { zeroSweep, zeroVector } from "../support/hostile-inputs.js";
 
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 const BIN = fileURLToPath(new URL("../../src/cli/stackwalk.ts", import.meta.url));
@@ -28,26 +29,10 @@ function peakOf(args: string[]): { status: number | null; out: string; peakMib: 
   return { status: r.status, out: r.stdout, peakMib: Number(marker[1]) / 1024 };
 }
 
-const ZEROS = `0x${MAX_ZERO_BYTES.toString(16)}`;
-const STACK = 0x2000_0000;
-const hex8 = (n: number): string => `0x${n.toString(16).padStart(8, "0")}`;
-const head = { machine: "x86", modules: [{ name: "p.exe", base: "0x00400000", size: "0x00002000", symbols: [{ name: "main", rva: "0x00001000", size: "0x00000020" }] }] };
-
 describe("a 256 MiB zero-filled region", () => {
   it("in a sweep, next to a stack page and written into at every step: replayed and checked without holding the region", () => {
     const file = join(dir, "zeros.sweep.json");
-    const steps = Array.from({ length: 50 }, (_, i) => ({
-      step: i,
-      context: { eip: "0x00401000", esp: hex8(STACK + 0x1000 + 4 * i), ebp: "0x00000000" },
-      // A write into the zero-filled region, a page further each step.
-      writes: [[hex8(STACK + 0x1000 + 0x1000 * i), "78563412"]],
-      truth: [{ pc: "0x00401000", sp: hex8(STACK + 0x1000 + 4 * i), function: "main" }],
-    }));
-    const memory = [
-      { base: hex8(STACK), hex: "00".repeat(0x1000) },
-      { base: hex8(STACK + 0x1000), zeros: ZEROS },
-    ];
-    writeFileSync(file, JSON.stringify({ format: "stackwalk-sweep/1", ...head, memory, snapshots: steps }));
+    writeFileSync(file, zeroSweep(50));
     const r = peakOf(["check", file]);
     expect(r.status).toBe(0);
     expect(r.out).toMatch(/^50 passed, 0 failed$/m);
@@ -56,8 +41,7 @@ describe("a 256 MiB zero-filled region", () => {
 
   it("in a vector, holding its stack: walked by scanning, explained and viewed without holding the region", () => {
     const file = join(dir, "zeros.json");
-    const memory = [{ base: hex8(STACK), zeros: ZEROS }];
-    writeFileSync(file, JSON.stringify({ format: "stackwalk-vector/1", ...head, context: { eip: "0x00401000", esp: hex8(STACK + 0x100), ebp: hex8(STACK + 0x200) }, memory }));
+    writeFileSync(file, zeroVector());
     for (const args of [["walk", file, "--walker", "scan"], ["explain", file], ["view", file, "-o", join(dir, "zeros.html")]]) {
       const r = peakOf(args);
       expect(r.status, args.join(" ")).toBe(0);
