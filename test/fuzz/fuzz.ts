@@ -1,7 +1,8 @@
 /**
  * `npm run fuzz`: mutated inputs through every parser, walker and renderer, the StackWalk64
- * facade and the command line's in-process entry (targets.ts), in child processes watched from
- * here: an input that takes more CPU time than the watchdog allows (1 s of its child's CPU time,
+ * facade and the command line's in-process entry, symbol files downloaded from servers on
+ * 127.0.0.1 that misbehave and symbol files with hostile postfix programs (targets.ts), in child
+ * processes watched from here: an input that takes more CPU time than the watchdog allows (1 s of its child's CPU time,
  * read from /proc, so that a loaded machine slows an input without making it a hang; and 2
  * minutes of wall time, for an input that waits instead of computing) is a hang, and one that
  * takes the child's memory over the ceiling (VmRSS) is a memory blow-up; each ends its child,
@@ -165,7 +166,8 @@ async function campaign(): Promise<number> {
   // Every target gets the same number of inputs, in chunks; chunks of different targets interleave.
   const queue: Chunk[] = [];
   const per = Math.floor(total / chosen.length);
-  const chunkSize = (t: string): number => (t === "cli" ? 20 : 100);
+  // The command line's inputs and the servers' (which wait on their sockets) take longer each.
+  const chunkSize = (t: string): number => (t === "cli" || t === "server" ? 20 : 100);
   let id = 0;
   const perTarget = chosen.map((t, i) => {
     const n = per + (i < total - per * chosen.length ? 1 : 0);
