@@ -30,8 +30,8 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { InputError } from "../errors.js";
 import { symbolStorePath } from "../formats/breakpad-sym.js";
-import { attachEachSymbolFile, moduleIdentity, parseSymbolFile, symbolFileMismatch, type SymbolFile, type SymbolTarget } from "../formats/symbol-file.js";
-import { attachSymbolDirectories, type SymbolNote } from "./symbol-store.js";
+import { moduleIdentity, parseSymbolFile, symbolFileMismatch, type SymbolFile, type SymbolTarget } from "../formats/symbol-file.js";
+import { attachFound, attachSymbolDirectories, type FoundSymbolFile, type SymbolNote } from "./symbol-store.js";
 import { DownloadRun, writeAtomically, type DownloadOptions } from "./download.js";
 import { cachedFrom, imageDownloader, type ImageNote } from "./images.js";
 
@@ -202,7 +202,7 @@ export async function downloadSymbols(target: SymbolTarget, path: SymbolPath, op
     if ((m.unwind === undefined && m.symbols.length === 0) || images?.wants(m) === true) wanted.push(i);
   });
   // The files downloaded, attached together at the end (linear in the modules and the files).
-  const downloaded: { file: SymbolFile; note: SymbolNote; detail: string }[] = [];
+  const downloaded: FoundSymbolFile[] = [];
   await run.run(wanted, async (index) => {
     if (images !== undefined) await images.fetch(index);
     const module = target.modules[index]!;
@@ -239,16 +239,7 @@ export async function downloadSymbols(target: SymbolTarget, path: SymbolPath, op
     if (!asked.found && asked.misses.length > 0) result.notes.push({ module: module.name, detail: `no symbols on the servers for ${id.debugFile} ${id.debugId}: ${asked.misses.join("; ")}`, misses: asked.misses });
   });
   if (images !== undefined) result.images = images.finish();
-  const attached = attachEachSymbolFile(
-    target,
-    downloaded.map((d) => d.file),
-    { names: "keep" },
-  );
-  downloaded.forEach(({ note, detail }, i) => {
-    const warnings = attached[i]!.flatMap((a) => a.warnings);
-    note.detail = [detail, ...warnings].join("; ");
-    if (warnings.length > 0) note.corrupt = true;
-  });
+  attachFound(target, downloaded);
   result.warnings.push(...run.warnings);
   // Notes in module order, whatever order the downloads finished in.
   const order = new Map(target.modules.map((m, i) => [m.name, i]));

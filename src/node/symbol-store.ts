@@ -123,7 +123,7 @@ export function attachSymbolDirectories(target: SymbolTarget, dirs: readonly str
   // The files found, attached together at the end (attachEachSymbolFile is linear in the modules
   // and the files), each with the note it completes; a file attaches to every module of its debug
   // id, so a module whose debug id already has a file is not looked for again.
-  const found: { file: SymbolFile; note: SymbolNote; used: string }[] = [];
+  const found: FoundSymbolFile[] = [];
   const claimed = new Set<string>();
   for (const module of target.modules) {
     if (module.unwind !== undefined) continue;
@@ -173,21 +173,36 @@ export function attachSymbolDirectories(target: SymbolTarget, dirs: readonly str
     notes.push(note);
     if (used !== undefined) {
       claimed.add(id.debugId.toUpperCase());
-      found.push({ file: used.file, note, used: used.path });
+      note.file = used.path;
+      found.push({ file: used.file, note, detail: `unwind records from ${used.path}` });
     } else if (passedOver.length > 0) note.passedOver = passedOver;
   }
+  attachFound(target, found);
+  return notes;
+}
+
+/** A symbol file found for a module, the module's note, and what the note is to say of the file. */
+export interface FoundSymbolFile {
+  file: SymbolFile;
+  note: SymbolNote;
+  detail: string;
+}
+
+/**
+ * Attaches the files found for a target's modules together (linear in the modules and the files:
+ * {@link attachEachSymbolFile}) and completes each note with what attaching its file said.
+ */
+export function attachFound(target: SymbolTarget, found: readonly FoundSymbolFile[]): void {
   const attached = attachEachSymbolFile(
     target,
     found.map((f) => f.file),
     { names: "keep" },
   );
-  found.forEach(({ note, used }, i) => {
+  found.forEach(({ note, detail }, i) => {
     const warnings = attached[i]!.flatMap((a) => a.warnings);
-    note.detail = [`unwind records from ${used}`, ...warnings].join("; ");
+    note.detail = [detail, ...warnings].join("; ");
     if (warnings.length > 0) note.corrupt = true;
-    note.file = used;
   });
-  return notes;
 }
 
 /** The directory of an input file, where images and their PDBs may lie beside it. */

@@ -11,6 +11,7 @@
  *   npm run fuzz                       about 20,000 inputs (what npm test runs)
  *   npm run fuzz -- --long             1,000,000 inputs, with per-target counts
  *   npm run fuzz -- --inputs N --targets minidump,cli --jobs 2
+ *   npm run fuzz -- --inputs N --first K    each target's iterations from K on (a long run in parts)
  *   npm run fuzz -- --replay minidump:fixtures/breakpad/minidump2.dmp:1234 [--write FILE]
  *   npm run fuzz -- --minimise minidump:fixtures/breakpad/minidump2.dmp:1234 --write FILE
  *
@@ -28,6 +29,7 @@ const { values } = parseArgs({
   options: {
     long: { type: "boolean" },
     inputs: { type: "string" },
+    first: { type: "string" },
     targets: { type: "string" },
     jobs: { type: "string" },
     "timeout-ms": { type: "string" },
@@ -81,11 +83,15 @@ function parseKey(key: string): { target: string; seed: string; iteration: numbe
   return { target: key.slice(0, first), seed: key.slice(first + 1, last), iteration: Number(key.slice(last + 1)) };
 }
 
-/** The child bundle: the harness and the sources it runs, as one file a plain `node` loads quickly. */
+/**
+ * The child bundle: the harness and the sources it runs, as one file a plain `node` loads quickly.
+ * One per campaign (named by this process), so that a child started again after a kill runs the
+ * code the campaign began with, whatever another checkout sharing node_modules bundles meanwhile.
+ */
 async function bundle(): Promise<string> {
   const dir = join(process.cwd(), "node_modules", ".cache", "stackwalk-fuzz");
   mkdirSync(dir, { recursive: true });
-  const out = join(dir, "child.mjs");
+  const out = join(dir, `child-${process.pid}.mjs`);
   await build({
     entryPoints: [join(process.cwd(), "test", "fuzz", "child.ts")],
     bundle: true,
@@ -166,13 +172,16 @@ async function campaign(): Promise<number> {
   // Every target gets the same number of inputs, in chunks; chunks of different targets interleave.
   const queue: Chunk[] = [];
   const per = Math.floor(total / chosen.length);
+  // Each target's iterations start here: a long run split in parts, each part a range of them.
+  const first = Number(values.first ?? 0);
+  if (!Number.isSafeInteger(first) || first < 0) throw new Error(`--first takes a whole number ≥ 0, not ${values.first}`);
   // The command line's inputs and the servers' (which wait on their sockets) take longer each.
   const chunkSize = (t: string): number => (t === "cli" || t === "server" ? 20 : 100);
   let id = 0;
   const perTarget = chosen.map((t, i) => {
     const n = per + (i < total - per * chosen.length ? 1 : 0);
     const chunks: Chunk[] = [];
-    for (let from = 0; from < n; from += chunkSize(t)) chunks.push({ id: id++, target: t, from, to: Math.min(n, from + chunkSize(t)) });
+    for (let from = first; from < first + n; from += chunkSize(t)) chunks.push({ id: id++, target: t, from, to: Math.min(first + n, from + chunkSize(t)) });
     return chunks;
   });
   while (perTarget.some((c) => c.length > 0)) for (const c of perTarget) if (c.length > 0) queue.push(c.shift()!);
@@ -338,6 +347,7 @@ async function campaign(): Promise<number> {
       if (findings.length > shown.length) console.log(`… and ${findings.length - shown.length} more`);
       if (values.json !== undefined) writeFileSync(values.json, JSON.stringify({ seconds, jobs, total: all, targets: Object.fromEntries(counts), findings, peakMb }, null, 2));
       rmSync(work, { recursive: true, force: true });
+      rmSync(script, { force: true });
       resolve(all.foreign + all.hang + all.memory > 0 ? 1 : 0);
     };
     for (let k = 0; k < jobs; k++) spawn(k);
