@@ -90,12 +90,25 @@ export function windbgProcess(dump: Minidump): WindbgProcess {
   return processId === undefined ? { threads } : { processId, threads };
 }
 
+/** Each thread id's place in a process's thread list (its first), made once per list: a lookup per thread, not a search. */
+const POSITIONS = new WeakMap<readonly WindbgThread[], Map<number, number>>();
+
+function positionsOf(process: WindbgProcess): Map<number, number> {
+  let map = POSITIONS.get(process.threads);
+  if (map === undefined) {
+    map = new Map();
+    for (let i = 0; i < process.threads.length; i++) if (!map.has(process.threads[i]!.id)) map.set(process.threads[i]!.id, i);
+    POSITIONS.set(process.threads, map);
+  }
+  return map;
+}
+
 /**
  * WinDbg's `~` line of a thread: `.` for the current thread (else a space), its number in three
  * columns, `Id: pid.tid` in hex, then `Suspend: n Teb: addr Unfrozen` when the dump records them.
  */
 export function windbgThreadLine(machine: Machine, process: WindbgProcess, thread: ThreadSnapshot, current: boolean): string {
-  const index = process.threads.findIndex((t) => t.id === thread.id);
+  const index = positionsOf(process).get(thread.id) ?? -1;
   const known = process.threads[index];
   const id = `${((process.processId ?? 0) >>> 0).toString(16)}.${(thread.id >>> 0).toString(16)}`;
   const line = `${current ? "." : " "}${(index < 0 ? "?" : String(index)).padStart(3)}  Id: ${id}`;
@@ -127,10 +140,8 @@ export function writeWindbg(machine: Machine, modules: readonly Module[], walks:
   // The debugger's current thread: the exception thread, else the first thread of the process.
   const current = listed.find((t) => t.crashed)?.id ?? threads.threads[0]?.id;
   // `~*k` goes through the threads in the debugger's order.
-  const position = (id: number): number => {
-    const i = threads.threads.findIndex((t) => t.id === id);
-    return i < 0 ? threads.threads.length : i;
-  };
+  const positions = positionsOf(threads);
+  const position = (id: number): number => positions.get(id) ?? threads.threads.length;
   const inOrder = listed.every((t, i) => i === 0 || position(listed[i - 1]!.id) <= position(t.id));
   const ordered = inOrder ? walks : [...walks].sort((a, b) => position(a.thread.id) - position(b.thread.id));
   let first = true;
