@@ -3,7 +3,7 @@ import { InputError } from "../errors.js";
 import type { Snapshot } from "../model/snapshot.js";
 import type { ExplainedWalk } from "../analysis/explain-model.js";
 import { EXPLAIN_FRAME_BUDGET } from "../analysis/explain-walk.js";
-import { formatExplanation } from "../render/explain.js";
+import { writeExplanation } from "../render/explain.js";
 import { EXIT, frameBudgetOption, maxFramesOption, pacVaBitsOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, workBudgetOption, type Io, type SymbolValues } from "./common.js";
 import { loadSnapshot } from "./load.js";
 import { walkerLine } from "./help.js";
@@ -92,7 +92,8 @@ export async function explainCommand(argv: string[], io: Io): Promise<number> {
   // Each thread's explanation is written as it is made, the next one walked after.
   let first = true;
   for (const walk of walks) {
-    io.out((first ? "" : "\n") + formatExplanation(walk));
+    if (!first) io.out("\n");
+    writeExplanation(walk, io.out);
     first = false;
   }
   return EXIT.ok;

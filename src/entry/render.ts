@@ -14,7 +14,7 @@ export { renderWindbg, fpoNote, windbgProcess, windbgThreadLine, type WindbgProc
 export { locate, locateAddress, locationText, sourceOf, symbolize, type Location, type SymbolMatch } from "../analysis/location.js";
 export { explainWalk, explainSnapshot, EXPLAIN_FRAME_BUDGET, MAX_DIAGRAM_WORDS, type ExplainOptions } from "../analysis/explain-walk.js";
 export { stopInWords } from "../analysis/explain-words.js";
-export { formatExplanation } from "../render/explain.js";
+export { formatExplanation, writeExplanation } from "../render/explain.js";
 export type * from "../analysis/explain-model.js";
 export { renderSvg, type SvgOptions } from "../render/svg.js";
 export { renderHtml } from "../render/html.js";
