@@ -167,39 +167,39 @@ interface KbInput {
  * 32-bit columns, `(Inline)`, then dashes in the address columns: an inline frame has no stack of
  * its own), then the frame's own line from `physical`.
  */
-function withInlines(modules: readonly Module[], frames: readonly Frame[], wide: boolean, columns: number, physical: (f: Frame, i: number) => string): string[] {
-  const out: string[] = [];
+function* withInlines(modules: readonly Module[], frames: readonly Frame[], wide: boolean, columns: number, physical: (f: Frame, i: number) => string): Generator<string> {
   const label = wide ? "(Inline Function)" : "(Inline)";
   const dashes = wide ? "--------`--------" : "--------";
-  frames.forEach((f, i) => {
+  for (let i = 0; i < frames.length; i++) {
+    const f = frames[i]!;
     const loc = locate(modules, f);
-    for (const inline of loc.inlines ?? []) out.push(`${label} ${`${dashes} `.repeat(columns - 1)}${inlineLocationText(loc, inline, f.addrPC, true)}`);
-    out.push(physical(f, i));
-  });
-  return out;
+    for (const inline of loc.inlines ?? []) yield `${label} ${`${dashes} `.repeat(columns - 1)}${inlineLocationText(loc, inline, f.addrPC, true)}`;
+    yield physical(f, i);
+  }
 }
 
 /** x64: `Child-SP RetAddr Call Site`, addresses as WinDbg writes 64-bit ones. */
-function x64Lines({ modules, frames }: KbInput): string[] {
-  return ["Child-SP          RetAddr           Call Site", ...withInlines(modules, frames, true, 2, (f) => `${h64(f.addrStack)} ${h64(f.addrReturn)} ${locationText(locate(modules, f), `0x${h64(f.addrPC)}`, true)}`)];
+function* x64Lines({ modules, frames }: KbInput): Generator<string> {
+  yield "Child-SP          RetAddr           Call Site";
+  yield* withInlines(modules, frames, true, 2, (f) => `${h64(f.addrStack)} ${h64(f.addrReturn)} ${locationText(locate(modules, f), `0x${h64(f.addrPC)}`, true)}`);
 }
 
-/** A machine's `kb` header and frame lines. */
-const STACK_LINES: Record<Machine, (input: KbInput) => string[]> = {
+/** A machine's `kb` header and frame lines, made as they are written (a thread may have 120,000 frames). */
+const STACK_LINES: Record<Machine, (input: KbInput) => Iterable<string>> = {
   // x86: ChildEBP, RetAddr, three stack arguments, the call site and `kv`'s FPO note.
-  x86: ({ modules, frames, images, cache }) => [
-    "ChildEBP RetAddr  Args to Child              ",
-    ...withInlines(modules, frames, false, 5, (f, i) => {
+  *x86({ modules, frames, images, cache }) {
+    yield "ChildEBP RetAddr  Args to Child              ";
+    yield* withInlines(modules, frames, false, 5, (f, i) => {
       const site = locationText(locate(modules, f), `0x${h32(f.addrPC)}`, true);
       return `${h32(f.addrFrame)} ${h32(f.addrReturn)} ${f.params.slice(0, 3).map(h32).join(" ")} ${site}${fpoNote(modules, f, frames[i + 1], images, cache)}`;
-    }),
-  ],
+    });
+  },
   x64: x64Lines,
   // IA-64: the frame's backing-store pointer beside its stack pointer.
-  ia64: ({ modules, frames }) => [
-    "Child-SP          Child-BSP         RetAddr           Call Site",
-    ...withInlines(modules, frames, true, 3, (f) => `${h64(f.addrStack)} ${h64(f.addrBStore)} ${h64(f.addrReturn)} ${locationText(locate(modules, f), `0x${h64(f.addrPC)}`, true)}`),
-  ],
+  *ia64({ modules, frames }) {
+    yield "Child-SP          Child-BSP         RetAddr           Call Site";
+    yield* withInlines(modules, frames, true, 3, (f) => `${h64(f.addrStack)} ${h64(f.addrBStore)} ${h64(f.addrReturn)} ${locationText(locate(modules, f), `0x${h64(f.addrPC)}`, true)}`);
+  },
   // ARM64: WinDbg prints the x64 columns.
   arm64: x64Lines,
 };
