@@ -184,7 +184,17 @@ async function campaign(): Promise<number> {
     for (let from = first; from < first + n; from += chunkSize(t)) chunks.push({ id: id++, target: t, from, to: Math.min(first + n, from + chunkSize(t)) });
     return chunks;
   });
-  while (perTarget.some((c) => c.length > 0)) for (const c of perTarget) if (c.length > 0) queue.push(c.shift()!);
+  // Round by round, each target's next 100 inputs (five chunks of a target that takes 20 at a
+  // time): every target is as far along as the others whenever the campaign is stopped.
+  while (perTarget.some((c) => c.length > 0)) {
+    for (const c of perTarget) {
+      for (let taken = 0; taken < 100 && c.length > 0; ) {
+        const chunk = c.shift()!;
+        taken += chunk.to - chunk.from;
+        queue.push(chunk);
+      }
+    }
+  }
 
   const counts = new Map<string, Counts>(chosen.map((t) => [t, emptyCounts()]));
   const slowest = new Map<string, number>(chosen.map((t) => [t, 0]));
@@ -193,6 +203,10 @@ async function campaign(): Promise<number> {
   let done = 0;
   let peakMb = 0;
   const retries: Chunk[] = [];
+  /** A line on stderr, as it happens, when stderr is not a terminal (a long run's log). */
+  const log = (line: string): void => {
+    if (!values.quiet && !process.stderr.isTTY) process.stderr.write(`${line}\n`);
+  };
 
   const next = (): { chunk: Chunk; retry: boolean } | undefined => {
     const r = retries.shift();
@@ -221,6 +235,7 @@ async function campaign(): Promise<number> {
         const c = counts.get(chunk.target)!;
         for (const key of Object.keys(c) as (keyof Counts)[]) c[key] += m.counts[key];
         findings.push(...m.findings);
+        for (const f of m.findings) log(`${f.outcome}${f.placeless === true ? " (placeless)" : ""}: ${f.target}:${f.seed}:${f.iteration}: ${f.message}`);
         slowest.set(chunk.target, Math.max(slowest.get(chunk.target)!, m.slowest));
         done += chunk.to - chunk.from;
         running.chunk = undefined;
@@ -253,6 +268,7 @@ async function campaign(): Promise<number> {
     const lose = (r: Running, chunk: Chunk, iteration: number, outcome: "hang" | "memory" | "foreign", message: string): void => {
       r.chunk = undefined;
       const at = iteration >= chunk.from && iteration < chunk.to ? iteration : chunk.from;
+      log(`${outcome === "hang" && !r.retry ? "run again alone" : outcome}: ${chunk.target}:${seedFor(TargetsByName.get(chunk.target)!, at).name}:${at}: ${message}`);
       if (outcome === "hang" && !r.retry) {
         // A loaded machine can hold one input back: it is run again once, alone in a fresh child.
         retried++;
@@ -320,7 +336,28 @@ async function campaign(): Promise<number> {
         feed(k);
       }
       if (!values.quiet && process.stderr.isTTY) process.stderr.write(`\r${done}/${total} inputs, ${findings.length} findings   `);
+      if (now - lastProgress >= 60_000) {
+        lastProgress = now;
+        log(`${done}/${total} inputs, ${findings.length} findings, ${((performance.now() - started) / 1000).toFixed(0)} s`);
+      }
     }, 50);
+    let lastProgress = Date.now();
+
+    // Stopped (SIGINT, SIGTERM): the inputs of the chunks that finished are the campaign's table.
+    const stop = (): void => {
+      queue.length = 0;
+      retries.length = 0;
+      for (const r of children) {
+        if (r === undefined || r.gone) continue;
+        r.gone = true;
+        r.child.removeAllListeners("exit");
+        r.child.kill("SIGKILL");
+      }
+      log(`stopped: the table counts the ${done} inputs of the chunks that finished`);
+      finish();
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
 
     const finish = (): void => {
       clearInterval(watchdog);
