@@ -115,9 +115,29 @@ export class MinidumpInput {
    */
   optionalString(rva: number, at: number, what: string, passedOver: string): string | undefined {
     const read = this.stringAt(rva, at, what);
-    if (typeof read === "string") return read;
+    if (typeof read === "string") {
+      const over = this.nameChars(read.length, what);
+      if (over === undefined) return read;
+      this.note(at, `${passedOver} passed over: ${over}`);
+      return undefined;
+    }
     this.note(read.offset, `${passedOver} passed over: ${read.reason}`);
     return undefined;
+  }
+
+  /** Characters of names handed out so far (see {@link MINIDUMP_LIMITS}' `maxNameChars`). */
+  private namesChars = 0;
+
+  /**
+   * Counts `length` characters of a name against the dump's limit: undefined when they fit, else
+   * why the name is passed over (and nothing is counted).
+   */
+  nameChars(length: number, what: string): string | undefined {
+    if (this.namesChars + length <= MINIDUMP_LIMITS.maxNameChars) {
+      this.namesChars += length;
+      return undefined;
+    }
+    return `${what}: ${length} more character(s) would take the names read from this dump past ${MINIDUMP_LIMITS.maxNameChars} (the limit of one dump)`;
   }
 
   /**
