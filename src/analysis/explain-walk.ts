@@ -16,7 +16,7 @@ import type { Rule } from "../arch/rule.js";
 import { compareWithTruth } from "../walk/compare.js";
 import type { Frame, Walk } from "../walk/frame.js";
 import { archWalker, type WalkerName } from "../walk/registry.js";
-import { walkThread, workBudgetOf } from "../walk/walk.js";
+import { frameBudgetOf, walkThread, workBudgetOf, type FrameBudget, type WorkBudget } from "../walk/walk.js";
 import type { ExplainedFrame, ExplainedInline, ExplainedRead, ExplainedWalk, ReadRole, StackArea, StackWord } from "./explain-model.js";
 import { contextLines, howLines, indexWeaker, registerName, stopInWords, weakerText } from "./explain-words.js";
 import { inlineLocationText, locate, locationText, sourceOf } from "./location.js";
@@ -29,7 +29,25 @@ export interface ExplainOptions {
   maxFrames?: number;
   /** ARM64: the virtual-address size pointer authentication codes are stripped at (the walk's {@link WalkOptions.pacVaBits}). */
   pacVaBits?: number;
+  /**
+   * The frames the explained walks may have together ({@link explainSnapshot}: every chosen
+   * thread): a walk that would go past what is left stops with `frame-budget`. Default
+   * {@link EXPLAIN_FRAME_BUDGET}; `Infinity` for none. A single {@link explainWalk} call counts
+   * against it only when given a {@link FrameBudget}.
+   */
+  frameBudget?: number | FrameBudget;
+  /** The work the explained walks may do together (as {@link WalkOptions.workBudget}; default {@link DEFAULT_WORK_BUDGET}). */
+  workBudget?: number | WorkBudget;
 }
+
+/**
+ * The default frame budget of the walks explained together: 2^14 = 16,384 frames. An explained
+ * frame holds its reads and sentences, some 10 KB with the text made of it, so this keeps an
+ * explanation of every thread under about 200 MB, and a hundred threads that all list one
+ * 120,000-deep stack end in seconds (unbounded, they took the process past 4 GB). The real dumps
+ * of the tests have 2,049 frames at most, over 164 threads.
+ */
+export const EXPLAIN_FRAME_BUDGET = 1 << 14;
 
 /** The most stack (or backing-store) words an explanation lists; deeper stacks are cut with a note. */
 export const MAX_DIAGRAM_WORDS = 16_384;
@@ -76,8 +94,9 @@ export function explainWalk(snapshot: Snapshot, thread: ThreadSnapshot, options:
   const walk = walkThread(recorded, thread, {
     walker,
     cache,
-    // A hostile rule or stack ends the explained walk as it ends `walk`'s (the default budget).
-    workBudget: workBudgetOf({}),
+    // A hostile rule or stack ends the explained walk as it ends `walk`'s.
+    workBudget: workBudgetOf(options),
+    ...(typeof options.frameBudget === "object" ? { frameBudget: options.frameBudget } : {}),
     ...(options.maxFrames !== undefined ? { maxFrames: options.maxFrames } : {}),
     ...(options.pacVaBits !== undefined ? { pacVaBits: options.pacVaBits } : {}),
     onUnwind: (index) => {
@@ -85,7 +104,7 @@ export function explainWalk(snapshot: Snapshot, thread: ThreadSnapshot, options:
     },
   });
   recorder.frame = -1;
-  const weak = weakerWalk(snapshot, thread, walker, options, cache);
+  const weak = weakerWalk(snapshot, thread, walker, walk, options, cache);
   // The walk has checked the size: it throws on one out of range.
   const strip = options.pacVaBits === undefined ? stripPac : pacStripper(options.pacVaBits);
   const weakIndex = weak === undefined ? undefined : indexWeaker(walk, weak);
@@ -153,17 +172,32 @@ export function explainWalk(snapshot: Snapshot, thread: ThreadSnapshot, options:
 
 /** Explains the chosen threads (default: all), the crashed thread first. */
 export function explainSnapshot(snapshot: Snapshot, options: ExplainOptions & { thread?: number | "all" } = {}): ExplainedWalk[] {
+  return [...explainThreads(snapshot, options)];
+}
+
+/**
+ * The explanations of {@link explainSnapshot}, made one thread at a time as they are read (a
+ * command that writes each as it comes holds one at a time). The walks share one frame budget
+ * and one work budget.
+ */
+export function* explainThreads(snapshot: Snapshot, options: ExplainOptions & { thread?: number | "all" } = {}): Generator<ExplainedWalk> {
   const choice = options.thread ?? "all";
   const threads = choice === "all" ? snapshot.threads : snapshot.threads.filter((t) => t.id === choice);
   const ordered = [...threads.filter((t) => t.crashed), ...threads.filter((t) => !t.crashed)];
-  return ordered.map((t) => explainWalk(snapshot, t, options));
+  const shared: ExplainOptions = { ...options, frameBudget: frameBudgetOf({ frameBudget: options.frameBudget ?? EXPLAIN_FRAME_BUDGET }), workBudget: workBudgetOf(options) };
+  for (const t of ordered) yield explainWalk(snapshot, t, shared);
 }
 
-/** The frame-pointer walk of the same thread, when the machine has one and it is not the walk itself. */
-function weakerWalk(snapshot: Snapshot, thread: ThreadSnapshot, walker: WalkerName, options: ExplainOptions, cache: UnwindCache): Walk | undefined {
+/**
+ * The frame-pointer walk of the same thread, when the machine has one and it is not the walk
+ * itself: as far as the walk went and a little further (what the sentences compare), within the
+ * same work budget.
+ */
+function weakerWalk(snapshot: Snapshot, thread: ThreadSnapshot, walker: WalkerName, walk: Walk, options: ExplainOptions, cache: UnwindCache): Walk | undefined {
   if (walker === "frame-pointer" || archWalker(snapshot.machine).walkers["frame-pointer"] === undefined) return undefined;
-  const { maxFrames, pacVaBits } = options;
-  return walkThread(snapshot, thread, { walker: "frame-pointer", cache, ...(maxFrames !== undefined ? { maxFrames } : {}), ...(pacVaBits !== undefined ? { pacVaBits } : {}) });
+  const { pacVaBits } = options;
+  const maxFrames = Math.min(options.maxFrames ?? Infinity, 2 * walk.frames.length + 16);
+  return walkThread(snapshot, thread, { walker: "frame-pointer", cache, maxFrames, workBudget: workBudgetOf(options), ...(pacVaBits !== undefined ? { pacVaBits } : {}) });
 }
 
 /** The recorded reads by frame, each (address, size) once per frame, in the order first read; linear in the reads. */

@@ -28,13 +28,25 @@ export function contextLines(machine: Machine, frame: Frame): string[] {
   return [`The context: the registers the thread stopped with (${values.join(", ")}). Nothing is unwound to find this frame.`];
 }
 
+/** The most characters of a rule quoted in an explanation. */
+const QUOTED = 240;
+
+/**
+ * A rule's text as an explanation quotes it: whole, or its first {@link QUOTED} characters and
+ * its length (a symbol file's rule may run to 512 tokens, and the explanation quotes it at every
+ * frame it finds).
+ */
+function quoted(text: string): string {
+  return text.length <= QUOTED ? text : `${text.slice(0, QUOTED)}… (${text.length} characters)`;
+}
+
 /** Plain-words lines for frame `e`, found by unwinding `callee`. */
 export function howLines(machine: Machine, callee: ExplainedFrame, e: ExplainedFrame, wordSize: number): string[] {
   const a = (v: bigint): string => formatAddress(machine, v);
   const arch = machineInfo(machine);
   const fn = callee.functionName ?? callee.location;
   const lines = [...strategyLines(machine, e.frame, fn)];
-  lines.push(`Rule: ${ruleText(e.frame.rule)}`);
+  lines.push(`Rule: ${quoted(ruleText(e.frame.rule))}`);
   const scanned = e.reads.filter((r) => r.role === "scanned");
   for (const r of e.reads) {
     if (r.role === "scanned") continue;
@@ -186,7 +198,7 @@ function strategyLines(machine: Machine, frame: Frame, fn: string): string[] {
       if (rule.kind !== "cfi") return [];
       return [
         `STACK CFI for ${fn} (a symbol file's call frame information, the range at rva ${hex(rule.rva)}): .cfa, the caller's stack pointer, and .ra, the return address, are computed from this frame's registers, and each saved register from .cfa.`,
-        `Rules in effect here: ${rule.rules.map(([name, expression]) => `${name}: ${expression}`).join(" ")}`,
+        `Rules in effect here: ${quoted(rule.rules.map(([name, expression]) => `${name}: ${expression}`).join(" "))}`,
       ];
     }
     case "scan":

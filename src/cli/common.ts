@@ -38,9 +38,9 @@ export function pacVaBitsOption(value: string | undefined): number | undefined {
   return n;
 }
 
-/** Parses `--frame-budget`: a whole number ≥ 1, or the default when not given. */
-export function frameBudgetOption(value: string | undefined): number {
-  if (value === undefined) return DEFAULT_FRAME_BUDGET;
+/** Parses `--frame-budget`: a whole number ≥ 1, or the default (`walk`'s, unless given) when not given. */
+export function frameBudgetOption(value: string | undefined, fallback = DEFAULT_FRAME_BUDGET): number {
+  if (value === undefined) return fallback;
   if (!/^[1-9]\d*$/.test(value) || !Number.isSafeInteger(Number(value))) throw new UsageError(`--frame-budget takes a whole number ≥ 1, not "${value}"`);
   return Number(value);
 }

@@ -2,16 +2,24 @@
 import { InputError } from "../errors.js";
 import type { Snapshot } from "../model/snapshot.js";
 import type { ExplainedWalk } from "../analysis/explain-model.js";
-import { formatExplanation } from "../render/explain.js";
-import { EXIT, maxFramesOption, pacVaBitsOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io, type SymbolValues } from "./common.js";
+import { EXPLAIN_FRAME_BUDGET } from "../analysis/explain-walk.js";
+import { writeExplanation } from "../render/explain.js";
+import { EXIT, frameBudgetOption, maxFramesOption, pacVaBitsOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, workBudgetOption, type Io, type SymbolValues } from "./common.js";
 import { loadSnapshot } from "./load.js";
 import { walkerLine } from "./help.js";
 import { explainLoaded } from "./walk-output.js";
 
+/** The help of `--frame-budget` for `explain`, `render` and `view` (whose default is not `walk`'s), its text from column `at`. */
+export function explainBudgetHelp(at: number): string {
+  const pad = " ".repeat(at);
+  return `  ${"--frame-budget N".padEnd(at - 2)}the most frames of the explained threads together
+${pad}(default ${EXPLAIN_FRAME_BUDGET}); a walk that reaches it stops with frame-budget`;
+}
+
 /** Usage text of `explain`. */
 export const EXPLAIN_USAGE = `usage: stackwalk explain <vector.json|sweep.json|dump.dmp> [--walker W] [--thread ID|all]
                         [--step N] [--symbols DIR]... [--images DIR]... [--max-frames N]
-                        [--pac-va-bits N]
+                        [--frame-budget N] [--work-budget N] [--pac-va-bits N]
 
 Walks the stack and explains every frame: the rule that found it and the memory the rule read,
 in plain words with addresses and values ("[EBP+4] = 0x00401040 → return address"), each
@@ -21,7 +29,8 @@ frame-pointer chain (what ETW and naive debuggers follow) would go wrong instead
 ${walkerLine("  --walker W       ", "as for walk")}
   --thread ID|all  one thread, or all of them (default), the crashed thread first
   --step N         for a sweep: the snapshot taken at instruction count N
-  --symbols DIR, --images DIR, --max-frames N, --pac-va-bits N: as for walk
+${explainBudgetHelp(19)}
+  --symbols DIR, --images DIR, --max-frames N, --work-budget N, --pac-va-bits N: as for walk
 `;
 
 /** The options `explain` shares with `render` and `view`. */
@@ -30,6 +39,8 @@ export const EXPLAIN_OPTIONS = {
   thread: { type: "string" },
   step: { type: "string" },
   "max-frames": { type: "string" },
+  "frame-budget": { type: "string" },
+  "work-budget": { type: "string" },
   "pac-va-bits": { type: "string" },
   ...SYMBOL_OPTIONS,
   images: { type: "string", multiple: true },
@@ -42,6 +53,8 @@ export interface ExplainValues extends SymbolValues {
   thread?: string | undefined;
   step?: string | undefined;
   "max-frames"?: string | undefined;
+  "frame-budget"?: string | undefined;
+  "work-budget"?: string | undefined;
   "pac-va-bits"?: string | undefined;
   images?: string[] | undefined;
 }
@@ -49,10 +62,12 @@ export interface ExplainValues extends SymbolValues {
 /**
  * Loads an input as `walk` does (vectors, sweeps with `--step`, minidumps with `--symbols` and
  * `--images`) and explains the chosen threads, the crashed thread first; `"first"` is the
- * crashed thread, else the first one.
+ * crashed thread, else the first one. The explanations are made as they are read.
  */
-export async function explainInput(file: string, values: ExplainValues, choice: number | "all" | "first", io: Io): Promise<{ snapshot: Snapshot; walks: ExplainedWalk[] }> {
+export async function explainInput(file: string, values: ExplainValues, choice: number | "all" | "first", io: Io): Promise<{ snapshot: Snapshot; walks: Iterable<ExplainedWalk> }> {
   const maxFrames = maxFramesOption(values["max-frames"]);
+  const frameBudget = frameBudgetOption(values["frame-budget"], EXPLAIN_FRAME_BUDGET);
+  const workBudget = workBudgetOption(values["work-budget"]);
   const pacVaBits = pacVaBitsOption(values["pac-va-bits"]);
   const walker = walkerOption(values.walker);
   const { snapshot } = await loadSnapshot(file, { step: values.step, symbols: symbolSpec(values), images: values.images ?? [], walker: values.walker }, io);
@@ -61,7 +76,7 @@ export async function explainInput(file: string, values: ExplainValues, choice: 
   if (thread !== "all" && !snapshot.threads.some((t) => t.id === thread)) {
     throw new UsageError(`no thread with id ${thread} (threads: ${snapshot.threads.map((t) => t.id).join(", ")})`);
   }
-  const walks = explainLoaded({ file, snapshot }, { walker, thread, maxFrames, pacVaBits });
+  const walks = explainLoaded({ file, snapshot }, { walker, thread, maxFrames, pacVaBits, frameBudget, workBudget });
   return { snapshot, walks };
 }
 
@@ -74,6 +89,12 @@ export async function explainCommand(argv: string[], io: Io): Promise<number> {
   }
   if (positionals.length !== 1) throw new UsageError(`explain takes exactly one input file (got ${positionals.length})`);
   const { walks } = await explainInput(positionals[0]!, values, threadOption(values.thread, true) ?? "all", io);
-  io.out(walks.map(formatExplanation).join("\n"));
+  // Each thread's explanation is written as it is made, the next one walked after.
+  let first = true;
+  for (const walk of walks) {
+    if (!first) io.out("\n");
+    writeExplanation(walk, io.out);
+    first = false;
+  }
   return EXIT.ok;
 }

@@ -4,14 +4,14 @@ import { basename, extname } from "node:path";
 import { InputError } from "../errors.js";
 import { renderSvg, SVG_MAX_FRAMES, SVG_MAX_ROWS } from "../render/svg.js";
 import { EXIT, parseOptions, threadOption, UsageError, type Io } from "./common.js";
-import { EXPLAIN_OPTIONS, explainInput } from "./explain.js";
+import { explainBudgetHelp, EXPLAIN_OPTIONS, explainInput } from "./explain.js";
 import { ioReason } from "../node/file-source.js";
 import { walkerLine } from "./help.js";
 
 /** Usage text of `render`. */
 export const RENDER_USAGE = `usage: stackwalk render <vector.json|sweep.json|dump.dmp> [-o FILE.svg] [--walker W] [--thread ID]
                        [--step N] [--symbols DIR]... [--images DIR]... [--max-frames N]
-                       [--pac-va-bits N]
+                       [--frame-budget N] [--work-budget N] [--pac-va-bits N]
 
 Draws the stack of one thread as an SVG diagram: the memory stack as address-labelled rows
 (lower addresses at the top, so frame 0 is at the top and its callers below), each frame's
@@ -26,7 +26,8 @@ ${SVG_MAX_FRAMES} frames and ${SVG_MAX_ROWS} rows per column are drawn; the pict
 ${walkerLine("  --walker W         ", "as for walk")}
   --thread ID        the thread to draw (default: the crashed thread, else the first)
   --step N           for a sweep: the snapshot taken at instruction count N
-  --symbols DIR, --images DIR, --max-frames N, --pac-va-bits N: as for walk
+${explainBudgetHelp(21)}
+  --symbols DIR, --images DIR, --max-frames N, --work-budget N, --pac-va-bits N: as for walk
 `;
 
 /** The options of `render` and `view`: those of `explain`, and where to write. */
@@ -65,7 +66,8 @@ export async function renderCommand(argv: string[], io: Io): Promise<number> {
   if (values.output === "") throw new UsageError("-o takes a file name");
   const chosen = threadOption(values.thread, false);
   const { snapshot, walks } = await explainInput(file, values, chosen ?? "first", io);
-  const walk = walks[0]!;
+  const [walk] = walks;
+  if (walk === undefined) throw new Error("render: no thread was explained");
   const svg = renderSvg(walk);
   const others = snapshot.threads.length > 1 && chosen === undefined ? `; the input has ${snapshot.threads.length} threads, choose another with --thread ID` : "";
   writeOutput(values.output ?? defaultOutput(file, ".svg"), svg, io, `thread ${walk.threadId}, ${walk.frames.length} frame${walk.frames.length === 1 ? "" : "s"}${others}`);

@@ -1,14 +1,14 @@
 /** `stackwalk view <input>`: one self-contained HTML page that steps through the walk frame by frame. */
 import { renderHtml } from "../render/html.js";
 import { EXIT, parseOptions, threadOption, UsageError, type Io } from "./common.js";
-import { explainInput } from "./explain.js";
+import { explainBudgetHelp, explainInput } from "./explain.js";
 import { defaultOutput, VIEW_OPTIONS, writeOutput } from "./render.js";
 import { walkerLine } from "./help.js";
 
 /** Usage text of `view`. */
 export const VIEW_USAGE = `usage: stackwalk view <vector.json|sweep.json|dump.dmp> [-o FILE.html] [--walker W] [--thread ID|all]
                      [--step N] [--symbols DIR]... [--images DIR]... [--max-frames N]
-                     [--pac-va-bits N]
+                     [--frame-budget N] [--work-budget N] [--pac-va-bits N]
 
 Writes one self-contained HTML page (inline CSS and script, no network) that steps through the
 walk frame by frame: the stack diagram of "stackwalk render" beside each frame's explanation
@@ -21,7 +21,8 @@ picker, the crashed thread first. Open the page in any browser.
 ${walkerLine("  --walker W         ", "as for walk")}
   --thread ID|all    one thread, or all of them (default)
   --step N           for a sweep: the snapshot taken at instruction count N
-  --symbols DIR, --images DIR, --max-frames N, --pac-va-bits N: as for walk
+${explainBudgetHelp(21)}
+  --symbols DIR, --images DIR, --max-frames N, --work-budget N, --pac-va-bits N: as for walk
 `;
 
 /** Runs `view`. */
@@ -34,7 +35,7 @@ export async function viewCommand(argv: string[], io: Io): Promise<number> {
   if (positionals.length !== 1) throw new UsageError(`view takes exactly one input file (got ${positionals.length})`);
   const file = positionals[0]!;
   if (values.output === "") throw new UsageError("-o takes a file name");
-  const { walks } = await explainInput(file, values, threadOption(values.thread, true) ?? "all", io);
+  const walks = [...(await explainInput(file, values, threadOption(values.thread, true) ?? "all", io)).walks];
   const frames = walks.reduce((n, w) => n + w.frames.length, 0);
   const what = `${walks.length} thread${walks.length === 1 ? "" : "s"}, ${frames} frame${frames === 1 ? "" : "s"}`;
   writeOutput(values.output ?? defaultOutput(file, ".html"), renderHtml(walks), io, what);

@@ -6,7 +6,7 @@
 import { crashSummary, type CrashSummary } from "../analysis/breakpad-crash.js";
 import { analyzeCrash } from "../analysis/crash-info.js";
 import type { ExplainedWalk } from "../analysis/explain-model.js";
-import { explainSnapshot } from "../analysis/explain-walk.js";
+import { EXPLAIN_FRAME_BUDGET, explainThreads } from "../analysis/explain-walk.js";
 import type { InstructionDecoder } from "../analysis/instruction.js";
 import { breakpadReport } from "../analysis/breakpad-report.js";
 import type { Minidump } from "../formats/minidump.js";
@@ -17,7 +17,7 @@ import { writeJson, type JsonContext, type ModuleSymbolSource } from "../render/
 import { renderRoles, writeText } from "../render/text.js";
 import { windbgProcess, writeWindbg } from "../render/windbg.js";
 import type { WalkerName } from "../walk/registry.js";
-import { walkThreads } from "../walk/walk.js";
+import { walkThreads, type FrameBudget, type WorkBudget } from "../walk/walk.js";
 
 /** The formats of one input. */
 export const SINGLE_FORMATS = ["text", "json", "windbg", "breakpad", "breakpad-m"] as const;
@@ -129,16 +129,24 @@ export function baseName(file: string): string {
 
 /**
  * Explains the chosen threads of a loaded input (the crashed thread first), titled as `explain`,
- * `render` and `view` title it: the input's name, and its description when that says more.
+ * `render` and `view` title it: the input's name, and its description when that says more. The
+ * explanations are made as they are read, within one frame budget (default
+ * {@link EXPLAIN_FRAME_BUDGET}) and one work budget; pass budget objects to share them with
+ * other calls.
  */
-export function explainLoaded(input: Pick<LoadedInput, "file" | "snapshot">, options: { walker: WalkerName; thread: number | "all"; maxFrames?: number | undefined; pacVaBits?: number | undefined }): ExplainedWalk[] {
+export function explainLoaded(
+  input: Pick<LoadedInput, "file" | "snapshot">,
+  options: { walker: WalkerName; thread: number | "all"; maxFrames?: number | undefined; pacVaBits?: number | undefined; frameBudget?: number | FrameBudget | undefined; workBudget?: number | WorkBudget | undefined },
+): Iterable<ExplainedWalk> {
   const { file, snapshot } = input;
   const name = baseName(file);
-  return explainSnapshot(snapshot, {
+  return explainThreads(snapshot, {
     walker: options.walker,
     thread: options.thread,
     title: snapshot.description !== undefined && snapshot.description !== file && snapshot.description !== name ? `${name} - ${snapshot.description}` : name,
     ...(options.maxFrames !== undefined ? { maxFrames: options.maxFrames } : {}),
     ...(options.pacVaBits !== undefined ? { pacVaBits: options.pacVaBits } : {}),
+    ...(options.frameBudget !== undefined ? { frameBudget: options.frameBudget } : {}),
+    ...(options.workBudget !== undefined ? { workBudget: options.workBudget } : {}),
   });
 }

@@ -12,9 +12,9 @@ export { breakpadStackContents, writeBreakpadBrief } from "../render/breakpad-st
 export { renderText, renderRoles } from "../render/text.js";
 export { renderWindbg, fpoNote, windbgProcess, windbgThreadLine, type WindbgProcess, type WindbgThread } from "../render/windbg.js";
 export { locate, locateAddress, locationText, sourceOf, symbolize, type Location, type SymbolMatch } from "../analysis/location.js";
-export { explainWalk, explainSnapshot, MAX_DIAGRAM_WORDS, type ExplainOptions } from "../analysis/explain-walk.js";
+export { explainWalk, explainSnapshot, EXPLAIN_FRAME_BUDGET, MAX_DIAGRAM_WORDS, type ExplainOptions } from "../analysis/explain-walk.js";
 export { stopInWords } from "../analysis/explain-words.js";
-export { formatExplanation } from "../render/explain.js";
+export { formatExplanation, writeExplanation } from "../render/explain.js";
 export type * from "../analysis/explain-model.js";
 export { renderSvg, type SvgOptions } from "../render/svg.js";
 export { renderHtml } from "../render/html.js";

@@ -103,7 +103,14 @@ export function sweepFromJson(root: JsonNode): Sweep {
  * next one is requested.
  */
 export function* replaySweep(sweep: Sweep): Generator<Vector & { step: number; label?: string }> {
-  const regions = sweep.memory.map((r) => ({ base: r.base, bytes: r.bytes.slice() }));
+  // A copy of memory to write into, made of the pages that are not zero: a sweep that declares a
+  // 256 MiB zero-filled region costs the pages it writes, not 256 MiB (a new buffer is zero
+  // pages the system gives on first touch).
+  const regions = sweep.memory.map((r) => {
+    const bytes = new Uint8Array(r.bytes.length);
+    copyNonZeroPages(bytes, 0, r.bytes);
+    return { base: r.base, bytes };
+  });
   const memory = new RegionMemory(regions);
   for (const s of sweep.steps) {
     for (const w of s.writes) {
@@ -155,7 +162,7 @@ function mergeAdjacent(regions: MemoryRegion[]): MemoryRegion[] {
       const bytes = new Uint8Array(run.reduce((n, r) => n + r.bytes.length, 0));
       let at = 0;
       for (const r of run) {
-        bytes.set(r.bytes, at);
+        copyNonZeroPages(bytes, at, r.bytes);
         at += r.bytes.length;
       }
       out.push({ base: run[0]!.base, bytes, ...(run[0]!.origin !== undefined ? { origin: run[0]!.origin } : {}) });
@@ -169,4 +176,27 @@ function mergeAdjacent(regions: MemoryRegion[]): MemoryRegion[] {
   }
   flush();
   return out;
+}
+
+/** Bytes compared at a time when looking for pages that are not zero. */
+const PAGE = 0x1000;
+
+/**
+ * Copies `source` into `target` (new, so all zeros) at `at`, page by page, leaving out the pages
+ * that are all zero: a zero-filled region (`zeros` in the file) is read, never written, so the
+ * system keeps it as zero pages it does not count as memory in use.
+ */
+function copyNonZeroPages(target: Uint8Array, at: number, source: Uint8Array): void {
+  // Whole words where the bytes are aligned (a region parsed from a file always is).
+  const words = source.byteOffset % 4 === 0 ? new Uint32Array(source.buffer, source.byteOffset, source.length >>> 2) : undefined;
+  for (let from = 0; from < source.length; from += PAGE) {
+    const to = Math.min(source.length, from + PAGE);
+    let zero = true;
+    let i = from;
+    if (words !== undefined) {
+      for (const end = to >>> 2; zero && i >>> 2 < end; i += 4) if (words[i >>> 2] !== 0) zero = false;
+    }
+    for (; zero && i < to; i++) if (source[i] !== 0) zero = false;
+    if (!zero) target.set(source.subarray(from, to), at + from);
+  }
 }

@@ -251,25 +251,52 @@ export function attachSymbolFile(target: SymbolTarget, file: SymbolFile, options
  * layer. Every file must belong to at least one module.
  */
 export function attachSymbolFiles(target: SymbolTarget, files: readonly SymbolFile[], options: AttachOptions = {}): Attachment[] {
-  const done: { original: Module; detail: string; warnings: string[] }[] = [];
+  return attachEachSymbolFile(target, files, options).flat();
+}
+
+/**
+ * {@link attachSymbolFiles}, with what each file gave, file by file. Linear in the modules and
+ * the files: a `.sym` file or PDB finds its modules through an index of the modules by debug id
+ * made once per call (a dump of 60,000 modules, each with its own file, would otherwise compare
+ * every file with every module); an image is compared with every module.
+ */
+export function attachEachSymbolFile(target: SymbolTarget, files: readonly SymbolFile[], options: AttachOptions = {}): Attachment[][] {
+  const done: { original: Module; detail: string; warnings: string[] }[][] = [];
   const images: MemoryRegion[] = [];
   const replaced = new Map<Module, Module>();
+  let byDebugId: Map<string, Module[]> | undefined;
+  const modulesOf = (file: SymbolFile): Module[] => {
+    if (file.kind === "image") return target.modules.filter((m) => symbolFileMismatch(m, target.memory, file, target.machine) === undefined);
+    if (byDebugId === undefined) {
+      byDebugId = new Map();
+      for (const m of target.modules) {
+        const id = moduleIdentity(m, target.memory).debugId?.toUpperCase();
+        if (id === undefined) continue;
+        const list = byDebugId.get(id);
+        if (list === undefined) byDebugId.set(id, [m]);
+        else list.push(m);
+      }
+    }
+    return byDebugId.get(file.debugId.toUpperCase()) ?? [];
+  };
   for (const file of files) {
-    const matches = target.modules.filter((m) => symbolFileMismatch(m, target.memory, file, target.machine) === undefined);
+    const matches = modulesOf(file);
     if (matches.length === 0) {
       const none = target.modules.length === 0 ? "the snapshot has no modules" : "no module of the snapshot has it";
       throw new InputError("bad-value", `${file.name ?? `the ${file.kind} file`} carries ${fileIdentity(file)}: ${none}`);
     }
+    const each: { original: Module; detail: string; warnings: string[] }[] = [];
     for (const original of matches) {
       const { module, detail, warnings, region } = attachOne(replaced.get(original) ?? original, target.memory, file, options);
       replaced.set(original, module);
       if (region !== undefined) images.push(region);
-      done.push({ original, detail, warnings });
+      each.push({ original, detail, warnings });
     }
+    done.push(each);
   }
   target.modules = target.modules.map((m) => replaced.get(m) ?? m);
   if (images.length > 0) target.memory = new OverlayMemory(target.memory, images);
-  return done.map(({ original, detail, warnings }) => ({ module: replaced.get(original)!, detail, warnings }));
+  return done.map((each) => each.map(({ original, detail, warnings }) => ({ module: replaced.get(original)!, detail, warnings })));
 }
 
 /** Gives `symbol` a PDB procedure's inline sites and its source lines (read from the PDB when a frame first asks for them). */

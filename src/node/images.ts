@@ -274,15 +274,16 @@ export async function downloadImages(target: SymbolTarget, path: SymbolPath, opt
   if (path.servers.length === 0) return { notes: [], warnings: [] };
   const run = new DownloadRun(options);
   const images = imageDownloader(target, path, run);
-  await run.run(
-    target.modules.filter((m) => images.wants(m)).map((m) => m.base),
-    (base) => images.fetch(base),
-  );
+  const wanted: number[] = [];
+  target.modules.forEach((m, i) => {
+    if (images.wants(m)) wanted.push(i);
+  });
+  await run.run(wanted, (index) => images.fetch(index));
   return { notes: images.finish(), warnings: run.warnings };
 }
 
-/** The image half of a download run: which modules it wants, fetching one, and attaching what was found (in one layer) at the end. */
-export function imageDownloader(target: SymbolTarget, path: SymbolPath, run: DownloadRun): { wants(m: Module): boolean; fetch(base: bigint): Promise<void>; finish(): ImageNote[] } {
+/** The image half of a download run: which modules it wants, fetching one (by its place in the module list), and attaching what was found (in one layer) at the end. */
+export function imageDownloader(target: SymbolTarget, path: SymbolPath, run: DownloadRun): { wants(m: Module): boolean; fetch(index: number): Promise<void>; finish(): ImageNote[] } {
   const found: ImageFile[] = [];
   const notes: ImageNote[] = [];
   /** Modules of one identity are fetched once. */
@@ -290,8 +291,9 @@ export function imageDownloader(target: SymbolTarget, path: SymbolPath, run: Dow
   const maxBytes = run.limits.maxBytes;
   return {
     wants: (m) => storeDir(m) !== undefined && lacksImage(m, target),
-    async fetch(base) {
-      const module = target.modules.find((m) => m.base === base)!;
+    // The module at `index` of the list (nothing is attached before the run ends).
+    async fetch(index) {
+      const module = target.modules[index]!;
       if (!lacksImage(module, target)) return;
       const dir = storeDir(module)!;
       const rel = storeFiles(dir);

@@ -30,9 +30,9 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { InputError } from "../errors.js";
 import { symbolStorePath } from "../formats/breakpad-sym.js";
-import { attachSymbolFile, moduleIdentity, parseSymbolFile, symbolFileMismatch, type SymbolFile, type SymbolTarget } from "../formats/symbol-file.js";
+import { moduleIdentity, parseSymbolFile, symbolFileMismatch, type SymbolFile, type SymbolTarget } from "../formats/symbol-file.js";
 import { hasSymbols } from "../model/snapshot.js";
-import { attachSymbolDirectories, type SymbolDirectoryOptions, type SymbolNote } from "./symbol-store.js";
+import { attachFound, attachSymbolDirectories, type FoundSymbolFile, type SymbolDirectoryOptions, type SymbolNote } from "./symbol-store.js";
 import { DownloadRun, writeAtomically, type DownloadOptions } from "./download.js";
 import { cachedFrom, imageDownloader, type ImageNote } from "./images.js";
 
@@ -197,10 +197,16 @@ export async function downloadSymbols(target: SymbolTarget, path: SymbolPath, op
   if (path.servers.length === 0) return result;
   const run = new DownloadRun(options);
   const images = options.images === true ? imageDownloader(target, path, run) : undefined;
-  const wanted = target.modules.filter((m) => (m.unwind === undefined && !hasSymbols(m)) || images?.wants(m) === true).map((m) => m.base);
-  await run.run(wanted, async (base) => {
-    if (images !== undefined) await images.fetch(base);
-    const module = target.modules.find((m) => m.base === base)!;
+  // Modules by their place in the list (nothing is attached before the run ends; two modules may share a base).
+  const wanted: number[] = [];
+  target.modules.forEach((m, i) => {
+    if ((m.unwind === undefined && !hasSymbols(m)) || images?.wants(m) === true) wanted.push(i);
+  });
+  // The files downloaded, attached together at the end (linear in the modules and the files).
+  const downloaded: FoundSymbolFile[] = [];
+  await run.run(wanted, async (index) => {
+    if (images !== undefined) await images.fetch(index);
+    const module = target.modules[index]!;
     if (module.unwind !== undefined || hasSymbols(module)) return;
     const id = moduleIdentity(module, target.memory);
     if (id.debugFile === undefined || id.debugId === undefined) return;
@@ -220,21 +226,21 @@ export async function downloadSymbols(target: SymbolTarget, path: SymbolPath, op
         if (!(e instanceof InputError)) throw e;
         return { ok: false, reason: `not a symbol file${via} (${e.reason})` };
       }
-      const current = target.modules.find((m) => m.base === base)!;
-      const why = symbolFileMismatch(current, target.memory, file);
+      const why = symbolFileMismatch(module, target.memory, file);
       if (why !== undefined) return { ok: false, reason: `${why}${via}` };
-      const warnings = attachSymbolFile(target, file, { names: "keep" }).flatMap((a) => a.warnings);
       const cached = join(server.cache, ...rel.split("/"));
       writeAtomically(cached, bytes);
-      const note: SymbolNote = { module: module.name, file: cached, url, detail: [`unwind records from ${url}${via} (cached as ${cached})`, ...warnings].join("; ") };
-      if (warnings.length > 0) note.corrupt = true;
+      const detail = `unwind records from ${url}${via} (cached as ${cached})`;
+      const note: SymbolNote = { module: module.name, file: cached, url, detail };
       result.notes.push(note);
+      downloaded.push({ file, note, detail });
       return { ok: true };
     });
     // A module only given-up servers were asked about is left to the warning that names them.
     if (!asked.found && asked.misses.length > 0) result.notes.push({ module: module.name, detail: `no symbols on the servers for ${id.debugFile} ${id.debugId}: ${asked.misses.join("; ")}`, misses: asked.misses });
   });
   if (images !== undefined) result.images = images.finish();
+  attachFound(target, downloaded);
   result.warnings.push(...run.warnings);
   // Notes in module order, whatever order the downloads finished in.
   const order = new Map(target.modules.map((m, i) => [m.name, i]));

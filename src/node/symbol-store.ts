@@ -19,7 +19,7 @@ import { basename, dirname, join } from "node:path";
 import { InputError } from "../errors.js";
 import { symbolStorePath } from "../formats/breakpad-sym.js";
 import {
-  attachSymbolFile,
+  attachEachSymbolFile,
   breakpadSymbolFile,
   moduleIdentity,
   parseSymbolFile,
@@ -151,14 +151,19 @@ export function attachSymbolDirectories(target: SymbolTarget, dirs: readonly str
   const cache = options.cache;
   const notes: SymbolNote[] = [];
   const roots = besideDir === undefined ? [...dirs] : [...dirs, besideDir];
-  for (const { base } of [...target.modules]) {
-    const module = target.modules.find((m) => m.base === base)!;
+  // The files found, attached together at the end (attachEachSymbolFile is linear in the modules
+  // and the files), each with the note it completes; a file attaches to every module of its debug
+  // id, so a module whose debug id already has a file is not looked for again.
+  const found: FoundSymbolFile[] = [];
+  const claimed = new Set<string>();
+  for (const module of target.modules) {
     if (module.unwind !== undefined) continue;
     const id = moduleIdentity(module, target.memory);
     if (id.debugFile === undefined || id.debugId === undefined) {
       notes.push({ module: module.name, detail: "no CodeView record (in the module list or the mapped image), so its PDB cannot be identified" });
       continue;
     }
+    if (claimed.has(id.debugId.toUpperCase())) continue;
     const pdbName = basename(id.debugFile.replace(/\\/g, "/"));
     // A debug file or id that cannot name a file in a symbol store (empty, "..", odd characters):
     // the module stays without symbols and the walk goes on.
@@ -171,8 +176,7 @@ export function attachSymbolDirectories(target: SymbolTarget, dirs: readonly str
       continue;
     }
     const passedOver: string[] = [];
-    const warnings: string[] = [];
-    let used: string | undefined;
+    let used: { file: SymbolFile; path: string } | undefined;
     const pdb = (name: string): SymbolFile => (cache === undefined ? pdbSymbolFile(readInputFile(name), { name }) : cache.pdb(name));
     const sym = (name: string): SymbolFile => (cache === undefined ? breakpadSymbolFile(readInputFile(name), { name, skipMalformed: true }) : cache.breakpad(name, { skipMalformed: true }));
     for (const root of roots) {
@@ -192,20 +196,45 @@ export function attachSymbolDirectories(target: SymbolTarget, dirs: readonly str
           passedOver.push(why);
           continue;
         }
-        for (const a of attachSymbolFile(target, file, { names: "keep" })) warnings.push(...a.warnings);
-        used = path;
+        used = { file, path };
         break;
       }
       if (used !== undefined) break;
     }
-    const found = used === undefined ? undefined : [`unwind records from ${used}`, ...warnings].join("; ");
-    const note: SymbolNote = { module: module.name, detail: found ?? (passedOver.length > 0 ? passedOver.join("; ") : `no ${pdbName} or .sym for debug id ${id.debugId} under ${roots.join(", ")}`) };
-    if (warnings.length > 0) note.corrupt = true;
-    if (used !== undefined) note.file = used;
-    else if (passedOver.length > 0) note.passedOver = passedOver;
+    const note: SymbolNote = { module: module.name, detail: passedOver.length > 0 ? passedOver.join("; ") : `no ${pdbName} or .sym for debug id ${id.debugId} under ${roots.join(", ")}` };
     notes.push(note);
+    if (used !== undefined) {
+      claimed.add(id.debugId.toUpperCase());
+      note.file = used.path;
+      found.push({ file: used.file, note, detail: `unwind records from ${used.path}` });
+    } else if (passedOver.length > 0) note.passedOver = passedOver;
   }
+  attachFound(target, found);
   return notes;
+}
+
+/** A symbol file found for a module, the module's note, and what the note is to say of the file. */
+export interface FoundSymbolFile {
+  file: SymbolFile;
+  note: SymbolNote;
+  detail: string;
+}
+
+/**
+ * Attaches the files found for a target's modules together (linear in the modules and the files:
+ * {@link attachEachSymbolFile}) and completes each note with what attaching its file said.
+ */
+export function attachFound(target: SymbolTarget, found: readonly FoundSymbolFile[]): void {
+  const attached = attachEachSymbolFile(
+    target,
+    found.map((f) => f.file),
+    { names: "keep" },
+  );
+  found.forEach(({ note, detail }, i) => {
+    const warnings = attached[i]!.flatMap((a) => a.warnings);
+    note.detail = [detail, ...warnings].join("; ");
+    if (warnings.length > 0) note.corrupt = true;
+  });
 }
 
 /** The directory of an input file, where images and their PDBs may lie beside it. */

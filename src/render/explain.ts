@@ -5,12 +5,20 @@
 import { formatAddress, machineInfo } from "../model/machine.js";
 import type { ExplainedWalk } from "../analysis/explain-model.js";
 import { registerName } from "../analysis/explain-words.js";
+import { chunked, collect } from "./chunks.js";
 
 /** The explanation as text: one block per frame, then the stop and the truth. */
 export function formatExplanation(e: ExplainedWalk): string {
+  return collect((write) => writeExplanation(e, write));
+}
+
+/** {@link formatExplanation}'s text, handed to `write` in pieces as it is made (a walk of 16,384 frames explained is tens of MB). */
+export function writeExplanation(e: ExplainedWalk, write: (text: string) => void): void {
+  const chunks = chunked(write);
+  const out = { push: (line: string): void => chunks.push(`${line}\n`) };
   const a = (v: bigint): string => formatAddress(e.machine, v);
   const arch = machineInfo(e.machine);
-  const out: string[] = [`${e.title}: ${machineInfo(e.machine).title}, thread ${e.threadId}, walker ${e.walker}`];
+  out.push(`${e.title}: ${machineInfo(e.machine).title}, thread ${e.threadId}, walker ${e.walker}`);
   for (const n of e.notes) out.push(`note: ${n}`);
   for (const f of e.frames) {
     const regs = [`${registerName(e.machine, arch.pc)}=${a(f.frame.addrPC)}`, `${registerName(e.machine, arch.sp)}=${a(f.frame.addrStack)}`];
@@ -31,5 +39,5 @@ export function formatExplanation(e: ExplainedWalk): string {
   out.push("");
   out.push(`stop: ${e.stopText}`);
   if (e.truth !== undefined) out.push(`truth: ${e.truth.text}`);
-  return out.join("\n") + "\n";
+  chunks.end();
 }

@@ -242,7 +242,8 @@ function hasSymbols(m: Module): boolean {
  * that had no symbols (rust-minidump looks symbols up only for those); `path` and `symbolFile`
  * are the project's: the code file as the loader recorded it, the symbol file used.
  */
-function modulesJson(machine: Machine, modules: readonly Module[], ctx: JsonContext, used: ReadonlySet<Module>): Record<string, unknown>[] {
+/** A module's JSON, for the `modules` list: made one module at a time as the list is written. */
+function moduleJsonOf(machine: Machine, ctx: JsonContext, used: ReadonlySet<Module>): (m: Module) => Record<string, unknown> {
   const a = (v: bigint): string => formatAddress(machine, v);
   const symbols = ctx.symbols ?? [];
   const os = ctx.os ?? "windows";
@@ -251,7 +252,7 @@ function modulesJson(machine: Machine, modules: readonly Module[], ctx: JsonCont
   // The first source with a file for each module name, found once: a lookup per module, not a search.
   const sources = new Map<string, ModuleSymbolSource>();
   for (const s of symbols) if (s.file !== undefined && !sources.has(s.module)) sources.set(s.module, s);
-  return modules.map((m) => {
+  return (m) => {
     const found = sources.get(m.name);
     const loaded = hasSymbols(m);
     return {
@@ -270,7 +271,7 @@ function modulesJson(machine: Machine, modules: readonly Module[], ctx: JsonCont
       path: m.path ?? null,
       symbolFile: found?.file ?? null,
     };
-  });
+  };
 }
 
 /** MINIDUMP_MISC1_PROCESS_TIMES: Flags1 bit saying the process times are valid. */
@@ -356,15 +357,15 @@ function threadFields(machine: Machine, thread: ThreadSnapshot, ctx: JsonContext
 }
 
 /** A dump's UnloadedModuleList in rust-minidump's form, in the dump's order. */
-function unloadedModulesJson(machine: Machine, unloaded: readonly MinidumpUnloadedModule[]): Record<string, unknown>[] {
-  return unloaded.map((u) => ({
+function unloadedModuleJson(machine: Machine, u: MinidumpUnloadedModule): Record<string, unknown> {
+  return {
     base_addr: formatAddress(machine, u.base),
     end_addr: formatAddress(machine, u.base + BigInt(u.size)),
     filename: u.name,
     // rust-minidump gives every unloaded module the PE form, TimeDateStamp and SizeOfImage.
     code_id: `${(u.timeDateStamp >>> 0).toString(16).padStart(8, "0")}${u.size.toString(16)}`,
     cert_subject: null,
-  }));
+  };
 }
 
 /**
@@ -530,11 +531,22 @@ export function writeJson(
       // A dump's first module is its main module (minidump.md §2.3); a vector does not say.
       ["main_module", dump !== undefined && modules.length > 0 ? 0 : null],
       ["modules_contains_cert_info", false],
-      ["modules", ((_, indent) => w.value(modulesJson(machine, modules, ctx, used), indent)) as Streamed],
-      ["unloaded_modules", unloadedModulesJson(machine, unloaded)],
+      // The module lists (up to 65,536 entries each) are written an entry at a time, never held as one value.
+      [
+        "modules",
+        ((_, indent) => {
+          const json = moduleJsonOf(machine, ctx, used);
+          w.array(modules, indent, (m, at) => w.value(json(m), at));
+        }) as Streamed,
+      ],
+      ["unloaded_modules", ((_, indent) => w.array(unloaded, indent, (u, at) => w.value(unloadedModuleJson(machine, u), at))) as Streamed],
       [
         "handles",
-        ctx.dump?.handles === undefined ? null : ctx.dump.handles.map((h) => ({ handle: Number(h.handle), type_name: h.typeName ?? null, object_name: h.objectName ?? null })),
+        ((_, indent) => {
+          const handles = ctx.dump?.handles;
+          if (handles === undefined) return w.value(null, indent);
+          w.array(handles, indent, (h, at) => w.value({ handle: Number(h.handle), type_name: h.typeName ?? null, object_name: h.objectName ?? null }, at));
+        }) as Streamed,
       ],
       ["lsb_release", ctx.dump?.linux?.lsbRelease === undefined ? null : lsbRelease(ctx.dump.linux.lsbRelease)],
       ["mac_crash_info", dump?.macCrashInfo === undefined ? null : macCrashInfoJson(machine, dump.macCrashInfo)],

@@ -90,12 +90,25 @@ export function windbgProcess(dump: Minidump): WindbgProcess {
   return processId === undefined ? { threads } : { processId, threads };
 }
 
+/** Each thread id's place in a process's thread list (its first), made once per list: a lookup per thread, not a search. */
+const POSITIONS = new WeakMap<readonly WindbgThread[], Map<number, number>>();
+
+function positionsOf(process: WindbgProcess): Map<number, number> {
+  let map = POSITIONS.get(process.threads);
+  if (map === undefined) {
+    map = new Map();
+    for (let i = 0; i < process.threads.length; i++) if (!map.has(process.threads[i]!.id)) map.set(process.threads[i]!.id, i);
+    POSITIONS.set(process.threads, map);
+  }
+  return map;
+}
+
 /**
  * WinDbg's `~` line of a thread: `.` for the current thread (else a space), its number in three
  * columns, `Id: pid.tid` in hex, then `Suspend: n Teb: addr Unfrozen` when the dump records them.
  */
 export function windbgThreadLine(machine: Machine, process: WindbgProcess, thread: ThreadSnapshot, current: boolean): string {
-  const index = process.threads.findIndex((t) => t.id === thread.id);
+  const index = positionsOf(process).get(thread.id) ?? -1;
   const known = process.threads[index];
   const id = `${((process.processId ?? 0) >>> 0).toString(16)}.${(thread.id >>> 0).toString(16)}`;
   const line = `${current ? "." : " "}${(index < 0 ? "?" : String(index)).padStart(3)}  Id: ${id}`;
@@ -127,10 +140,8 @@ export function writeWindbg(machine: Machine, modules: readonly Module[], walks:
   // The debugger's current thread: the exception thread, else the first thread of the process.
   const current = listed.find((t) => t.crashed)?.id ?? threads.threads[0]?.id;
   // `~*k` goes through the threads in the debugger's order.
-  const position = (id: number): number => {
-    const i = threads.threads.findIndex((t) => t.id === id);
-    return i < 0 ? threads.threads.length : i;
-  };
+  const positions = positionsOf(threads);
+  const position = (id: number): number => positions.get(id) ?? threads.threads.length;
   const inOrder = listed.every((t, i) => i === 0 || position(listed[i - 1]!.id) <= position(t.id));
   const ordered = inOrder ? walks : [...walks].sort((a, b) => position(a.thread.id) - position(b.thread.id));
   let first = true;
@@ -156,39 +167,39 @@ interface KbInput {
  * 32-bit columns, `(Inline)`, then dashes in the address columns: an inline frame has no stack of
  * its own), then the frame's own line from `physical`.
  */
-function withInlines(modules: readonly Module[], frames: readonly Frame[], wide: boolean, columns: number, physical: (f: Frame, i: number) => string): string[] {
-  const out: string[] = [];
+function* withInlines(modules: readonly Module[], frames: readonly Frame[], wide: boolean, columns: number, physical: (f: Frame, i: number) => string): Generator<string> {
   const label = wide ? "(Inline Function)" : "(Inline)";
   const dashes = wide ? "--------`--------" : "--------";
-  frames.forEach((f, i) => {
+  for (let i = 0; i < frames.length; i++) {
+    const f = frames[i]!;
     const loc = locate(modules, f);
-    for (const inline of loc.inlines ?? []) out.push(`${label} ${`${dashes} `.repeat(columns - 1)}${inlineLocationText(loc, inline, f.addrPC, true)}`);
-    out.push(physical(f, i));
-  });
-  return out;
+    for (const inline of loc.inlines ?? []) yield `${label} ${`${dashes} `.repeat(columns - 1)}${inlineLocationText(loc, inline, f.addrPC, true)}`;
+    yield physical(f, i);
+  }
 }
 
 /** x64: `Child-SP RetAddr Call Site`, addresses as WinDbg writes 64-bit ones. */
-function x64Lines({ modules, frames }: KbInput): string[] {
-  return ["Child-SP          RetAddr           Call Site", ...withInlines(modules, frames, true, 2, (f) => `${h64(f.addrStack)} ${h64(f.addrReturn)} ${locationText(locate(modules, f), `0x${h64(f.addrPC)}`, true)}`)];
+function* x64Lines({ modules, frames }: KbInput): Generator<string> {
+  yield "Child-SP          RetAddr           Call Site";
+  yield* withInlines(modules, frames, true, 2, (f) => `${h64(f.addrStack)} ${h64(f.addrReturn)} ${locationText(locate(modules, f), `0x${h64(f.addrPC)}`, true)}`);
 }
 
-/** A machine's `kb` header and frame lines. */
-const STACK_LINES: Record<Machine, (input: KbInput) => string[]> = {
+/** A machine's `kb` header and frame lines, made as they are written (a thread may have 120,000 frames). */
+const STACK_LINES: Record<Machine, (input: KbInput) => Iterable<string>> = {
   // x86: ChildEBP, RetAddr, three stack arguments, the call site and `kv`'s FPO note.
-  x86: ({ modules, frames, images, cache }) => [
-    "ChildEBP RetAddr  Args to Child              ",
-    ...withInlines(modules, frames, false, 5, (f, i) => {
+  *x86({ modules, frames, images, cache }) {
+    yield "ChildEBP RetAddr  Args to Child              ";
+    yield* withInlines(modules, frames, false, 5, (f, i) => {
       const site = locationText(locate(modules, f), `0x${h32(f.addrPC)}`, true);
       return `${h32(f.addrFrame)} ${h32(f.addrReturn)} ${f.params.slice(0, 3).map(h32).join(" ")} ${site}${fpoNote(modules, f, frames[i + 1], images, cache)}`;
-    }),
-  ],
+    });
+  },
   x64: x64Lines,
   // IA-64: the frame's backing-store pointer beside its stack pointer.
-  ia64: ({ modules, frames }) => [
-    "Child-SP          Child-BSP         RetAddr           Call Site",
-    ...withInlines(modules, frames, true, 3, (f) => `${h64(f.addrStack)} ${h64(f.addrBStore)} ${h64(f.addrReturn)} ${locationText(locate(modules, f), `0x${h64(f.addrPC)}`, true)}`),
-  ],
+  *ia64({ modules, frames }) {
+    yield "Child-SP          Child-BSP         RetAddr           Call Site";
+    yield* withInlines(modules, frames, true, 3, (f) => `${h64(f.addrStack)} ${h64(f.addrBStore)} ${h64(f.addrReturn)} ${locationText(locate(modules, f), `0x${h64(f.addrPC)}`, true)}`);
+  },
   // ARM64: WinDbg prints the x64 columns.
   arm64: x64Lines,
 };

@@ -9,6 +9,7 @@
  * memory is read when a walk reads it); tests run it in Node on files' bytes.
  */
 import { compareChain } from "../analysis/compare-chain.js";
+import { EXPLAIN_FRAME_BUDGET } from "../analysis/explain-walk.js";
 import { breakpadRefusal } from "../analysis/breakpad-report.js";
 import { explainLoaded, writeWalkOutput, type LoadedInput, type SingleFormat } from "../cli/walk-output.js";
 import { InputError } from "../errors.js";
@@ -25,7 +26,7 @@ import { renderCompare } from "../render/compare.js";
 import type { ModuleSymbolSource } from "../render/json.js";
 import { renderWalkView } from "../render/html.js";
 import { archWalker, WALKER_NAMES, type WalkerName } from "../walk/registry.js";
-import { DEFAULT_FRAME_BUDGET, DEFAULT_MAX_FRAMES, DEFAULT_WORK_BUDGET } from "../walk/walk.js";
+import { DEFAULT_FRAME_BUDGET, DEFAULT_MAX_FRAMES, DEFAULT_WORK_BUDGET, frameBudgetOf, workBudgetOf } from "../walk/walk.js";
 
 /**
  * The playground has no disassembler (Capstone's WebAssembly is ten times the size of the rest),
@@ -220,9 +221,12 @@ export class Session {
   view(choice: WalkChoice, progress: Progress = () => {}): { html: string; threads: number; frames: number } {
     const input = this.#input(choice.step);
     const threads = choice.thread === "all" ? input.snapshot.threads.map((t) => t.id) : [choice.thread];
+    // The threads share one frame budget and one work budget, as `view`'s do.
+    const frameBudget = frameBudgetOf({ frameBudget: EXPLAIN_FRAME_BUDGET });
+    const workBudget = workBudgetOf({});
     const walks = threads.flatMap((thread, i) => {
       progress(`walking thread ${thread}`, i, threads.length);
-      return explainLoaded(input, { walker: choice.walker ?? "auto", thread });
+      return [...explainLoaded(input, { walker: choice.walker ?? "auto", thread, frameBudget, workBudget })];
     });
     // The crashed thread first, as `view` orders them.
     const ordered = [...walks.filter((w) => w.crashed === true), ...walks.filter((w) => w.crashed !== true)];

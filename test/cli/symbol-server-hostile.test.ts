@@ -18,6 +18,7 @@ import type { Module } from "../../src/model/snapshot.js";
 import { DOWNLOAD_LIMITS, downloadMemoryBound, downloadSymbols, parseSymbolPath } from "../../src/node/symbol-path.js";
 import { cli } from "../support/cli.js";
 import { filesUnder } from "../support/files.js";
+import { countModuleReads } from "../support/module-reads.js";
 
 interface Served {
   url: string;
@@ -220,6 +221,25 @@ describe("hostile symbol servers", () => {
     expect(filesUnder(cache)).toEqual([join("m0.pdb", id0, "m0.sym")]);
     expect(existsSync("/tmp/evil.sym")).toBe(false);
   });
+
+  it("many modules, each with its file on the server: every file is attached, and the module list is read a few times per module, not once per module or per file", async () => {
+    const store = await serve((req, res) => {
+      const m = /^\/m(\d+)\.pdb\/[0-9A-F]+\/m\d+\.sym$/.exec(req.url ?? "");
+      res.writeHead(m === null ? 404 : 200);
+      res.end(m === null ? "" : symFor(Number(m[1])));
+    });
+    const n = 400;
+    const t = target(n);
+    const counter = countModuleReads(t);
+    const r = await downloadSymbols(t, parseSymbolPath([`srv*${join(scratch, "many")}*${store.url}`]), {});
+    expect(r.warnings).toEqual([]);
+    expect(r.notes.filter((note) => note.file !== undefined)).toHaveLength(n);
+    expect(t.modules.every((m, i) => m.symbols[0]?.name === `f${i}`)).toBe(true);
+    // Looked through to choose the modules, once each to read it, once to index the modules by
+    // debug id, once to put the new modules in, once to order the notes: a search of the list
+    // per module or per file would read n² / 2 entries.
+    expect(counter.reads).toBeLessThanOrEqual(6 * n);
+  }, 60_000);
 
   it("the run's deadline ends all downloads: one warning, and the modules not reached are not asked", async () => {
     const slow = await serve((_req, res) => {

@@ -190,6 +190,17 @@ describe("HandleData", () => {
     ]);
   });
 
+  it("a list of 70,000 descriptors: the first 65,536 are read, the rest passed over with a note", () => {
+    const n = 70_000;
+    const list = new Uint8Array(16 + n * 32);
+    list.set(fields(16, 32, n, 0), 0);
+    for (let i = 0; i < n; i++) list.set(fields(BigInt(4 * i + 4), 0, 0, 0, 0, 1, 1), 16 + i * 32);
+    const d = readMinidump(bytesSource(writeMinidump(handleSpec(list)).bytes));
+    expect(d.handles).toHaveLength(65_536);
+    expect(d.handles?.[65_535]?.handle).toBe(4n * 65_535n + 4n);
+    expect(d.notes).toContainEqual(expect.stringMatching(/HandleData: 70000 descriptors; the first 65536 are read \(the limit of handles read from one dump\), the rest passed over$/));
+  });
+
   it("is null in the JSON of a dump without the stream, and a descriptor size below 32 loses the stream with a note", async () => {
     const bad = readMinidump(bytesSource(writeMinidump(handleSpec(Uint8Array.from(fields(16, 8, 0, 0)))).bytes));
     expect(bad.handles).toBeUndefined();

@@ -779,6 +779,17 @@ describe("bad input is an InputError naming the offset", () => {
     expect(reads).toBeLessThan(n * 40);
   });
 
+  it("modules whose names come to more than 4 Mi characters: the names past it are passed over with a note, the modules kept", () => {
+    const long = `C:\\${"x".repeat(256 * 1024 - 64)}`;
+    const written = writeMinidump({ machine: "x86", modules: Array.from({ length: 20 }, (_, i) => ({ path: long, base: 0x1000_0000n + BigInt(i) * 0x10_0000n, size: 0x1000 })) });
+    const dump = readMinidump(bytesSource(written.bytes), "names.dmp");
+    const notes = dump.notes;
+    expect(dump.modules).toHaveLength(20);
+    expect(dump.modules.filter((m) => m.path === long)).toHaveLength(16);
+    expect(dump.modules[16]!.path).toBe("");
+    expect(names(notes, written.moduleEntries[16]! + 20, /module 16 name passed over: module 16 ModuleNameRva: 262083 more character\(s\) would take the names read from this dump past 4194304 \(the limit of one dump\)/)).toBe(true);
+  });
+
   it("a thread list of 70,000 entries: the first 65,536 are read, the rest passed over with a note", () => {
     const n = 70_000;
     const list = new Uint8Array(4 + 48 * n);

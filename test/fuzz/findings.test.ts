@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Rng } from "./rng.js";
 import { bytesSource, readMinidump } from "../../src/formats/minidump.js";
+import { MINIDUMP_LIMITS } from "../../src/formats/minidump/constants.js";
 import { Meter, type Work } from "./meter.js";
 import { inputOf, runInput, seedsOf, TargetsByName } from "./run-input.js";
 
@@ -88,6 +89,19 @@ describe("the long fuzz run's findings", () => {
     expect(refused.filter((t) => /\n\s+at /.test(t.contextError!.stack ?? "")).length).toBe(0);
     const r = await replay(key, { sourceReads: 1000, memoryReads: 10_000, frames: 1000 });
     expect(r.outcome, r.message).toBe("ok");
+  });
+
+  it("a 2.4 MB dump of 21,180 modules naming strings of up to 512 Ki characters, most of them one another's: the names one dump hands out stop at 4 Mi characters (its JSON was 1.5 GB, 8 s)", async () => {
+    const key = "minidump:fixtures/breakpad-corpus/minidump_crashpad_annotation.dmp:7368";
+    const dump = readMinidump(bytesSource(inputOfKey(key).bytes));
+    expect(dump.modules).toHaveLength(21_180);
+    const chars = dump.modules.reduce((n, m) => n + m.path.length + (m.debugFile?.length ?? 0), 0);
+    expect(chars).toBeGreaterThan(MINIDUMP_LIMITS.maxNameChars / 2);
+    expect(chars).toBeLessThanOrEqual(MINIDUMP_LIMITS.maxNameChars);
+    // The JSON of its module list: 29 million characters, escapes and all, where it wrote 1.5 billion.
+    const r = await replay(key, { written: 60_000_000 });
+    expect(r.outcome, r.message).toBe("ok");
+    expect(r.work.written).toBeGreaterThan(MINIDUMP_LIMITS.maxNameChars);
   });
 
   it.each([

@@ -1,7 +1,8 @@
 /**
  * `npm run fuzz`: mutated inputs through every parser, walker and renderer, the StackWalk64
- * facade and the command line's in-process entry (targets.ts), in child processes watched from
- * here: an input that takes more CPU time than the watchdog allows (1 s of its child's CPU time,
+ * facade and the command line's in-process entry, symbol files downloaded from servers on
+ * 127.0.0.1 that misbehave and symbol files with hostile postfix programs (targets.ts), in child
+ * processes watched from here: an input that takes more CPU time than the watchdog allows (1 s of its child's CPU time,
  * read from /proc, so that a loaded machine slows an input without making it a hang; and 2
  * minutes of wall time, for an input that waits instead of computing) is a hang, and one that
  * takes the child's memory over the ceiling (VmRSS) is a memory blow-up; each ends its child,
@@ -10,6 +11,7 @@
  *   npm run fuzz                       about 20,000 inputs (what npm test runs)
  *   npm run fuzz -- --long             1,000,000 inputs, with per-target counts
  *   npm run fuzz -- --inputs N --targets minidump,cli --jobs 2
+ *   npm run fuzz -- --inputs N --first K    each target's iterations from K on (a long run in parts)
  *   npm run fuzz -- --replay minidump:fixtures/breakpad/minidump2.dmp:1234 [--write FILE]
  *   npm run fuzz -- --minimise minidump:fixtures/breakpad/minidump2.dmp:1234 --write FILE
  *
@@ -27,6 +29,7 @@ const { values } = parseArgs({
   options: {
     long: { type: "boolean" },
     inputs: { type: "string" },
+    first: { type: "string" },
     targets: { type: "string" },
     jobs: { type: "string" },
     "timeout-ms": { type: "string" },
@@ -80,11 +83,15 @@ function parseKey(key: string): { target: string; seed: string; iteration: numbe
   return { target: key.slice(0, first), seed: key.slice(first + 1, last), iteration: Number(key.slice(last + 1)) };
 }
 
-/** The child bundle: the harness and the sources it runs, as one file a plain `node` loads quickly. */
+/**
+ * The child bundle: the harness and the sources it runs, as one file a plain `node` loads quickly.
+ * One per campaign (named by this process), so that a child started again after a kill runs the
+ * code the campaign began with, whatever another checkout sharing node_modules bundles meanwhile.
+ */
 async function bundle(): Promise<string> {
   const dir = join(process.cwd(), "node_modules", ".cache", "stackwalk-fuzz");
   mkdirSync(dir, { recursive: true });
-  const out = join(dir, "child.mjs");
+  const out = join(dir, `child-${process.pid}.mjs`);
   await build({
     entryPoints: [join(process.cwd(), "test", "fuzz", "child.ts")],
     bundle: true,
@@ -165,15 +172,29 @@ async function campaign(): Promise<number> {
   // Every target gets the same number of inputs, in chunks; chunks of different targets interleave.
   const queue: Chunk[] = [];
   const per = Math.floor(total / chosen.length);
-  const chunkSize = (t: string): number => (t === "cli" ? 20 : 100);
+  // Each target's iterations start here: a long run split in parts, each part a range of them.
+  const first = Number(values.first ?? 0);
+  if (!Number.isSafeInteger(first) || first < 0) throw new Error(`--first takes a whole number ≥ 0, not ${values.first}`);
+  // The command line's inputs and the servers' (which wait on their sockets) take longer each.
+  const chunkSize = (t: string): number => (t === "cli" || t === "server" ? 20 : 100);
   let id = 0;
   const perTarget = chosen.map((t, i) => {
     const n = per + (i < total - per * chosen.length ? 1 : 0);
     const chunks: Chunk[] = [];
-    for (let from = 0; from < n; from += chunkSize(t)) chunks.push({ id: id++, target: t, from, to: Math.min(n, from + chunkSize(t)) });
+    for (let from = first; from < first + n; from += chunkSize(t)) chunks.push({ id: id++, target: t, from, to: Math.min(first + n, from + chunkSize(t)) });
     return chunks;
   });
-  while (perTarget.some((c) => c.length > 0)) for (const c of perTarget) if (c.length > 0) queue.push(c.shift()!);
+  // Round by round, each target's next 100 inputs (five chunks of a target that takes 20 at a
+  // time): every target is as far along as the others whenever the campaign is stopped.
+  while (perTarget.some((c) => c.length > 0)) {
+    for (const c of perTarget) {
+      for (let taken = 0; taken < 100 && c.length > 0; ) {
+        const chunk = c.shift()!;
+        taken += chunk.to - chunk.from;
+        queue.push(chunk);
+      }
+    }
+  }
 
   const counts = new Map<string, Counts>(chosen.map((t) => [t, emptyCounts()]));
   const slowest = new Map<string, number>(chosen.map((t) => [t, 0]));
@@ -182,6 +203,10 @@ async function campaign(): Promise<number> {
   let done = 0;
   let peakMb = 0;
   const retries: Chunk[] = [];
+  /** A line on stderr, as it happens, when stderr is not a terminal (a long run's log). */
+  const log = (line: string): void => {
+    if (!values.quiet && !process.stderr.isTTY) process.stderr.write(`${line}\n`);
+  };
 
   const next = (): { chunk: Chunk; retry: boolean } | undefined => {
     const r = retries.shift();
@@ -210,6 +235,7 @@ async function campaign(): Promise<number> {
         const c = counts.get(chunk.target)!;
         for (const key of Object.keys(c) as (keyof Counts)[]) c[key] += m.counts[key];
         findings.push(...m.findings);
+        for (const f of m.findings) log(`${f.outcome}${f.placeless === true ? " (placeless)" : ""}: ${f.target}:${f.seed}:${f.iteration}: ${f.message}`);
         slowest.set(chunk.target, Math.max(slowest.get(chunk.target)!, m.slowest));
         done += chunk.to - chunk.from;
         running.chunk = undefined;
@@ -242,6 +268,7 @@ async function campaign(): Promise<number> {
     const lose = (r: Running, chunk: Chunk, iteration: number, outcome: "hang" | "memory" | "foreign", message: string): void => {
       r.chunk = undefined;
       const at = iteration >= chunk.from && iteration < chunk.to ? iteration : chunk.from;
+      log(`${outcome === "hang" && !r.retry ? "run again alone" : outcome}: ${chunk.target}:${seedFor(TargetsByName.get(chunk.target)!, at).name}:${at}: ${message}`);
       if (outcome === "hang" && !r.retry) {
         // A loaded machine can hold one input back: it is run again once, alone in a fresh child.
         retried++;
@@ -309,7 +336,28 @@ async function campaign(): Promise<number> {
         feed(k);
       }
       if (!values.quiet && process.stderr.isTTY) process.stderr.write(`\r${done}/${total} inputs, ${findings.length} findings   `);
+      if (now - lastProgress >= 60_000) {
+        lastProgress = now;
+        log(`${done}/${total} inputs, ${findings.length} findings, ${((performance.now() - started) / 1000).toFixed(0)} s`);
+      }
     }, 50);
+    let lastProgress = Date.now();
+
+    // Stopped (SIGINT, SIGTERM): the inputs of the chunks that finished are the campaign's table.
+    const stop = (): void => {
+      queue.length = 0;
+      retries.length = 0;
+      for (const r of children) {
+        if (r === undefined || r.gone) continue;
+        r.gone = true;
+        r.child.removeAllListeners("exit");
+        r.child.kill("SIGKILL");
+      }
+      log(`stopped: the table counts the ${done} inputs of the chunks that finished`);
+      finish();
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
 
     const finish = (): void => {
       clearInterval(watchdog);
@@ -336,6 +384,7 @@ async function campaign(): Promise<number> {
       if (findings.length > shown.length) console.log(`… and ${findings.length - shown.length} more`);
       if (values.json !== undefined) writeFileSync(values.json, JSON.stringify({ seconds, jobs, total: all, targets: Object.fromEntries(counts), findings, peakMb }, null, 2));
       rmSync(work, { recursive: true, force: true });
+      rmSync(script, { force: true });
       resolve(all.foreign + all.hang + all.memory > 0 ? 1 : 0);
     };
     for (let k = 0; k < jobs; k++) spawn(k);

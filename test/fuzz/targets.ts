@@ -1,6 +1,10 @@
 /**
  * What the fuzzer feeds: one target per parser, and targets that take a parsed input through
  * every walker, every renderer, the StackWalk64 facade and the command line's in-process entry.
+ * Two more take what a symbol file meets: `server` serves the input (a `.sym` file) from symbol
+ * servers on 127.0.0.1 that misbehave in a way drawn for the input (hostile-server.ts) and walks
+ * with what was downloaded; `postfix` attaches `.sym` files with long, deep and garbage STACK CFI
+ * rules and STACK WIN programs to a dump whose every frame uses them.
  * A target's `run` is given one input's bytes; it returns normally, or throws. Which walker,
  * renderer or command it uses is drawn from the input's own generator, so an input is still made
  * again from (target, seed, iteration) alone.
@@ -9,7 +13,7 @@
  * corpus (vectors, sweeps, the real programs' images and PDBs), some reshaped into what a target
  * reads (dumps written from vectors, ETL files of a few buffers, zips, UNWIND_INFO blobs).
  */
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { deflateRawSync, gunzipSync } from "node:zlib";
 import { InputError } from "../../src/errors.js";
@@ -62,6 +66,9 @@ import { walkStacks } from "../../src/testing/index.js";
 import { etlInZip } from "../../src/formats/etw/etl.js";
 import { inZipMember } from "../../src/formats/zip.js";
 import { count, meteredSnapshot, meteredSource, type Meter } from "./meter.js";
+import { downloadSymbols, parseSymbolPath } from "../../src/node/symbol-path.js";
+import { hostileServers, MISBEHAVIOURS } from "./hostile-server.js";
+import { cfiDump, cfiSym } from "../support/hostile-inputs.js";
 
 /** One seed: a name (part of every input's key) and its bytes; `context` is what the target needs besides the bytes. */
 export interface Seed {
@@ -536,6 +543,53 @@ function attachedTo(snapshot: Snapshot, bytes: Uint8Array): boolean {
 
 const SYM_DUMPS = new Map<string, Uint8Array>();
 
+/** The snapshot of the dump a `.sym` seed belongs to, read anew (its bytes read once). */
+function symDump(file: string): { dump: Minidump; snapshot: Snapshot } {
+  let bytes = SYM_DUMPS.get(file);
+  if (bytes === undefined) SYM_DUMPS.set(file, (bytes = bytesOf(file)));
+  const dump = readMinidump(bytesSource(bytes));
+  return { dump, snapshot: minidumpSnapshot(dump) };
+}
+
+/**
+ * The limits the `server` target downloads within: short, so that a server that stalls or drips
+ * costs a fraction of a second of waiting (the CPU-time watchdog does not count waiting).
+ */
+const SERVER_LIMITS = { timeoutMs: 200, downloadDeadlineMs: 300, runDeadlineMs: 1500, concurrency: 3, maxBytes: 1 << 20, shareBytes: 256 << 10, maxRedirects: 5 } as const;
+
+/** Where a redirect that climbs out of the cache would write: it must never exist. */
+const OUTSIDE = "/tmp/hostile.sym";
+
+let serverInputs = 0;
+
+/**
+ * Programs for STACK CFI rules and STACK WIN records that hurt: long (past the postfix limits or
+ * just within them), deep (values stacked, then the operators), garbage (any tokens), and
+ * assignment chains; each a few hundred to twenty thousand tokens.
+ */
+function hostileProgram(rng: Rng, win: boolean): string {
+  const vocabulary = ["$esp", "$ebp", "$eip", "$ebx", ".cfa", ".ra", "$T0", "$T1", "$T2", ".raSearch", ".cbSavedRegs", ".cbParams", "+", "-", "*", "/", "%", "@", "^", "=", "0", "4", "8", "-4", "0xffffffff", "4294967295", "18446744073709551615", "1e3", "$", "=$eip", "..", ""];
+  switch (rng.below(5)) {
+    case 0: {
+      const pairs = rng.pick([100, 253, 254, 255, 256, 1000, 4998, 9999]);
+      return `${win ? "$T0" : "$esp"} 4 +${" 0 +".repeat(pairs)}${win ? " =" : ""}`;
+    }
+    case 1: {
+      const depth = rng.pick([30, 63, 64, 65, 66, 200, 2000]);
+      return `${win ? "$T0 " : ""}${"1 ".repeat(depth)}${"+ ".repeat(depth - 1)}${win ? "=" : ""}`.trim();
+    }
+    case 2:
+      return Array.from({ length: rng.between(1, 600) }, () => rng.pick(vocabulary)).join(" ");
+    case 3:
+      return "$T0 $ebp = $eip $T0 4 + ^ = $ebp $T0 ^ = $esp $T0 8 + = ".repeat(rng.between(1, 60)).trim();
+    default:
+      return `$esp ${"$esp ^ ".repeat(rng.between(1, 250))}4 +`;
+  }
+}
+
+/** The dump the `postfix` target attaches its files to: two threads of 600 frames, each returning into app.exe+0x1010 (test/support/hostile-inputs.ts). */
+let postfixDump: Uint8Array | undefined;
+
 export const TARGETS: readonly Target[] = [
   {
     name: "minidump",
@@ -616,12 +670,8 @@ export const TARGETS: readonly Target[] = [
       const context = seed.context as { dump?: string; vector?: string };
       let snapshot: Snapshot;
       let dump: Minidump | undefined;
-      if (context.dump !== undefined) {
-        let dumpBytes = SYM_DUMPS.get(context.dump);
-        if (dumpBytes === undefined) SYM_DUMPS.set(context.dump, (dumpBytes = bytesOf(context.dump)));
-        dump = readMinidump(bytesSource(dumpBytes));
-        snapshot = minidumpSnapshot(dump);
-      } else snapshot = { ...vectorFrom(context.vector!) };
+      if (context.dump !== undefined) ({ dump, snapshot } = symDump(context.dump));
+      else snapshot = { ...vectorFrom(context.vector!) };
       if (!attachedTo(snapshot, bytes)) return;
       walkAndRender(rng, snapshot, dump);
     },
@@ -755,6 +805,59 @@ export const TARGETS: readonly Target[] = [
       const input = parseJsonInput(text.decode(bytes));
       if (input.kind !== "vector") return;
       facade(input.vector, 300, rng);
+    },
+  },
+  {
+    name: "server",
+    structure: "text",
+    // The minidump's own .sym files (windows of them), served by symbol servers that misbehave.
+    seeds: () => symSeeds().filter((s) => (s.context as { dump?: string }).dump !== undefined),
+    async run(bytes, seed, rng, context) {
+      const servers = await hostileServers();
+      const behaviour = rng.pick(MISBEHAVIOURS);
+      servers.set(behaviour, bytes);
+      const cache = join(context.scratch, `cache-${serverInputs++}`);
+      const { dump, snapshot } = symDump((seed.context as { dump: string }).dump);
+      try {
+        const result = await downloadSymbols(snapshot, parseSymbolPath([`srv*${cache}*${servers.front}`]), SERVER_LIMITS);
+        count("written", result.notes.length + result.warnings.length);
+      } finally {
+        servers.quiet();
+        rmSync(cache, { recursive: true, force: true });
+      }
+      if (existsSync(OUTSIDE)) throw new Error(`a download wrote ${OUTSIDE}, outside the cache (${behaviour})`);
+      walkAndRender(rng, snapshot, dump);
+    },
+  },
+  {
+    name: "postfix",
+    structure: "text",
+    // .sym files for the dump's app.exe: a STACK CFI rule, or a STACK WIN 4 program, each
+    // ordinary or hostile; the run adds one hostile rule or program more.
+    seeds: () => {
+      const win = (program: string): string => ["MODULE windows x86 000000011111222233334444555566661 app.pdb", "FUNC 1000 100 0 recurse", `STACK WIN 4 1000 100 4 0 0 0 0 0 1 ${program}`, ""].join("\n");
+      return [
+        { name: "cfi-ordinary", bytes: encoder.encode(cfiSym(3)) },
+        { name: "cfi-501", bytes: encoder.encode(cfiSym(501)) },
+        { name: "cfi-9999", bytes: encoder.encode(cfiSym(9_999)) },
+        { name: "win-ordinary", bytes: encoder.encode(win("$T0 .raSearch = $eip $T0 ^ = $esp $T0 4 + =")) },
+        { name: "win-long", bytes: encoder.encode(win(`$T0 .raSearch =${" $T0 $T0 0 + =".repeat(200)} $eip $T0 ^ = $esp $T0 4 + =`)) },
+        { name: "win-deep", bytes: encoder.encode(win(`$T0 ${"1 ".repeat(70)}${"+ ".repeat(69)}= $eip $T0 ^ = $esp $T0 4 + =`)) },
+      ];
+    },
+    run(bytes, _seed, rng) {
+      postfixDump ??= cfiDump(600, 2);
+      const dump = readMinidump(bytesSource(postfixDump));
+      const snapshot = minidumpSnapshot(dump);
+      const win = rng.chance(0.5);
+      const line = win
+        ? `STACK WIN 4 ${rng.pick(["1000 100", "1004 fc", "1000 1"])} 4 0 0 0 0 0 1 ${hostileProgram(rng, true)}`
+        : rng.chance(0.5)
+          ? `STACK CFI INIT 1000 100 .cfa: ${hostileProgram(rng, false)} .ra: ${rng.chance(0.5) ? ".cfa 4 - ^" : hostileProgram(rng, false)}`
+          : `STACK CFI 1008 .cfa: ${hostileProgram(rng, false)} ${rng.pick(["$ebp", ".ra", "$T0"])}: ${hostileProgram(rng, false)}`;
+      const file = `${text.decode(bytes).replace(/\n*$/, "\n")}${line}\n`;
+      if (!attachedTo(snapshot, encoder.encode(file))) return;
+      walkAndRender(rng, snapshot, dump);
     },
   },
   {

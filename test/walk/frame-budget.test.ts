@@ -1,7 +1,8 @@
 /**
  * The frame budget shared by the walks of one snapshot, on a hostile dump whose threads all list
  * one deep EBP chain: the walks stop with `frame-budget` once it is spent, each later thread
- * keeping its context frame; the command line's --frame-budget sets it.
+ * keeping its context frame; the command line's --frame-budget sets it. Explanations (explain,
+ * view, render) share a smaller one.
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/main.js";
 import { bytesSource, minidumpSnapshot, readMinidump } from "../../src/formats/minidump.js";
 import { DEFAULT_FRAME_BUDGET, walkSnapshot } from "../../src/walk/walk.js";
+import { EXPLAIN_FRAME_BUDGET, explainThreads } from "../../src/analysis/explain-walk.js";
 import { craftedDump } from "../support/crafted-dump.js";
 import { parseWalkJson } from "../support/walk-schema.js";
 
@@ -60,5 +62,26 @@ describe("the frame budget of a snapshot's walks", () => {
     ]);
     expect(await run(["walk", file, "--frame-budget", "0"], io)).toBe(2);
     expect(err).toBe('stackwalk walk: --frame-budget takes a whole number ≥ 1, not "0"\n');
+  });
+
+  it("explain, view and render share one of their own, 2^14 frames: a hundred threads listing one 120,000-deep chain are explained in 16,384 frames, not twelve million (they took the process past 4 GB)", async () => {
+    expect(EXPLAIN_FRAME_BUDGET).toBe(16_384);
+    const bytes = craftedDump({ threads: 100, depth: 120_000 });
+    const explained = [...explainThreads(snapshotOf(bytes))];
+    expect(explained).toHaveLength(100);
+    expect(explained.reduce((n, e) => n + e.frames.length, 0)).toBe(16_384 + 99);
+    expect(explained.map((e) => e.stop.reason).every((r) => r === "frame-budget")).toBe(true);
+    expect(explained.slice(1).every((e) => e.frames.length === 1)).toBe(true);
+    // --frame-budget moves it; the explanation of each thread says why it stopped.
+    const file = join(mkdtempSync(join(tmpdir(), "sw-budget-")), "hostile.dmp");
+    writeFileSync(file, craftedDump({ threads: 3, depth: 300 }));
+    let out = "";
+    const io = { out: (t: string) => void (out += t), err: () => undefined };
+    expect(await run(["explain", file, "--frame-budget", "400"], io)).toBe(0);
+    expect(out.match(/^stop: .*$/gm)).toEqual([
+      "stop: The walk reached the outermost frame (end-of-stack: EBP is 0: the frame chain ends here, and no return address was found above ESP).",
+      "stop: The walk stopped: the snapshot's walks had used up their shared frame budget (frame-budget: the walks of this snapshot reached their shared budget of 400 frames).",
+      "stop: The walk stopped: the snapshot's walks had used up their shared frame budget (frame-budget: the walks of this snapshot reached their shared budget of 400 frames).",
+    ]);
   });
 });

@@ -19,39 +19,12 @@ import { bytesSource, minidumpSnapshot, readMinidump } from "../../src/formats/m
 import type { Snapshot } from "../../src/model/snapshot.js";
 import { work } from "../../src/unwind/work.js";
 import { DEFAULT_WORK_BUDGET, walkSnapshot, walkThread } from "../../src/walk/walk.js";
-import { writeMinidump } from "../support/minidump-writer.js";
+import { cfaOf, cfiDump, cfiSym } from "../support/hostile-inputs.js";
 import { parseWalkJson } from "../support/walk-schema.js";
-
-const STACK = 0x0010_0000n;
-const APP = 0x0040_0000n;
-
-/**
- * An x86 dump whose stack holds `depth` words, each a return address into app.exe+0x1010: every
- * frame is found by the same STACK CFI rule, `.cfa: $esp 4 + (0 +)… .ra: .cfa 4 - ^`, whose
- * `.cfa` expression is `tokens` tokens long.
- */
-function dump(depth: number, threads = 1): Uint8Array {
-  const stack = new Uint8Array(depth * 4);
-  const dv = new DataView(stack.buffer);
-  for (let i = 0; i < depth; i++) dv.setUint32(4 * i, Number(APP + 0x1010n), true);
-  return writeMinidump({
-    machine: "x86",
-    threads: Array.from({ length: threads }, (_, i) => ({ id: i + 1, registers: { eip: APP + 0x1010n, esp: STACK, ebp: 0n }, stack: { base: STACK, bytes: stack } })),
-    modules: [{ path: "C:\\app\\app.exe", base: APP, size: 0x10000, codeView: { rsds: { guid: "00000001-1111-2222-3333-444455556666", age: 1, pdb: "C:\\app\\app.pdb" } } }],
-  }).bytes;
-}
-
-const cfaOf = (tokens: number): string => `$esp 4 +${" 0 +".repeat((tokens - 3) / 2)}`;
-
-/** The .sym text of app.exe with the rule above. */
-function sym(snapshot: Snapshot, tokens: number): string {
-  const m = snapshot.modules[0]!;
-  return [`MODULE windows x86 ${m.debugId} ${m.debugFile}`, "FUNC 1000 100 0 recurse", `STACK CFI INIT 1000 100 .cfa: ${cfaOf(tokens)} .ra: .cfa 4 - ^`, ""].join("\n");
-}
 
 function withSym(bytes: Uint8Array, tokens: number): { snapshot: Snapshot; warnings: string[] } {
   const snapshot = minidumpSnapshot(readMinidump(bytesSource(bytes)));
-  const attached = attachSymbolFile(snapshot, parseSymbolFile(new TextEncoder().encode(sym(snapshot, tokens)), { name: "app.sym", skipMalformed: true }));
+  const attached = attachSymbolFile(snapshot, parseSymbolFile(new TextEncoder().encode(cfiSym(tokens)), { name: "app.sym", skipMalformed: true }));
   return { snapshot, warnings: attached.flatMap((a) => a.warnings) };
 }
 
@@ -65,7 +38,7 @@ function counted<T>(f: () => T): { value: T; units: number } {
 describe("the postfix limits of symbol files", () => {
   it("the issue's finding: a STACK CFI rule of 10,000 tokens is left out when attached, with a note naming the limit, and the walk does little work", () => {
     expect(cfaOf(9_999).split(" ")).toHaveLength(9_999);
-    const { snapshot, warnings } = withSym(dump(4000), 9_999);
+    const { snapshot, warnings } = withSym(cfiDump(4000), 9_999);
     expect(warnings).toEqual([`app.sym: postfix limits: 1 STACK CFI record(s) left out (first: STACK CFI INIT 1000: an expression of more than ${MAX_POSTFIX_TOKENS} tokens)`]);
     expect(snapshot.modules[0]!.unwind!.stackCfi).toEqual([]);
     const { value: walk, units } = counted(() => walkThread(snapshot, snapshot.threads[0]!, { walker: "breakpad" }));
@@ -75,7 +48,7 @@ describe("the postfix limits of symbol files", () => {
   });
 
   it("a rule within the limits is kept; the limits count tokens (a glued '=' is two) and the stack's depth", () => {
-    const { snapshot, warnings } = withSym(dump(10), MAX_POSTFIX_TOKENS - 1);
+    const { snapshot, warnings } = withSym(cfiDump(10), MAX_POSTFIX_TOKENS - 1);
     expect(warnings).toEqual([]);
     expect(snapshot.modules[0]!.unwind!.stackCfi).toHaveLength(1);
     const deep = `${"1 ".repeat(MAX_POSTFIX_DEPTH + 1)}${"+ ".repeat(MAX_POSTFIX_DEPTH)}`;
@@ -91,11 +64,34 @@ describe("the postfix limits of symbol files", () => {
     expect(breakpadEvaluate(`$eip ${"=$eip 1 ".repeat(200)}`, new Map(), new Set(), none)).toBe(false);
     expect(breakpadEvaluate(`$T0 ${"1 ".repeat(MAX_POSTFIX_DEPTH - 1)}${"+ ".repeat(MAX_POSTFIX_DEPTH - 2)}=`, new Map(), new Set(), none)).toBe(true);
   });
+
+  it("a STACK WIN program of 20,000 tokens (past the limits) under Breakpad's walker: split into tokens once per walk, not once per frame (found by npm run fuzz: 2,000 frames took 3 s)", () => {
+    const program = `$T0 .raSearch =${" $T0 $T0 0 + =".repeat(4000)} $eip $T0 ^ = $esp $T0 4 + =`;
+    const text = ["MODULE windows x86 000000011111222233334444555566661 app.pdb", "FUNC 1000 100 0 recurse", `STACK WIN 4 1000 100 4 0 0 0 0 0 1 ${program}`, ""].join("\n");
+    const snapshot = minidumpSnapshot(readMinidump(bytesSource(cfiDump(2000))));
+    attachSymbolFile(snapshot, parseSymbolFile(new TextEncoder().encode(text), { name: "app.sym" }));
+    // Count the splits of the program text: String.prototype.split is what tokenizing costs.
+    const split = String.prototype.split;
+    let splits = 0;
+    String.prototype.split = function (this: string, ...args: Parameters<typeof split>) {
+      if (this === program) splits++;
+      return split.apply(this, args);
+    } as typeof split;
+    try {
+      const walk = walkThread(snapshot, snapshot.threads[0]!, { walker: "breakpad" });
+      // The program fails (it passes the limits), so each frame is found by Breakpad's scan.
+      expect(walk.frames.length).toBeGreaterThan(1000);
+      expect(walk.frames[1]!.trust).toBe("scan");
+    } finally {
+      String.prototype.split = split;
+    }
+    expect(splits).toBe(1);
+  });
 });
 
 describe("the work budget of a snapshot's walks", () => {
   it("a costly rule within the limits: the walk stops with work-budget once the budget is spent, the later threads after their context frame", () => {
-    const { snapshot } = withSym(dump(20_000, 3), 501);
+    const { snapshot } = withSym(cfiDump(20_000, 3), 501);
     const budget = 1_000_000;
     const { value: walks, units } = counted(() => walkSnapshot(snapshot, { walker: "breakpad", workBudget: budget }));
     expect(walks.map((w) => w.walk.stop.reason)).toEqual(["work-budget", "work-budget", "work-budget"]);
@@ -113,7 +109,7 @@ describe("the work budget of a snapshot's walks", () => {
   });
 
   it("scanned words count too: the same dump without symbols, walked by scanning, stops with work-budget", () => {
-    const snapshot = minidumpSnapshot(readMinidump(bytesSource(dump(5000))));
+    const snapshot = minidumpSnapshot(readMinidump(bytesSource(cfiDump(5000))));
     const { value: walks, units } = counted(() => walkSnapshot(snapshot, { walker: "scan", workBudget: 2000 }));
     expect(walks[0]!.walk.stop.reason).toBe("work-budget");
     // One word scanned per frame here: the budget ends the walk after 2,000 of its 5,000 frames.
@@ -129,14 +125,14 @@ describe("the work budget of a snapshot's walks", () => {
   it("walk --work-budget N sets it, and the JSON says why each thread stopped; a budget below 1 is a usage error", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sw-work-"));
     const file = join(dir, "app.dmp");
-    const bytes = dump(3000, 2);
+    const bytes = cfiDump(3000, 2);
     writeFileSync(file, bytes);
     const snapshot = minidumpSnapshot(readMinidump(bytesSource(bytes)));
     const m = snapshot.modules[0]!;
     const symDir = join(dir, "symbols", "app.pdb", m.debugId!);
     const { mkdirSync } = await import("node:fs");
     mkdirSync(symDir, { recursive: true });
-    writeFileSync(join(symDir, "app.sym"), sym(snapshot, 101));
+    writeFileSync(join(symDir, "app.sym"), cfiSym(101));
     let out = "";
     let err = "";
     const io = { out: (t: string) => void (out += t), err: (t: string) => void (err += t) };

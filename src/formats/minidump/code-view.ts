@@ -105,5 +105,8 @@ export function moduleIdentity(input: MinidumpInput, cvRecord: MinidumpLocation,
     if (typeof misc === "string") return `offset ${hex(miscRecord.rva)}: ${misc}`;
     if (identity.debugFile === undefined && identity.buildId === undefined) identity.debugFile = misc.debugFile;
   }
-  return identity;
+  // The debug file and the build id (written out in hex as the code id) count as names do.
+  const chars = (identity.debugFile?.length ?? 0) + 2 * (identity.buildId?.length ?? 0);
+  const over = chars === 0 ? undefined : input.nameChars(chars, `${what}: its debug file or build id`);
+  return over === undefined ? identity : `offset ${hex(cvAt)}: ${over}`;
 }

@@ -87,6 +87,22 @@ export const MINIDUMP_LIMITS = {
    * a few hundred modules, rarely thousands; a damaged 31 MB list can claim 220,000.
    */
   maxModules: 65536,
+  /**
+   * The handle descriptors read from the HandleData stream; the rest are passed over with a note.
+   * A process holds a few thousand handles, a leaking one tens of thousands; each descriptor
+   * names two strings, so a damaged list claiming millions would otherwise read millions of them.
+   */
+  maxHandles: 65536,
+  /**
+   * The characters of the names one dump hands out together (module, unloaded-module, thread
+   * and handle names, and the debug files and build ids of CodeView records), each use counted:
+   * the entries of a damaged list may all name one long string, which every output then repeats
+   * once per entry (21,180 modules naming strings of up to 512 Ki characters made 1.5 GB of JSON
+   * from a 2.4 MB dump). A name past it is passed over with a note. A real dump's names come to
+   * some tens of thousands of characters (a thousand modules of 100-character paths: 100,000);
+   * the limit is 4 Mi.
+   */
+  maxNameChars: 1 << 22,
   /** The bytes of a text stream (Breakpad's Linux /proc files) decoded; the rest is passed over with a note. */
   maxTextStreamBytes: 16 << 20,
 } as const;

@@ -3,9 +3,10 @@
  * SizeOfDescriptor, NumberOfDescriptors, Reserved) and descriptors of SizeOfDescriptor bytes
  * (MINIDUMP_HANDLE_DESCRIPTOR, 32 bytes, or _2, 40): Handle u64, TypeNameRva, ObjectNameRva,
  * Attributes, GrantedAccess, HandleCount, PointerCount. A name RVA of 0 names nothing; a name
- * that cannot be read is passed over with a note.
+ * that cannot be read is passed over with a note. At most {@link MINIDUMP_LIMITS}' `maxHandles`
+ * descriptors are read; the rest are passed over with a note.
  */
-import { MINIDUMP_STREAM } from "./constants.js";
+import { MINIDUMP_LIMITS, MINIDUMP_STREAM } from "./constants.js";
 import { sizedListEntries, type MinidumpInput, type SizedListShape } from "./input.js";
 import type { MinidumpStream } from "./stream.js";
 import type { MinidumpLocation, MinidumpStreamEntry } from "./types.js";
@@ -24,7 +25,7 @@ export interface MinidumpHandle {
 /** sizeof(MINIDUMP_HANDLE_DESCRIPTOR). */
 const DESCRIPTOR_SIZE = 32;
 /** MINIDUMP_HANDLE_DATA_STREAM's header (16 bytes) and descriptors. */
-const HANDLE_DATA: SizedListShape = { stream: "HandleData", headerSize: 16, entrySize: DESCRIPTOR_SIZE, entry: "a descriptor", sizeField: "SizeOfDescriptor", countField: "NumberOfDescriptors" };
+const HANDLE_DATA: SizedListShape = { stream: "HandleData", headerSize: 16, entrySize: DESCRIPTOR_SIZE, entry: "a descriptor", sizeField: "SizeOfDescriptor", countField: "NumberOfDescriptors", most: { count: MINIDUMP_LIMITS.maxHandles, of: "handles", entries: "descriptors" } };
 
 function readHandles(input: MinidumpInput, s: MinidumpStreamEntry, held: MinidumpLocation): MinidumpHandle[] {
   const { first, entrySize, count } = sizedListEntries(input, s, held, HANDLE_DATA);

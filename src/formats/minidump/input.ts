@@ -115,9 +115,29 @@ export class MinidumpInput {
    */
   optionalString(rva: number, at: number, what: string, passedOver: string): string | undefined {
     const read = this.stringAt(rva, at, what);
-    if (typeof read === "string") return read;
+    if (typeof read === "string") {
+      const over = this.nameChars(read.length, what);
+      if (over === undefined) return read;
+      this.note(at, `${passedOver} passed over: ${over}`);
+      return undefined;
+    }
     this.note(read.offset, `${passedOver} passed over: ${read.reason}`);
     return undefined;
+  }
+
+  /** Characters of names handed out so far (see {@link MINIDUMP_LIMITS}' `maxNameChars`). */
+  private namesChars = 0;
+
+  /**
+   * Counts `length` characters of a name against the dump's limit: undefined when they fit, else
+   * why the name is passed over (and nothing is counted).
+   */
+  nameChars(length: number, what: string): string | undefined {
+    if (this.namesChars + length <= MINIDUMP_LIMITS.maxNameChars) {
+      this.namesChars += length;
+      return undefined;
+    }
+    return `${what}: ${length} more character(s) would take the names read from this dump past ${MINIDUMP_LIMITS.maxNameChars} (the limit of one dump)`;
   }
 
   /**
@@ -193,12 +213,15 @@ export interface SizedListShape {
   entry: string;
   sizeField: string;
   countField: string;
+  /** The most entries read, what they are ("modules") and what the entries are called ("entries"): the rest are passed over with a note. */
+  most?: { count: number; of: string; entries: string };
 }
 
 /**
  * The header of a list stream that gives its own size, its entries' size and their count: where
  * the entries start, how far apart, and how many the stream holds (a count it cannot hold is cut,
- * with a note). An impossible header or entry size is an {@link InputError}.
+ * with a note; one above the shape's most is cut to it, with a note). An impossible header or
+ * entry size is an {@link InputError}.
  */
 export function sizedListEntries(input: MinidumpInput, s: MinidumpStreamEntry, held: MinidumpLocation, shape: SizedListShape): { first: number; entrySize: number; count: number } {
   const { stream, headerSize: least, entrySize: smallest } = shape;
@@ -218,7 +241,10 @@ export function sizedListEntries(input: MinidumpInput, s: MinidumpStreamEntry, h
   const fit = Math.floor((held.dataSize - headerSize) / entrySize);
   const count = Math.min(declared, fit);
   if (count < declared) input.note(held.rva + 8, `${stream} ${shape.countField} ${declared} needs ${declared * entrySize} bytes after the header but the stream holds ${held.dataSize - headerSize}: the first ${count} are read`);
-  return { first: held.rva + headerSize, entrySize, count };
+  const { most } = shape;
+  if (most === undefined || count <= most.count) return { first: held.rva + headerSize, entrySize, count };
+  input.note(held.rva + 8, `${stream}: ${count} ${most.entries}; the first ${most.count} are read (the limit of ${most.of} read from one dump), the rest passed over`);
+  return { first: held.rva + headerSize, entrySize, count: most.count };
 }
 
 /**

@@ -26,14 +26,12 @@ export interface MinidumpUnloadedModule {
 /** sizeof(MINIDUMP_UNLOADED_MODULE). */
 const UNLOADED_MODULE_SIZE = 24;
 /** MINIDUMP_UNLOADED_MODULE_LIST's header (12 bytes) and entries. */
-const UNLOADED_MODULE_LIST: SizedListShape = { stream: "UnloadedModuleList", headerSize: 12, entrySize: UNLOADED_MODULE_SIZE, entry: "an entry", sizeField: "SizeOfEntry", countField: "NumberOfEntries" };
+const UNLOADED_MODULE_LIST: SizedListShape = { stream: "UnloadedModuleList", headerSize: 12, entrySize: UNLOADED_MODULE_SIZE, entry: "an entry", sizeField: "SizeOfEntry", countField: "NumberOfEntries", most: { count: MINIDUMP_LIMITS.maxModules, of: "modules", entries: "entries" } };
 
 function readUnloadedModules(input: MinidumpInput, s: MinidumpStreamEntry, held: MinidumpLocation): MinidumpUnloadedModule[] {
   const list = sizedListEntries(input, s, held, UNLOADED_MODULE_LIST);
-  const count = Math.min(list.count, MINIDUMP_LIMITS.maxModules);
-  if (count < list.count) input.note(held.rva + 8, `UnloadedModuleList: ${list.count} entries; the first ${count} are read (the limit of modules read from one dump), the rest passed over`);
   const modules: MinidumpUnloadedModule[] = [];
-  for (let i = 0; i < count; i++) {
+  for (let i = 0; i < list.count; i++) {
     const at = list.first + i * list.entrySize;
     const c = input.cursor(at, UNLOADED_MODULE_SIZE, `unloaded module ${i}`);
     const base = c.u64();
