@@ -104,6 +104,16 @@ describe("the long fuzz run's findings", () => {
     expect(r.work.written).toBeGreaterThan(MINIDUMP_LIMITS.maxNameChars);
   });
 
+  it("a 23 MB dump whose MemoryList claims 1.2 million ranges: 262,144 are read, the rest passed over with a note (reading it took 2 s and 530 MB)", async () => {
+    const key = "minidump:fixtures/real-dumps/moz-android-aarch64/android-aarch64.dmp:22659";
+    const dump = readMinidump(bytesSource(inputOfKey(key).bytes));
+    expect(dump.notes).toContainEqual(expect.stringMatching(/MemoryList: 1210829 ranges; the first 262144 are read \(the limit of memory ranges read from one list\), the rest passed over$/));
+    expect(dump.memory.length).toBeLessThanOrEqual(262_144);
+    // Its SystemInfo names a machine the walker does not model: a typed error naming the offset.
+    const r = await replay(key);
+    expect(r.outcome, r.message).toBe("typed");
+  });
+
   it.each([
     ["vectors/arm64/c/big-frames-varargs.sweep.json:559"],
     ["vectors/arm64/c/big-frames-varargs.sweep.json:871"],

@@ -18,7 +18,7 @@
  * Exit status 0 when no input ended in a foreign error, a hang or a memory blow-up; 1 otherwise.
  */
 import { execFileSync, fork, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -84,14 +84,14 @@ function parseKey(key: string): { target: string; seed: string; iteration: numbe
 }
 
 /**
- * The child bundle: the harness and the sources it runs, as one file a plain `node` loads quickly.
- * One per campaign (named by this process), so that a child started again after a kill runs the
- * code the campaign began with, whatever another checkout sharing node_modules bundles meanwhile.
+ * The child bundle: the harness and the sources it runs, as one file a plain `node` loads quickly,
+ * written into the campaign's own directory: a child started again after a kill runs the code
+ * the campaign began with, whatever happens to node_modules meanwhile. It imports nothing but
+ * Node's modules: the emulator's native bridge, which the command line loads only for
+ * `emulate` (never fuzzed), is left out.
  */
-async function bundle(): Promise<string> {
-  const dir = join(process.cwd(), "node_modules", ".cache", "stackwalk-fuzz");
-  mkdirSync(dir, { recursive: true });
-  const out = join(dir, `child-${process.pid}.mjs`);
+async function bundle(dir: string): Promise<string> {
+  const out = join(dir, "child.mjs");
   await build({
     entryPoints: [join(process.cwd(), "test", "fuzz", "child.ts")],
     bundle: true,
@@ -103,6 +103,15 @@ async function bundle(): Promise<string> {
     sourcemap: "inline",
     logLevel: "error",
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+    plugins: [
+      {
+        name: "no-native-bridge",
+        setup(b) {
+          b.onResolve({ filter: /^koffi$/ }, () => ({ path: "koffi", namespace: "left-out" }));
+          b.onLoad({ filter: /.*/, namespace: "left-out" }, () => ({ contents: "export default new Proxy({}, { get() { throw new Error('koffi is left out of the fuzzer'); } });", loader: "js" }));
+        },
+      },
+    ],
   });
   return out;
 }
@@ -166,8 +175,8 @@ async function campaign(): Promise<number> {
   const total = Number(values.inputs ?? (values.long ? 1_000_000 : 20_000));
   const jobs = Math.max(1, Number(values.jobs ?? availableParallelism()));
   const started = performance.now();
-  const script = await bundle();
   const work = mkdtempSync(join(tmpdir(), "stackwalk-fuzz-"));
+  const script = await bundle(work);
 
   // Every target gets the same number of inputs, in chunks; chunks of different targets interleave.
   const queue: Chunk[] = [];
@@ -245,6 +254,25 @@ async function campaign(): Promise<number> {
         running.gone = true;
         const chunk = running.chunk;
         if (chunk === undefined) return;
+        if (!existsSync(progress)) {
+          // The child died before it could start (its progress file is written first thing): no
+          // input's doing. Its chunk goes back to the queue and a child is started again a
+          // second later; a campaign whose children cannot start at all ends.
+          running.chunk = undefined;
+          queue.unshift(chunk);
+          log(`a child could not start (${stderr.trim().split("\n").slice(-2).join(" / ") || "no message"}); starting another`);
+          if (++startFailures > 20) {
+            log("children cannot be started: the campaign ends");
+            stop();
+            return;
+          }
+          setTimeout(() => {
+            spawn(k);
+            feed(k);
+          }, 1000);
+          return;
+        }
+        startFailures = 0;
         // The child died on its own (V8's heap limit, an abort): its current input is a memory
         // blow-up when the heap ran out, else a foreign error.
         const iteration = currentIteration(running);
@@ -342,6 +370,7 @@ async function campaign(): Promise<number> {
       }
     }, 50);
     let lastProgress = Date.now();
+    let startFailures = 0;
 
     // Stopped (SIGINT, SIGTERM): the inputs of the chunks that finished are the campaign's table.
     const stop = (): void => {
@@ -384,7 +413,6 @@ async function campaign(): Promise<number> {
       if (findings.length > shown.length) console.log(`… and ${findings.length - shown.length} more`);
       if (values.json !== undefined) writeFileSync(values.json, JSON.stringify({ seconds, jobs, total: all, targets: Object.fromEntries(counts), findings, peakMb }, null, 2));
       rmSync(work, { recursive: true, force: true });
-      rmSync(script, { force: true });
       resolve(all.foreign + all.hang + all.memory > 0 ? 1 : 0);
     };
     for (let k = 0; k < jobs; k++) spawn(k);

@@ -94,6 +94,12 @@ export const MINIDUMP_LIMITS = {
    */
   maxHandles: 65536,
   /**
+   * The ranges read from each memory list (MemoryList, Memory64List); the rest are passed over
+   * with a note. A full-memory dump of a large process lists tens of thousands; a damaged 23 MB
+   * list claimed 1.4 million, each an object to sort and make disjoint.
+   */
+  maxMemoryRanges: 262144,
+  /**
    * The characters of the names one dump hands out together (module, unloaded-module, thread
    * and handle names, and the debug files and build ids of CodeView records), each use counted:
    * the entries of a damaged list may all name one long string, which every output then repeats

@@ -4,7 +4,7 @@
  * which the container sorts and makes disjoint once every stream is read (memory.ts).
  */
 import { hex } from "../../hex.js";
-import { MINIDUMP_STREAM } from "./constants.js";
+import { MINIDUMP_LIMITS, MINIDUMP_STREAM } from "./constants.js";
 import { listEntries, memoryDescriptor, noteLostRanges, type MinidumpInput } from "./input.js";
 import type { MinidumpStream } from "./stream.js";
 import type { MinidumpLocation, MinidumpMemoryRange, MinidumpStreamEntry } from "./types.js";
@@ -14,8 +14,17 @@ export const MEMORY_DESCRIPTOR_SIZE = 16;
 /** sizeof(MINIDUMP_MEMORY_DESCRIPTOR64). */
 export const MEMORY64_DESCRIPTOR_SIZE = 16;
 
+/** At most {@link MINIDUMP_LIMITS}' `maxMemoryRanges` of a list's `count` ranges, with a note when that is fewer. */
+function mostRanges(input: MinidumpInput, stream: string, count: number, at: number): number {
+  if (count <= MINIDUMP_LIMITS.maxMemoryRanges) return count;
+  input.note(at, `${stream}: ${count} ranges; the first ${MINIDUMP_LIMITS.maxMemoryRanges} are read (the limit of memory ranges read from one list), the rest passed over`);
+  return MINIDUMP_LIMITS.maxMemoryRanges;
+}
+
 function readMemoryList(input: MinidumpInput, s: MinidumpStreamEntry, held: MinidumpLocation): MinidumpMemoryRange[] {
-  const { count, first } = listEntries(input, s, held, MEMORY_DESCRIPTOR_SIZE);
+  const listed = listEntries(input, s, held, MEMORY_DESCRIPTOR_SIZE);
+  const { first } = listed;
+  const count = mostRanges(input, "MemoryList", listed.count, s.location.rva);
   if (count === 0) return [];
   const c = input.cursor(first, count * MEMORY_DESCRIPTOR_SIZE, "MemoryList entries");
   const out: MinidumpMemoryRange[] = [];
@@ -47,7 +56,7 @@ function readMemory64List(input: MinidumpInput, s: MinidumpStreamEntry, held: Mi
     input.note(rva + 8, `Memory64List BaseRva ${hex(baseRva)} lies outside the file (${hex(input.size)} bytes): no ranges are read`);
     return [];
   }
-  const n = Number(count);
+  const n = mostRanges(input, "Memory64List", Number(count), rva);
   const c = input.cursor(rva + 16, n * MEMORY64_DESCRIPTOR_SIZE, "Memory64List entries");
   const out: MinidumpMemoryRange[] = [];
   let dataAt = Number(baseRva);
