@@ -49,7 +49,7 @@ export interface DeepCase {
 }
 
 /** The fewest milliseconds `run` took in `n` runs. */
-function fastest(n: number, run: () => void): number {
+export function fastest(n: number, run: () => void): number {
   let min = Infinity;
   for (let i = 0; i < n; i++) {
     const started = performance.now();

@@ -24,7 +24,7 @@ import type { InlineSite } from "../../src/model/inline.js";
 import { writeText } from "../../src/render/text.js";
 import { runDeepRecursion, writeDeepRecursion } from "../../emulator/real-programs.js";
 import { check, runChild } from "./bench-dump.js";
-import { stackwalkBin } from "./bench-deep.js";
+import { fastest, stackwalkBin } from "./bench-deep.js";
 
 /** The most inline expansion may add to the walk and its text, as a fraction. */
 export const INLINE_OVERHEAD_TARGET = 0.1;
@@ -49,17 +49,6 @@ export interface InlineBench {
 function nestedSites(symbol: ModuleSymbol): InlineSite[] {
   const ranges = [[symbol.rva, symbol.size!] as const];
   return [0, 1, 2].map((depth) => ({ function: `inlined_${depth}`, depth, callLine: 10 + depth, callFile: "inlined.h", ranges }));
-}
-
-/** The fastest of `n` runs of `run`, in milliseconds. */
-function fastest(n: number, run: () => void): number {
-  let min = Infinity;
-  for (let i = 0; i < n; i++) {
-    const started = performance.now();
-    run();
-    min = Math.min(min, performance.now() - started);
-  }
-  return min;
 }
 
 /** Walks `snapshot`'s thread and locates every frame; returns the inline frames found. */
