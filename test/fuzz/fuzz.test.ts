@@ -3,7 +3,8 @@
  * suite: no input may end in a foreign error, a hang or a memory blow-up, and every typed error
  * must name its place. A hang is an input past 1 s of its child's CPU time (fuzz.ts), so a loaded
  * machine slows the run without failing it; the run itself may take 20 minutes before it counts
- * as stuck (about 20 s on a quiet two-core machine, 85 s with a load of 14).
+ * as stuck (about 60 s on the shared two-core machine: the `server` target's inputs wait on
+ * their sockets).
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
