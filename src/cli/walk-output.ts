@@ -18,6 +18,7 @@ import { renderRoles, writeText } from "../render/text.js";
 import { windbgProcess, writeWindbg } from "../render/windbg.js";
 import type { WalkerName } from "../walk/registry.js";
 import { walkThreads, type FrameBudget, type WorkBudget } from "../walk/walk.js";
+import { fileNameOf } from "../path-name.js";
 
 /** The formats of one input. */
 export const SINGLE_FORMATS = ["text", "json", "windbg", "breakpad", "breakpad-m"] as const;
@@ -122,11 +123,6 @@ export async function writeWalkOutput(input: LoadedInput, options: WalkOutputOpt
   }
 }
 
-/** The last part of a path (either slash): what the pages and explanations call an input. */
-export function baseName(file: string): string {
-  return file.slice(Math.max(file.lastIndexOf("/"), file.lastIndexOf("\\")) + 1);
-}
-
 /**
  * Explains the chosen threads of a loaded input (the crashed thread first), titled as `explain`,
  * `render` and `view` title it: the input's name, and its description when that says more. The
@@ -139,7 +135,7 @@ export function explainLoaded(
   options: { walker: WalkerName; thread: number | "all"; maxFrames?: number | undefined; pacVaBits?: number | undefined; frameBudget?: number | FrameBudget | undefined; workBudget?: number | WorkBudget | undefined },
 ): Iterable<ExplainedWalk> {
   const { file, snapshot } = input;
-  const name = baseName(file);
+  const name = fileNameOf(file);
   return explainThreads(snapshot, {
     walker: options.walker,
     thread: options.thread,

@@ -44,6 +44,7 @@ import { STACK_WIN_TYPE, symbolStorePath, type BreakpadStackCfi } from "./breakp
 import type { FrameData } from "./frame-data.js";
 import { moduleCodeId, moduleCodeView } from "./minidump-write.js";
 import { readMappedImage } from "./pe-mapped.js";
+import { fileNameOf } from "../path-name.js";
 
 /** What a `.sym` file says about one module. */
 export interface SymFileInput {
@@ -78,11 +79,6 @@ export interface SymFileInput {
 export const BREAKPAD_ARCH: Readonly<Record<Machine, string>> = Object.fromEntries(MACHINES.map((m) => [m, machineInfo(m).names.breakpadSym])) as Record<Machine, string>;
 
 const U32_MAX = 0xffff_ffff;
-
-/** The part of a path after its last `\` or `/`. */
-function fileNamePart(path: string): string {
-  return path.slice(Math.max(path.lastIndexOf("\\"), path.lastIndexOf("/")) + 1);
-}
 
 /** A text that ends a record: on one line, without the leading spaces a reader would skip. */
 function lastField(text: string): string {
@@ -127,13 +123,13 @@ function byAddress(symbols: readonly ModuleSymbol[]): ModuleSymbol[][] {
 /** The lines of a `.sym` file, without line ends, in the order dump_syms writes them. */
 export function* breakpadSymLines(input: SymFileInput): Generator<string> {
   if (!/^[0-9A-Fa-f]+$/.test(input.debugId)) throw new InputError("bad-value", `.sym writer: debug id "${input.debugId}" is not hex`);
-  const debugFile = lastField(fileNamePart(input.debugFile));
+  const debugFile = lastField(fileNameOf(input.debugFile));
   if (debugFile === "") throw new InputError("bad-value", `.sym writer: debug file "${input.debugFile}" has no file name`);
   const os = input.os ?? "windows";
   if (!/^\S+$/.test(os) || !/^\S+$/.test(input.arch)) throw new InputError("bad-value", `.sym writer: os "${os}" and arch "${input.arch}" must be single words`);
   yield `MODULE ${os} ${input.arch} ${input.debugId} ${debugFile}`;
   if (input.codeId !== undefined && /^\S+$/.test(input.codeId)) {
-    const file = input.codeFile === undefined ? "" : lastField(fileNamePart(input.codeFile));
+    const file = input.codeFile === undefined ? "" : lastField(fileNameOf(input.codeFile));
     yield `INFO CODE_ID ${input.codeId}${file === "" ? "" : ` ${file}`}`;
   }
 
@@ -282,7 +278,7 @@ export function formatBreakpadSym(input: SymFileInput): string {
 
 /** Where the file goes in a symbol store, relative to its root: `<pdb>/<debug id>/<name>.sym` (minidump.md §8). */
 export function symFileStorePath(input: SymFileInput): string {
-  return symbolStorePath(fileNamePart(input.debugFile), input.debugId);
+  return symbolStorePath(fileNameOf(input.debugFile), input.debugId);
 }
 
 /**
@@ -297,7 +293,7 @@ export function symFileInput(module: Module, machine: Machine, memory: MemoryRea
   const input: SymFileInput = {
     arch: BREAKPAD_ARCH[machine],
     debugId: cv.debugId,
-    debugFile: fileNamePart(cv.pdbName),
+    debugFile: fileNameOf(cv.pdbName),
     codeId: moduleCodeId(module, memory),
     codeFile: module.name,
     symbols: module.symbols,

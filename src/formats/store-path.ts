@@ -7,6 +7,7 @@
  * room for a temporary suffix. Anything else is an {@link InputError} ("bad-value") saying why.
  */
 import { InputError } from "../errors.js";
+import { fileNameOf } from "../path-name.js";
 
 /** The longest file name taken, in UTF-8 bytes: a file system's 255, less room for a temporary file's suffix. */
 export const STORE_NAME_MAX_BYTES = 200;
@@ -19,7 +20,7 @@ const shown = (text: string): string => JSON.stringify(clip(text));
  * `what` names it in the error ("debug file", "module").
  */
 export function storeFileName(path: string, what: string): string {
-  const base = path.slice(Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\")) + 1);
+  const base = fileNameOf(path);
   const refusals: [boolean, () => string][] = [
     [base === "" || base === "." || base === "..", () => "no usable file name"],
     [/[\u0000-\u001f\u007f]/.test(base), () => "a control character (NUL, a line break, …) in its name"],

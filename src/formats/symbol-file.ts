@@ -27,6 +27,7 @@ import { cfiRulesOverLimit } from "./postfix-limits.js";
 import { MSF_MAGIC, parsePdb, type Pdb, type PdbSymbol } from "./pdb.js";
 import { readMappedImage } from "./pe-mapped.js";
 import { parsePe, peCodeId, type PeImage } from "./pe.js";
+import { fileNameOf } from "../path-name.js";
 
 /** A Breakpad `.sym` file and the module it describes. */
 export interface BreakpadSymbolFile {
@@ -172,11 +173,6 @@ export function moduleIdentity(module: Module, memory: MemoryReader): ModuleIden
   return id;
 }
 
-/** A path's last component (either separator). */
-function baseName(path: string): string {
-  return path.slice(Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\")) + 1);
-}
-
 /** The identity `file` carries, in words. */
 function fileIdentity(file: SymbolFile): string {
   if (file.kind === "breakpad") return `debug id ${file.debugId} (${file.debugFile})`;
@@ -207,7 +203,7 @@ export function symbolFileMismatch(module: Module, memory: MemoryReader, file: S
       return undefined;
     }
     if (file.name === undefined) return `the snapshot does not know ${module.name}'s code id, and the image has no file name to match`;
-    if (baseName(file.name).toLowerCase() !== baseName(module.name).toLowerCase()) return `${what} is not named ${baseName(module.name)}`;
+    if (fileNameOf(file.name).toLowerCase() !== fileNameOf(module.name).toLowerCase()) return `${what} is not named ${fileNameOf(module.name)}`;
     return undefined;
   }
   if (id.debugId === undefined) return `${module.name} has no CodeView record (in the module list or the mapped image), so its debug id is unknown`;

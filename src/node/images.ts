@@ -32,6 +32,7 @@ import { DOWNLOAD_LIMITS, DownloadRun, writeAtomically, type DownloadOptions, ty
 import { ioReason } from "./file-source.js";
 import type { SymbolPath, SymbolServer } from "./symbol-path.js";
 import { readInputFile } from "./symbol-store.js";
+import { fileNameOf } from "../path-name.js";
 
 /** What was found for one module. */
 export interface ImageNote {
@@ -122,7 +123,7 @@ function imageFromBytes(bytes: Uint8Array, name: string, moduleName: string, max
     try {
       const cab = readCabinet(bytes, { maxBytes });
       const wanted = moduleName.toLowerCase();
-      const member = cab.files.find((f) => f.name.slice(Math.max(f.name.lastIndexOf("\\"), f.name.lastIndexOf("/")) + 1).toLowerCase() === wanted) ?? (cab.files.length === 1 ? cab.files[0] : undefined);
+      const member = cab.files.find((f) => fileNameOf(f.name).toLowerCase() === wanted) ?? (cab.files.length === 1 ? cab.files[0] : undefined);
       if (member === undefined) return `a cabinet without ${moduleName} (it holds ${cab.files.length} file(s))`;
       image = cab.extract(member);
     } catch (e) {

@@ -21,12 +21,7 @@ import { hexDigits } from "../hex.js";
 import { breakpadCpu, breakpadRegisters, frameText, inlineFrameText, instructionOf, locations, printedAddress } from "./breakpad.js";
 import { chunked } from "./chunks.js";
 import { symbolize } from "../analysis/location.js";
-
-
-/** PathnameStripper::File: the part after the last `/` or `\`. */
-function fileName(path: string): string {
-  return path.slice(Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\")) + 1);
-}
+import { fileNameOf } from "../path-name.js";
 
 /** The stack pointer Breakpad's frame holds, as its register block prints it; 0 when it has none. */
 function stackPointer(cpu: string, frame: BreakpadThread["walk"]["frames"][number]): bigint {
@@ -86,7 +81,7 @@ export function breakpadStackContents(report: BreakpadReport, snapshot: Snapshot
       const match = symbolize(module, value - module.base);
       if (match === undefined || match.symbol.name === "") continue;
       const line = match.line;
-      const file = line?.file === undefined ? "" : fileName(line.file);
+      const file = line?.file === undefined ? "" : fileNameOf(line.file);
       const lineBase = line?.file === undefined ? 0n : module.base + line.rva;
       out += `${indent} *(0x${pad(address)}) = 0x${pad(value)} <${match.symbol.name}> [${file} : ${line?.file === undefined ? 0 : line.line} + 0x${hexDigits(value - lineBase)}]\n`;
     }

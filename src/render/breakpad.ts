@@ -12,6 +12,7 @@ import { breakpadPacMask, breakpadStripPac } from "../arch/arm64/index.js";
 import type { Frame } from "../walk/frame.js";
 import { hex, hexPadded } from "../hex.js";
 import { chunked, collect } from "./chunks.js";
+import { fileNameOf } from "../path-name.js";
 
 /** Breakpad's "Found by:" text for a frame (minidump.md §5.4), from its trust and its rule's kind. */
 export function breakpadTrust(frame: Frame): string {
@@ -155,17 +156,12 @@ export function formatRegisterLines(registers: readonly (readonly [string, bigin
   return out;
 }
 
-/** PathnameStripper::File: the part after the last `/` or `\`. */
-function fileName(path: string): string {
-  return path.slice(Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\")) + 1);
-}
-
 /** StripSeparator: `|` and newlines removed. */
 function strip(text: string): string {
   return text.replace(/[|\n]/g, "");
 }
 
-const codeFile = (m: Module): string => fileName(m.path ?? m.name);
+const codeFile = (m: Module): string => fileNameOf(m.path ?? m.name);
 
 /**
  * The human frame text after the index: `module!function [file : line + 0xoff]` and the shorter
@@ -177,7 +173,7 @@ export function frameText(loc: Location, pc: bigint): string {
   const name = codeFile(loc.module);
   if (loc.function === undefined) return `${name} + ${hex(loc.moduleOffset!)}`;
   const source = sourceOf(loc);
-  if (source?.file !== undefined) return `${name}!${loc.function} [${fileName(source.file)} : ${source.line} + ${hex(loc.lineOffset ?? pc)}]`;
+  if (source?.file !== undefined) return `${name}!${loc.function} [${fileNameOf(source.file)} : ${source.line} + ${hex(loc.lineOffset ?? pc)}]`;
   return `${name}!${loc.function} + ${hex(loc.functionOffset!)}`;
 }
 
@@ -202,7 +198,7 @@ export function instructionOf(cpu: string, frame: Frame): bigint {
 /** The human text of an inline frame of the frame at `loc` (Breakpad's "Found by: inline record" frames). */
 export function inlineFrameText(loc: Location, frame: InlineFrame, at: bigint): string {
   const name = codeFile(loc.module!);
-  if (frame.file !== undefined) return `${name}!${frame.function} [${fileName(frame.file)} : ${frame.line ?? 0} + ${hex(at - (loc.line === undefined ? 0n : loc.module!.base + loc.line.rva))}]`;
+  if (frame.file !== undefined) return `${name}!${frame.function} [${fileNameOf(frame.file)} : ${frame.line ?? 0} + ${hex(at - (loc.line === undefined ? 0n : loc.module!.base + loc.line.rva))}]`;
   return `${name}!${frame.function} + ${hex(at - loc.module!.base - frame.base)}`;
 }
 
@@ -338,7 +334,7 @@ export function writeBreakpad(report: BreakpadReport, write: (text: string) => v
   for (const m of sortedModules(report)) {
     const end = m.base + m.size - 1n;
     const isMain = main !== undefined && main.base !== 0n && m.base === main.base ? "  (main)" : "";
-    const warning = warned(m) ? `  (WARNING: No symbols, ${fileName(m.debugFile ?? "")}, ${m.debugId ?? ""})` : "";
+    const warning = warned(m) ? `  (WARNING: No symbols, ${fileNameOf(m.debugFile ?? "")}, ${m.debugId ?? ""})` : "";
     out.push(`${hexPadded(m.base, 8)} - ${hexPadded(end, 8)}  ${codeFile(m)}  ${m.version ?? "???"}${isMain}${warning}\n`);
   }
   out.end();
@@ -362,7 +358,7 @@ export function writeBreakpadMachineReadable(report: BreakpadReport, write: (tex
   for (const m of sortedModules(report)) {
     const end = m.base + m.size - 1n;
     out.push(
-      `Module|${strip(codeFile(m))}|${strip(m.version ?? "")}|${strip(fileName(m.debugFile ?? ""))}|${strip(m.debugId ?? "")}|${hexPadded(m.base, 8)}|${hexPadded(end, 8)}|${main !== undefined && m.base === main.base ? 1 : 0}\n`,
+      `Module|${strip(codeFile(m))}|${strip(m.version ?? "")}|${strip(fileNameOf(m.debugFile ?? ""))}|${strip(m.debugId ?? "")}|${hexPadded(m.base, 8)}|${hexPadded(end, 8)}|${main !== undefined && m.base === main.base ? 1 : 0}\n`,
     );
   }
   out.push("\n");

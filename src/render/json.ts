@@ -28,6 +28,7 @@ import { analyzeCrash, type CrashAnalysis } from "../analysis/crash-info.js";
 import type { InstructionDecoder } from "../analysis/instruction.js";
 import { lastErrorValue } from "../analysis/last-error.js";
 import type { MemoryReader } from "../memory/reader.js";
+import { fileNameOf } from "../path-name.js";
 
 /** Where a module's symbols came from, as a symbol search reports it (src/node's SymbolNote has this shape). */
 export interface ModuleSymbolSource {
@@ -86,7 +87,6 @@ const OS_TEXT: Readonly<Record<OperatingSystem, string>> = {
   unix: "Unix",
   unknown: "unknown",
 };
-
 
 /** rust-minidump's frame trust words, most trusted first (its FrameTrust). */
 export type SchemaTrust = "context" | "prewalked" | "cfi" | "cfi_scan" | "frame_pointer" | "scan" | "inline" | "none";
@@ -213,11 +213,6 @@ function stopJson(machine: Machine, walk: ThreadWalk["walk"]): Record<string, un
   return stop;
 }
 
-/** The part of a path after its last `\` or `/`. */
-function fileName(path: string): string {
-  return path.slice(Math.max(path.lastIndexOf("\\"), path.lastIndexOf("/")) + 1);
-}
-
 /**
  * A module's code id as rust-minidump writes it (lower case): a Mach-O module's LC_UUID (the
  * GUID of the RSDS record its dump writer stores, without the age), an ELF module's build id,
@@ -260,7 +255,7 @@ function moduleJsonOf(machine: Machine, ctx: JsonContext, used: ReadonlySet<Modu
       end_addr: a(m.base + m.size),
       filename: m.name,
       code_id: schemaCodeId(m, byBase.get(m.base), os),
-      debug_file: m.debugFile === undefined ? null : fileName(m.debugFile),
+      debug_file: m.debugFile === undefined ? null : fileNameOf(m.debugFile),
       debug_id: m.debugId ?? null,
       version: m.version ?? null,
       cert_subject: null,

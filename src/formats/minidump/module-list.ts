@@ -10,6 +10,7 @@ import { listEntries, type MinidumpInput } from "./input.js";
 import type { MinidumpStream } from "./stream.js";
 import type { MinidumpLocation, MinidumpStreamEntry } from "./types.js";
 import type { ByteCursor } from "../../memory/cursor.js";
+import { fileNameOf } from "../../path-name.js";
 
 /** VS_FIXEDFILEINFO, the fields Breakpad prints. */
 export interface MinidumpVersionInfo {
@@ -62,11 +63,6 @@ export interface MinidumpModule {
 
 /** sizeof(MINIDUMP_MODULE) on disk. */
 export const MODULE_SIZE = 108;
-
-/** The part of a path after its last `\` or `/`. */
-function fileNamePart(path: string): string {
-  return path.slice(Math.max(path.lastIndexOf("\\"), path.lastIndexOf("/")) + 1);
-}
 
 /**
  * A module name as notes show it: at most 80 characters, and quoted as JSON when it holds
@@ -140,7 +136,7 @@ function readModules(input: MinidumpInput, s: MinidumpStreamEntry, held: Minidum
       checksum,
       timeDateStamp,
       path,
-      name: names.get(path) ?? names.set(path, fileNamePart(path)).get(path)!,
+      name: names.get(path) ?? names.set(path, fileNameOf(path)).get(path)!,
       versionInfo,
       cvRecord,
       miscRecord,

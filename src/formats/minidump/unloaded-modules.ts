@@ -10,6 +10,7 @@ import { MINIDUMP_LIMITS, MINIDUMP_STREAM } from "./constants.js";
 import { sizedListEntries, type MinidumpInput, type SizedListShape } from "./input.js";
 import type { MinidumpStream } from "./stream.js";
 import type { MinidumpLocation, MinidumpStreamEntry } from "./types.js";
+import { fileNameOf } from "../../path-name.js";
 
 /** One module the process had unloaded when the dump was written. */
 export interface MinidumpUnloadedModule {
@@ -44,7 +45,7 @@ function readUnloadedModules(input: MinidumpInput, s: MinidumpStreamEntry, held:
       continue;
     }
     const path = input.optionalString(nameRva, at + 20, `unloaded module ${i} ModuleNameRva`, `unloaded module ${i} name`) ?? "";
-    modules.push({ base, size, checksum, timeDateStamp, path, name: path.slice(Math.max(path.lastIndexOf("\\"), path.lastIndexOf("/")) + 1) });
+    modules.push({ base, size, checksum, timeDateStamp, path, name: fileNameOf(path) });
   }
   return modules;
 }
