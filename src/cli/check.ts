@@ -4,7 +4,7 @@ import { replaySweep } from "../formats/sweep.js";
 import type { Vector } from "../formats/vector.js";
 import { compareWithTruth, type TruthComparison } from "../walk/compare.js";
 import { walkThread, type WalkOptions } from "../walk/walk.js";
-import { attachSymbols, EXIT, expandInputs, loadInput, pacVaBitsOption, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
+import { attachSymbolDirectories, EXIT, expandInputs, loadInput, pacVaBitsOption, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
 import { walkerLine } from "./help.js";
 
 /** Usage text of `check`. */
@@ -66,7 +66,7 @@ export function checkCommand(argv: string[], io: Io): number {
   for (const file of files) {
     try {
       const input = loadInput(file);
-      attachSymbols(input, file, values.symbols ?? [], io);
+      attachSymbolDirectories(input, file, values.symbols ?? [], io);
       if (input.kind === "dump") throw new InputError("missing-field", "a minidump has no ground truth to check against: walk it instead", { file });
       if (input.kind === "vector") {
         const comparison = checkOne(input.vector, options, file, "$.truth");

@@ -1,18 +1,17 @@
 /** What the commands that read inputs share: option checks, loading inputs, symbol directories. */
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { RegionMemory } from "../memory/region-memory.js";
 import { PAC_VA_BITS_MAX, PAC_VA_BITS_MIN } from "../arch/arm64/index.js";
 import { WALKER_NAMES, type WalkerName } from "../walk/registry.js";
 import { DEFAULT_FRAME_BUDGET, DEFAULT_WORK_BUDGET } from "../walk/walk.js";
 import { loadInput, type Input } from "../node/input.js";
-import { besideInput, readInputFile, SymbolFileCache, type SymbolNote } from "../node/symbol-store.js";
-import { attachSymbolPath, downloadSymbols, missingDirectories, parseSymbolPath, type DownloadOptions, type SymbolPath } from "../node/symbol-path.js";
-import type { SymbolTarget } from "../formats/symbol-file.js";
+import { readInputFile, type SymbolNote } from "../node/symbol-store.js";
+import { parseSymbolPath, type DownloadOptions } from "../node/symbol-path.js";
+import { attachSymbols, reportSymbols, type SymbolSpec } from "../node/load.js";
 import { UsageError, type Io } from "./io.js";
 
 export { EXIT, UsageError, parseOptions, type Io } from "./io.js";
-export { loadInput, readInputFile, type Input };
+export { loadInput, readInputFile, reportSymbols, type Input, type SymbolSpec };
 
 /** Validates a `--walker` value. */
 export function walkerOption(value: string | undefined): WalkerName {
@@ -76,14 +75,6 @@ export const SYMBOL_OPTIONS = {
   "symbol-run-deadline-secs": { type: "string" },
 } as const;
 
-/** Where to look for symbols: the parsed path, and whether the user gave one (which turns on the per-module notes). */
-export interface SymbolSpec {
-  path: SymbolPath;
-  given: boolean;
-  /** The download limits the options set (the others keep their defaults, DOWNLOAD_LIMITS). */
-  limits: DownloadOptions;
-}
-
 /** The parsed values of {@link SYMBOL_OPTIONS}. */
 export interface SymbolValues {
   symbols?: string[] | undefined;
@@ -123,71 +114,20 @@ export function symbolSpec(values: SymbolValues, env: NodeJS.ProcessEnv = proces
   return { path, given: entries.length > 0, limits };
 }
 
-/** A spec of plain directories (what `check` and `crosscheck` take). */
-function asSpec(symbols: readonly string[] | SymbolSpec): SymbolSpec {
-  return Array.isArray(symbols) ? symbolSpec({ symbols: [...(symbols as readonly string[])] }, {}) : (symbols as SymbolSpec);
-}
-
 /**
- * Fills in unwind records and names for an input's modules from the symbol path's directories
- * (server caches included) and the input's own directory (src/node/symbol-store.ts), through
- * `cache` (the batch's, shared by its dumps; by default one for this input, so that `.sym` files
- * are read by position). Returns a note per module looked at; {@link reportSymbols} prints them.
+ * Fills in unwind records and names for an input's modules from symbol directories and the
+ * input's own directory (what `check` and `crosscheck` take), and prints what the search did.
  */
-export function attachSymbols(input: Input, file: string, symbols: readonly string[] | SymbolSpec, io: Io, cache: SymbolFileCache = new SymbolFileCache()): SymbolNote[] {
-  const spec = asSpec(symbols);
-  let notes: SymbolNote[];
-  if (input.kind === "sweep") {
-    const target = { modules: input.sweep.modules, memory: new RegionMemory(input.sweep.memory.map((r) => ({ base: r.base, bytes: r.bytes }))) };
-    notes = attachSymbolPath(target, spec.path, besideInput(file), { cache });
-    input.sweep.modules = target.modules;
-  } else notes = attachSymbolPath(input.kind === "vector" ? input.vector : input.snapshot, spec.path, besideInput(file), { cache });
-  if (Array.isArray(symbols)) reportSymbols(spec, notes, [], io);
+export function attachSymbolDirectories(input: Input, file: string, directories: readonly string[], io: Io): SymbolNote[] {
+  const spec = symbolSpec({ symbols: [...directories] }, {});
+  const notes = attachSymbols(input, file, spec);
+  reportSymbols(spec, notes, [], noteTo(io));
   return notes;
 }
 
-/**
- * Asks the symbol servers for what the directories did not have (src/node/symbol-path.ts), and
- * with `images`, for the images of modules whose code the input lacks (src/node/images.ts), then
- * prints every note of the search ({@link reportSymbols}, and a line per image found or refused
- * and one naming the modules no server had an image for); returns the symbol notes, one per module.
- */
-export async function fetchSymbols(target: SymbolTarget | undefined, spec: SymbolSpec, notes: readonly SymbolNote[], io: Io, options: { images?: boolean } = {}): Promise<SymbolNote[]> {
-  let all = [...notes];
-  const warnings: string[] = [];
-  if (target !== undefined && spec.path.servers.length > 0) {
-    const got = await downloadSymbols(target, spec.path, { ...spec.limits, images: options.images === true });
-    const missing: string[] = [];
-    for (const n of got.images ?? []) {
-      if (n.file !== undefined || n.refused === true) io.err(`images: ${n.module}: ${n.detail}\n`);
-      else missing.push(n.module);
-    }
-    if (missing.length > 0) io.err(`images: no image on the servers for ${missing.length} module(s): ${missing.join(", ")}\n`);
-    warnings.push(...got.warnings);
-    const byModule = new Map(got.notes.map((n) => [n.module, n]));
-    all = all.map((n) => byModule.get(n.module) ?? n);
-  }
-  reportSymbols(spec, all, warnings, io);
-  return all;
-}
-
-/**
- * Prints what the symbol search did, when a symbol path was given: each path element that could
- * not be used and each missing directory (warnings naming them), each file used or passed over,
- * what each server answered for a module none had, and one line listing the modules left
- * without symbols.
- */
-export function reportSymbols(spec: SymbolSpec, notes: readonly SymbolNote[], warnings: readonly string[], io: Io): void {
-  if (!spec.given) return;
-  for (const w of spec.path.warnings) io.err(`warning: symbols: ${w}\n`);
-  for (const d of missingDirectories(spec.path)) io.err(`warning: symbols: ${d}: no such directory\n`);
-  for (const w of warnings) io.err(`warning: ${w}\n`);
-  const missing: string[] = [];
-  for (const n of notes) {
-    if (n.file === undefined && n.passedOver === undefined && n.unusable !== true && n.misses === undefined) missing.push(n.module);
-    else io.err(`symbols: ${n.module}: ${n.detail}\n`);
-  }
-  if (missing.length > 0) io.err(`symbols: no symbol file for ${missing.length} module(s): ${missing.join(", ")}\n`);
+/** Prints the loader's notes on stderr, a line each. */
+export function noteTo(io: Io): (line: string) => void {
+  return (line) => io.err(`${line}\n`);
 }
 
 /** Whether `path` names a directory (false when it names nothing). */

@@ -11,7 +11,7 @@ import { replaySweep } from "../formats/sweep.js";
 import { machineInfo } from "../model/machine.js";
 import type { Snapshot, ThreadSnapshot } from "../model/snapshot.js";
 import { walkThread } from "../walk/walk.js";
-import { attachSymbols, EXIT, expandInputs, loadInput, pacVaBitsOption, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
+import { attachSymbolDirectories, EXIT, expandInputs, loadInput, pacVaBitsOption, parseOptions, UsageError, walkerOption, type Io } from "./common.js";
 import { etwStackItems, loadEtwFile } from "./etw.js";
 import { walkerLine } from "./help.js";
 
@@ -77,7 +77,7 @@ export function crossCheckCommand(argv: string[], io: Io): number {
   const checked: Checked[] = [];
   for (const file of files) {
     const input = loadInput(file);
-    attachSymbols(input, file, values.symbols ?? [], io);
+    attachSymbolDirectories(input, file, values.symbols ?? [], io);
     if (input.kind === "dump") for (const note of input.dump.notes) io.err(`note: ${file}: ${note}\n`);
     const one = (snapshot: Snapshot, thread: ThreadSnapshot, step?: number, optional = false): void => {
       const notes: string[] = [];

@@ -1,18 +1,17 @@
 /**
- * What the commands that walk one input share: the snapshot loaded with its symbols and images
- * (one snapshot of a sweep chosen by `--step`), and the thread `--thread` chooses.
+ * What the commands that walk one input share: the input loaded with its symbols and images by
+ * src/node/load.ts (the options' mistakes said as the command line's flags), and the thread
+ * `--thread` chooses.
  */
 import { InputError } from "../errors.js";
-import type { Minidump } from "../formats/minidump.js";
-import { replaySweep } from "../formats/sweep.js";
 import type { Snapshot } from "../model/snapshot.js";
-import { attachImageDirectories, attachImagePath } from "../node/images.js";
-import type { SymbolFileCache, SymbolNote } from "../node/symbol-store.js";
-import { attachSymbols, fetchSymbols, loadInput, UsageError, type Io, type SymbolSpec } from "./common.js";
+import { loadSnapshot as loadWithSymbols, LoadOptionError, type LoadedSnapshot } from "../node/load.js";
+import type { SymbolFileCache } from "../node/symbol-store.js";
+import { noteTo, UsageError, type Io, type SymbolSpec } from "./common.js";
 
 /** What {@link loadSnapshot} needs besides the file. */
 export interface LoadOptions {
-  /** For a sweep: the instruction count of the snapshot to walk. */
+  /** For a sweep: `--step`, the instruction count of the snapshot to walk. */
   step?: string | undefined;
   symbols: SymbolSpec;
   images: readonly string[];
@@ -33,49 +32,28 @@ export function resolveThread(snapshot: Snapshot, choice: number | "all" | "cras
 }
 
 /**
- * The snapshot to walk: a vector or minidump itself, or one snapshot of a sweep chosen with
- * `--step`; with the minidump it came from, if any, and what the symbol search found (symbol
- * directories, then symbol servers for what they lacked; its notes are printed on stderr). A
- * dump's file stays open for its memory until `close` (a command that walks one input leaves
- * that to the end of the process).
+ * The snapshot to walk (src/node/load.ts's `loadSnapshot`), its notes printed on stderr; an
+ * option that does not fit the input is a usage error naming the flag. A command that walks one
+ * input leaves closing a dump's file to the end of the process.
  */
-export async function loadSnapshot(file: string, options: LoadOptions, io: Io): Promise<{ snapshot: Snapshot; dump?: Minidump; symbolNotes: SymbolNote[]; close?: () => void }> {
-  const { step, symbols, images } = options;
+export async function loadSnapshot(file: string, options: LoadOptions, io: Io): Promise<LoadedSnapshot> {
+  const { step } = options;
   const format = options.format ?? "text";
-  const input = loadInput(file);
-  if (input.kind !== "dump" && (format === "breakpad" || format === "breakpad-m")) {
-    throw new UsageError(`--format ${format} reproduces Breakpad's report of a minidump; ${file} is a ${input.kind === "vector" ? "vector" : "sweep"}, not a .dmp`);
+  if (step !== undefined && !/^\d+$/.test(step)) throw new UsageError(`--step takes an instruction count, not "${step}"`);
+  const breakpadFormat = format === "breakpad" || format === "breakpad-m";
+  try {
+    return await loadWithSymbols(file, {
+      step: step === undefined ? undefined : Number(step),
+      symbols: options.symbols,
+      images: options.images,
+      // Breakpad's walker reads no images: none is fetched for it.
+      fetchImages: !(options.walker === "breakpad" || (options.walker === undefined && breakpadFormat)),
+      minidumpOnly: breakpadFormat,
+      symbolCache: options.symbolCache,
+      onNote: noteTo(io),
+    });
+  } catch (e) {
+    if (e instanceof LoadOptionError) throw new UsageError(e.words(e.option === "minidump" ? `--format ${format}` : `--${e.option}`));
+    throw e;
   }
-  if (images.length > 0) {
-    if (input.kind !== "dump") throw new UsageError(`--images applies to minidumps; ${file} is a ${input.kind}, which carries its images in its memory`);
-    for (const n of attachImageDirectories(input.snapshot, images)) if (n.file !== undefined || !n.detail.startsWith("no ")) io.err(`images: ${n.module}: ${n.detail}\n`);
-  }
-  // Images from the symbol path's stores and caches, then its servers, for a dump's modules whose
-  // code is not in the dump (vectors and sweeps carry their images); not for Breakpad's walker.
-  const breakpadWalker = options.walker === "breakpad" || (options.walker === undefined && (format === "breakpad" || format === "breakpad-m"));
-  const fetchImages = input.kind === "dump" && !breakpadWalker;
-  if (fetchImages && symbols.given) {
-    for (const n of attachImagePath(input.snapshot, symbols.path)) if (n.file !== undefined || n.refused === true) io.err(`images: ${n.module}: ${n.detail}\n`);
-  }
-  const local = attachSymbols(input, file, symbols, io, options.symbolCache);
-  const symbolNotes = await fetchSymbols(input.kind === "dump" ? input.snapshot : input.kind === "vector" ? input.vector : undefined, symbols, local, io, { images: fetchImages });
-  if (input.kind === "dump") {
-    // What the reader passed over or repaired in a damaged dump (each names the offset).
-    for (const note of input.dump.notes) io.err(`note: ${file}: ${note}\n`);
-    if (step !== undefined) throw new UsageError(`--step applies to sweeps; ${file} is a minidump`);
-    return { snapshot: input.snapshot, dump: input.dump, symbolNotes, close: input.close };
-  }
-  if (input.kind === "vector") {
-    if (step !== undefined) throw new UsageError(`--step applies to sweeps; ${file} is a single vector`);
-    return { snapshot: input.vector, symbolNotes };
-  }
-  const steps = input.sweep.steps;
-  if (step === undefined) {
-    throw new UsageError(`${file} is a sweep of ${steps.length} snapshots (steps ${steps[0]?.step ?? "-"}..${steps.at(-1)?.step ?? "-"}): choose one with --step N`);
-  }
-  if (!/^\d+$/.test(step)) throw new UsageError(`--step takes an instruction count, not "${step}"`);
-  const wanted = Number(step);
-  for (const v of replaySweep(input.sweep)) if (v.step === wanted) return { snapshot: v, symbolNotes };
-  throw new UsageError(`${file} has no snapshot at step ${wanted}`);
 }
-

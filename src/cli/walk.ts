@@ -1,7 +1,7 @@
 /** `stackwalk walk <input>...`: walks every thread (or one) and prints the frames; several inputs go to batch.ts. */
 import { breakpadRefusal } from "../analysis/breakpad-report.js";
 import { DEFAULT_MAX_FRAMES, DEFAULT_FRAME_BUDGET, DEFAULT_WORK_BUDGET } from "../walk/walk.js";
-import { EXIT, frameBudgetOption, workBudgetOption, isDirectory, reportSymbols, maxFramesOption, pacVaBitsOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io } from "./common.js";
+import { EXIT, frameBudgetOption, workBudgetOption, isDirectory, noteTo, reportSymbols, maxFramesOption, pacVaBitsOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io } from "./common.js";
 import { expandDumps, jobsOption, walkBatch, type BatchOptions } from "./batch.js";
 import { loadSnapshot, resolveThread } from "./load.js";
 import { loadInstructionDecoder } from "../node/disassembler.js";
@@ -110,7 +110,7 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
       images: values.images ?? [],
     };
     // The symbol path's own problems (a missing directory, a Windows path) are said once.
-    reportSymbols(symbolSpec(options.symbols), [], [], io);
+    reportSymbols(symbolSpec(options.symbols), [], [], noteTo(io));
     return walkBatch(files, options, jobsOption(values.jobs), io);
   }
   if (values.jobs !== undefined) throw new UsageError("--jobs applies to several inputs (or a folder)");

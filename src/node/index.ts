@@ -22,3 +22,4 @@ export {
   type DownloadResult,
 } from "./symbol-path.js";
 export { loadInstructionDecoder, DISASSEMBLER_PACKAGE, type DecoderLoad } from "./disassembler.js";
+export { loadSnapshot, attachSymbols, fetchSymbols, reportSymbols, symbolSpecOf, LoadOptionError, type LoadSnapshotOptions, type LoadedSnapshot, type SymbolSpec } from "./load.js";
