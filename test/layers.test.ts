@@ -69,6 +69,12 @@ describe("imports point down the layer order", () => {
     expect(against).toEqual([]);
   });
 
+  it("`--format` is a lookup in render/output-formats.ts: no file of the edges compares a format by its name", () => {
+    const edges = ["cli", "site", "node"].flatMap((d) => files(join("src", d)));
+    const against = edges.filter((f) => /\bformat\s*[!=]==\s*"|"\s*[!=]==\s*(options\.)?format\b/.test(readFileSync(f, "utf8")));
+    expect(against).toEqual([]);
+  });
+
   it("the emulator imports only its own files and the package's entry points (src/index.ts, src/entry/*.ts, src/node/index.ts)", () => {
     const entries = [join("src", "index.ts"), join("src", "node", "index.ts"), ...files(join("src", "entry"))];
     const against: string[] = [];

@@ -9,6 +9,7 @@
 import { closeSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
+import { OUTPUT_FORMATS } from "../render/output-formats.js";
 import { SymbolFileCache } from "../node/symbol-store.js";
 import { walkOne, type BatchOptions } from "./batch.js";
 
@@ -18,7 +19,7 @@ const POSTED = 1 << 22;
 /** Serves the batch from this worker thread until the main thread ends it. */
 export function serveBatch(): void {
   const options = workerData as BatchOptions;
-  const dir = options.format === "jsonl" ? options.scratch : undefined;
+  const dir = OUTPUT_FORMATS[options.format].records === true ? options.scratch : undefined;
   // Every input this worker walks shares the symbol files it has read.
   const symbols = new SymbolFileCache();
   let count = 0;

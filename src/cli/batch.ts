@@ -11,17 +11,13 @@ import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { OUTPUT_FORMATS } from "../render/output-formats.js";
 import { InputError } from "../errors.js";
-import { formatAddress, type Machine } from "../model/machine.js";
-import type { Module } from "../model/snapshot.js";
-import { crashReason } from "../analysis/breakpad-crash.js";
-import { writeJson } from "../render/json.js";
-import { locate, locationText } from "../analysis/location.js";
-import { walkThreads, type ThreadWalk } from "../walk/walk.js";
+import { walkDocument } from "../analysis/walk-document.js";
+import { summaryRow, type SummaryRow } from "../render/summary.js";
 import type { WalkerName } from "../walk/registry.js";
 import { EXIT, symbolSpec, UsageError, type Io, type SymbolValues } from "./common.js";
 import { loadSnapshot, resolveThread } from "./load.js";
-import { jsonContextOf } from "./walk-output.js";
 import { loadInstructionDecoder } from "../node/disassembler.js";
 import { SymbolFileCache } from "../node/symbol-store.js";
 
@@ -42,20 +38,6 @@ export interface BatchOptions {
   /** Workers: where JSON Lines records are written before they are copied out, and which worker this is. */
   scratch?: string;
   worker?: number;
-}
-
-/** One line of the summary table. */
-export interface SummaryRow {
-  file: string;
-  machine: string;
-  /** The crash reason, when the input is a dump with an Exception stream. */
-  crash: string | null;
-  threads: number;
-  /** Frames of the first walked thread (the crashed one when there is one). */
-  frames: number;
-  /** Where that thread's frame 0 is. */
-  top: string;
-  stop: string;
 }
 
 /**
@@ -100,30 +82,14 @@ export async function walkOne(file: string, options: BatchOptions, write: (text:
     const loaded = await loadSnapshot(file, load, quiet);
     close = loaded.close;
     const { snapshot, dump, symbolNotes } = loaded;
-    const thread = resolveThread(snapshot, options.thread, file);
-    const walkOptions = { walker: options.walker, maxFrames: options.maxFrames, frameBudget: options.frameBudget, ...(options.workBudget === undefined ? {} : { workBudget: options.workBudget }), ...(options.pacVaBits === undefined ? {} : { pacVaBits: options.pacVaBits }), thread };
-    const crash = dump === undefined ? null : (crashReason(dump)?.reason ?? null);
-    if (options.format === "jsonl") {
-      const walks = walkThreads(snapshot, walkOptions);
-      let first: ThreadWalk | undefined;
-      const noted: Iterable<ThreadWalk> & { threads: typeof walks.threads } = {
-        threads: walks.threads,
-        *[Symbol.iterator]() {
-          for (const w of walks) {
-            // The summary row needs the first thread's walk only.
-            first ??= w;
-            yield w;
-          }
-        },
-      };
+    const request = { walker: options.walker, walkerGiven: true, maxFrames: options.maxFrames, frameBudget: options.frameBudget, workBudget: options.workBudget, pacVaBits: options.pacVaBits, thread: resolveThread(snapshot, options.thread, file) };
+    const document = walkDocument({ file, snapshot, dump, symbolNotes, symbolsGiven: false, disassembler: loadInstructionDecoder }, request);
+    // The JSON Lines record goes out as it is made; the summary row needs only the first thread's walk.
+    await OUTPUT_FORMATS[options.format].write(document, (text) => {
       wrote = true;
-      writeJson(snapshot.machine, snapshot.modules, noted, write, await jsonContextOf({ file, snapshot, dump, symbolNotes, symbolsGiven: false, disassembler: loadInstructionDecoder }, file), { indent: false });
-      return { ok: true, row: summaryRow(file, snapshot.machine, snapshot.modules, walks.threads.length, first, crash) };
-    }
-    // The summary needs only the crashed (or first) thread's walk.
-    const walks = walkThreads(snapshot, walkOptions);
-    const first = walks.threads[0] === undefined ? undefined : walkThreads(snapshot, { ...walkOptions, thread: walks.threads[0].id })[Symbol.iterator]().next().value;
-    return { ok: true, row: summaryRow(file, snapshot.machine, snapshot.modules, walks.threads.length, first ?? undefined, crash) };
+      write(text);
+    });
+    return { ok: true, row: summaryRow(document) };
   } catch (e) {
     // The message names the file first; the record and the error line name it once.
     if (e instanceof InputError || e instanceof UsageError) return { ok: false, wrote, error: e.message.startsWith(`${file}: `) ? e.message.slice(file.length + 2) : e.message };
@@ -132,31 +98,6 @@ export async function walkOne(file: string, options: BatchOptions, write: (text:
     // The dump's file: a batch opens thousands.
     close?.();
   }
-}
-
-function summaryRow(file: string, machine: Machine, modules: readonly Module[], threads: number, first: ThreadWalk | undefined, crash: string | null): SummaryRow {
-  const top = first?.walk.frames[0];
-  return {
-    file,
-    machine,
-    crash,
-    threads,
-    frames: first?.walk.frames.length ?? 0,
-    top: top === undefined ? "-" : locationText(locate(modules, top), formatAddress(machine, top.addrPC)),
-    stop: first?.walk.stop.reason ?? "-",
-  };
-}
-
-/** The summary table: a header, one row per input (an error row for one that failed), and the totals. */
-export function formatSummary(results: readonly { file: string; result: BatchResult }[]): string {
-  const rows = results.map(({ file, result }) =>
-    result.ok ? [file, result.row.machine, result.row.crash ?? "-", String(result.row.threads), String(result.row.frames), result.row.stop, result.row.top] : [file, "error", result.error],
-  );
-  const head = ["input", "machine", "crash", "threads", "frames", "stop", "frame 0 of the crashed (or first) thread"];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.filter((r) => r.length === head.length).map((r) => r[i]!.length)));
-  const line = (cells: string[]): string => (cells.length === head.length ? cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ") : `${cells[0]!.padEnd(widths[0]!)}  ${cells[1]}: ${cells[2]}`).trimEnd();
-  const failed = results.filter((r) => !r.result.ok).length;
-  return [line(head), ...rows.map(line), `${results.length} input${results.length === 1 ? "" : "s"}: ${results.length - failed} walked, ${failed} failed`].join("\n") + "\n";
 }
 
 /**
@@ -223,7 +164,7 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
     }
     // JSON Lines go out in input order as soon as the inputs before them are done: a worker's
     // record is copied from the file it wrote, piece by piece; the main thread's went out as made.
-    if (options.format === "jsonl") {
+    if (OUTPUT_FORMATS[options.format].records === true) {
       while (written < files.length && results[written] !== undefined) {
         const r = results[written]!.result;
         if (r.ok && r.line !== undefined) io.out(r.line);
@@ -244,7 +185,7 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
     }
   } else {
     let next = 0;
-    const scratch = options.format === "jsonl" ? mkdtempSync(join(tmpdir(), "stackwalk-jsonl-")) : undefined;
+    const scratch = OUTPUT_FORMATS[options.format].records === true ? mkdtempSync(join(tmpdir(), "stackwalk-jsonl-")) : undefined;
     const started: Worker[] = [];
     try {
       await Promise.all(
@@ -286,7 +227,7 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
     }
   }
   bar?.end();
-  if (options.format === "summary") io.out(formatSummary(results.map((r) => r!)));
+  OUTPUT_FORMATS[options.format].end?.(results.map((r) => r!), io.out);
   return failed > 0 ? EXIT.badInput : EXIT.ok;
 }
 

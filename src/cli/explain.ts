@@ -7,7 +7,7 @@ import { writeExplanation } from "../render/explain.js";
 import { EXIT, frameBudgetOption, maxFramesOption, pacVaBitsOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, workBudgetOption, type Io, type SymbolValues } from "./common.js";
 import { loadSnapshot } from "./load.js";
 import { walkerLine } from "./help.js";
-import { explainLoaded } from "./walk-output.js";
+import { explainLoaded } from "../analysis/walk-document.js";
 
 /** The help of `--frame-budget` for `explain`, `render` and `view` (whose default is not `walk`'s), its text from column `at`. */
 export function explainBudgetHelp(at: number): string {

@@ -6,6 +6,7 @@
 import { InputError } from "../errors.js";
 import type { Snapshot } from "../model/snapshot.js";
 import { loadSnapshot as loadWithSymbols, LoadOptionError, type LoadedSnapshot } from "../node/load.js";
+import { outputFormat } from "../render/output-formats.js";
 import type { SymbolFileCache } from "../node/symbol-store.js";
 import { noteTo, UsageError, type Io, type SymbolSpec } from "./common.js";
 
@@ -40,15 +41,15 @@ export async function loadSnapshot(file: string, options: LoadOptions, io: Io): 
   const { step } = options;
   const format = options.format ?? "text";
   if (step !== undefined && !/^\d+$/.test(step)) throw new UsageError(`--step takes an instruction count, not "${step}"`);
-  const breakpadFormat = format === "breakpad" || format === "breakpad-m";
+  const output = outputFormat(format);
   try {
     return await loadWithSymbols(file, {
       step: step === undefined ? undefined : Number(step),
       symbols: options.symbols,
       images: options.images,
       // Breakpad's walker reads no images: none is fetched for it.
-      fetchImages: !(options.walker === "breakpad" || (options.walker === undefined && breakpadFormat)),
-      minidumpOnly: breakpadFormat,
+      fetchImages: (options.walker ?? output?.walker) !== "breakpad",
+      minidumpOnly: output?.minidumpOnly === true,
       symbolCache: options.symbolCache,
       onNote: noteTo(io),
     });

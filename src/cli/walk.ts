@@ -6,12 +6,11 @@ import { expandDumps, jobsOption, walkBatch, type BatchOptions } from "./batch.j
 import { loadSnapshot, resolveThread } from "./load.js";
 import { loadInstructionDecoder } from "../node/disassembler.js";
 import { walkerChoices, walkerParagraph } from "./help.js";
-import { writeWalkOutput, type SingleFormat } from "./walk-output.js";
+import { walkDocument } from "../analysis/walk-document.js";
+import { formatNames, OUTPUT_FORMAT_NAMES, outputFormat } from "../render/output-formats.js";
 
-/** The formats `--format` takes. */
-export const FORMATS = ["text", "json", "jsonl", "summary", "windbg", "breakpad", "breakpad-m"] as const;
-/** The formats of a batch (several inputs, or a folder). */
-const BATCH_FORMATS = ["jsonl", "summary"] as const;
+/** The formats `--format` takes: the names of render/output-formats.ts's table. */
+export const FORMATS = OUTPUT_FORMAT_NAMES;
 
 /** Usage text of `walk`. */
 export const WALK_USAGE = `usage: stackwalk walk <vector.json|sweep.json|dump.dmp|folder>... [--walker ${walkerChoices()}]
@@ -90,11 +89,12 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
     return EXIT.ok;
   }
   if (positionals.length === 0) throw new UsageError("walk takes an input file (or several, or a folder)");
-  const batch = positionals.length > 1 || values.format === "jsonl" || values.format === "summary" || isDirectory(positionals[0]!);
+  const chosen = values.format === undefined ? undefined : outputFormat(values.format);
+  if (values.format !== undefined && chosen === undefined) throw new UsageError(`--format must be one of ${FORMATS.join(", ")}, not "${values.format}"`);
+  const batch = positionals.length > 1 || chosen?.inputs === "batch" || isDirectory(positionals[0]!);
   const format = values.format ?? (batch ? "summary" : "text");
-  if (!(FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(", ")}, not "${format}"`);
   if (batch) {
-    if (!(BATCH_FORMATS as readonly string[]).includes(format)) throw new UsageError(`several inputs (or a folder) are written as --format jsonl or summary, not ${format}`);
+    if (chosen !== undefined && chosen.inputs !== "batch") throw new UsageError(`several inputs (or a folder) are written as --format ${formatNames("batch").join(" or ")}, not ${format}`);
     for (const flag of ["step", "roles", "registers"] as const) if (values[flag] !== undefined) throw new UsageError(`--${flag} applies to one input, not a batch`);
     const files = expandDumps(positionals);
     if (files.length === 0) throw new UsageError(`no minidumps (.dmp, .mdmp) under ${positionals.join(", ")}`);
@@ -126,12 +126,13 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
   const thread = resolveThread(snapshot, threadChoice, file);
   // Every format is written as it is made, one thread walked at a time: the output of a dump
   // whose threads are deep is never one text, and only the thread being written is held.
-  if (format === "breakpad" || format === "breakpad-m") {
+  const output = outputFormat(format)!;
+  if (output.minidumpOnly) {
     const refusal = breakpadRefusal(snapshot.machine, file);
     if (refusal !== undefined) throw new UsageError(`--format ${format}: ${refusal}`);
   }
-  const options = { format: format as SingleFormat, walker, walkerGiven: values.walker !== undefined, thread, maxFrames, frameBudget, workBudget, pacVaBits, registers: values.registers === true, roles: values.roles === true };
+  const request = { walker, walkerGiven: values.walker !== undefined, thread, maxFrames, frameBudget, workBudget, pacVaBits, registers: values.registers === true, roles: values.roles === true };
   // Capstone, when installed, disassembles the crashing instruction for the text header and the JSON's crash analysis.
-  await writeWalkOutput({ file, snapshot, dump, symbolNotes, symbolsGiven: symbols.given, disassembler: loadInstructionDecoder }, options, io.out);
+  await output.write(walkDocument({ file, snapshot, dump, symbolNotes, symbolsGiven: symbols.given, disassembler: loadInstructionDecoder }, request), io.out);
   return EXIT.ok;
 }

@@ -32,3 +32,6 @@ export {
   formatRegisterLines,
   type BreakpadPrintOptions,
 } from "../render/breakpad.js";
+export { OUTPUT_FORMATS, OUTPUT_FORMAT_NAMES, outputFormat, formatNames, jsonContextOf, type OutputFormat, type OutputFormatName } from "../render/output-formats.js";
+export { formatSummary, summaryRow, type SummaryRow, type SummaryEntry } from "../render/summary.js";
+export { walkDocument, explainLoaded, type WalkDocument, type WalkRequest, type LoadedInput, type Disassembler } from "../analysis/walk-document.js";

@@ -26,21 +26,12 @@ import { lookupAddress } from "../unwind/lookup-address.js";
 import { lsbRelease, memoryMapCount, microcodeVersion } from "../analysis/linux-info.js";
 import { analyzeCrash, type CrashAnalysis } from "../analysis/crash-info.js";
 import type { InstructionDecoder } from "../analysis/instruction.js";
+import type { ModuleSymbolSource } from "../analysis/walk-document.js";
 import { lastErrorValue } from "../analysis/last-error.js";
 import type { MemoryReader } from "../memory/reader.js";
 import { fileNameOf } from "../path-name.js";
 
-/** Where a module's symbols came from, as a symbol search reports it (src/node's SymbolNote has this shape). */
-export interface ModuleSymbolSource {
-  /** The module's file name. */
-  module: string;
-  /** The symbol file used (a path), when one was. */
-  file?: string;
-  /** The URL it was downloaded from, when it came from a symbol server. */
-  url?: string;
-  /** The file used had malformed records, which were left out. */
-  corrupt?: boolean;
-}
+export type { ModuleSymbolSource };
 
 /** What the document says beyond the walks: the dump's crash and system, where symbols came from. */
 export interface JsonContext {

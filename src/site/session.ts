@@ -11,7 +11,8 @@
 import { compareChain } from "../analysis/compare-chain.js";
 import { EXPLAIN_FRAME_BUDGET } from "../analysis/explain-walk.js";
 import { breakpadRefusal } from "../analysis/breakpad-report.js";
-import { explainLoaded, writeWalkOutput, type LoadedInput, type SingleFormat } from "../cli/walk-output.js";
+import { explainLoaded, walkDocument, type LoadedInput } from "../analysis/walk-document.js";
+import { outputFormat } from "../render/output-formats.js";
 import { InputError } from "../errors.js";
 import { parseJsonInput, type JsonInput } from "../formats/input.js";
 import { minidumpSnapshot, readMinidump } from "../formats/minidump.js";
@@ -45,9 +46,9 @@ export interface SiteFile {
 export type FileKind = "minidump" | "json" | "sym" | "pdb" | "image";
 
 /** The outputs the playground shows as tabs, besides the view. */
-export const OUTPUT_FORMATS = ["text", "json", "windbg", "breakpad"] as const;
-/** One of {@link OUTPUT_FORMATS}. */
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+export const SITE_FORMATS = ["text", "json", "windbg", "breakpad"] as const;
+/** One of {@link SITE_FORMATS}: names of render/output-formats.ts's table. */
+export type OutputFormat = (typeof SITE_FORMATS)[number];
 
 /** What to walk: a thread (or all of them), a walker (absent: auto, and Breakpad's own for its report), a sweep's step. */
 export interface WalkChoice {
@@ -239,13 +240,12 @@ export class Session {
    * it (the Breakpad tab is `--format breakpad`).
    */
   async output(format: OutputFormat, choice: WalkChoice, progress: Progress = () => {}): Promise<string> {
-    if (format === "breakpad" && this.summary.breakpadRefusal !== undefined) throw new InputError("bad-value", this.summary.breakpadRefusal);
+    if (outputFormat(format)!.minidumpOnly && this.summary.breakpadRefusal !== undefined) throw new InputError("bad-value", this.summary.breakpadRefusal);
     const input = this.#input(choice.step);
     const parts: string[] = [];
     let length = 0;
     progress(`writing ${format}`);
-    const options = {
-      format: format as SingleFormat,
+    const request = {
       walker: choice.walker ?? "auto",
       walkerGiven: choice.walker !== undefined,
       thread: choice.thread,
@@ -253,7 +253,7 @@ export class Session {
       frameBudget: DEFAULT_FRAME_BUDGET,
       workBudget: DEFAULT_WORK_BUDGET,
     };
-    await writeWalkOutput(input, options, (t) => {
+    await outputFormat(format)!.write(walkDocument(input, request), (t) => {
       parts.push(t);
       length += t.length;
       progress(`writing ${format}: ${length.toLocaleString("en-US")} characters`);

@@ -116,6 +116,7 @@ describe("every code example in the README and docs/ is compiled or run as writt
   const RUN_BY: Record<string, string> = {
     "walk.mjs": "test/package/package.test.ts",
     "walk-store.mjs": "test/package/package.test.ts",
+    "load.mjs": "test/package/package.test.ts",
     "main.ts": "test/package/package.test.ts",
     "truth.ts": "test/package/package.test.ts",
     "rules.ts": "test/package/package.test.ts",

@@ -66,7 +66,7 @@ beforeAll(() => {
   ok(install, "npm install of the tarball");
   installWarnings = install.stderr;
   for (const file of [DUMP, TEST_APP_SYM, KERNEL32_SYM]) copyFileSync(file, join(project, file.split("/").at(-1)!));
-  for (const name of ["walk.mjs", "walk-store.mjs", "main.ts", "truth.ts", "rules.ts", "page.js"]) writeFileSync(join(project, name), example(name));
+  for (const name of ["walk.mjs", "walk-store.mjs", "load.mjs", "main.ts", "truth.ts", "rules.ts", "page.js"]) writeFileSync(join(project, name), example(name));
   for (const vector of ["x86/ebp-chain-4.json", "x86/etw/fpo-leaf-etw.json"]) copyFileSync(join(ROOT, "vectors", vector), join(project, vector.split("/").at(-1)!));
 }, 900_000);
 
@@ -121,6 +121,12 @@ describe("the installed package", () => {
     const r = run(process.execPath, ["walk-store.mjs", "minidump2.dmp", SYMBOLS], project);
     expect(ok(r, "walk-store.mjs")).toBe(EXPECTED);
     expect(r.stderr).toContain("unwind records from");
+  });
+
+  it("stackwalk-emu/node's loadSnapshot loads it by path with the symbol path, and the output table's breakpad entry writes it: the same report", () => {
+    const r = run(process.execPath, ["load.mjs", "minidump2.dmp", SYMBOLS], project);
+    expect(ok(r, "load.mjs")).toBe(EXPECTED);
+    expect(r.stderr).toContain("symbols: test_app.exe:");
   });
 
   it("a strict TypeScript project (module NodeNext, emitting JS) compiles the README's and docs' TypeScript examples against its types and runs them", () => {
