@@ -116,11 +116,38 @@ export interface ExecContext {
    */
   scanAllowed?: boolean | undefined;
   cache: UnwindCache;
+  /**
+   * The step a rule's usual success is written into ({@link stepInto}): the walk's own, made on
+   * the first success and refilled by every later one. Rules stay immutable values; the walk
+   * reads a step before it runs the next rule, so one step at a time is all it holds (a rule that
+   * keeps one step while it runs another copies it first).
+   */
+  step?: OkStep | undefined;
+}
+
+/**
+ * A plain success written into the context's step ({@link ExecContext.step}), every field
+ * rewritten: one step object per walk instead of one per frame.
+ */
+export function stepInto(ctx: ExecContext, registers: Registers, rule: StepRule, recovered: readonly string[] | undefined, entry: FuncTableEntry | undefined, pcNumber: number, spNumber: number, paramsSize?: number): OkStep {
+  const step = ctx.step;
+  if (step === undefined) return (ctx.step = unwindStep(registers, rule, { recovered, entry, pcNumber, spNumber, paramsSize }));
+  step.registers = registers;
+  step.rule = rule;
+  step.recovered = recovered;
+  step.trust = undefined;
+  step.paramsSize = paramsSize;
+  step.entry = entry;
+  step.interrupted = undefined;
+  step.pcNumber = pcNumber;
+  step.spNumber = spNumber;
+  step.bstoreNumber = -1;
+  return step;
 }
 
 /** An execution context that knows nothing of the frame but its cache (for a rule run on its own). */
 export function execContext(cache: UnwindCache): ExecContext {
-  return { pc: -1, sp: -1, bstore: -1, recovered: undefined, foundBy: undefined, cache };
+  return { pc: -1, sp: -1, bstore: -1, recovered: undefined, foundBy: undefined, cache, step: undefined };
 }
 
 /**

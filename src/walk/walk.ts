@@ -489,7 +489,7 @@ function walkWithin(snapshot: Snapshot, thread: ThreadSnapshot, options: WalkOpt
   // What the walk knows of the frame being unwound besides its registers: its PC, SP and BSP as
   // numbers (from the step that found it), and the rule that found it. Kept here, not in the
   // frame rows, which stay small.
-  const ctx: ExecContext = { pc: exactNumber(arch.pcOf(context)), sp: exactNumber(arch.spOf(context)), bstore: exactNumber(arch.bstoreOf(context)), recovered: undefined, foundBy: undefined, stripPac: pacStripFor(snapshot, options, cache), scanAllowed: true, cache };
+  const ctx: ExecContext = { pc: exactNumber(arch.pcOf(context)), sp: exactNumber(arch.spOf(context)), bstore: exactNumber(arch.bstoreOf(context)), recovered: undefined, foundBy: undefined, stripPac: pacStripFor(snapshot, options, cache), scanAllowed: true, cache, step: undefined };
   // Breakpad's TerminateWalk lets the stack pointer stay put on the first unwind only.
   const keepSpAfterInterrupt = !breakpadChecks(options);
   let interrupted = false;

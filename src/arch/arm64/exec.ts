@@ -19,7 +19,7 @@ import { cacheSlot } from "../../unwind/cache.js";
 import { walkStop, type WalkStop } from "../../unwind/frame.js";
 import type { Arm64UnwindRule } from "./rule.js";
 import { ruleText } from "../rule-text.js";
-import { unwindStep, type ExecContext, type OkStep, type UnwindResult } from "../step.js";
+import { stepInto, unwindStep, type ExecContext, type UnwindResult } from "../step.js";
 import { stripPac, type PacStrip } from "./pac.js";
 import {
   OP_ADD,
@@ -59,12 +59,10 @@ export function inheritedArm64(registers: Registers): Registers {
   return out;
 }
 
-/** An ARM64 frame's rule: its plan, and the step the usual success is written into. */
+/** An ARM64 frame's rule: its plan (never changed once made). */
 export interface Arm64Plan {
   kind: "arm64-unwind";
   plan: Arm64UnwindPlan;
-  /** Made once and refilled on every run (the walk reads a step before it runs the next rule). */
-  scratch?: OkStep;
 }
 
 /** What a run found besides the registers: one per cache, refilled by every run. */
@@ -136,12 +134,7 @@ export function execArm64Unwind(rule: Arm64Plan, registers: Registers, memory: M
     return { ok: false, stop: walkStop("no-progress", `${ruleText(plan.rule)}: the caller's pc ${hex(out["pc"]!)} is this frame's own, from an lr the function does not restore (the frame would repeat for ever)`, out["pc"]!) };
   }
   if (!plan.custom) {
-    const step = rule.scratch;
-    if (step === undefined) return (rule.scratch = unwindStep(out, plan.rule, { recovered: plan.recovered, entry: plan.entry, pcNumber, spNumber }));
-    step.registers = out;
-    step.pcNumber = pcNumber;
-    step.spNumber = spNumber;
-    return step;
+    return stepInto(ctx, out, plan.rule, plan.recovered, plan.entry, pcNumber, spNumber);
   }
   const found: Arm64UnwindRule = run.pcSlot === undefined ? plan.rule : { ...plan.rule, pcSlot: run.pcSlot };
   return unwindStep(out, found, { recovered: plan.recovered, entry: plan.entry, interrupted: run.interrupted ? true : undefined, pcNumber, spNumber });

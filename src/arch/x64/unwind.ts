@@ -25,7 +25,7 @@ import { moduleAt, type Module, type Registers } from "../../model/snapshot.js";
 import type { UnwindCache } from "../../unwind/cache.js";
 import { walkStop, type WalkStop } from "../../unwind/frame.js";
 import type { RescanRule, UnwindInfoRule } from "./rule.js";
-import { unwindStep, type ExecContext, type OkStep, type UnwindResult } from "../step.js";
+import { stepInto, unwindStep, type ExecContext, type UnwindResult } from "../step.js";
 import type { FrameSite, UnwindStrategy } from "../../unwind/step.js";
 import { lookupAddress } from "../../unwind/lookup-address.js";
 import { isProblem, type DataProblem } from "../../formats/unwind-data/problem.js";
@@ -38,7 +38,7 @@ import { RIP_RSP, X64_CHECKED_SCAN, X64_SCAN_WORDS, X64_SCAN_WORDS_CONTEXT } fro
 import { findEntryIndex, lookupEntry, primaryBegin, resolveEntry, x64Tables, type X64Tables } from "./tables.js";
 import { REG64, type RuntimeFunctionEntry } from "../../formats/unwind-data/x64.js";
 
-/** A frame's plan with what its checks need, kept by value (the walk reuses its site object). */
+/** A frame's plan with what its checks need, kept by value (the walk reuses its site object); never changed once made. */
 export interface UnwindInfoPlan {
   kind: "unwind-info";
   plan: UnwindPlan;
@@ -48,11 +48,6 @@ export interface UnwindInfoPlan {
   words: number;
   /** What a repair scan's call-site checks know of the frame. */
   check: CallSiteCheck;
-  /**
-   * The step the usual success is written into, made once and refilled on every run: the walk
-   * reads a step before it runs the next rule, and one step per frame is garbage it need not make.
-   */
-  scratch?: OkStep;
 }
 
 /** Runs an x64 unwind plan, repairing what the unwind data does not fit (see the file comment). */
@@ -90,12 +85,7 @@ export function execUnwindInfo(rule: UnwindInfoPlan, registers: Registers, memor
   // RIP slot is not the caller's RSP − 8, so its frames name it.
   const entry = plan.entry;
   if (entry !== undefined && !plan.machineFrame && !repaired) {
-    const step = rule.scratch;
-    if (step === undefined) return (rule.scratch = unwindStep(out, plan.rule, { recovered: plan.recovered, entry, pcNumber: run.ripNumber, spNumber: run.rspNumber }));
-    step.registers = out;
-    step.pcNumber = run.ripNumber;
-    step.spNumber = run.rspNumber;
-    return step;
+    return stepInto(ctx, out, plan.rule, plan.recovered, entry, run.ripNumber, run.rspNumber);
   }
   const found: UnwindInfoRule = plan.machineFrame ? { ...plan.rule, machineFrameSlot: run.ripSlot } : plan.rule;
   // The next frame's PC is an interrupted instruction, unwound like the context frame (§1.8).

@@ -17,7 +17,7 @@ import type { ExecContext, UnwindResult } from "../step.js";
 import type { FrameSite, UnwindStrategy } from "../../unwind/step.js";
 import type { StopPlan } from "../stop.js";
 import { decodeProlog, SCANNED, scanSlots, type PrologState } from "./code.js";
-import { acceptOrScan, EIP_ESP, EIP_ESP_EBP, epilogRule, inherited, RA_SEARCH_WORDS, recordSteps, U32, x86Site, type RecordSteps, type X86EpilogPlan, type X86Site } from "./site.js";
+import { acceptOrScan, EIP_ESP, EIP_ESP_EBP, epilogRule, inherited, RA_SEARCH_WORDS, siteCheck, U32, x86Site, type RecordSteps, type X86EpilogPlan, type X86Site } from "./site.js";
 import { findFpo, findFrameData } from "./tables.js";
 
 /** An FPO_DATA record's rule for one frame, in the form the PC's place in the function asks for. */
@@ -66,12 +66,12 @@ function execNonFpo(plan: Extract<FpoPlan, { form: "non-fpo" }>, registers: Regi
   out["esp"] = esp === ebp + 8 ? ebpBig + 8n : BigInt(esp);
   out["ebp"] = bigintOfU32(saved);
   const rule: FpoRule = { kind: "fpo", record: plan.record, form: "non-fpo", ebp: ebpBig };
-  const check = plan.steps.check;
+  const check = siteCheck(ctx.cache);
   check.scanFrom = esp;
   check.expected = undefined;
   check.eip = eip;
   check.esp = esp;
-  return acceptOrScan(plan, out, rule, ctx.cache, stack);
+  return acceptOrScan(plan, out, rule, ctx, stack);
 }
 
 /** In the prolog: the return address is above what the decoded instructions pushed. */
@@ -93,12 +93,12 @@ function execProlog(plan: Extract<FpoPlan, { form: "prolog" }>, registers: Regis
   }
   out["eip"] = eip;
   out["esp"] = (raSlot + 4n) & U32;
-  const check = plan.steps.check;
+  const check = siteCheck(ctx.cache);
   check.scanFrom = Number((raSlot + 4n) & U32);
   check.expected = Number(raSlot);
   check.eip = -1;
   check.esp = -1;
-  return acceptOrScan(plan, out, rule, ctx.cache, stack);
+  return acceptOrScan(plan, out, rule, ctx, stack);
 }
 
 /** In the body: ra = esp + calleeParams + locals + savedRegs, validated by a short scan. */
@@ -133,12 +133,12 @@ function execBody(plan: Extract<FpoPlan, { form: "body" }>, registers: Registers
   // The usual rule (nothing moved, no EBP slot) is the same for every frame: made once.
   const moved = raSlot - expected;
   const rule: FpoRule = moved === 0 && ebpSlot < 0 ? plan.plain : { kind: "fpo", record, form: "body", raOffset: offset, moved, ebpSlot };
-  const check = plan.steps.check;
+  const check = siteCheck(ctx.cache);
   check.scanFrom = after;
   check.expected = expected;
   check.eip = eip;
   check.esp = after;
-  return acceptOrScan(plan, out, rule, ctx.cache, stack);
+  return acceptOrScan(plan, out, rule, ctx, stack);
 }
 
 /** The x86 FPO_DATA strategy (trust `fpo`). At an epilogue with no record at all, it runs the epilogue too. */
@@ -165,11 +165,11 @@ function recordRule(site: FrameSite, found: X86Site, record: FpoData, step: { pa
   if (offset < record.cbProlog) {
     const state = decodeProlog(site.images, found.module.base + BigInt(record.ulOffStart), site.pc);
     if (state !== undefined) {
-      const steps = recordSteps({ ...step, recovered: [...EIP_ESP, ...state.saves.map((s) => s.reg).filter((r) => r !== "esp")] });
+      const steps = { ...step, recovered: [...EIP_ESP, ...state.saves.map((s) => s.reg).filter((r) => r !== "esp")] };
       return { kind: "fpo", form: "prolog", found, record, steps, state };
     }
   }
-  if (record.cbFrame === FRAME_NONFPO) return { kind: "fpo", form: "non-fpo", found, record, steps: recordSteps({ ...step, recovered: EIP_ESP_EBP }) };
+  if (record.cbFrame === FRAME_NONFPO) return { kind: "fpo", form: "non-fpo", found, record, steps: { ...step, recovered: EIP_ESP_EBP } };
   const calleeParams = site.calleeParams;
   const raOffset = calleeParams + record.cdwLocals * 4 + record.cbRegs * 4;
   return {
@@ -177,7 +177,7 @@ function recordRule(site: FrameSite, found: X86Site, record: FpoData, step: { pa
     form: "body",
     found,
     record,
-    steps: recordSteps({ ...step, recovered: record.fUseBP ? EIP_ESP_EBP : EIP_ESP }),
+    steps: { ...step, recovered: record.fUseBP ? EIP_ESP_EBP : EIP_ESP },
     calleeParams,
     offset: raOffset,
     // The caller's ESP when nothing moved, as a bigint to add (cheaper than making one per frame).

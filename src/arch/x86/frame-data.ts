@@ -9,14 +9,14 @@ import type { FrameData, Program, ProgramError } from "../../formats/frame-data.
 import { hex } from "../../hex.js";
 import type { MemoryReader } from "../../memory/reader.js";
 import type { Registers } from "../../model/snapshot.js";
-import type { UnwindCache } from "../../unwind/cache.js";
+import { cacheSlot, type UnwindCache } from "../../unwind/cache.js";
 import { walkStop, type FuncTableEntry } from "../../unwind/frame.js";
 import type { FrameDataReturn, FrameDataRule } from "./rule.js";
 import type { ExecContext, UnwindResult } from "../step.js";
 import type { FrameSite, UnwindStrategy } from "../../unwind/step.js";
 import { scanSlots } from "./code.js";
 import { planOf, programReturnSlot, runAffine, runProgramRule, type ProgramInputs, type SlotPlan } from "./program-rule.js";
-import { acceptOrScan, epilogRule, RA_SEARCH_WORDS, recordSteps, U32, x86Site, type RecordSteps, type X86EpilogPlan, type X86Site } from "./site.js";
+import { acceptOrScan, epilogRule, RA_SEARCH_WORDS, siteCheck, U32, x86Site, type RecordSteps, type X86EpilogPlan, type X86Site } from "./site.js";
 import { findFrameData, outermostFrameData, parseRecordProgram, recordProgram, type ParsedProgram } from "./tables.js";
 
 /** The program Breakpad runs for a type-4 record without a program string (x86-fpo.md §5.2 step 4). */
@@ -30,8 +30,8 @@ export interface FrameDataPlan {
   parsed: ParsedProgram;
   /** How the program's slots are seeded and read, when it parses. */
   slots?: SlotPlan;
-  /** The frame's program inputs; `start` is set for each run. */
-  inputs: ProgramInputs;
+  /** The callee's parameter bytes, the program's `calleeParams` input. */
+  calleeParams: number;
   /** The return-address slot from ESP: callee parameters + locals + saved registers. */
   offset: number;
   steps: RecordSteps;
@@ -63,7 +63,12 @@ function entryOf(record: FrameData, base: bigint): FuncTableEntry {
 function frameDataRule(site: FrameSite, found: X86Site, record: FrameData): FrameDataPlan {
   const parsed = recordProgram(record, site.cache) ?? NO_PROGRAM;
   const slots = parsed.ok ? planOf(parsed.program, site.cache) : undefined;
-  const steps: RecordSteps = recordSteps(slots === undefined ? { paramsSize: record.paramsSize, entry: entryOf(record, found.module.base) } : { paramsSize: record.paramsSize, entry: entryOf(record, found.module.base), recovered: slots.recovered });
+  const steps: RecordSteps = slots === undefined ? { paramsSize: record.paramsSize, entry: entryOf(record, found.module.base) } : { paramsSize: record.paramsSize, entry: entryOf(record, found.module.base), recovered: slots.recovered };
+  if (parsed.ok && !parsed.usesRaSearch) {
+    const program = parsed.program;
+    // The plan is made below; its rerun runs only after.
+    steps.rerun = (raSlot, callee, stack, cache) => rerunWithEbp(program, plan, cache, callee, stack, raSlot);
+  }
   const offset = site.calleeParams + record.localSize + record.savedRegsSize;
   let ra: FrameDataReturn = { at: "esp", offset, moved: 0 };
   if (parsed.ok && !parsed.usesRaSearch) {
@@ -72,13 +77,9 @@ function frameDataRule(site: FrameSite, found: X86Site, record: FrameData): Fram
     ra = at === undefined ? { at: "program" } : { at: "program", base: at.base, offset: at.offset };
   }
   const plan: FrameDataPlan = {
-    kind: "frame-data", found, record, parsed, inputs: { start: 0, record, calleeParams: site.calleeParams }, offset, steps, plain: { kind: "frame-data", record, ra },
+    kind: "frame-data", found, record, parsed, calleeParams: site.calleeParams, offset, steps, plain: { kind: "frame-data", record, ra },
+    ...(slots === undefined ? {} : { slots }),
   };
-  if (slots !== undefined) plan.slots = slots;
-  if (parsed.ok && !parsed.usesRaSearch) {
-    const program = parsed.program;
-    plan.steps.check.rerun = (raSlot, callee, stack, cache) => rerunWithEbp(program, plan, cache, callee, stack, raSlot);
-  }
   return plan;
 }
 
@@ -111,10 +112,9 @@ export function execFrameData(plan: FrameDataPlan, registers: Registers, stack: 
     }
   }
   const slots = plan.slots!;
-  const inputs = plan.inputs;
-  inputs.start = start;
+  const inputs = programInputs(cache, plan, start);
   // The reduced program leaves the caller's EIP and ESP as numbers in the call-site check.
-  const check = plan.steps.check;
+  const check = siteCheck(cache);
   const affine = slots.affine !== undefined ? runAffine(slots.affine, check, registers, known ? esp : -1, inputs, stack) : undefined;
   if (affine === undefined) {
     check.eip = -1;
@@ -130,7 +130,7 @@ export function execFrameData(plan: FrameDataPlan, registers: Registers, stack: 
     check.callee = registers;
     check.scanFrom = (start + 4) >>> 0;
     check.expected = expected;
-    return acceptOrScan(plan, result as Registers, rule, cache, stack);
+    return acceptOrScan(plan, result as Registers, rule, ctx, stack);
   }
   const e = result as ProgramError;
   const label = labelOf(record);
@@ -142,8 +142,19 @@ export function execFrameData(plan: FrameDataPlan, registers: Registers, stack: 
 
 /** The program run again with EBP = the slot below a return address found from ESP. */
 function rerunWithEbp(program: Program, plan: FrameDataPlan, cache: UnwindCache, registers: Registers, stack: MemoryReader, raSlot: bigint): Registers | undefined {
-  const again = runProgramRule(program, plan.slots!, cache, registers, plan.inputs, stack, Number((raSlot - 4n) & U32));
+  const again = runProgramRule(program, plan.slots!, cache, registers, cache.get(INPUTS), stack, Number((raSlot - 4n) & U32));
   return "token" in again ? undefined : (again as Registers);
+}
+
+/** A run's program inputs: one per cache, refilled by every run (a rerun in the same run reads them). */
+const INPUTS = cacheSlot<ProgramInputs>("x86 FrameData program inputs", () => ({ start: 0, record: undefined as unknown as FrameData, calleeParams: 0 }));
+
+function programInputs(cache: UnwindCache, plan: FrameDataPlan, start: number): ProgramInputs {
+  const inputs = cache.get(INPUTS);
+  inputs.start = start;
+  inputs.record = plan.record;
+  inputs.calleeParams = plan.calleeParams;
+  return inputs;
 }
 
 /** A step that found a return address without scanning. */
@@ -153,8 +164,10 @@ function exact(result: UnwindResult): boolean {
 
 /** Runs the record at ra − 1, then, when it needs a scan or ends the stack, the record that starts at the return address. */
 export function execRecordAtReturn(plan: RecordAtReturnPlan, registers: Registers, stack: MemoryReader, ctx: ExecContext): UnwindResult {
-  const first = execFrameData(plan.primary, registers, stack, ctx);
-  if (exact(first)) return first;
+  const found = execFrameData(plan.primary, registers, stack, ctx);
+  if (exact(found)) return found;
+  // The next run refills the walk's step: the first one is kept as a copy.
+  const first = found.ok ? { ...found } : found;
   const second = execFrameData(plan.alternative, registers, stack, ctx);
   if (!exact(second) || !second.ok) return first;
   return { ...second, rule: { ...(second.rule as FrameDataRule), atReturn: true } };

@@ -7,11 +7,11 @@ import { hex } from "../../hex.js";
 import type { MemoryReader } from "../../memory/reader.js";
 import { machineInfo } from "../../model/machine.js";
 import { moduleAt, symbolAt, type Module, type Registers } from "../../model/snapshot.js";
-import type { UnwindCache } from "../../unwind/cache.js";
+import { cacheSlot, type UnwindCache } from "../../unwind/cache.js";
 import { walkStop, type FuncTableEntry } from "../../unwind/frame.js";
 import type { EpilogSource, FpoRule, FrameDataRule, SiteCheckRule, X86EpilogRule } from "./rule.js";
 import { ruleText } from "../rule-text.js";
-import { unwindStep, type ExecContext, type OkStep, type UnwindResult } from "../step.js";
+import { stepInto, unwindStep, type ExecContext, type UnwindResult } from "../step.js";
 import type { FrameSite } from "../../unwind/step.js";
 import {
   decodeToReturn,
@@ -99,48 +99,39 @@ export interface RecordStep {
 }
 
 /**
- * A record's step fields with the step object its plain successes are written into, made on the
- * first one and refilled on every later run: the walk reads a step before it runs the next rule,
- * and one step per frame is garbage a deep walk need not make. Never spread into another object.
+ * A record's step fields, and for an EBP-based program the rerun its call-site check may need.
+ * Never changed once made.
  */
 export interface RecordSteps extends RecordStep {
-  scratch?: OkStep;
-  /** The rule's call-site check, refilled by every run (see {@link SiteCheck}). */
-  check: SiteCheck;
+  /** Runs the rule again on the callee's registers as if the return address were at a slot, for a repaired EIP. */
+  rerun?: ((raSlot: bigint, callee: Registers, stack: MemoryReader, cache: UnwindCache) => Registers | undefined) | undefined;
 }
 
-/** A record's step fields with an empty scratch and check. */
-export function recordSteps(step: RecordStep): RecordSteps {
-  return { ...step, check: { scanFrom: 0, expected: undefined, rerun: undefined, callee: undefined, eip: -1, esp: -1 } };
-}
-
-/** How {@link acceptOrScan} checks a computed return address: one per rule, refilled by every run. */
+/** How {@link acceptOrScan} checks a computed return address: what the rule's run found, refilled by every run (one per cache, {@link siteCheck}). */
 export interface SiteCheck {
   /** Where to scan from when EIP is not a return address. */
   scanFrom: number;
   /** The ESP-based slot the return address is expected at, when the rule has one: a call elsewhere is checked against it. */
   expected?: number | undefined;
-  /** Runs the rule again on the callee's registers as if the return address were at a slot, for a repaired EIP. */
-  rerun?: ((raSlot: bigint, callee: Registers, stack: MemoryReader, cache: UnwindCache) => Registers | undefined) | undefined;
-  /** The registers the rule ran on, for {@link rerun}. */
+  /** The registers the rule ran on, for a rerun. */
   callee?: Registers | undefined;
   /** EIP and ESP of the registers as numbers, −1 when the rule has them only as bigints. */
   eip: number;
   esp: number;
 }
 
+const SITE_CHECK = cacheSlot<SiteCheck>("x86 call-site check", () => ({ scanFrom: 0, expected: undefined, callee: undefined, eip: -1, esp: -1 }));
+
+/** The call-site check a record rule's run fills in for {@link acceptOrScan}: the cache's one, every field to be set by the run. */
+export function siteCheck(cache: UnwindCache): SiteCheck {
+  const check = cache.get(SITE_CHECK);
+  check.callee = undefined;
+  return check;
+}
+
 /** A successful step (written out field by field: this runs once per frame). */
-function accepted(registers: Registers, rule: FpoRule | FrameDataRule, steps: RecordSteps, eipNumber: number, espNumber: number): UnwindResult {
-  const step = steps.scratch;
-  if (step === undefined) {
-    steps.scratch = unwindStep(registers, rule, { recovered: steps.recovered, paramsSize: steps.paramsSize, entry: steps.entry, pcNumber: eipNumber, spNumber: espNumber });
-    return steps.scratch;
-  }
-  step.registers = registers;
-  step.rule = rule;
-  step.pcNumber = eipNumber;
-  step.spNumber = espNumber;
-  return step;
+function accepted(ctx: ExecContext, registers: Registers, rule: FpoRule | FrameDataRule, steps: RecordSteps, eipNumber: number, espNumber: number): UnwindResult {
+  return stepInto(ctx, registers, rule, steps.recovered, steps.entry, eipNumber, espNumber, steps.paramsSize);
 }
 
 /** A step repaired by scanning (trust `scan`). */
@@ -156,11 +147,12 @@ function repaired(registers: Registers, rule: SiteCheckRule, steps: RecordStep):
  * above), that one is taken. When EIP is not a return address at all, the stack is scanned from
  * `check.scanFrom`; both repairs mark the frame as found by scanning.
  */
-export function acceptOrScan(plan: { found: X86Site; steps: RecordSteps }, registers: Registers, rule: FpoRule | FrameDataRule, cache: UnwindCache, stack: MemoryReader): UnwindResult {
+export function acceptOrScan(plan: { found: X86Site; steps: RecordSteps }, registers: Registers, rule: FpoRule | FrameDataRule, ctx: ExecContext, stack: MemoryReader): UnwindResult {
   const { found, steps } = plan;
-  const check = steps.check;
+  const cache = ctx.cache;
+  const check = cache.get(SITE_CHECK);
   const eip = registers["eip"] ?? 0n;
-  if (check.eip === 0 || eip === 0n) return accepted(registers, rule, steps, check.eip, check.esp);
+  if (check.eip === 0 || eip === 0n) return accepted(ctx, registers, rule, steps, check.eip, check.esp);
   const info = check.eip > 0 ? returnAddressInfoN(cache, found.modules, found.images, check.eip) : returnAddressInfo(cache, found.modules, found.images, eip);
   if (info !== NOT_A_RETURN_ADDRESS) {
     const callee = found.callee;
@@ -169,12 +161,12 @@ export function acceptOrScan(plan: { found: X86Site; steps: RecordSteps }, regis
       const hit = scanForReturnAddress(cache, stack, found, BigInt(check.expected), RA_SEARCH_WORDS);
       const hitTarget = hit === undefined ? undefined : directCallTarget(found.images, hit.value);
       if (hit !== undefined && hitTarget !== undefined && hitTarget >= callee.start && hitTarget < callee.end && hit.value !== eip) {
-        const again = check.rerun !== undefined && check.callee !== undefined ? check.rerun(hit.slot, check.callee, stack, cache) : undefined;
+        const again = steps.rerun !== undefined && check.callee !== undefined ? steps.rerun(hit.slot, check.callee, stack, cache) : undefined;
         const fixed = again !== undefined && again["eip"] === hit.value ? again : { ...registers, eip: hit.value, esp: (hit.slot + 4n) & U32 };
         return repaired(fixed, { kind: "site-check", rule, found: "other-call", eip, target: BigInt(info), slot: hit.slot, value: hit.value }, steps);
       }
     }
-    return accepted(registers, rule, steps, check.eip, check.esp);
+    return accepted(ctx, registers, rule, steps, check.eip, check.esp);
   }
   const words = found.contextFrame ? SCAN_WORDS_CONTEXT : SCAN_WORDS;
   const hit = scanForReturnAddress(cache, stack, found, BigInt(check.scanFrom), words);
