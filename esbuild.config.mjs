@@ -10,10 +10,17 @@
 // bundles are CommonJS, which Node loads synchronously and sooner than ES modules (the only
 // format esbuild splits into shared chunks); `import.meta.url` becomes the file's URL. Packages
 // stay external (koffi, capstone-js and keystone-js are loaded by the emulator's commands alone).
+// The dispatcher and the worker load a command file through src/cli/bundle-loader.ts, with the V8
+// code cache this script writes beside it once the bundles are built (see writeCodeCaches).
 import { build } from "esbuild";
+import { spawnSync } from "node:child_process";
+import { existsSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const cli = fileURLToPath(new URL("dist/src/cli/", import.meta.url));
+const bin = fileURLToPath(new URL("dist/bin/", import.meta.url));
+/** A command file, loaded by the bundle-loader with its code cache (as `require` would load it, without one). */
+const commandFile = (name) => `require(${JSON.stringify(`${cli}bundle-loader.js`)}).commandFile(__bundleUrl, ${JSON.stringify(name)})`;
 const GROUPS = {
   commands: ["walk", "minidump-stackwalk", "check", "roles", "crosscheck", "etw", "explain", "render", "view"],
   "emulator-commands": ["emulate", "compare"],
@@ -27,8 +34,9 @@ const groups = {
       if (args.importer !== `${cli}main.js`) return undefined;
       const command = args.path.slice(2, -3);
       const group = Object.keys(GROUPS).find((g) => GROUPS[g].includes(command));
-      return group === undefined ? undefined : { path: `./${group}.cjs`, external: true };
+      return group === undefined ? undefined : { path: `${group}.cjs`, namespace: "command-file" };
     });
+    b.onLoad({ filter: /.*/, namespace: "command-file" }, (args) => ({ contents: `module.exports = ${commandFile(args.path)};`, loader: "js", resolveDir: cli }));
     b.onResolve({ filter: /^group:/ }, (args) => ({ path: args.path.slice(6), namespace: "group" }));
     b.onLoad({ filter: /.*/, namespace: "group" }, (args) => ({
       contents: [...GROUPS[args.path].map((c) => `export * from ${JSON.stringify(`${cli}${c}.js`)};`), ...(args.path === "commands" ? [`export { serveBatch } from ${JSON.stringify(`${cli}batch-serve.js`)};`] : [])].join("\n"),
@@ -36,8 +44,7 @@ const groups = {
     }));
     // walk-worker.cjs: the batch's worker loop, from commands.cjs.
     b.onResolve({ filter: /^worker:$/ }, () => ({ path: "worker", namespace: "worker" }));
-    b.onResolve({ filter: /^\.\/commands\.cjs$/, namespace: "worker" }, () => ({ path: "./commands.cjs", external: true }));
-    b.onLoad({ filter: /.*/, namespace: "worker" }, () => ({ contents: 'require("./commands.cjs").serveBatch();', loader: "js" }));
+    b.onLoad({ filter: /.*/, namespace: "worker" }, () => ({ contents: `${commandFile("commands.cjs")}.serveBatch();`, loader: "js", resolveDir: cli }));
   },
 };
 
@@ -53,8 +60,43 @@ await build({
   supported: { "dynamic-import": false },
   define: { "import.meta.url": "__bundleUrl" },
   banner: { js: '"use strict";\nvar __bundleUrl = require("node:url").pathToFileURL(__filename).href;' },
-  outdir: fileURLToPath(new URL("dist/bin/", import.meta.url)),
+  outdir: bin,
   outExtension: { ".js": ".cjs" },
   plugins: [groups],
   logLevel: "warning",
 });
+
+/**
+ * Writes each command file's V8 code cache (`<file>.cache`, read by src/cli/bundle-loader.ts) from
+ * a Node process that sets the bin's V8 flags (a cache made under other flags is refused) and
+ * loads the file as the bin does; for commands.cjs it first walks minidump2.dmp with its .sym
+ * files and a JSON vector, when the clone has them, so that the cache holds the bytecode of what
+ * a walk runs. Without them, or should this fail, the bin works as well, a little slower.
+ */
+function writeCodeCaches() {
+  const root = fileURLToPath(new URL(".", import.meta.url));
+  const md2 = "test/fixtures/breakpad";
+  const warm = [
+    [`${md2}/minidump2.dmp`, "--symbols", `${md2}/symbols`, "--format", "breakpad"],
+    ["vectors/x86/ebp-chain-4.json"],
+  ].filter((argv) => existsSync(`${root}${argv[0]}`) && (argv[2] === undefined || existsSync(`${root}${argv[2]}`)));
+  for (const [name, runs] of [["commands.cjs", warm], ["emulator-commands.cjs", []]]) {
+    const file = `${bin}${name}`;
+    rmSync(`${file}.cache`, { force: true });
+    const script = `
+      import { setFlagsFromString } from "node:v8";
+      import { writeFileSync } from "node:fs";
+      import { BIN_V8_FLAGS } from ${JSON.stringify(`${cli}v8-flags.js`)};
+      import { loadBundle } from ${JSON.stringify(`${cli}bundle-loader.js`)};
+      setFlagsFromString(BIN_V8_FLAGS);
+      const file = ${JSON.stringify(file)};
+      const { exports, script } = loadBundle(file);
+      const quiet = { out: () => {}, err: () => {}, errIsTty: false };
+      for (const argv of ${JSON.stringify(runs)}) if ((await exports.walkCommand(argv, quiet)) !== 0) throw new Error("walk " + argv.join(" ") + " failed");
+      writeFileSync(file + ".cache", script.createCachedData());`;
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: root, encoding: "utf8" });
+    if (r.status !== 0) console.warn(`esbuild.config.mjs: no code cache for ${name} (${r.stderr.trim().split("\n")[0]})`);
+  }
+}
+
+writeCodeCaches();
