@@ -44,7 +44,7 @@ const groups = {
     }));
     // walk-worker.cjs: the batch's worker loop, from commands.cjs.
     b.onResolve({ filter: /^worker:$/ }, () => ({ path: "worker", namespace: "worker" }));
-    b.onLoad({ filter: /.*/, namespace: "worker" }, () => ({ contents: `${commandFile("commands.cjs")}.serveBatch();`, loader: "js", resolveDir: cli }));
+    b.onLoad({ filter: /.*/, namespace: "worker" }, () => ({ contents: `void ${commandFile("commands.cjs")}.serveBatch();`, loader: "js", resolveDir: cli }));
   },
 };
 

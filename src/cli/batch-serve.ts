@@ -8,7 +8,6 @@
  */
 import { closeSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { parentPort, workerData } from "node:worker_threads";
 import { OUTPUT_FORMATS } from "../render/output-formats.js";
 import { SymbolFileCache } from "../node/symbol-store.js";
 import { walkOne, type BatchOptions } from "./batch.js";
@@ -17,7 +16,9 @@ import { walkOne, type BatchOptions } from "./batch.js";
 const POSTED = 1 << 22;
 
 /** Serves the batch from this worker thread until the main thread ends it. */
-export function serveBatch(): void {
+export async function serveBatch(): Promise<void> {
+  // Loaded here, not with the module: the walk command's file holds this loop but runs it only in a worker.
+  const { parentPort, workerData } = await import("node:worker_threads");
   const options = workerData as BatchOptions;
   const dir = OUTPUT_FORMATS[options.format].records === true ? options.scratch : undefined;
   // Every input this worker walks shares the symbol files it has read.

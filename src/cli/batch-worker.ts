@@ -1,4 +1,4 @@
 /** A worker thread of a `walk` batch (batch.ts): serves the batch (batch-serve.ts). */
 import { serveBatch } from "./batch-serve.js";
 
-serveBatch();
+void serveBatch();

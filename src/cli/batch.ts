@@ -9,7 +9,7 @@ import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, 
 import { createRequire } from "node:module";
 import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { OUTPUT_FORMATS } from "../render/output-formats.js";
 import { InputError } from "../errors.js";
@@ -105,7 +105,9 @@ export async function walkOne(file: string, options: BatchOptions, write: (text:
  * tsc's output, or, when this runs from its TypeScript source, the source with tsx's loader
  * registered in the worker first.
  */
-function startWorker(options: BatchOptions): Worker {
+async function startWorker(options: BatchOptions): Promise<Worker> {
+  // Loaded here, not with the module: a walk of one input never starts a thread.
+  const { Worker } = await import("node:worker_threads");
   const here = import.meta.url;
   if (here.endsWith(".cjs")) return new Worker(fileURLToPath(new URL("./walk-worker.cjs", here)), { workerData: options });
   if (!here.endsWith(".ts")) return new Worker(fileURLToPath(new URL("./batch-worker.js", here)), { workerData: options });
@@ -190,8 +192,7 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
     try {
       await Promise.all(
         Array.from({ length: workers }, (_, k) =>
-          new Promise<void>((resolve, reject) => {
-            const worker = startWorker({ ...options, ...(scratch === undefined ? {} : { scratch }), worker: k });
+          startWorker({ ...options, ...(scratch === undefined ? {} : { scratch }), worker: k }).then((worker) => new Promise<void>((resolve, reject) => {
             started.push(worker);
             // Two inputs in flight per worker, so that it never waits for the next one.
             const current: number[] = [];
@@ -219,7 +220,7 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
               feed();
             });
             worker.on("error", (e) => reject(e));
-          }),
+          })),
         ),
       );
     } finally {
