@@ -100,10 +100,14 @@ export function breakpadSymbolFile(input: Uint8Array | string | ByteSource, opti
   });
 }
 
-/** A PDB from its bytes; throws {@link InputError} naming the byte offset. */
-export function pdbSymbolFile(bytes: Uint8Array, options: { name?: string } = {}): PdbSymbolFile {
+/**
+ * A PDB from its bytes, or from a {@link ByteSource} it is read from by position (only the
+ * streams a walk needs; the source must keep giving the same bytes, see {@link parsePdb}); throws
+ * {@link InputError} naming the byte offset.
+ */
+export function pdbSymbolFile(input: Uint8Array | ByteSource, options: { name?: string } = {}): PdbSymbolFile {
   return named(options.name, () => {
-    const pdb = parsePdb(bytes);
+    const pdb = parsePdb(input);
     return { kind: "pdb", debugId: pdb.info.debugId, pdb };
   });
 }

@@ -17,6 +17,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { InputError } from "../errors.js";
+import type { ByteSource } from "../memory/byte-source.js";
 import { symbolStorePath } from "../formats/breakpad-sym.js";
 import {
   attachEachSymbolFile,
@@ -70,20 +71,12 @@ export class SymbolFileCache {
 
   /** The Breakpad `.sym` file at `path`, read by position (see the class), now or before; errors name the file. */
   breakpad(path: string, options: Omit<ParseSymbolFileOptions, "name"> = {}): SymbolFile {
-    return this.kept(`sym ${options.skipMalformed === true} ${path}`, path, () => {
-      const source = reopeningFileSource(path);
-      try {
-        return { file: breakpadSymbolFile(source, { ...options, name: path }), close: () => source.close() };
-      } catch (e) {
-        source.close();
-        throw e;
-      }
-    });
+    return this.kept(`sym ${options.skipMalformed === true} ${path}`, path, () => readBySource(path, (source) => breakpadSymbolFile(source, { ...options, name: path })));
   }
 
-  /** The PDB at `path`, read now or before; errors name the file. */
+  /** The PDB at `path`, read by position (the streams a walk needs, see the core's `parsePdb`), now or before; errors name the file. */
   pdb(path: string): SymbolFile {
-    return this.kept(`pdb ${path}`, path, () => ({ file: pdbSymbolFile(readInputFile(path), { name: path }) }));
+    return this.kept(`pdb ${path}`, path, () => readBySource(path, (source) => pdbSymbolFile(source, { name: path })));
   }
 
   private kept(key: string, path: string, read: () => { file: SymbolFile; close?: () => void }): SymbolFile {
@@ -113,6 +106,17 @@ export class SymbolFileCache {
   /** Releases the handles of the files kept (a `.sym` file read after this opens its file again). */
   close(): void {
     for (const entry of this.files.values()) entry.close?.();
+  }
+}
+
+/** A file parsed from a source over `path` that stays open for it (closed should the parse fail). */
+function readBySource(path: string, parse: (source: ByteSource) => SymbolFile): { file: SymbolFile; close: () => void } {
+  const source = reopeningFileSource(path);
+  try {
+    return { file: parse(source), close: () => source.close() };
+  } catch (e) {
+    source.close();
+    throw e;
   }
 }
 

@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { InputError } from "../../src/errors.js";
 import { decodeFrameData, encodeFrameData, findFrameData } from "../../src/formats/frame-data.js";
 import type { FrameData } from "../../src/formats/frame-data.js";
-import { omapTranslate, parsePdb } from "../../src/formats/pdb.js";
+import { omapTranslate, parsePdb, type Pdb } from "../../src/formats/pdb.js";
+import { bytesSource, type ByteSource } from "../../src/memory/byte-source.js";
 import { inputError } from "../support/input-error.js";
 import { layout, le, optionalHeaderAt, streamsOf, writeMsf } from "../support/msf.js";
 
@@ -205,6 +206,60 @@ describe("parsePdb on clang-14/lld-14 PDBs", () => {
     const syms = parsePdb(bytes).symbols();
     expect(syms.find((s) => s.name === "entry")).toMatchObject({ name: "entry", rva: 0x1240, size: 150, kind: "procedure" });
   });
+});
+
+describe("parsePdb read by position (a ByteSource)", () => {
+  /** A source over `bytes` that notes every block it gives out, and the bytes. */
+  function counting(bytes: Uint8Array, blockSize: number): { source: ByteSource; blocks: Set<number>; read: () => number } {
+    const inner = bytesSource(bytes);
+    const blocks = new Set<number>();
+    let read = 0;
+    const note = (offset: number, length: number): void => {
+      read += length;
+      for (let b = Math.floor(offset / blockSize); b * blockSize < offset + length; b++) blocks.add(b);
+    };
+    return {
+      source: {
+        size: inner.size,
+        read: (offset, length) => {
+          note(offset, length);
+          return inner.read(offset, length);
+        },
+        readInto: (offset, into) => {
+          note(offset, into.length);
+          return inner.readInto!(offset, into);
+        },
+      },
+      blocks,
+      read: () => read,
+    };
+  }
+
+  const cases = [
+    ["x86-fpo recursion-callbacks", () => file("x86-fpo", "recursion-callbacks.pdb")],
+    ["x64 inline-deep (inline sites: the IPI stream is read)", () => new Uint8Array(readFileSync(fileURLToPath(new URL("../fixtures/pdb-inline/x64/inline-deep.pdb", import.meta.url))))],
+  ] as const;
+  for (const [name, load] of cases) {
+    it(`${name}: the same PDB as from its bytes, without a byte of the type stream (TPI)`, () => {
+      const bytes = load();
+      const whole = parsePdb(bytes);
+      const l = layout(bytes);
+      const { source, blocks, read } = counting(bytes, l.bs);
+      const pdb = parsePdb(source);
+      expect([pdb.info, pdb.fpo, pdb.frameData, pdb.sections]).toEqual([whole.info, whole.fpo, whole.frameData, whole.sections]);
+      // Each symbol, its lines (read again when asked for) and the inline sites at each of its bytes.
+      const seen = (p: Pdb): unknown[] =>
+        p.symbols().map((s) => [s.name, s.rva, s.size, s.kind, s.lines, Array.from({ length: s.inlines === undefined ? 0 : (s.size ?? 0) }, (_, k) => s.inlines!.at(BigInt(s.rva + k)))]);
+      const symbols = seen(pdb);
+      expect(symbols).toEqual(seen(whole));
+      expect(pdb.symbols().some((s) => s.lines !== undefined && s.lines.length > 0)).toBe(true);
+      // The type stream's blocks, from its directory entries (test/support/msf.ts).
+      const tpi = l.blockEntryAt[2]!.map((at) => le(bytes).getUint32(at, true));
+      expect(tpi.length).toBeGreaterThan(0);
+      expect(tpi.filter((b) => blocks.has(b))).toEqual([]);
+      expect(read()).toBeLessThan(bytes.byteLength - tpi.length * l.bs);
+    });
+  }
 });
 
 describe("findFrameData (x86-fpo.md §2.2)", () => {

@@ -1,10 +1,13 @@
 /**
  * The MSF 7.00 container of a PDB (x86-fpo.md §4.1-4.2): the superblock, the stream directory,
  * and streams gathered from the blocks they are scattered over, with errors inside a stream
- * reported at the file offset of the byte at fault.
+ * reported at the file offset of the byte at fault. The file is read by position (a
+ * {@link ByteSource}): the superblock, the directory and the blocks of each stream asked for,
+ * so that the streams nobody reads (the type streams, most of a large PDB) are never read.
  */
 import { InputError } from "../../errors.js";
 import { hex } from "../../hex.js";
+import { bytesSource, type ByteSource } from "../../memory/byte-source.js";
 import { ByteCursor } from "../../memory/cursor.js";
 
 /** The 32-byte MSF 7.00 superblock magic (§4.1). */
@@ -26,9 +29,9 @@ export interface StreamRef {
   sizeEntryOffset: number;
 }
 
-/** The MSF container: block size, blocks and the stream directory. */
+/** The MSF container: the file, its block size and the stream directory. */
 export interface Msf {
-  bytes: Uint8Array;
+  source: ByteSource;
   blockSize: number;
   streams: StreamRef[];
 }
@@ -58,15 +61,38 @@ function mapErrors<T>(label: string, blocks: readonly number[], blockSize: numbe
   }
 }
 
-/** Copies `size` bytes scattered over `blocks` into one buffer (§4.2: fields straddle blocks). */
-function gather(bytes: Uint8Array, blockSize: number, blocks: readonly number[], size: number): Uint8Array {
+/**
+ * Reads `size` bytes scattered over `blocks` into one buffer (§4.2: fields straddle blocks), one
+ * read for each run of consecutive blocks. The blocks lie inside the file (readMsf checks them);
+ * a read that fails all the same (a file cut short while open) is "io" at the block's offset.
+ */
+function gather(source: ByteSource, blockSize: number, blocks: readonly number[], size: number): Uint8Array {
   const out = new Uint8Array(size);
-  blocks.forEach((block, i) => {
+  for (let i = 0; i < blocks.length && i * blockSize < size; ) {
+    let k = i + 1;
+    while (k < blocks.length && blocks[k] === blocks[k - 1]! + 1) k++;
     const at = i * blockSize;
-    const n = Math.min(blockSize, size - at);
-    out.set(bytes.subarray(block * blockSize, block * blockSize + n), at);
-  });
+    const n = Math.min((k - i) * blockSize, size - at);
+    const from = blocks[i]! * blockSize;
+    const into = out.subarray(at, at + n);
+    let ok: boolean;
+    if (source.readInto !== undefined) ok = source.readInto(from, into);
+    else {
+      const got = source.read(from, n);
+      if (got !== undefined) into.set(got);
+      ok = got !== undefined;
+    }
+    if (!ok) throw new InputError("io", `cannot read the ${n} bytes at offset ${hex(from)}`, { offset: from });
+    i = k;
+  }
   return out;
+}
+
+/** The file's bytes [at, at + length), which lie inside it; "io" should the read fail. */
+function readAt(source: ByteSource, at: number, length: number): Uint8Array {
+  const bytes = source.read(at, length);
+  if (bytes === undefined) throw new InputError("io", `cannot read the ${length} bytes at offset ${hex(at)}`, { offset: at });
+  return bytes;
 }
 
 /** Runs `fn`, reporting its stream-relative InputErrors at file offsets within stream `index`. */
@@ -78,7 +104,7 @@ export function inStream<T>(msf: Msf, index: number, label: string, fn: () => T)
 /** Reads stream `index` into one buffer and parses it with `fn`, reporting errors at file offsets. */
 export function withStream<T>(msf: Msf, index: number, label: string, fn: (bytes: Uint8Array) => T): T {
   const ref = msf.streams[index]!;
-  const data = gather(msf.bytes, msf.blockSize, ref.blocks, ref.size);
+  const data = gather(msf.source, msf.blockSize, ref.blocks, ref.size);
   return inStream(msf, index, label, () => fn(data));
 }
 
@@ -89,8 +115,15 @@ function startsWith(bytes: Uint8Array, text: string): boolean {
   return true;
 }
 
-/** Superblock (§4.1) and stream directory (§4.2), with every block index checked and claimed once. */
-export function readMsf(bytes: Uint8Array): Msf {
+/**
+ * Superblock (§4.1) and stream directory (§4.2), with every block index checked and claimed once:
+ * from the file's bytes, or read by position from `input` (which must keep giving the same bytes
+ * for as long as the streams are read).
+ */
+export function readMsf(input: Uint8Array | ByteSource): Msf {
+  const source = input instanceof Uint8Array ? bytesSource(input) : input;
+  // The superblock and the block map are the only bytes read before the directory says where the rest is.
+  const bytes = source.read(0, Math.min(source.size, 56)) ?? new Uint8Array(0);
   if (bytes.byteLength >= JG_MAGIC.length && startsWith(bytes, JG_MAGIC)) {
     throw new InputError("unsupported", "a PDB 2.00 (JG) container; only MSF 7.00 is supported", { offset: 0 });
   }
@@ -114,10 +147,10 @@ export function readMsf(bytes: Uint8Array): Msf {
     throw new InputError("bad-value", `BlockSize ${blockSize} is not a power of two from 512 to 65536`, { offset: 32 });
   }
   const fileSpan = numBlocks * blockSize;
-  if (numBlocks < 2 || fileSpan > bytes.byteLength) {
+  if (numBlocks < 2 || fileSpan > source.size) {
     throw new InputError(
       numBlocks < 2 ? "bad-value" : "truncated",
-      `NumBlocks ${numBlocks} × BlockSize ${blockSize} = ${fileSpan} bytes, but the file has ${bytes.byteLength}`,
+      `NumBlocks ${numBlocks} × BlockSize ${blockSize} = ${fileSpan} bytes, but the file has ${source.size}`,
       { offset: 40 },
     );
   }
@@ -146,12 +179,13 @@ export function readMsf(bytes: Uint8Array): Msf {
   claim(blockMapAddr, 52, "BlockMapAddr");
 
   const mapAt = blockMapAddr * blockSize;
+  const map = new ByteCursor(readAt(source, mapAt, numDirectoryBlocks * 4), mapAt);
   const dirBlocks: number[] = [];
   for (let i = 0; i < numDirectoryBlocks; i++) {
     const at = mapAt + 4 * i;
-    dirBlocks.push(claim(c.seek(at).u32("directory block index"), at, `directory block ${i}`));
+    dirBlocks.push(claim(map.u32("directory block index"), at, `directory block ${i}`));
   }
-  const directory = gather(bytes, blockSize, dirBlocks, numDirectoryBytes);
+  const directory = gather(source, blockSize, dirBlocks, numDirectoryBytes);
 
   const streams = mapErrors("stream directory", dirBlocks, blockSize, 44, () => {
     const d = new ByteCursor(directory);
@@ -174,6 +208,6 @@ export function readMsf(bytes: Uint8Array): Msf {
       return { size, blocks, sizeEntryOffset: mapToFile(dirBlocks, blockSize, 4 + 4 * i, 44) };
     });
   });
-  return { bytes, blockSize, streams };
+  return { source, blockSize, streams };
 }
 

@@ -4,6 +4,7 @@
  * function symbols, resolved to RVAs when they are asked for.
  */
 import { InputError } from "../../errors.js";
+import type { ByteSource } from "../../memory/byte-source.js";
 import { decodeFpoTable } from "../../model/fpo-data.js";
 import type { FrameData } from "../../model/frame-data.js";
 import type { SourceLine } from "../../model/snapshot.js";
@@ -39,9 +40,15 @@ export function omapTranslate(table: readonly OmapEntry[], rva: number): number 
  * Parses a PDB (MSF 7.00) following §4.7: superblock and directory, the info stream and its
  * `/names` entry, the DBI header with the FPO (slot 0) and NewFPO (slot 9) streams, OMAP,
  * section headers and the symbol records. Throws InputError naming the file offset on bad input.
+ *
+ * From the file's bytes, or from a {@link ByteSource} it is read from by position: then only the
+ * streams named above are read (never the type streams, which are most of a large PDB, nor the
+ * IPI stream unless a module has inline sites), and a procedure's line records are read again
+ * when they are first asked for, so the source must keep giving the same bytes while the PDB is
+ * used. Either way the file is not kept in memory.
  */
-export function parsePdb(bytes: Uint8Array): Pdb {
-  const msf = readMsf(bytes);
+export function parsePdb(input: Uint8Array | ByteSource): Pdb {
+  const msf = readMsf(input);
   const streamCount = msf.streams.length;
   if (streamCount <= STREAM_DBI) {
     throw new InputError("truncated", `the directory lists ${streamCount} streams; a PDB has at least 4`, {
