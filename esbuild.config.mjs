@@ -4,8 +4,8 @@
 // (dist/bin/stackwalk.cjs) is one file; every command that reads snapshots is in a second
 // (commands.cjs, loaded when such a command runs); emulate and compare, which need the emulator
 // and its optional native packages, in a third (emulator-commands.cjs), so that the others never
-// load them. A worker thread of a walk over many dumps (walk-worker.cjs) is a few lines that take
-// the worker's loop from commands.cjs, not a second copy of the walker. The one copy left is the
+// load them. A worker thread of a walk over many dumps (walk-worker.cjs) is the command files'
+// loader and one call that takes the worker's loop from commands.cjs, not a second copy of the walker. The one copy left is the
 // core code both command files hold (measured and justified in docs/architecture.md). The
 // bundles are CommonJS, which Node loads synchronously and sooner than ES modules (the only
 // format esbuild splits into shared chunks); `import.meta.url` becomes the file's URL. Packages
