@@ -31,6 +31,36 @@ export function countKeysAtOrBelow(count: number, value: number, keyAt: (k: numb
   return lo;
 }
 
+/** Places a sort packs into one number with its key: 2^21, so that a key below 2^32 packs exactly. */
+const PACKED_PLACES = 1 << 21;
+const PACKED_KEYS = 2 ** 32;
+
+/**
+ * The places 0 … keys.length − 1 in the order of their keys, ascending, and in their own order
+ * among equal keys (a stable sort). Whole keys below 2^32 (the addresses of a module's tables),
+ * for up to 2^21 places, are sorted packed with their place into one number each by the engine's
+ * own numeric sort, several times faster than a sort that calls back to compare; any other keys
+ * by a comparison.
+ */
+export function orderOfKeys(keys: Float64Array): Uint32Array {
+  const n = keys.length;
+  const order = new Uint32Array(n);
+  let packable = n <= PACKED_PLACES;
+  for (let i = 0; i < n && packable; i++) {
+    const key = keys[i]!;
+    packable = key >= 0 && key < PACKED_KEYS && Math.floor(key) === key;
+  }
+  if (!packable) {
+    for (let i = 0; i < n; i++) order[i] = i;
+    return order.sort((a, b) => keys[a]! - keys[b]! || a - b);
+  }
+  const packed = new Float64Array(n);
+  for (let i = 0; i < n; i++) packed[i] = keys[i]! * PACKED_PLACES + i;
+  packed.sort();
+  for (let i = 0; i < n; i++) order[i] = packed[i]! % PACKED_PLACES;
+  return order;
+}
+
 /**
  * The innermost record containing `value` (`start ≤ value < start + size`): search the greatest
  * start ≤ value, then walk back to the first record whose range contains it, since the nearest

@@ -13,7 +13,7 @@
  */
 import type { BreakpadStackCfi, StackCfiAt, StackCfiIndex } from "../../model/stack-cfi.js";
 import { cfiRulesOverLimit } from "../postfix-limits.js";
-import { countKeysAtOrBelow } from "../sorted-ranges.js";
+import { countKeysAtOrBelow, orderOfKeys } from "../sorted-ranges.js";
 import { CFI_DELTA, CFI_INIT, type SymTables } from "./tables.js";
 
 /** The STACK CFI records a postfix limit leaves out, and in words the first of them. */
@@ -91,12 +91,8 @@ function kept(count: number, keep: (row: number) => boolean): Uint32Array {
 /** Sorts `rows` by `key` (file order among equal keys), reading each key once. */
 function sortByKey(rows: Uint32Array, key: (row: number) => number): void {
   const keys = new Float64Array(rows.length);
-  const places = new Uint32Array(rows.length);
-  for (let k = 0; k < rows.length; k++) {
-    keys[k] = key(rows[k]!);
-    places[k] = k;
-  }
-  places.sort((a, b) => keys[a]! - keys[b]! || a - b);
+  for (let k = 0; k < rows.length; k++) keys[k] = key(rows[k]!);
+  const places = orderOfKeys(keys);
   const sorted = new Uint32Array(rows.length);
   for (let k = 0; k < rows.length; k++) sorted[k] = rows[places[k]!]!;
   rows.set(sorted);

@@ -13,6 +13,7 @@
 import { InputError } from "../../errors.js";
 import type { ByteSource } from "../../memory/byte-source.js";
 import type { BreakpadStackCfi } from "../../model/stack-cfi.js";
+import { orderOfKeys } from "../sorted-ranges.js";
 import { HEX_VALUE } from "./digits.js";
 import { readInline } from "./inline-records.js";
 import { STACK_WIN_TYPE, type BreakpadFunc, type BreakpadInline as InlineRecord, type BreakpadInlineOrigin as InlineOriginRecord, type BreakpadLine, type BreakpadPublic, type BreakpadStackWin } from "./types.js";
@@ -261,9 +262,7 @@ export function sortedOrder(rows: Rows, key: number): Uint32Array {
   const n = rows.length;
   const keys = new Float64Array(n);
   for (let i = 0; i < n; i++) keys[i] = rows.get(i, key);
-  const order = new Uint32Array(n);
-  for (let i = 0; i < n; i++) order[i] = i;
-  return order.sort((a, b) => keys[a]! - keys[b]! || a - b);
+  return orderOfKeys(keys);
 }
 
 /** The records of one `.sym` file, as the parser stored them. */
