@@ -15,6 +15,7 @@ import {
   type BreakpadStackWin,
   type BreakpadSymbols,
 } from "../../src/formats/breakpad-sym.js";
+import { BYTE_LOOP_FROM } from "../../src/formats/breakpad-sym/parser.js";
 import { encodeFpoData } from "../../src/model/fpo-data.js";
 import { inputError } from "../support/input-error.js";
 
@@ -456,6 +457,44 @@ describe("parseBreakpadSym rejects malformed lines", () => {
     expect(inputError(() => parseBreakpadSym("MODULE windows x86 not-an-id test.pdb")).code).toBe("bad-hex");
     expect(errorOnLastLine(MODULE).reason).toContain("a second MODULE record");
   });
+});
+
+describe("a FUNC's line records far into a file (past BYTE_LOOP_FROM: read byte by byte) read as near its start (by the pattern)", () => {
+  // Line records in every spelling the usual form allows, and some only the strict reader takes.
+  const lines = ["1000 10 5 0", "1010  10   6  0   ", "1020 10 7 0\r", "1030 10 8 1\r", "\n1040 10 123456789 0", "1044 4 8 1\r1048 4 8 1", "00000001050 10 9 0", "1060 10 1234567890 1", "1070 a 10 1", "A080 FFFFFFFF 11 0"];
+  const block = (bad: string | undefined): string => ["FILE 0 a.c", "FILE 1 b.c", "FUNC 1000 90 0 f", ...lines, ...(bad === undefined ? [] : [bad]), "FUNC 2000 10 0 g", "2000 10 1 0"].join("\n") + "\n";
+  // Enough PUBLIC records to put what follows them past BYTE_LOOP_FROM.
+  const count = Math.ceil(BYTE_LOOP_FROM / 20) + 10;
+  const padding = Array.from({ length: count }, (_, i) => `PUBLIC ${(0x100000 + i).toString(16)} 0 p${i}`).join("\n") + "\n";
+  const module = "MODULE windows x86_64 0123456789ABCDEF0123456789ABCDEF1 t.pdb\n";
+  const early = (bad?: string): string => module + block(bad) + padding;
+  const late = (bad?: string): string => module + padding + block(bad);
+  const functions = (sym: BreakpadSymbols): unknown => sym.functions.map((f) => [f.address, f.size, f.name, f.lines]);
+
+  it("the same functions and lines", () => {
+    expect(module.length + padding.length).toBeGreaterThan(BYTE_LOOP_FROM);
+    const a = parseBreakpadSym(early());
+    const b = parseBreakpadSym(late());
+    expect(functions(b)).toEqual(functions(a));
+    expect(a.functions[0]!.lines).toHaveLength(lines.length + 1);
+  });
+
+  for (const bad of ["1090 10 x 0", "1090 10 5", "1090 10 5 0 7", "1090 123456789 5 0", "1090 10 5 0\t"]) {
+    it(`the same error, at the same line of the block, for ${JSON.stringify(bad)}`, () => {
+      const where = (text: string): { reason: string; line: number } => {
+        const e = inputError(() => parseBreakpadSym(text));
+        const m = /^line (\d+): (.*)$/s.exec(e.reason)!;
+        return { reason: m[2]!, line: Number(m[1]) };
+      };
+      const a = where(early(bad));
+      const b = where(late(bad));
+      expect(b).toEqual({ reason: a.reason, line: a.line + count });
+      // Skipped, it is counted alike and the rest reads the same.
+      const sa = parseBreakpadSym(early(bad), { skipMalformed: true });
+      const sb = parseBreakpadSym(late(bad), { skipMalformed: true });
+      expect([sb.malformedCount, functions(sb)]).toEqual([sa.malformedCount, functions(sa)]);
+    });
+  }
 });
 
 describe("stackWinToFpoData", () => {
