@@ -11,7 +11,8 @@
  * line from its first non-space byte; the line ends with a line end. A line none of them reads
  * (longer fields with leading zeros, a malformed line, another kind of record, the last line of a
  * file without a line end) is read by the strict reader (fields.ts), which gives the same values
- * or the error. A FUNC's run of line records is checked by one pattern (parser.ts).
+ * or the error. A FUNC's run of line records is checked by one pattern, or far into a file by a
+ * loop over its bytes (parser.ts).
  */
 import { HEX_VALUE } from "./digits.js";
 
