@@ -40,12 +40,10 @@ export function loadBundle(file: string): LoadedBundle {
   return { exports: module.exports, script, cached: cachedData !== undefined && !script.cachedDataRejected };
 }
 
-const loaded = new Map<string, Record<string, unknown>>();
-
-/** The exports of the command file `name` beside the bin's file `binUrl` (its `import.meta.url`), loaded once. */
+/**
+ * The exports of the command file `name` beside the bin's file `binUrl` (its `import.meta.url`).
+ * Each command file is one module of the bundle that calls this, so it is loaded once.
+ */
 export function commandFile(binUrl: string, name: string): Record<string, unknown> {
-  const file = fileURLToPath(new URL(name, binUrl));
-  let exports = loaded.get(file);
-  if (exports === undefined) loaded.set(file, (exports = loadBundle(file).exports));
-  return exports;
+  return loadBundle(fileURLToPath(new URL(name, binUrl))).exports;
 }
