@@ -65,7 +65,7 @@ export interface Comparison {
 const WALKER_ORDER: readonly WalkerName[] = ["frame-pointer", "fpo", "unwind", "ia64", "auto"];
 
 /** The walker whose frames a target's table explains: the machine's most trusted one of its own. */
-const EXPLAINED_WALKER: Record<Machine, WalkerName> = { x86: "fpo", x64: "unwind", ia64: "ia64", arm64: "unwind" };
+const EXPLAINED_WALKER: Record<Machine, WalkerName> = { x86: "fpo", x64: "unwind", ia64: "ia64", arm64: "unwind", arm: "unwind" };
 
 function truthOf(t: CompareTargetInput): { thread: ThreadSnapshot; truth: readonly TruthFrame[] } {
   const thread = t.snapshot.threads[0];

@@ -333,6 +333,7 @@ const OFFSET_TEXT: Record<Machine, (offset: bigint) => string> = {
   x64: hex,
   ia64: hex,
   arm64: hex,
+  arm: hex,
 };
 
 /** The memory-stack words from the context frame's SP up past the outermost frame's. */

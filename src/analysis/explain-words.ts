@@ -8,8 +8,8 @@ import { hex } from "../hex.js";
 import type { FpoData } from "../model/fpo-data.js";
 import { formatAddress, machineInfo, registerDisplay, type Machine, type MachineInfo } from "../model/machine.js";
 import type { Snapshot } from "../model/snapshot.js";
-import type { Arm64UnwindRule, FrameDataRule, Rule, UnwindOpStep } from "../arch/rule.js";
-import { arm64OpInstruction, arm64OpText, pspText, ruleText, saveLocationText } from "../arch/rule-text.js";
+import type { Arm64UnwindRule, ArmUnwindRule, FrameDataRule, Rule, UnwindOpStep } from "../arch/rule.js";
+import { arm64OpInstruction, arm64OpText, armOpInstruction, armOpText, pspText, ruleText, saveLocationText } from "../arch/rule-text.js";
 import type { Frame, Walk, WalkStop } from "../walk/frame.js";
 import type { ExplainedFrame } from "./explain-model.js";
 import { locate, locateAddress, locationText } from "./location.js";
@@ -142,6 +142,7 @@ const FRAME_CHAIN_LINES: Readonly<Record<Machine, (info: MachineInfo, rule: Rule
   x64: pushedChainLines,
   ia64: pushedChainLines,
   arm64: (_info, rule, fn) => arm64ChainLines(rule, fn),
+  arm: (info, rule, fn) => armChainLines(info, rule, fn),
 };
 
 /** Where an IA-64 value is, in words. */
@@ -177,6 +178,7 @@ function strategyLines(machine: Machine, frame: Frame, fn: string): string[] {
     }
     case "unwind-info": {
       if (rule.kind === "arm64-unwind") return arm64UnwindLines(rule, frame, fn);
+      if (rule.kind === "arm-unwind") return armUnwindLines(rule, frame, fn);
       if (rule.kind !== "unwind-info") return [];
       const lines = [`UNWIND_INFO for ${fn} (its RUNTIME_FUNCTION in .pdata): the prolog's operations are undone, the last one first${rule.epilog !== undefined ? "; the PC is in an epilogue, so the rest of the epilogue is run instead" : ""}:`];
       // The rule lists the operations in prolog order; they are undone from the last.
@@ -217,6 +219,35 @@ function arm64ChainLines(rule: Rule, fn: string): string[] {
     return [`${fn} has not stored a frame record of its own (a leaf, or a prolog before its stp x29, lr): bl left the return address in the link register, so Pc ← Lr and Sp stays as it is.`];
   }
   return [`The frame-record chain: x29 points at the 16-byte frame record {the caller's x29, the return address saved from lr} that ${fn}'s prolog stored with stp x29, lr, so the caller's Pc is [x29+8] (with any pointer authentication code stripped) and its x29 is [x29]; its Sp is a guess, x29+16, right when the record is at the top of the frame.`];
+}
+
+/** How an ARM frame chain is told: lr still holding the return address, or the pair {frame pointer, lr} a prolog pushed. */
+function armChainLines(_info: MachineInfo, rule: Rule, fn: string): string[] {
+  if (rule.kind === "arm-link-register") {
+    return [`${fn} has not pushed lr (a leaf, or a prolog before its push {…, lr}): bl left the return address in the link register, so Pc ← Lr and Sp stays as it is.`];
+  }
+  const fp = rule.kind === "frame-pointer" ? rule.chain.fp : "r11";
+  return [`The frame chain: ${fn}'s prolog pushed {${fp}, lr} and pointed ${fp} at the pair (r11 on Windows and in ARM code, r7 in Thumb code elsewhere), so the caller's Pc is [${fp}+4], its ${fp} is [${fp}] and its Sp is ${fp}+8.`];
+}
+
+/** What the ARM table unwinder did for a frame: the .pdata entry, the codes undone. */
+function armUnwindLines(rule: ArmUnwindRule, frame: Frame, fn: string): string[] {
+  const f = rule.function;
+  if ("leafRva" in f) {
+    return [`No .pdata entry covers ${fn} (rva ${hex(f.leafRva)}): on ARM that is a function that allocates no stack and saves no register, so bl's return address is still in the link register: Pc ← Lr = ${formatAddress("arm", frame.addrPC)}, Sp unchanged.`];
+  }
+  const form = f.form === "xdata" ? "an .xdata record" : f.form === "fragment" ? "a packed word for a fragment without a prolog (Flag 2)" : "a packed word (Flag 1: a canonical prolog and epilog)";
+  const p = rule.position;
+  const where =
+    p.at === "prolog"
+      ? `; the Pc is ${p.offset} bytes into the prolog, so the codes of the ${p.skipped} instructions not yet run are skipped`
+      : p.at === "epilog"
+        ? `; the Pc is ${p.offset} bytes into an epilog, so the ${p.skipped} code${p.skipped === 1 ? "" : "s"} it has already run ${p.skipped === 1 ? "is" : "are"} skipped and the rest run`
+        : "";
+  const lines = [`The .pdata entry for ${fn} (rva ${hex(f.begin)}, ${form}): its unwind codes are undone in order${where}:`];
+  for (const op of rule.ops) lines.push(`${armOpText(op)}: ${armOpInstruction(op)}`);
+  lines.push("then the return: Pc ← Lr.");
+  return lines;
 }
 
 /** What the ARM64 table unwinder did for a frame (arm64.md §1.7, §1.10): the .pdata entry, the codes undone, where the return address came from. */

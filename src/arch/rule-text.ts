@@ -6,6 +6,7 @@
  */
 import { sharedRuleText } from "../unwind/rule-text.js";
 import { arm64RuleText } from "./arm64/rule.js";
+import { armRuleText } from "./arm/rule.js";
 import { ia64RuleText } from "./ia64/rule.js";
 import type { Rule } from "./rule.js";
 import { x64RuleText } from "./x64/rule.js";
@@ -14,6 +15,7 @@ import { x86RuleText } from "./x86/rule.js";
 export { fpoLabel } from "./x86/rule.js";
 export { unwindOpText } from "./x64/rule.js";
 export { arm64OpInstruction, arm64OpText } from "./arm64/rule.js";
+export { armOpInstruction, armOpText } from "./arm/rule.js";
 export { ia64Label, pspText, saveLocationText, stateText } from "./ia64/rule.js";
 
 /** A rule in words, with the values it used, e.g. "ebp-chain ebp=0x0012ff70: eip=[0x0012ff74]=0x00401234 …". */
@@ -38,6 +40,9 @@ export function ruleText(rule: Rule): string {
     case "link-register":
     case "arm64-breakpad-fp":
       return arm64RuleText(rule);
+    case "arm-unwind":
+    case "arm-link-register":
+      return armRuleText(rule);
     case "ia64":
       return ia64RuleText(rule);
   }

@@ -14,6 +14,9 @@ import type { Registers } from "../model/snapshot.js";
 import type { SharedRule } from "../unwind/rule.js";
 import type { UnwindStrategy } from "../unwind/step.js";
 import type { Arm64Rule } from "./arm64/rule.js";
+import type { ArmRule } from "./arm/rule.js";
+import type { ArmPlan } from "./arm/exec.js";
+import type { ArmLinkRegisterPlan } from "./arm/frame-pointer.js";
 import type { Ia64Rule } from "./ia64/rule.js";
 import type { ExecContext, UnwindResult } from "./step.js";
 import type { X64Rule } from "./x64/rule.js";
@@ -57,6 +60,8 @@ export type UnwindRule =
   | X86BreakpadFramePointerPlan
   | UnwindInfoPlan
   | Arm64Plan
+  | ArmPlan
+  | ArmLinkRegisterPlan
   | LinkRegisterPlan
   | BreakpadFramePointerPlan
   | CfiPlan
@@ -69,7 +74,7 @@ export type UnwindRule =
 export type ArchStrategy = UnwindStrategy<UnwindRule>;
 
 /** How a frame was found: the value every frame carries (its text: rule-text.ts). */
-export type Rule = SharedRule | X86Rule | X64Rule | Arm64Rule | Ia64Rule;
+export type Rule = SharedRule | X86Rule | X64Rule | Arm64Rule | ArmRule | Ia64Rule;
 
 /** The kind of a rule. */
 export type RuleKind = Rule["kind"];
@@ -98,4 +103,5 @@ export type * from "../unwind/rule.js";
 export type * from "./x86/rule.js";
 export type * from "./x64/rule.js";
 export type * from "./arm64/rule.js";
+export type * from "./arm/rule.js";
 export type * from "./ia64/rule.js";

@@ -14,6 +14,8 @@ export const AMD64_CONTEXT_SIZE = 1232;
 export const IA64_CONTEXT_SIZE = 0xa70;
 /** sizeof(ARM64_NT_CONTEXT) = 0x390, 16-byte aligned (arm64.md §2.1). */
 export const ARM64_CONTEXT_SIZE = 0x390;
+/** sizeof(CONTEXT) under `_M_ARM` (ARM_NT_CONTEXT) = 0x1A0, 8-byte aligned (winnt.h). */
+export const ARM_CONTEXT_SIZE = 0x1a0;
 
 /** ContextFlags CPU bit for x86 (minidump.md §3.1). */
 export const CONTEXT_i386 = 0x0001_0000;
@@ -93,6 +95,18 @@ export const CONTEXT_ARM64_X18 = CONTEXT_ARM64 | 0x10;
 export const CONTEXT_ARM64_FULL = CONTEXT_ARM64_CONTROL | CONTEXT_ARM64_INTEGER | CONTEXT_ARM64_FLOATING_POINT;
 /** ARM64 CONTEXT_ALL as the classic SDK and Wine define it: FULL | DEBUG_REGISTERS | X18. */
 export const CONTEXT_ARM64_ALL = CONTEXT_ARM64_FULL | CONTEXT_ARM64_DEBUG_REGISTERS | CONTEXT_ARM64_X18;
+/** ContextFlags CPU bit for ARM (winnt.h CONTEXT_ARM). */
+export const CONTEXT_ARM = 0x0020_0000;
+/** ARM: Sp, Lr, Pc, Cpsr. */
+export const CONTEXT_ARM_CONTROL = CONTEXT_ARM | 0x01;
+/** ARM: R0-R12. */
+export const CONTEXT_ARM_INTEGER = CONTEXT_ARM | 0x02;
+/** ARM: Fpscr, D0-D31. */
+export const CONTEXT_ARM_FLOATING_POINT = CONTEXT_ARM | 0x04;
+/** ARM: Bvr, Bcr, Wvr, Wcr. */
+export const CONTEXT_ARM_DEBUG_REGISTERS = CONTEXT_ARM | 0x08;
+/** ARM CONTEXT_FULL = CONTROL | INTEGER | FLOATING_POINT. */
+export const CONTEXT_ARM_FULL = CONTEXT_ARM_CONTROL | CONTEXT_ARM_INTEGER | CONTEXT_ARM_FLOATING_POINT;
 /**
  * Set by the unwinder in the unwound context: its Pc is a return address (the instruction after a
  * call), not an interrupted instruction, so lookups use Pc − 4 (arm64.md §1.7, §2.2, §3.3).
@@ -235,6 +249,35 @@ export const ARM64_CONTEXT_LAYOUT: RecordLayout = defineLayout("ARM64_NT_CONTEXT
   ...u64Run(["Wvr[0]", "Wvr[1]"], 0x380, "watchpoint value"),
 ]);
 
+/**
+ * ARM_NT_CONTEXT (`CONTEXT` under `_M_ARM`), every field, in winnt.h's order: R0-R12, Sp, Lr,
+ * Pc, Cpsr, Fpscr and a pad word, the 32 D registers (the union with Q0-Q15 and S0-S31), the
+ * debug registers (ARM_MAX_BREAKPOINTS = 8, ARM_MAX_WATCHPOINTS = 1), then Padding2[2]. Pc holds
+ * the address without the Thumb bit; Cpsr's T bit (bit 5) says the code is Thumb.
+ */
+export const ARM_CONTEXT_LAYOUT: RecordLayout = defineLayout("ARM_NT_CONTEXT", ARM_CONTEXT_SIZE, [
+  { name: "ContextFlags", offset: 0x000, size: 4, kind: "u32", doc: "CONTEXT_ARM | classes present" },
+  ...Array.from({ length: 13 }, (_, i): FieldSpec => ({
+    name: `R${i}`,
+    offset: 0x004 + 4 * i,
+    size: 4,
+    kind: "u32",
+    doc: i === 7 ? "r7, the frame pointer of Thumb code off Windows" : i === 11 ? "r11, the frame pointer on Windows" : "general register",
+  })),
+  { name: "Sp", offset: 0x038, size: 4, kind: "u32", doc: "r13, stack pointer" },
+  { name: "Lr", offset: 0x03c, size: 4, kind: "u32", doc: "r14, link register" },
+  { name: "Pc", offset: 0x040, size: 4, kind: "u32", doc: "r15, program counter" },
+  { name: "Cpsr", offset: 0x044, size: 4, kind: "u32", doc: "NZCVQ, IT, GE, E, AIF, T (bit 5), mode" },
+  { name: "Fpscr", offset: 0x048, size: 4, kind: "u32", doc: "floating-point status and control" },
+  { name: "Padding", offset: 0x04c, size: 4, kind: "u32" },
+  ...u64Run(Array.from({ length: 32 }, (_, i) => `D[${i}]`), 0x050, "VFP/NEON register (Q[n] is D[2n], D[2n+1])"),
+  ...u32Array("Bvr", 8, 0x150, "breakpoint value (ARM_MAX_BREAKPOINTS = 8)"),
+  ...u32Array("Bcr", 8, 0x170, "breakpoint control"),
+  ...u32Array("Wvr", 1, 0x190, "watchpoint value (ARM_MAX_WATCHPOINTS = 1)"),
+  ...u32Array("Wcr", 1, 0x194, "watchpoint control"),
+  ...u32Array("Padding2", 2, 0x198, "padding to 8-byte alignment"),
+]);
+
 /** Register name → SDK field name, built from a list of field names. */
 function registerMap(fields: readonly string[], rename: (field: string) => string): Readonly<Record<string, string>> {
   return Object.freeze(Object.fromEntries(fields.map((f) => [rename(f), f])));
@@ -288,4 +331,18 @@ export const ARM64_CONTEXT_REGISTERS: Readonly<Record<string, string>> = Object.
   fpcr: "Fpcr",
   fpsr: "Fpsr",
   ...Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`d${i + 8}`, `V[${i + 8}].Low`])),
+});
+
+/**
+ * ARM register name → CONTEXT field: r0-r12, sp, lr, pc, cpsr, fpscr, and d8-d15, the FP
+ * registers the ABI preserves (the only ones an unwind restores).
+ */
+export const ARM_CONTEXT_REGISTERS: Readonly<Record<string, string>> = Object.freeze({
+  pc: "Pc",
+  sp: "Sp",
+  lr: "Lr",
+  ...Object.fromEntries(Array.from({ length: 13 }, (_, i) => [`r${i}`, `R${i}`])),
+  cpsr: "Cpsr",
+  fpscr: "Fpscr",
+  ...Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`d${i + 8}`, `D[${i + 8}]`])),
 });

@@ -11,7 +11,10 @@ import {
   AMD64_CONTEXT_REGISTERS,
   ARM64_CONTEXT_LAYOUT,
   ARM64_CONTEXT_REGISTERS,
+  ARM_CONTEXT_LAYOUT,
+  ARM_CONTEXT_REGISTERS,
   CONTEXT_AMD64,
+  CONTEXT_ARM,
   CONTEXT_ARM64,
   CONTEXT_i386,
   CONTEXT_IA64,
@@ -24,10 +27,10 @@ import { hexPadded } from "../hex.js";
 import type { RecordLayout } from "./record.js";
 
 /** The machines the walker models. */
-export type Machine = "x86" | "x64" | "ia64" | "arm64";
+export type Machine = "x86" | "x64" | "ia64" | "arm64" | "arm";
 
 /** All machines, in the order they are shown side by side. */
-export const MACHINES: readonly Machine[] = ["x86", "x64", "ia64", "arm64"];
+export const MACHINES: readonly Machine[] = ["x86", "x64", "ia64", "arm64", "arm"];
 
 /** IMAGE_FILE_MACHINE_* values (stackwalk64.md §1). */
 export const IMAGE_FILE_MACHINE = {
@@ -155,7 +158,7 @@ export interface MachineNames {
   /** The architecture word of a Breakpad `.sym` file's MODULE line (dump_syms). */
   breakpadSym: string;
   /** The CPU Breakpad's processor walks it as (stackwalker_<cpu>.cc); null where Breakpad has no stack walker. */
-  breakpadCpu: "x86" | "amd64" | "arm64" | null;
+  breakpadCpu: "x86" | "amd64" | "arm64" | "arm" | null;
 }
 
 /**
@@ -243,6 +246,25 @@ const ARM64_REGISTERS = [
   ...Array.from({ length: 29 }, (_, i) =>
     i === 0 ? { name: "x0", number: 0, returnValue: true as const } : i >= 18 ? { name: `x${i}`, number: i, calleeSaved: true as const } : { name: `x${i}`, number: i },
   ),
+  ...Array.from({ length: 8 }, (_, i) => ({ name: `d${i + 8}`, calleeSaved: true as const })),
+] as const satisfies readonly RegisterSpec[];
+
+/**
+ * ARM (32-bit, Thumb-2 on Windows): r0-r12, sp (r13), lr (r14) and pc (r15) by their numbers (the
+ * numbers unwind codes and STACK CFI use), Cpsr, and the preserved set of the ARM procedure call
+ * standard that Windows follows: r4-r11, lr (kept by a caller unless a rule restores it) and
+ * d8-d15. The frame pointer is r11 on Windows (and in ARM-mode code elsewhere); Thumb code on
+ * other systems keeps its chain in r7 (docs/arm.md).
+ */
+const ARM_REGISTERS = [
+  { name: "pc", number: 15, role: "pc", display: "Pc" },
+  { name: "sp", number: 13, role: "sp", display: "Sp" },
+  { name: "r11", number: 11, role: "fp", calleeSaved: true, display: "R11", mark: "FP" },
+  { name: "lr", number: 14, calleeSaved: true, display: "Lr", mark: "LR" },
+  ...Array.from({ length: 13 }, (_, i) =>
+    i === 0 ? { name: "r0", number: 0, returnValue: true as const } : i >= 4 && i <= 10 ? { name: `r${i}`, number: i, calleeSaved: true as const } : { name: `r${i}`, number: i },
+  ).filter((r) => r.name !== "r11"),
+  { name: "cpsr", display: "Cpsr" },
   ...Array.from({ length: 8 }, (_, i) => ({ name: `d${i + 8}`, calleeSaved: true as const })),
 ] as const satisfies readonly RegisterSpec[];
 
@@ -360,6 +382,30 @@ const ENTRIES: Record<Machine, MachineEntry> = {
       { role: "Params", register: null, display: "0", explanation: "arguments travel in x0-x7, so the stack holds no reliable copy; Wine reports 0" },
     ],
   },
+  arm: {
+    imageFileMachine: IMAGE_FILE_MACHINE.ARMNT,
+    title: "ARM (ARMNT, Thumb-2)",
+    pointerSize: 4,
+    returnLookBack: 2n,
+    pointerAuthentication: false,
+    stackParams: false,
+    registers: ARM_REGISTERS,
+    context: { layout: ARM_CONTEXT_LAYOUT, cpuBit: CONTEXT_ARM, fields: ARM_CONTEXT_REGISTERS },
+    names: { prose: "ARM", cpuArch: "arm", breakpadSym: "arm", breakpadCpu: "arm" },
+    stackWin: false,
+    etwFramePointerCapture: false,
+    tebLastError: 0x34n,
+    noFramePointer: "a leaf or a function built without frame pointers keeps r11 (r7 in Thumb code off Windows) as its caller left it",
+    roles: [
+      { role: "AddrPC", register: "pc", display: "Pc", explanation: "the program counter: where this frame is executing; bit 0 of a code address says Thumb, and a return address keeps it" },
+      { role: "AddrReturn", register: "lr", display: "Lr / unwound Pc", explanation: "bl and blx leave the return address in Lr (r14), not on the stack; a prolog may push it, so it is found by unwinding with .pdata/.xdata and the caller's Pc = Lr" },
+      { role: "AddrFrame", register: "r11", display: "R11 (or R7)", explanation: "the frame pointer: r11 on Windows and in ARM code, r7 in Thumb code elsewhere; it points at the pair {caller's frame pointer, saved Lr}" },
+      { role: "AddrStack", register: "sp", display: "Sp", explanation: "the stack pointer (r13), 4-byte aligned, 8 at calls; a leaf without a prolog leaves it where the caller had it" },
+      { role: "AddrBStore", register: null, display: "-", explanation: "unused on ARM: StackWalk64 zeroes it on the first call" },
+      { role: "FuncTableEntry", register: null, display: "IMAGE_ARM_RUNTIME_FUNCTION_ENTRY*", explanation: "the 8-byte .pdata entry: its function start with the Thumb bit, then packed unwind data or the RVA of the .xdata record" },
+      { role: "Params", register: null, display: "0", explanation: "arguments travel in r0-r3, so the stack holds no reliable copy; Wine reports 0" },
+    ],
+  },
 };
 
 /** The register playing `role` in a list, or null. */
@@ -415,6 +461,7 @@ const TABLE: Record<Machine, MachineInfo> = {
   x64: describe("x64", ENTRIES.x64),
   ia64: describe("ia64", ENTRIES.ia64),
   arm64: describe("arm64", ENTRIES.arm64),
+  arm: describe("arm", ENTRIES.arm),
 };
 
 /** The callee-saved general registers of the x64 ABI, as a tuple of their names (for typed code generators). */

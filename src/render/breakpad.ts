@@ -41,6 +41,15 @@ const X86_REGISTERS: readonly (readonly [string, string])[] = [
 const X86_CONTEXT_ONLY: readonly (readonly [string, string])[] = [["eax", "eax"], ["ecx", "ecx"], ["edx", "edx"], ["efl", "eflags"]];
 /** ARM64 as Breakpad prints it (arm64.md Part 5): x0-x28, fp, lr, sp, pc. */
 const ARM64_REGISTERS = [...Array.from({ length: 29 }, (_, i) => `x${i}`), "fp", "lr", "sp", "pc"];
+/** ARM as Breakpad prints it (stackwalk_common.cc): r0-r10, r12, then fp (r11), sp, lr, pc. */
+const ARM_REGISTERS: readonly (readonly [string, string])[] = [
+  ...Array.from({ length: 11 }, (_, i): [string, string] => [`r${i}`, `r${i}`]),
+  ["r12", "r12"],
+  ["fp", "r11"],
+  ["sp", "sp"],
+  ["lr", "lr"],
+  ["pc", "pc"],
+];
 const AMD64_REGISTERS = ["rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip"];
 
 /**
@@ -75,9 +84,9 @@ export interface BreakpadCpuFacts {
    * How far before a caller frame's return address Breakpad puts the frame's instruction, which
    * it prints and looks symbols up at (its `ReturnAddress()`): 0 where it prints the return
    * address itself and looks up at return address − 1 (x86, amd64), 4 on ARM64, where the
-   * instruction is the call (`pc − 4`, stackwalker_arm64.cc).
+   * instruction is the call (`pc − 4`, stackwalker_arm64.cc), 2 on ARM (`pc − 2`, stackwalker_arm.cc).
    */
-  callerBack: 0 | 4;
+  callerBack: 0 | 2 | 4;
 }
 
 /** The facts of Breakpad's CPU named `cpu` (the report's {@link BreakpadReport.cpu}), or undefined for a CPU it has no walker for. */
@@ -90,6 +99,7 @@ const BREAKPAD_CPUS: Readonly<Record<BreakpadCpu, BreakpadCpuFacts>> = {
   x86: { registers: x86Registers, stackPointer: "esp", wordSize: 4, callerBack: 0 },
   amd64: { registers: (frame) => present(frame, AMD64_REGISTERS), stackPointer: "rsp", wordSize: 8, callerBack: 0 },
   arm64: { registers: arm64Registers, stackPointer: "sp", wordSize: 8, callerBack: 4 },
+  arm: { registers: armRegisters, stackPointer: "sp", wordSize: 4, callerBack: 2 },
 };
 
 /** x86: the frame's registers, EBP carried over; the context frame adds the ones only it has. */
@@ -118,6 +128,18 @@ function arm64Registers(frame: Frame, strip: (p: bigint) => bigint): [string, bi
     const value = regs[name] ?? 0n;
     return [name, name === "lr" ? strip(value) : value];
   });
+}
+
+/** ARM: the context frame prints every register; a caller frame the ones its rule recovered. */
+function armRegisters(frame: Frame): [string, bigint][] {
+  const regs = frame.registers;
+  const out: [string, bigint][] = [];
+  const all = frame.trust === "context";
+  for (const [name, key] of ARM_REGISTERS) {
+    const value = regs[key];
+    if (value !== undefined || all) out.push([name, value ?? 0n]);
+  }
+  return out;
 }
 
 /** The registers of `names` a frame has, in that order. */

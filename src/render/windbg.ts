@@ -202,4 +202,9 @@ const STACK_LINES: Record<Machine, (input: KbInput) => Iterable<string>> = {
   },
   // ARM64: WinDbg prints the x64 columns.
   arm64: x64Lines,
+  // ARM: the same columns with 32-bit addresses.
+  *arm({ modules, frames }) {
+    yield "Child-SP RetAddr  Call Site";
+    yield* withInlines(modules, frames, false, 2, (f) => `${h32(f.addrStack)} ${h32(f.addrReturn)} ${locationText(locate(modules, f), `0x${h32(f.addrPC)}`, true)}`);
+  },
 };

@@ -11,6 +11,7 @@ import { X86_ARCH } from "../arch/x86/index.js";
 import { X64_ARCH } from "../arch/x64/index.js";
 import { IA64_ARCH } from "../arch/ia64/index.js";
 import { ARM64_ARCH } from "../arch/arm64/index.js";
+import { ARM_ARCH } from "../arch/arm/index.js";
 import { InputError } from "../errors.js";
 import type { Machine } from "../model/machine.js";
 import { isWindows, type OperatingSystem } from "../model/snapshot.js";
@@ -21,7 +22,7 @@ import type { WalkerName } from "../arch/definition.js";
 /** What a machine offers the walk loop: its definition (arch/definition.ts). */
 export type ArchWalker = ArchDefinition;
 
-const TABLE: Record<Machine, ArchDefinition> = { x86: X86_ARCH, x64: X64_ARCH, ia64: IA64_ARCH, arm64: ARM64_ARCH };
+const TABLE: Record<Machine, ArchDefinition> = { x86: X86_ARCH, x64: X64_ARCH, ia64: IA64_ARCH, arm64: ARM64_ARCH, arm: ARM_ARCH };
 
 /** The walker table for a machine. */
 export function archWalker(machine: Machine): ArchWalker {

@@ -353,7 +353,7 @@ describe("ContextFlags constants (minidump.md §3.1-3.2, ia64.md §4.1)", () => 
   });
 
   it("CPU bit per machine", () => {
-    expect(CONTEXT_CPU_BIT).toEqual({ x86: 0x10000, x64: 0x100000, ia64: 0x80000, arm64: 0x400000 });
+    expect(CONTEXT_CPU_BIT).toEqual({ x86: 0x10000, x64: 0x100000, ia64: 0x80000, arm64: 0x400000, arm: 0x200000 });
   });
 });
 
@@ -486,7 +486,7 @@ describe("CONTEXT edge cases", () => {
   it("an unknown machine is an InputError", () => {
     let caught: unknown;
     try {
-      decodeContext("arm" as ContextMachine, new Uint8Array(2000));
+      decodeContext("mips" as ContextMachine, new Uint8Array(2000));
     } catch (e) {
       caught = e;
     }

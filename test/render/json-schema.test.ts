@@ -121,7 +121,7 @@ describe("walk --format json of vectors", () => {
       const doc = JSON.parse(renderJson(v.machine, v.modules, walks, { os: v.os }));
       assertWalkDocument(doc);
       expect(doc.crash_info.type).toBeNull();
-      expect(doc.system_info.cpu_arch).toBe({ x86: "x86", x64: "amd64", ia64: "ia64", arm64: "arm64" }[v.machine]);
+      expect(doc.system_info.cpu_arch).toBe({ x86: "x86", x64: "amd64", ia64: "ia64", arm64: "arm64", arm: "arm" }[v.machine]);
       let line = "";
       writeJson(v.machine, v.modules, walks, (t) => (line += t), { os: v.os, file }, { indent: false });
       expect(line.endsWith("\n") && !line.slice(0, -1).includes("\n")).toBe(true);

@@ -31,6 +31,7 @@ const REGISTERS: Record<Machine, [string, string, string | null, string | null]>
   x64: ["rip", "rsp", "rbp", null],
   ia64: ["stiip", "intsp", null, "rsbsp"],
   arm64: ["pc", "sp", "fp", null],
+  arm: ["pc", "sp", "r11", null],
 };
 
 function frames(machine: Machine, specs: FrameSpec[]): ExplainedFrame[] {

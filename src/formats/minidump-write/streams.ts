@@ -9,6 +9,7 @@ import type { MemoryReader } from "../../memory/reader.js";
 import { machineInfo, type Machine } from "../../model/machine.js";
 import { CONTEXT_AMD64_CONTROL, CONTEXT_AMD64_INTEGER, CONTEXT_AMD64_SEGMENTS, CONTEXT_ARM64_FULL, CONTEXT_X86_FULL, contextRegisterNames, contextSize, encodeContext } from "../../model/context.js";
 import type { Module, Registers, ThreadSnapshot } from "../../model/snapshot.js";
+import { BREAKPAD_ARM_CONTEXT_SIZE, encodeBreakpadArmContext, MD_CONTEXT_ARM_FULL } from "../minidump/arm-context.js";
 import { MINIDUMP_STREAM, PROCESSOR_ARCHITECTURE, VS_FFI_SIGNATURE } from "../minidump/constants.js";
 import { EXCEPTION_MAXIMUM_PARAMETERS, EXCEPTION_STREAM_SIZE } from "../minidump/exception.js";
 import { MISC_INFO_MIN_SIZE } from "../minidump/misc-info.js";
@@ -20,7 +21,7 @@ import type { MinidumpWriteException, MinidumpWriteSystem, WrittenStreamInfo } f
 import type { Structures } from "./structures.js";
 
 /** The machines the writer writes. */
-export type WrittenMachine = "x86" | "x64" | "arm64";
+export type WrittenMachine = "x86" | "x64" | "arm64" | "arm";
 
 /** What the writer writes for a machine. */
 interface WriterMachine {
@@ -32,6 +33,8 @@ interface WriterMachine {
   flags: number;
   /** The segment values (and MXCSR) of a Windows user-mode thread, used when the snapshot has none. */
   registers: Registers;
+  /** A context record of another form than the machine's Windows CONTEXT: its size and encoder. */
+  context?: { size: number; encode(registers: Registers): Uint8Array };
 }
 
 /** One table per machine the writer writes (minidump.md §2.6, §3); the stack and instruction pointers come from the machine table. */
@@ -55,7 +58,21 @@ export const WRITER_MACHINES: Readonly<Record<WrittenMachine, WriterMachine>> = 
     flags: CONTEXT_ARM64_FULL,
     registers: {},
   },
+  // Breakpad's 368-byte MDRawContextARM with SystemInfo 5, as Breakpad's clients write it: the
+  // only ARM context Breakpad's processor reads (a Windows 0x1A0-byte CONTEXT is read too).
+  arm: {
+    processorArchitecture: PROCESSOR_ARCHITECTURE.ARM,
+    cpuid: false,
+    flags: MD_CONTEXT_ARM_FULL,
+    registers: {},
+    context: { size: BREAKPAD_ARM_CONTEXT_SIZE, encode: encodeBreakpadArmContext },
+  },
 };
+
+/** The size of the CONTEXT records the writer writes for `machine`. */
+function writtenContextSize(machine: WrittenMachine): number {
+  return WRITER_MACHINES[machine].context?.size ?? contextSize(machine);
+}
 
 /** True when the writer writes snapshots of `machine`. */
 export function isWrittenMachine(machine: Machine): machine is WrittenMachine {
@@ -121,12 +138,13 @@ export function writeThreads(s: Structures, machine: WrittenMachine, threads: re
   const table = WRITER_MACHINES[machine];
   const threadList = s.alloc(4 + threads.length * THREAD_SIZE);
   s.u32(threadList, threads.length);
-  const size = contextSize(machine);
+  const size = writtenContextSize(machine);
   const contextRva = new Map<number, number>();
   const stackFixups: { at: number; sp: bigint }[] = [];
   threads.forEach((t, i) => {
     const at = threadList + 4 + i * THREAD_SIZE;
-    const ctx = encodeContext({ machine, contextFlags: table.flags, registers: contextRegisters(machine, t.registers) });
+    const registers = contextRegisters(machine, t.registers);
+    const ctx = table.context?.encode(registers) ?? encodeContext({ machine, contextFlags: table.flags, registers });
     const rva = s.alloc(size, 16);
     s.bytes(rva, ctx);
     contextRva.set(t.id, rva);
@@ -215,7 +233,7 @@ export function writeException(
   s.u64(at + 24, exception.address ?? thread.registers[machineInfo(machine).pc] ?? 0n);
   s.u32(at + 32, params.length);
   params.forEach((p, i) => s.u64(at + 40 + 8 * i, p));
-  s.u32(at + 160, contextSize(machine));
+  s.u32(at + 160, writtenContextSize(machine));
   s.u32(at + 164, contextRva);
   return { type: MINIDUMP_STREAM.Exception, rva: at, size: EXCEPTION_STREAM_SIZE };
 }

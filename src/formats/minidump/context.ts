@@ -17,6 +17,7 @@ import {
 } from "../../model/context.js";
 import { machineInfo, MACHINES, type Machine } from "../../model/machine.js";
 import { fieldOf } from "../../model/record.js";
+import { BREAKPAD_ARM_CONTEXT_SIZE, decodeBreakpadArmContext, MD_CONTEXT_ARM, MD_CONTEXT_ARM_OLD } from "./arm-context.js";
 import { MINIDUMP_LIMITS, PROCESSOR_ARCHITECTURE } from "./constants.js";
 import type { MinidumpInput } from "./input.js";
 import type { MinidumpContext, MinidumpLocation } from "./types.js";
@@ -34,6 +35,7 @@ export const MACHINE_OF_ARCH: Readonly<Record<number, Machine>> = {
   [PROCESSOR_ARCHITECTURE.IA64]: "ia64",
   [PROCESSOR_ARCHITECTURE.ARM64]: "arm64",
   [PROCESSOR_ARCHITECTURE.ARM64_OLD]: "arm64",
+  [PROCESSOR_ARCHITECTURE.ARM]: "arm",
 };
 
 /**
@@ -46,6 +48,7 @@ const FLAGS_AT_0: Readonly<Record<Machine, "read" | { needsFullSize: string } | 
   x64: "flags-elsewhere",
   ia64: { needsFullSize: "IA-64" },
   arm64: { needsFullSize: "ARM64" },
+  arm: { needsFullSize: "ARM" },
 };
 
 /** Breakpad's MDRawContextARM64_Old (arm64.md §2.3): 796 bytes, u64 flags with CPU bit 0x80000000, `#pragma pack(4)`. */
@@ -100,6 +103,16 @@ export function readContext(input: MinidumpInput, loc: MinidumpLocation, at: num
   }
   if (size === ARM64_OLD.size) return readArm64Old(input, loc, at, systemArch, what);
   const flags = input.cursor(loc.rva, 4, `${what} ContextFlags`, at).u32();
+  // Breakpad's 368-byte ARM context: its own CPU bit, or the old one (or none) with SystemInfo ARM.
+  const armCpu = (flags & CONTEXT_CPU_MASK) >>> 0;
+  if (size === BREAKPAD_ARM_CONTEXT_SIZE && (armCpu === MD_CONTEXT_ARM || (armCpu === 0 && (flags & MD_CONTEXT_ARM_OLD) !== 0 && systemArch === PROCESSOR_ARCHITECTURE.ARM) || (armCpu === 0 && systemArch === PROCESSOR_ARCHITECTURE.ARM))) {
+    if (systemArch !== undefined && systemArch !== PROCESSOR_ARCHITECTURE.ARM) {
+      throw new InputError("bad-value", `${what}: an ARM context needs SystemInfo ProcessorArchitecture ${PROCESSOR_ARCHITECTURE.ARM}, not ${systemArch}`, { offset: at });
+    }
+    const c = input.cursor(loc.rva, BREAKPAD_ARM_CONTEXT_SIZE, `${what} (368-byte ARM context)`, at);
+    return { machine: "arm", ...decodeBreakpadArmContext(c.bytes), location: loc };
+  }
+  if (armCpu === MD_CONTEXT_ARM) throw new InputError("bad-value", `${what}: Breakpad's ARM context is ${BREAKPAD_ARM_CONTEXT_SIZE} bytes, not ${size}`, { offset: at });
   let cpu = (flags & CONTEXT_CPU_MASK) >>> 0;
   if (cpu === 0) {
     const fromSystem = systemArch === undefined ? undefined : MACHINE_OF_ARCH[systemArch];

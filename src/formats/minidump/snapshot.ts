@@ -6,11 +6,17 @@ import { InputError } from "../../errors.js";
 import { hex } from "../../hex.js";
 import type { AddressRange } from "../../memory/window-memory.js";
 import type { Module, OperatingSystem, Snapshot, ThreadSnapshot } from "../../model/snapshot.js";
+import { MACHINES, machineInfo } from "../../model/machine.js";
 import { MINIDUMP_LIMITS, MINIDUMP_STREAM, streamTypeName } from "./constants.js";
 import { MinidumpMemory, snapshotMemoryRanges } from "./memory.js";
 import type { MinidumpThread } from "./thread-list.js";
 import type { Minidump, MinidumpMemoryRange } from "./types.js";
 
+
+/** The machines the walker models, in prose: "x86, x64, IA-64, ARM64, ARM". */
+function modelledArchitectures(): string {
+  return MACHINES.map((m) => machineInfo(m).names.prose).join(", ");
+}
 
 /**
  * Why a dump has no thread to walk, naming the field to blame: the directory that lacks a thread
@@ -42,7 +48,7 @@ export function minidumpSnapshot(dump: Minidump): Snapshot {
     const arch = dump.systemInfo?.processorArchitecture;
     const sys = dump.streams.find((s) => s.streamType === MINIDUMP_STREAM.SystemInfo);
     if (arch !== undefined && sys !== undefined) {
-      throw wrap(new InputError("unsupported", `ProcessorArchitecture ${arch} is not a machine the walker models (x86, AMD64, IA-64)`, { offset: sys.location.rva }));
+      throw wrap(new InputError("unsupported", `ProcessorArchitecture ${arch} is not a machine the walker models (${modelledArchitectures()})`, { offset: sys.location.rva }));
     }
     // Nothing names the machine: say why no thread context could.
     throw wrap(dump.threads.find((t) => t.contextError !== undefined)?.contextError ?? noThreadError(dump) ?? new InputError("unsupported", "no SystemInfo stream and no thread context name the machine", { offset: dump.threads[0] !== undefined ? dump.threads[0].offset + 40 : dump.header.directoryRva }));
