@@ -9,7 +9,8 @@
  */
 
 /** `arm64-old`: Breakpad's 796-byte MDRawContextARM64_Old, written by its non-Windows writers. */
-export type WriterMachine = "x86" | "x64" | "ia64" | "arm64" | "arm64-old";
+/** `arm`: the Windows 0x1A0-byte CONTEXT; `arm-breakpad`: Breakpad's 368-byte MDRawContextARM. */
+export type WriterMachine = "x86" | "x64" | "ia64" | "arm64" | "arm64-old" | "arm" | "arm-breakpad";
 
 /** Target memory: `bytes` captured at `base`. */
 export interface WriterRange {
@@ -149,12 +150,20 @@ const ARM64_GPRS: Record<string, [number, number]> = {
 };
 const ARM64_REGS: Record<string, [number, number]> = { ...ARM64_GPRS, cpsr: [4, 4] };
 const ARM64_OLD_REGS: Record<string, [number, number]> = { ...ARM64_GPRS, cpsr: [272, 4] };
+// winnt.h (_M_ARM) and minidump_cpu_arm.h: r0-r12 from 4, sp 0x38, lr 0x3c, pc 0x40, cpsr 0x44, D[n] at 0x50 + 8n in both forms.
+const ARM_REGS: Record<string, [number, number]> = {
+  ...Object.fromEntries(Array.from({ length: 13 }, (_, i) => [`r${i}`, [4 + 4 * i, 4] as [number, number]])),
+  sp: [0x38, 4], lr: [0x3c, 4], pc: [0x40, 4], cpsr: [0x44, 4],
+  ...Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`d${i + 8}`, [0x50 + 8 * (i + 8), 8] as [number, number]])),
+};
 const CONTEXT: Record<WriterMachine, { size: number; flagsAt: number; flags: number; regs: Record<string, [number, number]>; arch: number }> = {
   x86: { size: 716, flagsAt: 0, flags: 0x0001003f, regs: X86_REGS, arch: 0 },
   x64: { size: 1232, flagsAt: 48, flags: 0x0010001f, regs: AMD64_REGS, arch: 9 },
   ia64: { size: 0xa70, flagsAt: 0, flags: 0x0008003f, regs: IA64_REGS, arch: 6 },
   arm64: { size: 912, flagsAt: 0, flags: 0x00400003, regs: ARM64_REGS, arch: 12 },
   "arm64-old": { size: 796, flagsAt: 0, flags: 0x80000007, regs: ARM64_OLD_REGS, arch: 0x8003 },
+  arm: { size: 0x1a0, flagsAt: 0, flags: 0x00200007, regs: ARM_REGS, arch: 5 },
+  "arm-breakpad": { size: 368, flagsAt: 0, flags: 0x40000006, regs: ARM_REGS, arch: 5 },
 };
 
 /** A growable little-endian buffer addressed by absolute offset. */

@@ -18,7 +18,7 @@ const MINIDUMP_WITH_FULL_MEMORY = 0x2n;
 const DEFAULT_CHUNK = 1 << 20;
 
 /**
- * Writes `snapshot` as a minidump to `sink` and says what it wrote. Only x86, x64 and ARM64
+ * Writes `snapshot` as a minidump to `sink` and says what it wrote. Only x86, x64, ARM64 and ARM
  * snapshots can be written (an IA-64 one is an InputError "unsupported"). Memory that the snapshot's ranges
  * claim but its reader cannot read, overlapping ranges, and values too wide for their fields are
  * RangeErrors: they are mistakes of the caller, not of an input file.

@@ -2,8 +2,8 @@
  * Windows ARM (ARMNT, Thumb-2) unwind data (Microsoft's "ARM exception handling"; docs/arm.md):
  * the `.pdata` entries, the `.xdata` records, every unwind code, and the packed `.pdata` words
  * expanded into the codes the same prolog and epilog would have, so that one algorithm unwinds
- * either. Decoded and encoded; lengths and offsets are in bytes here (the records count
- * halfwords).
+ * either. Lengths and offsets are in bytes here (the records count halfwords). The emulator's
+ * encoder (emulator/programs/arm-unwind-encode.ts) writes the same data from the documentation.
  *
  * `.pdata` entry: Function Start RVA (bit 0 set for Thumb code), then a word whose low two bits
  * (Flag) say what the rest is: 0 the `.xdata` RVA, 1 packed unwind data, 2 packed data of a
@@ -226,22 +226,6 @@ export function packedFields(word: number): ArmPacked {
   };
 }
 
-/** A packed word from its fields. */
-export function packWord(p: ArmPacked): number {
-  return (
-    (p.flag |
-      ((p.functionLength >>> 1) << 2) |
-      (p.ret << 13) |
-      (p.h ? 1 << 15 : 0) |
-      (p.reg << 16) |
-      (p.r ? 1 << 19 : 0) |
-      (p.l ? 1 << 20 : 0) |
-      (p.c ? 1 << 21 : 0) |
-      (p.stackAdjust << 22)) >>>
-    0
-  );
-}
-
 /**
  * The code of a push or pop of `mask` (bit 14 lr), the form of the instruction's size: 16-bit
  * (D0-D7, EC-ED) when the registers are r0-r7 and lr and `wide` is not asked for, else 32-bit
@@ -333,37 +317,4 @@ function packedData(word: number, p: ArmPacked, prolog: number[], epilog: number
     codes: Uint8Array.from(codes),
     handler: false,
   };
-}
-
-/** What {@link encodeArmXdata} writes. */
-export interface ArmXdataSpec {
-  functionLength: number;
-  fragment?: boolean;
-  epilogInHeader?: boolean;
-  epilogIndex?: number;
-  scopes?: readonly ArmEpilogScope[];
-  codes: readonly number[];
-  handler?: number;
-}
-
-/** An `.xdata` record's bytes (codes padded with end codes to a word; the extension word when the counts overflow). */
-export function encodeArmXdata(spec: ArmXdataSpec): Uint8Array {
-  const codes = [...spec.codes];
-  while (codes.length % 4 !== 0) codes.push(0xff);
-  const codeWords = codes.length / 4;
-  const e = spec.epilogInHeader === true;
-  const scopes = spec.scopes ?? [];
-  const count = e ? (spec.epilogIndex ?? 0) : scopes.length;
-  const extended = count > 31 || codeWords > 15 || (count === 0 && codeWords === 0);
-  const words: number[] = [
-    ((spec.functionLength >>> 1) | (spec.handler !== undefined ? 1 << 20 : 0) | (e ? 1 << 21 : 0) | (spec.fragment === true ? 1 << 22 : 0) | (extended ? 0 : (count << 23) | (codeWords << 28))) >>> 0,
-  ];
-  if (extended) words.push((count | (codeWords << 16)) >>> 0);
-  if (!e) for (const s of scopes) words.push(((s.start >>> 1) | (s.condition << 20) | (s.index << 24)) >>> 0);
-  const out = new Uint8Array(4 * words.length + codes.length + (spec.handler !== undefined ? 4 : 0));
-  const view = new DataView(out.buffer);
-  words.forEach((w, i) => view.setUint32(4 * i, w, true));
-  out.set(codes, 4 * words.length);
-  if (spec.handler !== undefined) view.setUint32(4 * words.length + codes.length, spec.handler, true);
-  return out;
 }

@@ -44,6 +44,8 @@ export type Insn =
   /** mov r11, sp (n 0, 16-bit) or add r11, sp, #n (32-bit); r7 elsewhere. */
   | { op: "set-fp"; reg: "r11" | "r7"; n: number; size: 2 | 4 }
   | { op: "nop"; size: 2 | 4 }
+  /** str lr, [sp, #-n]! (32-bit). */
+  | { op: "str-lr"; n: number }
   | { op: "add-sp"; n: number; size: 2 | 4 }
   | { op: "vpop"; first: number; last: number }
   /** pop {regs}, "pc" among them ends the epilog. */
@@ -100,6 +102,11 @@ export class Machine {
         break;
       case "set-fp":
         r[i.reg] = r["sp"]! + BigInt(i.n);
+        break;
+      case "str-lr":
+        r["sp"]! -= BigInt(i.n);
+        this.store(r["sp"]!, r["lr"]!);
+        r["lr"] = CLOBBERED["lr"]!;
         break;
       case "add-sp":
         r["sp"]! += BigInt(i.n);

@@ -7,7 +7,8 @@
  * of the epilog. Flag 2 (a fragment without a prolog) unwinds in full from its first byte.
  */
 import { describe, expect, it } from "vitest";
-import { expandArmPacked, packWord, packedFields, type ArmPacked } from "../../../src/formats/unwind-data/arm.js";
+import { expandArmPacked, packedFields, type ArmPacked } from "../../../src/formats/unwind-data/arm.js";
+import { armPackedWord } from "../../../emulator/programs/arm-unwind-encode.js";
 import { isProblem } from "../../../src/formats/unwind-data/problem.js";
 import { bytesOf, callerAt, callerOf, expectedOf, ImageBuilder, pick, positions, snapshotArm, unwindOnce, type Insn } from "./fixture.js";
 
@@ -90,7 +91,7 @@ function shapes(): ArmPacked[] {
 function check(p: ArmPacked): void {
   const { prolog, epilog } = canonical(p);
   const length = bytesOf(prolog) + BODY + (epilog === undefined ? 0 : bytesOf(epilog));
-  const word = packWord({ ...p, functionLength: length });
+  const word = armPackedWord(length, p);
   const image = new ImageBuilder().fn(FN, word).build();
   const caller = callerAt(3);
   for (const { where, machine } of positions(FN, prolog, BODY, epilog, caller)) {
@@ -103,7 +104,7 @@ function check(p: ArmPacked): void {
 
 describe("ARM packed unwind data, unwound at every position against its canonical prolog and epilog", () => {
   it("the fields round-trip", () => {
-    for (const p of shapes()) expect(packedFields(packWord({ ...p, functionLength: 0x40 }))).toEqual({ ...p, functionLength: 0x40 });
+    for (const p of shapes()) expect(packedFields(armPackedWord(0x40, p))).toEqual({ ...p, functionLength: 0x40 });
   });
 
   it("H: the four homed argument registers (push {r0-r3}, add sp / ldr pc, [sp], #0x14)", () => {
@@ -139,7 +140,7 @@ describe("ARM packed unwind data, unwound at every position against its canonica
   it("Flag 2: a fragment has no prolog, so it unwinds in full from its first byte", () => {
     const p: ArmPacked = { flag: 2, functionLength: 0, ret: 3, h: false, reg: 1, r: false, l: true, c: false, stackAdjust: 2 };
     const { prolog } = canonical(p);
-    const word = packWord({ ...p, functionLength: 0x20 });
+    const word = armPackedWord(0x20, p);
     const fragment = 0x2400;
     const image = new ImageBuilder().fn(fragment, word).build();
     const caller = callerAt(5);
@@ -153,8 +154,8 @@ describe("ARM packed unwind data, unwound at every position against its canonica
   });
 
   it("the combinations the documentation calls unsupported are problems, not guesses", () => {
-    const bad = (p: Partial<ArmPacked>): string => {
-      const d = expandArmPacked(packWord({ flag: 1, functionLength: 8, ret: 1, h: false, reg: 0, r: false, l: false, c: false, stackAdjust: 0, ...p }));
+    const bad = (p: Partial<Omit<ArmPacked, "functionLength">>): string => {
+      const d = expandArmPacked(armPackedWord(8, { flag: 1, ret: 1, h: false, reg: 0, r: false, l: false, c: false, stackAdjust: 0, ...p }));
       return isProblem(d) ? d.problem : "";
     };
     expect(bad({ c: true, l: false })).toMatch(/C is set without L/);
