@@ -3,6 +3,7 @@
  * StackWalk64 backend, function-table access) and what other layers use of the machine.
  */
 import { machineRoles, type ArchDefinition } from "../definition.js";
+import { armModuleCfi } from "./cfi-from-unwind.js";
 import { armCfi } from "./cfi.js";
 import { ARM_LINK_REGISTER } from "./link-register.js";
 import { armFrameChain, armFrameChainElsewhere, armLinkRegister, armLinkRegisterElsewhere } from "./frame-pointer.js";
@@ -14,6 +15,7 @@ import { armUnwind } from "./unwind.js";
 export { armUnwind } from "./unwind.js";
 export { armFunctionTableAccess } from "./function-table.js";
 export { ARM_LINK_REGISTER } from "./link-register.js";
+export { armModuleCfi, armPlanRules } from "./cfi-from-unwind.js";
 
 export const ARM_ARCH: ArchDefinition = {
   ...machineRoles("arm"),
@@ -44,4 +46,5 @@ export const ARM_ARCH: ArchDefinition = {
   stackWalk64: armWalk,
   functionTableAccess: (target, address, compatibility) => (compatibility === "native" ? armFunctionTableAccess(target, address) : 0n),
   picture: ARM_LINK_REGISTER,
+  moduleCfi: (module, memory) => armModuleCfi(module, memory),
 };

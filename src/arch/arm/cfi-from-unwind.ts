@@ -1,0 +1,116 @@
+/**
+ * STACK CFI records from an ARM image's `.pdata` entries and their packed words or `.xdata`
+ * records, as a symbol file carries them for Breakpad (which never reads `.pdata`). They are
+ * exact: at every halfword of every function the rules are what the Windows unwinder (this
+ * project's plans, plan.ts) does there, prologs and epilogs included, and a delta row is written
+ * wherever they change. Register names are Breakpad's ARM ones, `r0`-`r12`, `sp`, `lr`, `pc`;
+ * `.cfa` is the caller's sp and `.ra` its pc (lr once the codes ran). Breakpad has no names for
+ * the d registers, so vpop saves move the CFA and are otherwise left out.
+ *
+ * A function the module's symbols name that no `.pdata` entry covers is a leaf to the Windows
+ * unwinder: pc = lr, sp unchanged, `.cfa: sp .ra: lr`.
+ */
+import type { BreakpadCfiDelta, BreakpadStackCfi } from "../../formats/breakpad-sym.js";
+import type { MemoryReader } from "../../memory/reader.js";
+import type { Module } from "../../model/snapshot.js";
+import { cacheSlot, ImageKeyed, UnwindCache } from "../../unwind/cache.js";
+import { cfiAdd, cfiAt, cfiDeref, cfiPostfix, cfiRulesText, type CfiRules, type CfiSym } from "../cfi-text.js";
+import { isProblem } from "../../formats/unwind-data/problem.js";
+import type { ArmUnwindPlan } from "./plan.js";
+import { armEntryLength, armTables } from "./tables.js";
+import { armPlanAt } from "./unwind.js";
+
+/** The STACK CFI rules a plan amounts to. */
+export function armPlanRules(plan: ArmUnwindPlan): CfiRules | undefined {
+  if (plan.leaf) return { cfa: "sp", ra: "lr", registers: [] };
+  let sp: CfiSym = { base: "sp", off: 0 };
+  const saved = new Map<string, CfiSym>();
+  const value = (r: string): CfiSym => (saved.has(r) ? cfiDeref(saved.get(r)!) : { base: r, off: 0 });
+  for (const code of plan.codes) {
+    switch (code.op) {
+      case "alloc":
+        sp = cfiAdd(sp, code.size);
+        break;
+      case "pop":
+        for (let r = 0; r <= 14; r++) {
+          if ((code.mask & (1 << r)) === 0) continue;
+          saved.set(r === 14 ? "lr" : `r${r}`, sp);
+          sp = cfiAdd(sp, 4);
+        }
+        break;
+      case "vpop":
+        sp = cfiAdd(sp, 8 * (code.last - code.first + 1));
+        break;
+      case "mov-sp":
+        if (code.register === 13) break;
+        sp = value(code.register === 14 ? "lr" : code.register === 15 ? "pc" : `r${code.register}`);
+        break;
+      case "ldr-lr":
+        saved.set("lr", sp);
+        sp = cfiAdd(sp, code.size);
+        break;
+      case "nop":
+        break;
+      default:
+        return undefined;
+    }
+  }
+  const cfa = sp;
+  const lr = saved.get("lr");
+  const registers = [...saved]
+    .filter(([r]) => r !== "lr")
+    .sort((a, b) => Number(a[0].slice(1)) - Number(b[0].slice(1)))
+    .map(([r, address]): [string, string] => [r, cfiAt(address, cfa)]);
+  return { cfa: cfiPostfix(cfa), ra: lr === undefined ? "lr" : cfiAt(lr, cfa), registers };
+}
+
+const RECORDS = cacheSlot("arm STACK CFI from unwind tables", () => new ImageKeyed<Module, BreakpadStackCfi[]>());
+
+/**
+ * The STACK CFI records of an ARM module whose image (with its exception directory) is mapped in
+ * `memory`: one INIT range per `.pdata` entry, with a delta row wherever the rules change inside
+ * it. Empty when the image or its tables cannot be read. Kept in `cache` when one is given.
+ */
+export function armModuleCfi(module: Module, memory: MemoryReader, cache?: UnwindCache): BreakpadStackCfi[] {
+  return cache === undefined ? moduleCfi(module, memory) : cache.get(RECORDS).get(memory, module, () => moduleCfi(module, memory));
+}
+
+function moduleCfi(module: Module, memory: MemoryReader): BreakpadStackCfi[] {
+  const out: BreakpadStackCfi[] = [];
+  const cache = new UnwindCache();
+  const tables = armTables(module, memory, cache);
+  if (tables === undefined || tables.problem !== undefined) return out;
+  const site = { modules: [module], images: memory, cache };
+  const f = tables.functions;
+  const covered: [number, number][] = [];
+  for (let index = 0; 2 * index < f.length; index++) {
+    const begin = f[2 * index]! & ~1;
+    const length = armEntryLength(tables, index);
+    if (typeof length !== "number" || length <= 0) continue;
+    covered.push([begin, begin + length]);
+    let init: string | undefined;
+    let current: string | undefined;
+    const deltas: BreakpadCfiDelta[] = [];
+    const mentioned = new Set<string>();
+    for (let rva = begin; rva < begin + length; rva += 2) {
+      const plan = armPlanAt(site, module.base + BigInt(rva));
+      const found = plan === undefined || isProblem(plan) ? undefined : armPlanRules(plan);
+      if (found === undefined) break;
+      const rules = cfiRulesText(found, mentioned);
+      if (rules === current) continue;
+      for (const [r] of found.registers) mentioned.add(r);
+      if (init === undefined) init = rules;
+      else deltas.push({ address: rva, rules });
+      current = rules;
+    }
+    if (init !== undefined) out.push({ address: begin, size: length, init, deltas });
+  }
+  for (const s of module.symbols) {
+    if (s.size === undefined || s.size === 0n || s.kind === "public") continue;
+    const begin = Number(s.rva) & ~1;
+    const end = begin + Number(s.size);
+    if (covered.some(([b, e]) => b < end && begin < e)) continue;
+    out.push({ address: begin, size: end - begin, init: ".cfa: sp .ra: lr", deltas: [] });
+  }
+  return out.sort((a, b) => a.address - b.address);
+}

@@ -1,0 +1,117 @@
+/**
+ * Breakpad's own reports of ARM (Thumb-2) dumps (test/fixtures/breakpad-arm): the three-function
+ * chain of test/arch/arm/chain.ts stopped at every position of its leaf, of `middle` and of
+ * `outer` (prolog, body and epilog instructions), each written by the product's minidump writer
+ * (Breakpad's 368-byte ARM context, SystemInfo 5) with and without the module image, and walked
+ * with and without the `.sym` store whose STACK CFI is generated from the image's unwind data.
+ * `armCases()` makes the dumps and stores again (the same bytes every time); the reports come
+ * from Breakpad's `minidump_stackwalk`, run by this file as a script:
+ *
+ *   npx tsx test/support/breakpad-arm.ts path/to/minidump_stackwalk
+ *
+ * (or the path in BREAKPAD_MINIDUMP_STACKWALK), which rewrites the fixture.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { armModuleCfi } from "../../src/arch/arm/index.js";
+import { formatBreakpadSym, symFileInput, symFileStorePath } from "../../src/formats/breakpad-sym-write.js";
+import { bytesSink, writeMinidump } from "../../src/formats/minidump-write.js";
+import { RegionMemory } from "../../src/memory/region-memory.js";
+import type { Module, Snapshot } from "../../src/model/snapshot.js";
+import { BASE, callerAt, IMAGE_SIZE, Machine, positions, stackBytes, STACK_TOP, type Insn } from "../arch/arm/fixture.js";
+import { chainImage, LEAF, MIDDLE, MIDDLE_PROLOG, OUTER, OUTER_PROLOG } from "../arch/arm/chain.js";
+import { caseFiles, type EmulatedCase } from "./breakpad-emulated.js";
+
+/** The chain's module, named and identified so that a store can hold its symbols. */
+const MODULE: Module = {
+  name: "chain.exe",
+  path: "C:\\arm\\chain.exe",
+  base: BASE,
+  size: BigInt(IMAGE_SIZE),
+  debugFile: "chain.pdb",
+  debugId: "6F6D4D2A1B2C4D5E8F9011223344556601",
+  symbols: [
+    { name: "start", rva: 0x1000n, size: 0x100n, kind: "func" },
+    { name: "outer", rva: BigInt(OUTER), size: 0x40n, kind: "func" },
+    { name: "middle", rva: BigInt(MIDDLE), size: 0x60n, kind: "func" },
+    { name: "leaf", rva: BigInt(LEAF), size: 0x10n, kind: "func" },
+  ],
+};
+
+/** outer's packed epilog (Ret 0): add sp, sp, #16; pop {r4-r7, r11, pc}. */
+const OUTER_EPILOG: Insn[] = [
+  { op: "add-sp", n: 16, size: 2 },
+  { op: "pop", regs: ["r4", "r5", "r6", "r7", "r11", "pc"], size: 4 },
+];
+
+function snapshotOf(m: Machine): Snapshot {
+  return {
+    machine: "arm",
+    threads: [{ id: 0x51, crashed: true, registers: { ...m.regs, cpsr: 0x20n } }],
+    memory: new RegionMemory([{ base: BASE, bytes: chainImage() }, stackBytes(m, STACK_TOP - 0x400n)]),
+    modules: [{ ...MODULE }],
+  };
+}
+
+/** Every stop of the chain, by name: the leaf's, middle's and outer's positions. */
+function stops(): [string, Snapshot][] {
+  const out: [string, Snapshot][] = [];
+  const outerCaller = callerAt(0);
+  // outer at every position (it calls nothing yet).
+  for (const { where, machine } of positions(OUTER, OUTER_PROLOG, 0x40 - 12 - 6, OUTER_EPILOG, outerCaller)) out.push([`outer/${where}`, snapshotOf(machine)]);
+  // middle at every position of its prolog and body, called from outer.
+  const atOuterCall = new Machine(outerCaller);
+  OUTER_PROLOG.forEach((i) => atOuterCall.run(i));
+  atOuterCall.regs["lr"] = BASE + BigInt(OUTER + 0x24) + 1n;
+  for (const { where, machine } of positions(MIDDLE, MIDDLE_PROLOG, 0x40, undefined, atOuterCall.regs)) {
+    // The words outer stored are on the stack too.
+    for (const [a, v] of atOuterCall.words) if (!machine.words.has(a)) machine.words.set(a, v);
+    out.push([`middle/${where}`, snapshotOf(machine)]);
+  }
+  // The leaf, at three offsets.
+  const atMiddleCall = new Machine(atOuterCall.regs);
+  for (const [a, v] of atOuterCall.words) atMiddleCall.words.set(a, v);
+  MIDDLE_PROLOG.forEach((i) => atMiddleCall.run(i));
+  atMiddleCall.regs["lr"] = BASE + BigInt(MIDDLE + 0x34) + 1n;
+  for (const k of [0, 2, 6]) {
+    const m = new Machine(atMiddleCall.regs);
+    for (const [a, v] of atMiddleCall.words) m.words.set(a, v);
+    m.regs["pc"] = BASE + BigInt(LEAF + k);
+    out.push([`leaf/+${k}`, snapshotOf(m)]);
+  }
+  return out;
+}
+
+/** Every case, in a fixed order. */
+export function* armCases(): Generator<EmulatedCase> {
+  for (const [name, snap] of stops()) {
+    const m = snap.modules[0]!;
+    const input = symFileInput(m, "arm", snap.memory)!;
+    input.stackCfi = armModuleCfi(m, snap.memory);
+    const store = new Map([[symFileStorePath(input), formatBreakpadSym(input)]]);
+    for (const images of [true, false]) {
+      const sink = bytesSink();
+      const stack = (snap.memory as unknown as { regions: { base: bigint; bytes: Uint8Array }[] }).regions.find((r) => r.base < BASE)!;
+      writeMinidump(snap, sink, images ? {} : { ranges: [{ start: stack.base, size: BigInt(stack.bytes.length) }] });
+      const dump = sink.bytes();
+      for (const syms of [true, false]) yield { key: `arm/${name}/${images ? "images" : "no-images"}/${syms ? "syms" : "no-syms"}`, dump, syms: syms ? store : new Map() };
+    }
+  }
+}
+
+if (process.argv[1]?.endsWith("breakpad-arm.ts")) {
+  const tool = process.argv[2] ?? process.env["BREAKPAD_MINIDUMP_STACKWALK"];
+  if (tool === undefined) throw new Error("give the path of Breakpad's minidump_stackwalk (or set BREAKPAD_MINIDUMP_STACKWALK)");
+  const work = mkdtempSync(join(tmpdir(), "breakpad-arm-"));
+  const reports: Record<string, string> = {};
+  let n = 0;
+  for (const c of armCases()) {
+    const args = caseFiles(c, join(work, String(n++)));
+    reports[c.key] = execFileSync(tool, args, { stdio: ["ignore", "pipe", "ignore"], maxBuffer: 1 << 26 }).toString();
+    reports[`${c.key}/-m`] = execFileSync(tool, ["-m", ...args], { stdio: ["ignore", "pipe", "ignore"], maxBuffer: 1 << 26 }).toString();
+  }
+  writeFileSync("test/fixtures/breakpad-arm/reports.json", `${JSON.stringify(reports, null, 1)}\n`);
+  console.log(`${n} dumps, ${Object.keys(reports).length} reports written to test/fixtures/breakpad-arm/reports.json`);
+}
