@@ -6,7 +6,7 @@
  * caller's registers before the call are what an unwind at any point of the prolog, body or
  * epilog must give back.
  *
- * An image is laid out as the loader maps it: headers at RVA 0 (machine 0x1C4), a caller made of
+ * The instruction model is the emulator's (emulator/arm/thumb-model.ts). An image is laid out as the loader maps it: headers at RVA 0 (machine 0x1C4), a caller made of
  * Thumb `bl` instructions at RVA 0x1000 ({@link ra}(k) is the return address after the k-th, with
  * the Thumb bit), function code from 0x2000, `.xdata` from 0x8000, the `.pdata` table at 0xC000.
  */
@@ -18,6 +18,7 @@ import { UnwindCache } from "../../../src/unwind/cache.js";
 import { lookupAddress } from "../../../src/unwind/lookup-address.js";
 import { armUnwind } from "../../../src/arch/arm/unwind.js";
 import { runRule } from "../../support/rules.js";
+import { bytesOf, ThumbMachine, type Insn } from "../../../emulator/arm/thumb-model.js";
 
 export const BASE = 0x0040_0000n;
 export const IMAGE_SIZE = 0x1_0000;
@@ -36,106 +37,12 @@ export const CALLER: Readonly<Record<string, bigint>> = Object.fromEntries(SAVED
 /** Values a callee leaves in a register once it has saved it. */
 export const CLOBBERED: Readonly<Record<string, bigint>> = Object.fromEntries([...SAVED, "lr", "r0", "r1", "r2", "r3", "r12"].map((r, i) => [r, r.startsWith("d") ? 0x0bad_0000_0000_0000n + BigInt(i) : 0x0bad_0000n + BigInt(i)]));
 
-/** A prolog or epilog instruction, with its size in bytes. */
-export type Insn =
-  | { op: "push"; regs: readonly string[]; size: 2 | 4 }
-  | { op: "vpush"; first: number; last: number }
-  | { op: "sub-sp"; n: number; size: 2 | 4 }
-  /** mov r11, sp (n 0, 16-bit) or add r11, sp, #n (32-bit); r7 elsewhere. */
-  | { op: "set-fp"; reg: "r11" | "r7"; n: number; size: 2 | 4 }
-  | { op: "nop"; size: 2 | 4 }
-  /** str lr, [sp, #-n]! (32-bit). */
-  | { op: "str-lr"; n: number }
-  | { op: "add-sp"; n: number; size: 2 | 4 }
-  | { op: "vpop"; first: number; last: number }
-  /** pop {regs}, "pc" among them ends the epilog. */
-  | { op: "pop"; regs: readonly string[]; size: 2 | 4 }
-  | { op: "mov-sp"; reg: string; size: 2 }
-  /** ldr pc, [sp], #n. */
-  | { op: "ldr-pc"; n: number }
-  /** bx lr (16-bit) or b.w (32-bit). */
-  | { op: "ret"; size: 2 | 4 };
+export { bytesOf, type Insn } from "../../../emulator/arm/thumb-model.js";
 
-export const size = (i: Insn): number => ("size" in i ? i.size : 4);
-export const bytesOf = (list: readonly Insn[]): number => list.reduce((n, i) => n + size(i), 0);
-
-const REG_ORDER = [...Array.from({ length: 13 }, (_, i) => `r${i}`), "sp", "lr", "pc"];
-const byNumber = (a: string, b: string): number => REG_ORDER.indexOf(a) - REG_ORDER.indexOf(b);
-
-/** Registers and stack words of a thread, run forward. */
-export class Machine {
-  readonly regs: Record<string, bigint>;
-  readonly words = new Map<bigint, bigint>();
+/** The model's machine with this file's clobbered values: a saved register is then changed, as a callee may. */
+export class Machine extends ThumbMachine {
   constructor(regs: Record<string, bigint>) {
-    this.regs = { ...regs };
-  }
-  private store(at: bigint, v: bigint): void {
-    this.words.set(at, v & 0xffff_ffffn);
-  }
-  private load(at: bigint): bigint {
-    const v = this.words.get(at);
-    if (v === undefined) throw new Error(`load from unwritten ${at.toString(16)}`);
-    return v;
-  }
-  /** Runs one instruction; a saved register is then clobbered (the callee may use it). */
-  run(i: Insn): void {
-    const r = this.regs;
-    switch (i.op) {
-      case "push": {
-        const regs = [...i.regs].sort(byNumber);
-        r["sp"]! -= BigInt(4 * regs.length);
-        regs.forEach((name, k) => this.store(r["sp"]! + BigInt(4 * k), r[name]!));
-        for (const name of regs) r[name] = CLOBBERED[name]!;
-        break;
-      }
-      case "vpush":
-        r["sp"]! -= BigInt(8 * (i.last - i.first + 1));
-        for (let d = i.first; d <= i.last; d++) {
-          const v = r[`d${d}`] ?? 0n;
-          this.store(r["sp"]! + BigInt(8 * (d - i.first)), v & 0xffff_ffffn);
-          this.store(r["sp"]! + BigInt(8 * (d - i.first) + 4), v >> 32n);
-          if (CLOBBERED[`d${d}`] !== undefined) r[`d${d}`] = CLOBBERED[`d${d}`]!;
-        }
-        break;
-      case "sub-sp":
-        r["sp"]! -= BigInt(i.n);
-        break;
-      case "set-fp":
-        r[i.reg] = r["sp"]! + BigInt(i.n);
-        break;
-      case "str-lr":
-        r["sp"]! -= BigInt(i.n);
-        this.store(r["sp"]!, r["lr"]!);
-        r["lr"] = CLOBBERED["lr"]!;
-        break;
-      case "add-sp":
-        r["sp"]! += BigInt(i.n);
-        break;
-      case "vpop":
-        for (let d = i.first; d <= i.last; d++) {
-          const at = r["sp"]! + BigInt(8 * (d - i.first));
-          r[`d${d}`] = this.load(at) | (this.load(at + 4n) << 32n);
-        }
-        r["sp"]! += BigInt(8 * (i.last - i.first + 1));
-        break;
-      case "pop": {
-        const regs = [...i.regs].sort(byNumber);
-        // A pop that folds a stack adjustment loads argument registers from words never stored.
-        regs.forEach((name, k) => (r[name] = /^r[0-3]$/.test(name) ? (this.words.get(r["sp"]! + BigInt(4 * k)) ?? 0n) : this.load(r["sp"]! + BigInt(4 * k))));
-        r["sp"]! += BigInt(4 * regs.length);
-        break;
-      }
-      case "mov-sp":
-        r["sp"] = r[i.reg]!;
-        break;
-      case "ldr-pc":
-        r["pc"] = this.load(r["sp"]!);
-        r["sp"]! += BigInt(i.n);
-        break;
-      case "nop":
-      case "ret":
-        break;
-    }
+    super(regs, (name) => CLOBBERED[name]);
   }
 }
 

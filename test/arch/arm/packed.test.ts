@@ -9,58 +9,15 @@
 import { describe, expect, it } from "vitest";
 import { expandArmPacked, packedFields, type ArmPacked } from "../../../src/formats/unwind-data/arm.js";
 import { armPackedWord } from "../../../emulator/programs/arm-unwind-encode.js";
+import { canonicalPacked } from "../../../emulator/arm/thumb-model.js";
 import { isProblem } from "../../../src/formats/unwind-data/problem.js";
 import { bytesOf, callerAt, callerOf, expectedOf, ImageBuilder, pick, positions, snapshotArm, unwindOnce, type Insn } from "./fixture.js";
 
 const FN = 0x2000;
 const BODY = 8;
 
-/** Integer registers pushed for `fold` (PF or EF), per the documentation's C/L/R/PF table. */
-function intRegs(p: ArmPacked, fold: boolean, lr: string | undefined): string[] {
-  const regs: string[] = [];
-  const sa = p.stackAdjust;
-  if (fold) for (let r = ~sa & 3; r <= 3; r++) regs.push(`r${r}`);
-  if (!p.r) for (let r = 4; r <= p.reg + 4; r++) regs.push(`r${r}`);
-  if (p.c) regs.push("r11");
-  if (lr !== undefined) regs.push(lr);
-  return regs;
-}
-
-const low = (regs: readonly string[], extra: string): boolean => regs.every((r) => /^r[0-7]$/.test(r) || r === extra);
-
-/** The canonical prolog (instructions 1-5) and epilog (6-10) of a packed word, or undefined epilog for Ret 3. */
-function canonical(p: ArmPacked): { prolog: Insn[]; epilog: Insn[] | undefined } {
-  const sa = p.stackAdjust;
-  const special = sa >= 0x3f4;
-  const pf = special && (sa & 4) !== 0;
-  const ef = special && (sa & 8) !== 0;
-  const adjust = special ? 4 * ((sa & 3) + 1) : 4 * sa;
-  const prolog: Insn[] = [];
-  if (p.h) prolog.push({ op: "push", regs: ["r0", "r1", "r2", "r3"], size: 2 });
-  const pushed = intRegs(p, pf, p.l ? "lr" : undefined);
-  if (p.c || p.l || !p.r || pf) prolog.push({ op: "push", regs: pushed, size: low(pushed, "lr") ? 2 : 4 });
-  if (p.c && !p.l && p.r && !pf) prolog.push({ op: "set-fp", reg: "r11", n: 0, size: 2 });
-  if (p.c && (p.l || !p.r || pf)) prolog.push({ op: "set-fp", reg: "r11", n: 4 * pushed.indexOf("r11"), size: 4 });
-  if (p.r && p.reg !== 7) prolog.push({ op: "vpush", first: 8, last: 8 + p.reg });
-  if (adjust !== 0 && !pf) prolog.push({ op: "sub-sp", n: adjust, size: adjust <= 508 ? 2 : 4 });
-  if (p.ret === 3) return { prolog, epilog: undefined };
-  const epilog: Insn[] = [];
-  if (adjust !== 0 && !ef) epilog.push({ op: "add-sp", n: adjust, size: adjust <= 508 ? 2 : 4 });
-  if (p.r && p.reg !== 7) epilog.push({ op: "vpop", first: 8, last: 8 + p.reg });
-  if (p.c || (p.l && !p.h) || !p.r || ef) {
-    const last = p.l && !p.h ? (p.ret === 0 ? "pc" : "lr") : undefined;
-    const regs = intRegs(p, ef, last);
-    epilog.push({ op: "pop", regs, size: low(regs, "pc") ? 2 : 4 });
-    if (last === "pc") return { prolog, epilog };
-  }
-  if (p.h && !p.l) epilog.push({ op: "add-sp", n: 16, size: 2 });
-  if (p.h && p.l) {
-    epilog.push({ op: "ldr-pc", n: 0x14 });
-    return { prolog, epilog };
-  }
-  epilog.push({ op: "ret", size: p.ret === 1 ? 2 : 4 });
-  return { prolog, epilog };
-}
+/** The canonical prolog and epilog of a packed shape (the emulator's model of the documentation's two tables). */
+const canonical = (p: ArmPacked): { prolog: Insn[]; epilog: Insn[] | undefined } => canonicalPacked(p);
 
 /** Every valid packed shape, each with every Ret that applies. */
 function shapes(): ArmPacked[] {
