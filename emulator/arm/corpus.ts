@@ -13,8 +13,8 @@
  * `.pdata` at 0xC000, a debug directory naming `<chain>.pdb` at 0xD000.
  */
 import { createHash } from "node:crypto";
-import { formatSweep, type Sweep, type SweepStep } from "../../src/formats/sweep.js";
-import type { Module, Registers, TruthFrame } from "../../src/model/snapshot.js";
+import { formatSweep, type Sweep, type SweepStep } from "../../src/entry/formats.js";
+import type { Module, Registers, TruthFrame } from "../../src/index.js";
 import { armPackedWord, armXdataBytes, type ArmPackedUnwind } from "../programs/arm-unwind-encode.js";
 import { bytesOf, canonicalPacked, epilogCodes, insnSize, prologCodes, returns, ThumbMachine, type Insn } from "./thumb-model.js";
 
