@@ -178,12 +178,12 @@ describe("stackwalk check", () => {
 });
 
 describe("stackwalk roles", () => {
-  it("lists x86, x64, ia64 and arm64 roles as JSON", async () => {
+  it("lists x86, x64, ia64, arm64 and arm roles as JSON", async () => {
     const { code, out } = await cli("roles", "--json");
     expect(code).toBe(0);
     const doc = JSON.parse(out);
     const role = (m: string, r: string) => doc.find((d: { machine: string }) => d.machine === m).roles.find((x: { role: string }) => x.role === r);
-    expect(doc.map((d: { machine: string }) => d.machine)).toEqual(["x86", "x64", "ia64", "arm64"]);
+    expect(doc.map((d: { machine: string }) => d.machine)).toEqual(["x86", "x64", "ia64", "arm64", "arm"]);
     expect([role("x86", "AddrPC").register, role("x86", "AddrFrame").register, role("x86", "AddrStack").register]).toEqual(["eip", "ebp", "esp"]);
     expect([role("x64", "AddrPC").register, role("x64", "AddrFrame").register, role("x64", "AddrStack").register]).toEqual(["rip", "rbp", "rsp"]);
     expect(role("x64", "AddrFrame").explanation).toMatch(/not always used/);
@@ -191,13 +191,14 @@ describe("stackwalk roles", () => {
       "stiip", null, "intsp", "rsbsp",
     ]);
     expect([role("arm64", "AddrPC").register, role("arm64", "AddrReturn").register, role("arm64", "AddrFrame").register, role("arm64", "AddrStack").register]).toEqual(["pc", "lr", "fp", "sp"]);
+    expect([role("arm", "AddrPC").register, role("arm", "AddrReturn").register, role("arm", "AddrFrame").register, role("arm", "AddrStack").register]).toEqual(["pc", "lr", "r11", "sp"]);
     for (const d of doc) for (const r of d.roles) expect(r.explanation.length).toBeGreaterThan(10);
   });
 
   it("prints the machines side by side", async () => {
     const { out } = await cli("roles");
-    expect(out.split("\n")[0]).toMatch(/^role\s+x86 \(I386\)\s+x64 \(AMD64\)\s+Itanium \(IA64\)\s+ARM64 \(AArch64\)$/);
-    expect(out).toMatch(/AddrBStore\s+-\s+-\s+RsBSP\s+-/);
+    expect(out.split("\n")[0]).toMatch(/^role\s+x86 \(I386\)\s+x64 \(AMD64\)\s+Itanium \(IA64\)\s+ARM64 \(AArch64\)\s+ARM \(ARMNT, Thumb-2\)$/);
+    expect(out).toMatch(/AddrBStore\s+-\s+-\s+RsBSP\s+-\s+-/);
   });
 });
 

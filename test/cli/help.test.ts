@@ -106,14 +106,15 @@ describe("help texts follow the tables", () => {
     expect(bad.err).toContain(`--machine must be one of ${MACHINES.join(", ")}, not "nonesuch"`);
   });
 
-  it("compare runs one target or two per machine, every machine; its help and the top-level usage say so", async () => {
+  it("compare runs one target or two per machine, every machine but ARM (no compare target yet); its help and the top-level usage say so", async () => {
+    const compared = MACHINES.filter((m) => m !== "arm");
     const machinesOf = [...new Set(COMPARE_TARGETS.map((t) => t.split("-")[0]!))];
-    expect(machinesOf.sort()).toEqual([...MACHINES].sort());
+    expect(machinesOf.sort()).toEqual([...compared].sort());
     const text = await help("compare");
     expect(text).toContain(`Targets: ${COMPARE_TARGETS.join(", ")}.`);
-    for (const m of MACHINES) expect(flat(text).toLowerCase(), m).toContain(m === "ia64" ? "ia-64" : m);
+    for (const m of compared) expect(flat(text).toLowerCase(), m).toContain(m === "ia64" ? "ia-64" : m);
     const line = USAGE.split("\n").find((l) => l.startsWith("  compare "))!;
-    for (const m of MACHINES) expect(line, m).toContain(m);
+    for (const m of compared) expect(line, m).toContain(m);
   });
 
   it("etw decode --help lists every form --form takes", async () => {
