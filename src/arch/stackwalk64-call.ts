@@ -16,6 +16,8 @@ import { execContext, type OkStep, type PacStrip } from "./step.js";
 import type { FrameSite } from "../unwind/step.js";
 import { execRule } from "./exec.js";
 import type { ArchStrategy } from "./rule.js";
+import { CONTEXT_UNWOUND_TO_CALL } from "../model/context-layout.js";
+import { lookupAddress } from "../unwind/lookup-address.js";
 
 /** PREAD_PROCESS_MEMORY_ROUTINE64: all bytes of the range, or undefined (FALSE). */
 export type ReadMemoryRoutine = (address: bigint, size: number) => Uint8Array | undefined;
@@ -211,4 +213,63 @@ export function reported64(frame: StackFrame64, count: bigint): StackWalkResult 
   frame.virtual = 1;
   frame.reserved[1] = count + 1n;
   return { ok: true };
+}
+
+/** What a link-register machine's backend gives {@link linkRegisterWalk}: its name, its frame pointer, its lookup and one unwind. */
+export interface LinkRegisterWalker {
+  /** The name the walker gives itself in messages ("ARM64"). */
+  name: string;
+  /** The register AddrFrame holds. */
+  fp: string;
+  machine: Machine;
+  /** One unwind of the CONTEXT in place; false when it fails (the CONTEXT is then unchanged). */
+  unwind(call: FacadeCall, context: ContextRecord): boolean;
+}
+
+/**
+ * The StackWalk64 walker of a machine whose return address starts in a link register (ARM64,
+ * ARM; arm64.md Part 3): AddrPC = Pc, AddrStack = Sp, AddrFrame the frame register of the unwound
+ * CONTEXT, AddrReturn the Pc an unwind of a copy gives, Params 0, FuncTableEntry the .pdata entry
+ * (looked up at Pc, or after a return as lookup-address.ts says), Far and Virtual TRUE. A frame
+ * whose return address cannot be computed is not reported; a return address of 0 ends the walk on
+ * the next call. With Wine compatibility, Wine's walker without DWARF: AddrReturn = Lr of the same
+ * CONTEXT, and the next frame is Pc = Lr with Sp and the frame register unchanged, until Pc
+ * equals Lr: two frames.
+ */
+export function linkRegisterWalk(w: LinkRegisterWalker, frame: StackFrame64, context: ContextRecord | undefined, target: Snapshot | undefined, cb: ResolvedCallbacks): StackWalkResult {
+  const opened = open64(w.name, frame, context, target, cb);
+  if ("ok" in opened) return opened;
+  const { call, done, count } = opened;
+  let { mode } = opened;
+  const record = opened.context;
+  const ctx = record.registers;
+  const wine = cb.compatibility === "wine";
+  if (mode === MODE64.start) {
+    mode = MODE64.walking;
+    frame.addrPC.mode = frame.addrReturn.mode = frame.addrFrame.mode = frame.addrStack.mode = AddressMode.Flat;
+    frame.addrBStore = { offset: 0n, segment: 0, mode: 0 };
+  } else {
+    if (frame.addrReturn.offset === 0n) return done("done", "the previous frame's return address is 0: the stack ends there");
+    if (wine) {
+      // Wine without DWARF: pc = lr, nothing else changes; no progress once pc is lr.
+      if (ctx["pc"] === ctx["lr"]) return done("unwind-failed", "Pc equals Lr: Wine's walker has no other way to the caller without DWARF unwind data");
+      ctx["pc"] = ctx["lr"] ?? 0n;
+    } else if (!w.unwind(call, record)) {
+      return done("unwind-failed", "the previous frame cannot be unwound (its Pc is in no module, or its unwind data or stack cannot be read)");
+    }
+  }
+  frame.reserved[0] = mode;
+  frame.params = [0n, 0n, 0n, 0n];
+  frame.addrPC.offset = ctx["pc"] ?? 0n;
+  frame.addrStack.offset = ctx["sp"] ?? 0n;
+  frame.addrFrame.offset = ctx[w.fp] ?? 0n;
+  if (wine) frame.addrReturn.offset = ctx["lr"] ?? 0n;
+  else {
+    const copy: ContextRecord = { registers: { ...ctx }, contextFlags: record.contextFlags ?? 0 };
+    if (!w.unwind(call, copy)) return done("unwind-failed", "this frame's return address cannot be computed, so it is not reported");
+    frame.addrReturn.offset = copy.registers["pc"] ?? 0n;
+    const returned = ((record.contextFlags ?? 0) & CONTEXT_UNWOUND_TO_CALL) !== 0;
+    frame.funcTableEntry = tableEntryAt(cb, lookupAddress(frame.addrPC.offset, returned, w.machine));
+  }
+  return reported64(frame, count);
 }

@@ -10,11 +10,11 @@
  * A function the module's symbols name that no `.pdata` entry covers is a leaf to the Windows
  * unwinder: pc = lr, sp unchanged, `.cfa: sp .ra: lr`.
  */
-import type { BreakpadCfiDelta, BreakpadStackCfi } from "../../formats/breakpad-sym.js";
+import type { BreakpadStackCfi } from "../../formats/breakpad-sym.js";
 import type { MemoryReader } from "../../memory/reader.js";
 import type { Module } from "../../model/snapshot.js";
 import { cacheSlot, ImageKeyed, UnwindCache } from "../../unwind/cache.js";
-import { cfiAdd, cfiAt, cfiDeref, cfiPostfix, cfiRulesText, type CfiRules, type CfiSym } from "../cfi-text.js";
+import { cfiAdd, cfiAt, cfiDeref, cfiPostfix, tableCfiRecords, type CfiRules, type CfiSym } from "../cfi-text.js";
 import { isProblem } from "../../formats/unwind-data/problem.js";
 import type { ArmUnwindPlan } from "./plan.js";
 import { armEntryLength, armTables } from "./tables.js";
@@ -76,41 +76,19 @@ export function armModuleCfi(module: Module, memory: MemoryReader, cache?: Unwin
 }
 
 function moduleCfi(module: Module, memory: MemoryReader): BreakpadStackCfi[] {
-  const out: BreakpadStackCfi[] = [];
   const cache = new UnwindCache();
   const tables = armTables(module, memory, cache);
-  if (tables === undefined || tables.problem !== undefined) return out;
+  if (tables === undefined || tables.problem !== undefined) return [];
   const site = { modules: [module], images: memory, cache };
   const f = tables.functions;
-  const covered: [number, number][] = [];
+  const functions: { begin: number; length: number }[] = [];
   for (let index = 0; 2 * index < f.length; index++) {
-    const begin = f[2 * index]! & ~1;
     const length = armEntryLength(tables, index);
-    if (typeof length !== "number" || length <= 0) continue;
-    covered.push([begin, begin + length]);
-    let init: string | undefined;
-    let current: string | undefined;
-    const deltas: BreakpadCfiDelta[] = [];
-    const mentioned = new Set<string>();
-    for (let rva = begin; rva < begin + length; rva += 2) {
-      const plan = armPlanAt(site, module.base + BigInt(rva));
-      const found = plan === undefined || isProblem(plan) ? undefined : armPlanRules(plan);
-      if (found === undefined) break;
-      const rules = cfiRulesText(found, mentioned);
-      if (rules === current) continue;
-      for (const [r] of found.registers) mentioned.add(r);
-      if (init === undefined) init = rules;
-      else deltas.push({ address: rva, rules });
-      current = rules;
-    }
-    if (init !== undefined) out.push({ address: begin, size: length, init, deltas });
+    if (typeof length === "number" && length > 0) functions.push({ begin: f[2 * index]! & ~1, length });
   }
-  for (const s of module.symbols) {
-    if (s.size === undefined || s.size === 0n || s.kind === "public") continue;
-    const begin = Number(s.rva) & ~1;
-    const end = begin + Number(s.size);
-    if (covered.some(([b, e]) => b < end && begin < e)) continue;
-    out.push({ address: begin, size: end - begin, init: ".cfa: sp .ra: lr", deltas: [] });
-  }
-  return out.sort((a, b) => a.address - b.address);
+  const rulesAt = (rva: number): CfiRules | undefined => {
+    const plan = armPlanAt(site, module.base + BigInt(rva));
+    return plan === undefined || isProblem(plan) ? undefined : armPlanRules(plan);
+  };
+  return tableCfiRecords(module, functions, 2, rulesAt, ".cfa: sp .ra: lr");
 }

@@ -17,11 +17,11 @@
  * leaf to the Windows unwinder (arm64.md §1.10): pc = lr, sp unchanged. It gets that rule as its
  * record, `.cfa: sp .ra: x30`, so a dump without images walks through it as Windows does.
  */
-import type { BreakpadCfiDelta, BreakpadStackCfi } from "../../formats/breakpad-sym.js";
+import type { BreakpadStackCfi } from "../../formats/breakpad-sym.js";
 import type { MemoryReader } from "../../memory/reader.js";
 import type { Module } from "../../model/snapshot.js";
 import { cacheSlot, ImageKeyed, UnwindCache } from "../../unwind/cache.js";
-import { cfiAdd, cfiAt, cfiDeref, cfiPostfix, cfiRulesText, type CfiRules, type CfiSym } from "../cfi-text.js";
+import { cfiAdd, cfiAt, cfiDeref, cfiPostfix, tableCfiRecords, type CfiRules, type CfiSym } from "../cfi-text.js";
 import { isProblem } from "../../formats/unwind-data/problem.js";
 import { OP_ADD, OP_LEAF, OP_LOAD, OP_PAC, OP_RET, OP_SET_SP, type Arm64UnwindPlan } from "./plan.js";
 import { arm64Tables, entryLength } from "./tables.js";
@@ -93,45 +93,21 @@ export function arm64ModuleCfi(module: Module, memory: MemoryReader, cache?: Unw
 }
 
 function moduleCfi(module: Module, memory: MemoryReader): BreakpadStackCfi[] {
-  const out: BreakpadStackCfi[] = [];
   const cache = new UnwindCache();
   const tables = arm64Tables(module, memory, cache);
-  if (tables === undefined || tables.problem !== undefined) return out;
+  if (tables === undefined || tables.problem !== undefined) return [];
   const site = { modules: [module], images: memory, cache };
   const f = tables.functions;
-  const covered: [number, number][] = [];
+  const functions: { begin: number; length: number }[] = [];
   for (let index = 0; 2 * index < f.length; index++) {
-    const begin = f[2 * index]!;
     const length = entryLength(tables, index);
-    if (typeof length !== "number" || length <= 0) continue;
-    covered.push([begin, begin + length]);
-    let init: string | undefined;
-    let current: string | undefined;
-    const deltas: BreakpadCfiDelta[] = [];
-    // Registers some row gave a rule: a later row that no longer saves one says it holds its own
-    // value again (`x19: x19`), since a delta row only replaces the rules it names.
-    const mentioned = new Set<string>();
-    for (let rva = begin; rva < begin + length; rva += 4) {
-      const plan = planAt(site, module.base + BigInt(rva));
-      const found = plan === undefined || isProblem(plan) ? undefined : arm64PlanRules(plan);
-      if (found === undefined) break;
-      const rules = cfiRulesText(found, mentioned);
-      if (rules === current) continue;
-      for (const [r] of found.registers) mentioned.add(r);
-      if (init === undefined) init = rules;
-      else deltas.push({ address: rva, rules });
-      current = rules;
-    }
-    if (init !== undefined) out.push({ address: begin, size: length, init, deltas });
+    if (typeof length === "number" && length > 0) functions.push({ begin: f[2 * index]!, length });
   }
-  for (const s of module.symbols) {
-    if (s.size === undefined || s.size === 0n || s.kind === "public") continue;
-    const begin = Number(s.rva);
-    const end = begin + Number(s.size);
-    if (covered.some(([b, e]) => b < end && begin < e)) continue;
-    out.push({ address: begin, size: end - begin, init: LEAF_RULES, deltas: [] });
-  }
-  return out.sort((a, b) => a.address - b.address);
+  const rulesAt = (rva: number): Arm64PlanRules | undefined => {
+    const plan = planAt(site, module.base + BigInt(rva));
+    return plan === undefined || isProblem(plan) ? undefined : arm64PlanRules(plan);
+  };
+  return tableCfiRecords(module, functions, 4, rulesAt, LEAF_RULES);
 }
 
 /** The rules of a function without a `.pdata` entry: the return address is in lr, sp is the caller's. */
