@@ -4,6 +4,7 @@
  * with its epilog scopes. Tests and programs describe prologs and epilogs with these, so the
  * walkers read data written from the documented encodings, not from the walker's own decoder.
  */
+import type { ArmPacked } from "../../src/entry/arch.js";
 
 const check = (value: number, what: string, max: number): number => {
   if (!Number.isInteger(value) || value < 0 || value > max) throw new RangeError(`${what} ${value} is outside 0..${max}`);
@@ -87,17 +88,8 @@ export const ARM_CODE = {
   end: (): number[] => [0xff],
 } as const;
 
-/** A packed `.pdata` word's fields; the length in bytes. */
-export interface ArmPackedUnwind {
-  flag?: 1 | 2;
-  ret: 0 | 1 | 2 | 3;
-  h: boolean;
-  reg: number;
-  r: boolean;
-  l: boolean;
-  c: boolean;
-  stackAdjust: number;
-}
+/** A packed `.pdata` word's fields but its length (given apart, in bytes); Flag 1 unless said. */
+export type ArmPackedUnwind = Omit<ArmPacked, "flag" | "functionLength"> & { flag?: 1 | 2 };
 
 /** The packed word of a function `length` bytes long. */
 export function armPackedWord(length: number, p: ArmPackedUnwind): number {

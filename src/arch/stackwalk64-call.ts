@@ -7,7 +7,7 @@
  */
 import type { Address64 } from "../model/address.js";
 import { AddressMode } from "../model/address.js";
-import type { Machine } from "../model/machine.js";
+import { machineInfo, type Machine } from "../model/machine.js";
 import { moduleAt, type Registers, type Snapshot } from "../model/snapshot.js";
 import type { StackFrame64 } from "../model/stackframe.js";
 import type { MemoryReader } from "../memory/reader.js";
@@ -215,15 +215,43 @@ export function reported64(frame: StackFrame64, count: bigint): StackWalkResult 
   return { ok: true };
 }
 
-/** What a link-register machine's backend gives {@link linkRegisterWalk}: its name, its frame pointer, its lookup and one unwind. */
+/** What a link-register machine's backend gives {@link linkRegisterWalk}: its name, its frame register, its table strategy. */
 export interface LinkRegisterWalker {
   /** The name the walker gives itself in messages ("ARM64"). */
   name: string;
   /** The register AddrFrame holds. */
   fp: string;
   machine: Machine;
-  /** One unwind of the CONTEXT in place; false when it fails (the CONTEXT is then unchanged). */
-  unwind(call: FacadeCall, context: ContextRecord): boolean;
+  /** The table unwinder (`.pdata`/`.xdata`, or the leaf rule). */
+  strategy: ArchStrategy;
+}
+
+/**
+ * One unwind of a link-register machine's CONTEXT in place (arm64.md §3.3 steps 4-6): looked up
+ * at the Pc less the machine's return look-back when CONTEXT_UNWOUND_TO_CALL is set, else at Pc;
+ * the table strategy's rule (the function's .pdata entry, or the leaf rule). The flag is set
+ * after an unwind that returned to a call and cleared after one a custom stack gave. False, with
+ * the CONTEXT unchanged, when the Pc is in no module, the unwind fails, or its result fails the
+ * sanity checks: Pc and Sp both unchanged, a Pc other than 0 below 0x1000, or an Sp that moved
+ * down.
+ */
+function unwindLinkRegister(w: LinkRegisterWalker, call: FacadeCall, context: ContextRecord): boolean {
+  const ctx = context.registers;
+  const pc = ctx["pc"] ?? 0n;
+  const returned = ((context.contextFlags ?? 0) & CONTEXT_UNWOUND_TO_CALL) !== 0;
+  const lookup = lookupAddress(pc, returned, w.machine) & machineInfo(w.machine).mask;
+  if (lookup === 0n || call.cb.getModuleBase(lookup) === 0n) return false;
+  const sp = ctx["sp"] ?? 0n;
+  const sane = (caller: Registers): boolean => {
+    const newPc = caller["pc"] ?? 0n;
+    const newSp = caller["sp"] ?? 0n;
+    return !(newPc === pc && newSp === sp) && !(newPc !== 0n && newPc < 0x1000n) && newSp >= sp;
+  };
+  const result = unwindInPlace(call, ctx, { strategy: w.strategy, machine: w.machine, pc, lookup, contextFrame: !returned, accept: sane });
+  if (result === undefined) return false;
+  const flags = context.contextFlags ?? 0;
+  context.contextFlags = result.interrupted === true ? flags & ~CONTEXT_UNWOUND_TO_CALL : flags | CONTEXT_UNWOUND_TO_CALL;
+  return true;
 }
 
 /**
@@ -254,7 +282,7 @@ export function linkRegisterWalk(w: LinkRegisterWalker, frame: StackFrame64, con
       // Wine without DWARF: pc = lr, nothing else changes; no progress once pc is lr.
       if (ctx["pc"] === ctx["lr"]) return done("unwind-failed", "Pc equals Lr: Wine's walker has no other way to the caller without DWARF unwind data");
       ctx["pc"] = ctx["lr"] ?? 0n;
-    } else if (!w.unwind(call, record)) {
+    } else if (!unwindLinkRegister(w, call, record)) {
       return done("unwind-failed", "the previous frame cannot be unwound (its Pc is in no module, or its unwind data or stack cannot be read)");
     }
   }
@@ -266,7 +294,7 @@ export function linkRegisterWalk(w: LinkRegisterWalker, frame: StackFrame64, con
   if (wine) frame.addrReturn.offset = ctx["lr"] ?? 0n;
   else {
     const copy: ContextRecord = { registers: { ...ctx }, contextFlags: record.contextFlags ?? 0 };
-    if (!w.unwind(call, copy)) return done("unwind-failed", "this frame's return address cannot be computed, so it is not reported");
+    if (!unwindLinkRegister(w, call, copy)) return done("unwind-failed", "this frame's return address cannot be computed, so it is not reported");
     frame.addrReturn.offset = copy.registers["pc"] ?? 0n;
     const returned = ((record.contextFlags ?? 0) & CONTEXT_UNWOUND_TO_CALL) !== 0;
     frame.funcTableEntry = tableEntryAt(cb, lookupAddress(frame.addrPC.offset, returned, w.machine));

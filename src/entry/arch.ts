@@ -67,4 +67,4 @@ export { lookupAddress } from "../unwind/lookup-address.js";
 export * as ia64Descriptors from "../formats/unwind-data/ia64.js";
 export { decodeCode as arm64DecodeCode, type Arm64Code } from "../formats/unwind-data/arm64-codes.js";
 export { decodeXdata as arm64DecodeXdata, expandPacked as arm64ExpandPacked, packedFields as arm64PackedFields, type Arm64UnwindData } from "../formats/unwind-data/arm64-xdata.js";
-export { decodeArmCode as armDecodeCode, decodeArmXdata as armDecodeXdata, expandArmPacked as armExpandPacked, packedFields as armPackedFields, type ArmCode, type ArmUnwindData } from "../formats/unwind-data/arm.js";
+export { decodeArmCode as armDecodeCode, decodeArmXdata as armDecodeXdata, expandArmPacked as armExpandPacked, packedFields as armPackedFields, type ArmCode, type ArmPacked, type ArmUnwindData } from "../formats/unwind-data/arm.js";
