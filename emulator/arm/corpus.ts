@@ -14,7 +14,7 @@
  */
 import { createHash } from "node:crypto";
 import { formatSweep, type Sweep, type SweepStep } from "../../src/entry/formats.js";
-import type { Module, Registers, TruthFrame } from "../../src/index.js";
+import { RegionMemory, type Module, type Registers, type Snapshot, type TruthFrame } from "../../src/index.js";
 import { armPackedWord, armXdataBytes, type ArmPackedUnwind } from "../programs/arm-unwind-encode.js";
 import { bytesOf, canonicalPacked, epilogCodes, insnSize, prologCodes, returns, ThumbMachine, type Insn } from "./thumb-model.js";
 
@@ -331,6 +331,47 @@ export const ARM_CORPUS: readonly ArmChainSpec[] = [
     ],
   },
 ];
+
+/**
+ * A recursion `depth` calls deep for the bench: `entry` (packed: push {r4, lr}) calls `recurse`
+ * (packed: push {r4, r5, lr}; sub sp, sp, #8), which calls itself `depth` times and then `bottom`
+ * (no `.pdata` entry), where the snapshot is taken; its truth is the model's call stack.
+ */
+export function armRecursionSnapshot(depth: number): Snapshot {
+  const chain: ArmChainSpec = {
+    name: "arm-recursion",
+    description: `ARM recursion ${depth} calls deep`,
+    functions: [
+      { name: "entry", unwind: packed({ ret: 0, reg: 0 }) },
+      { name: "recurse", unwind: packed({ ret: 0, reg: 1, stackAdjust: 2 }) },
+      { name: "bottom", unwind: { kind: "none" } },
+    ],
+  };
+  const { image, laid, module } = buildImage(chain);
+  const [entry, recurse, bottom] = laid as [Laid, Laid, Laid];
+  const m = new ThumbMachine({ ...ENTRY, sp: STACK_TOP - 0x40n, lr: 0n, pc: 0n, cpsr: 0x20n }, CLOBBER);
+  const truth: TruthFrame[] = [];
+  const call = (l: Laid): void => {
+    l.prolog.forEach((i) => m.run(i));
+    const ret = BASE + BigInt(l.call! + 4) + 1n;
+    truth.unshift({ pc: ret, sp: m.regs["sp"]!, function: l.spec.name });
+    m.regs["lr"] = ret;
+  };
+  call(entry);
+  for (let k = 0; k <= depth; k++) call(recurse);
+  m.regs["pc"] = BASE + BigInt(bottom.rva + 2);
+  truth.unshift({ pc: m.regs["pc"]!, sp: m.regs["sp"]!, function: "bottom" });
+  const low = m.regs["sp"]! & ~0xfffn;
+  const stack = new Uint8Array(Number(STACK_TOP - low));
+  const view = new DataView(stack.buffer);
+  for (const [a, v] of m.words) view.setUint32(Number(a - low), Number(v), true);
+  return {
+    machine: "arm",
+    threads: [{ id: 0, crashed: true, registers: { ...m.regs }, truth }],
+    memory: new RegionMemory([{ base: BASE, bytes: image }, { base: low, bytes: stack }]),
+    modules: [module],
+  };
+}
 
 /** The corpus's files. */
 export function armCorpusFiles(): { file: string; text: string }[] {

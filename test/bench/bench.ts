@@ -192,6 +192,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   process.stdout.write(`x86 fpo walk, FrameData:        ${rateText(fpo.frameDataPerSecond)}, ${fpo.frames} frames\n`);
   await (await import("./bench-x64.js")).printX64Bench();
   await (await import("./bench-arm64.js")).printArm64Bench();
+  (await import("./bench-arm.js")).printArmBench();
   process.stdout.write((await import("./bench-dump-walks.js")).formatDumpWalkBench());
   (await import("./bench-ia64.js")).printIa64Bench();
   (await import("./bench-dump.js")).printDumpBench();

@@ -2,24 +2,36 @@
  * Running an {@link ArmUnwindPlan} against the stack: the one place the ARM table-based unwinder
  * reads stack memory. Each code is undone in order on the frame's registers — `add sp`, pops of
  * r0-r12 and lr (lowest register at the lowest address), vpops of d registers, `mov sp, rN`,
- * `ldr lr, [sp], #n` — and the caller's pc is lr.
+ * `ldr lr, [sp], #n` — and the caller's pc is lr. Addresses are 32-bit, so sp is kept as a
+ * number and words are read as numbers, made bigints through the recent-values cache.
  */
 import { hex } from "../../hex.js";
-import { readU32, readU64, type MemoryReader } from "../../memory/reader.js";
+import { bigintOfU32 } from "../../memory/bigint-cache.js";
+import { readU32n, readU64, type MemoryReader } from "../../memory/reader.js";
 import { machineInfo } from "../../model/machine.js";
 import type { Registers } from "../../model/snapshot.js";
-import { walkStop, type WalkStop } from "../../unwind/frame.js";
+import { walkStop } from "../../unwind/frame.js";
 import { ruleText } from "../rule-text.js";
-import { unwindStep, type ExecContext, type UnwindResult } from "../step.js";
+import { stepInto, unwindStep, type ExecContext, type UnwindResult } from "../step.js";
 import type { ArmUnwindPlan } from "./plan.js";
-
-const U32 = 0xffff_ffffn;
 
 /** The registers the ARM procedure call standard preserves (the machine table's): a caller keeps them unless a code restores them. */
 export const CALLEE_SAVED_ARM: readonly string[] = machineInfo("arm").calleeSaved;
 
+/** Pop-mask bit → register name (bit 14 is lr). */
+const POP_NAMES: readonly string[] = Array.from({ length: 15 }, (_, r) => (r === 14 ? "lr" : `r${r}`));
+
 /** The caller's starting register set: pc and sp to be set, and the callee frame's preserved registers. */
 export function inheritedArm(registers: Registers): Registers {
+  const { r4, r5, r6, r7, r8, r9, r10, r11, lr, d8, d9, d10, d11, d12, d13, d14, d15 } = registers;
+  // The usual case (a context with every register, and every frame unwound from it) in one
+  // object shape, made without a loop of keyed stores.
+  if (
+    r4 !== undefined && r5 !== undefined && r6 !== undefined && r7 !== undefined && r8 !== undefined && r9 !== undefined && r10 !== undefined && r11 !== undefined &&
+    lr !== undefined && d8 !== undefined && d9 !== undefined && d10 !== undefined && d11 !== undefined && d12 !== undefined && d13 !== undefined && d14 !== undefined && d15 !== undefined
+  ) {
+    return { pc: 0n, sp: 0n, r4, r5, r6, r7, r8, r9, r10, r11, lr, d8, d9, d10, d11, d12, d13, d14, d15 };
+  }
   const out: Registers = { pc: 0n, sp: 0n };
   for (const r of CALLEE_SAVED_ARM) {
     const v = registers[r];
@@ -34,61 +46,110 @@ export interface ArmPlan {
   plan: ArmUnwindPlan;
 }
 
-function fault(plan: ArmUnwindPlan, address: bigint, what: string): WalkStop {
-  return walkStop("read-fault", `${ruleText(plan.rule)}: cannot read ${what} at ${hex(address)}`, address);
+function fault(plan: ArmUnwindPlan, address: number, what: string): UnwindResult {
+  return { ok: false, stop: walkStop("read-fault", `${ruleText(plan.rule)}: cannot read ${what} at ${hex(address)}`, BigInt(address)) };
+}
+
+function unknown(plan: ArmUnwindPlan, what: string): UnwindResult {
+  return { ok: false, stop: walkStop("unsupported", `${ruleText(plan.rule)}: ${what} is not known for this frame`) };
+}
+
+/** Sets register `r` of a pop mask (0-12, 14 lr) with fixed property names: this runs for every frame. */
+function setRegister(out: Registers, r: number, value: bigint): void {
+  switch (r) {
+    case 4: out["r4"] = value; break;
+    case 5: out["r5"] = value; break;
+    case 6: out["r6"] = value; break;
+    case 7: out["r7"] = value; break;
+    case 8: out["r8"] = value; break;
+    case 9: out["r9"] = value; break;
+    case 10: out["r10"] = value; break;
+    case 11: out["r11"] = value; break;
+    case 14: out["lr"] = value; break;
+    default: out[POP_NAMES[r]!] = value;
+  }
+}
+
+/** The usual shape (see {@link ArmUnwindPlan.simple}): loads at fixed offsets from sp, the caller's sp a constant above it. */
+function runSimple(plan: ArmUnwindPlan, simple: NonNullable<ArmUnwindPlan["simple"]>, memory: MemoryReader, out: Registers, sp: number, registers: Registers, ctx: ExecContext): UnwindResult {
+  const regs = simple.registers;
+  const offsets = simple.offsets;
+  for (let k = 0; k < regs.length; k++) {
+    const r = regs[k]!;
+    const at = (sp + offsets[k]!) >>> 0;
+    if (r >= 16) {
+      const v = readU64(memory, BigInt(at));
+      if (v === undefined) return fault(plan, at, `the saved d${r - 16}`);
+      out[`d${r - 16}`] = v;
+      continue;
+    }
+    const v = readU32n(memory, at);
+    if (v === undefined) return fault(plan, at, `the saved ${POP_NAMES[r]}`);
+    setRegister(out, r, bigintOfU32(v));
+  }
+  const lr = out["lr"] ?? registers["lr"];
+  if (lr === undefined) return unknown(plan, "LR");
+  const callerSp = (sp + simple.callerSp) >>> 0;
+  out["pc"] = lr;
+  out["sp"] = bigintOfU32(callerSp);
+  return stepInto(ctx, out, plan.rule, plan.recovered, plan.entry, lr <= 0xffff_ffffn ? Number(lr) : -1, callerSp);
 }
 
 /** Runs an ARM plan on a frame's registers. */
-export function execArmUnwind(rule: ArmPlan, registers: Registers, memory: MemoryReader, _ctx: ExecContext): UnwindResult {
+export function execArmUnwind(rule: ArmPlan, registers: Registers, memory: MemoryReader, ctx: ExecContext): UnwindResult {
   const plan = rule.plan;
-  const text = (): string => ruleText(plan.rule);
-  let sp = registers["sp"];
-  if (sp === undefined) return { ok: false, stop: walkStop("unsupported", `${text()}: SP is not known for this frame`) };
+  const spBig = registers["sp"];
+  if (spBig === undefined) return unknown(plan, "SP");
   const out = inheritedArm(registers);
   if (plan.leaf) {
     const lr = registers["lr"];
-    if (lr === undefined) return { ok: false, stop: walkStop("unsupported", `${text()}: LR is not known for this frame`) };
-    if (registers["pc"] === lr) return { ok: false, stop: walkStop("no-progress", `${text()}: pc ${hex(lr)} already is lr (no .pdata entry, so no return address but lr)`, lr) };
+    if (lr === undefined) return unknown(plan, "LR");
+    if (registers["pc"] === lr) return { ok: false, stop: walkStop("no-progress", `${ruleText(plan.rule)}: pc ${hex(lr)} already is lr (no .pdata entry, so no return address but lr)`, lr) };
     out["pc"] = lr;
-    out["sp"] = sp;
+    out["sp"] = spBig;
     return unwindStep(out, plan.rule, { recovered: plan.recovered, entry: plan.entry });
   }
-  for (const code of plan.codes) {
+  // The walk knows the frame's sp as a number (−1 when not): no bigint to convert.
+  let sp = ctx.sp >= 0 ? ctx.sp : Number(spBig & 0xffff_ffffn);
+  const simple = plan.simple;
+  if (simple !== undefined) return runSimple(plan, simple, memory, out, sp, registers, ctx);
+  const codes = plan.codes;
+  for (let k = 0; k < codes.length; k++) {
+    const code = codes[k]!;
     switch (code.op) {
       case "alloc":
-        sp = (sp + BigInt(code.size)) & U32;
+        sp = (sp + code.size) >>> 0;
         break;
       case "pop":
         for (let r = 0; r <= 14; r++) {
           if ((code.mask & (1 << r)) === 0) continue;
-          const v = readU32(memory, sp);
-          const name = r === 14 ? "lr" : `r${r}`;
-          if (v === undefined) return { ok: false, stop: fault(plan, sp, `the saved ${name}`) };
-          out[name] = v;
-          sp = (sp + 4n) & U32;
+          const v = readU32n(memory, sp);
+          if (v === undefined) return fault(plan, sp, `the saved ${POP_NAMES[r]}`);
+          out[POP_NAMES[r]!] = bigintOfU32(v);
+          sp = (sp + 4) >>> 0;
         }
         break;
       case "vpop":
         for (let d = code.first; d <= code.last; d++) {
-          const v = readU64(memory, sp);
-          if (v === undefined) return { ok: false, stop: fault(plan, sp, `the saved d${d}`) };
+          const v = readU64(memory, BigInt(sp));
+          if (v === undefined) return fault(plan, sp, `the saved d${d}`);
           if (d >= 8 && d <= 15) out[`d${d}`] = v;
-          sp = (sp + 8n) & U32;
+          sp = (sp + 8) >>> 0;
         }
         break;
       case "mov-sp": {
         if (code.register === 13) break;
         const name = code.register === 14 ? "lr" : code.register === 15 ? "pc" : `r${code.register}`;
         const v = out[name] ?? registers[name];
-        if (v === undefined) return { ok: false, stop: walkStop("unsupported", `${text()}: ${name} is not known for this frame (mov sp,${name})`) };
-        sp = v & U32;
+        if (v === undefined) return unknown(plan, `${name} (mov sp,${name})`);
+        sp = Number(v & 0xffff_ffffn);
         break;
       }
       case "ldr-lr": {
-        const v = readU32(memory, sp);
-        if (v === undefined) return { ok: false, stop: fault(plan, sp, "the saved lr") };
-        out["lr"] = v;
-        sp = (sp + BigInt(code.size)) & U32;
+        const v = readU32n(memory, sp);
+        if (v === undefined) return fault(plan, sp, "the saved lr");
+        out["lr"] = bigintOfU32(v);
+        sp = (sp + code.size) >>> 0;
         break;
       }
       default:
@@ -96,8 +157,8 @@ export function execArmUnwind(rule: ArmPlan, registers: Registers, memory: Memor
     }
   }
   const lr = out["lr"] ?? registers["lr"];
-  if (lr === undefined) return { ok: false, stop: walkStop("unsupported", `${text()}: LR is not known for this frame`) };
+  if (lr === undefined) return unknown(plan, "LR");
   out["pc"] = lr;
-  out["sp"] = sp;
-  return unwindStep(out, plan.rule, { recovered: plan.recovered, entry: plan.entry });
+  out["sp"] = bigintOfU32(sp);
+  return unwindStep(out, plan.rule, { recovered: plan.recovered, entry: plan.entry, pcNumber: Number(lr), spNumber: sp });
 }

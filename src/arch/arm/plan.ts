@@ -38,6 +38,12 @@ export interface ArmUnwindPlan {
   recovered: readonly string[];
   rule: ArmUnwindRule;
   entry?: FuncTableEntry;
+  /**
+   * The usual shape — pops, `ldr lr` and d8-d15 vpops at fixed offsets from sp, allocations, no
+   * `mov sp` — as register `names[k]` (a pop-mask bit 0-14, or 16 + n for dn, a u64) at sp +
+   * `offsets[k]`, and the caller's sp at sp + `callerSp`. Absent for any other plan.
+   */
+  simple?: { registers: number[]; offsets: number[]; callerSp: number };
 }
 
 /** What a plan's rule says about the function besides its codes. */
@@ -147,7 +153,50 @@ export function buildArmPlan(data: ArmUnwindData, off: number, fn: ArmPlanFuncti
   const callerSp = offset === 0 ? base : `${base}+${hex(offset)}`;
   const plan: ArmUnwindPlan = { codes: out, leaf: false, recovered: [...recovered], rule: { kind: "arm-unwind", function: fn, position, ops, callerSp } };
   if (entry !== undefined) plan.entry = entry;
+  const simple = simpleForm(out);
+  if (simple !== undefined) plan.simple = simple;
   return plan;
+}
+
+/** The {@link ArmUnwindPlan.simple} form of a plan's codes, when they have one. */
+function simpleForm(codes: readonly ArmCode[]): ArmUnwindPlan["simple"] {
+  const registers: number[] = [];
+  const offsets: number[] = [];
+  let at = 0;
+  for (const c of codes) {
+    switch (c.op) {
+      case "alloc":
+        at += c.size;
+        break;
+      case "pop":
+        for (let r = 0; r <= 14; r++) {
+          if ((c.mask & (1 << r)) === 0) continue;
+          registers.push(r);
+          offsets.push(at);
+          at += 4;
+        }
+        break;
+      case "ldr-lr":
+        registers.push(14);
+        offsets.push(at);
+        at += c.size;
+        break;
+      case "vpop":
+        for (let d = c.first; d <= c.last; d++) {
+          if (d >= 8 && d <= 15) {
+            registers.push(16 + d);
+            offsets.push(at);
+          }
+          at += 8;
+        }
+        break;
+      case "nop":
+        break;
+      default:
+        return undefined;
+    }
+  }
+  return { registers, offsets, callerSp: at };
 }
 
 function problem(data: ArmUnwindData, why: string): DataProblem {
