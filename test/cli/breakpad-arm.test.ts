@@ -1,5 +1,5 @@
 /**
- * `stackwalk minidump-stackwalk` (human and `-m`) on ARM dumps is Breakpad's own report byte for
+ * `stackwalk minidump-stackwalk` (human, `-m` and `-s`) on ARM dumps is Breakpad's own report byte for
  * byte (test/fixtures/breakpad-arm: Breakpad's `minidump_stackwalk` run on the same dumps): the
  * chain of test/arch/arm/chain.ts stopped in every prolog, body and epilog position, with and
  * without the module image, with and without the `.sym` store whose STACK CFI comes from the
@@ -18,13 +18,13 @@ import { FIXTURES } from "../support/fixtures.js";
 const reports = JSON.parse(readFileSync(join(FIXTURES, "breakpad-arm/reports.json"), "utf8")) as Record<string, string>;
 
 describe("Breakpad's reports of ARM dumps, byte for byte", () => {
-  it("every stop, human and machine-readable", async () => {
+  it("every stop, human, machine-readable and with stack contents", async () => {
     const work = mkdtempSync(join(tmpdir(), "breakpad-arm-"));
     const differing: string[] = [];
     let n = 0;
     for (const c of armCases()) {
       const args = caseFiles(c, join(work, String(n)));
-      for (const [suffix, flags] of [["", []], ["/-m", ["-m"]]] as const) {
+      for (const [suffix, flags] of [["", []], ["/-m", ["-m"]], ["/-s", ["-s"]]] as const) {
         const key = c.key + suffix;
         const want = reports[key];
         expect(want, key).toBeDefined();

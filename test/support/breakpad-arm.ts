@@ -111,6 +111,7 @@ if (process.argv[1]?.endsWith("breakpad-arm.ts")) {
     const args = caseFiles(c, join(work, String(n++)));
     reports[c.key] = execFileSync(tool, args, { stdio: ["ignore", "pipe", "ignore"], maxBuffer: 1 << 26 }).toString();
     reports[`${c.key}/-m`] = execFileSync(tool, ["-m", ...args], { stdio: ["ignore", "pipe", "ignore"], maxBuffer: 1 << 26 }).toString();
+    reports[`${c.key}/-s`] = execFileSync(tool, ["-s", ...args], { stdio: ["ignore", "pipe", "ignore"], maxBuffer: 1 << 26 }).toString();
   }
   writeFileSync("test/fixtures/breakpad-arm/reports.json", `${JSON.stringify(reports, null, 1)}\n`);
   console.log(`${n} dumps, ${Object.keys(reports).length} reports written to test/fixtures/breakpad-arm/reports.json`);
