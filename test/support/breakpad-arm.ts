@@ -21,6 +21,8 @@ import { bytesSink, writeMinidump } from "../../src/formats/minidump-write.js";
 import { RegionMemory } from "../../src/memory/region-memory.js";
 import type { Module, Snapshot } from "../../src/model/snapshot.js";
 import { BASE, callerAt, IMAGE_SIZE, Machine, positions, stackBytes, STACK_TOP, type Insn } from "../arch/arm/fixture.js";
+import { bytesSource, readMinidump } from "../../src/formats/minidump.js";
+import { writeMinidump as writeTestMinidump } from "./minidump-writer.js";
 import { chainImage, LEAF, MIDDLE, MIDDLE_PROLOG, OUTER, OUTER_PROLOG } from "../arch/arm/chain.js";
 import { caseFiles, type EmulatedCase } from "./breakpad-emulated.js";
 
@@ -84,8 +86,95 @@ function stops(): [string, Snapshot][] {
   return out;
 }
 
+/**
+ * An Android-style dump of Thumb code that keeps its frame chain in r7, as Breakpad's Android
+ * client writes one (Breakpad's ARM context, platform Android, the CPU's CPUID and ELF hwcaps, an
+ * ELF module identified by its build id, only the stack in memory): `outer` (push {r4-r7, lr};
+ * add r7, sp, #12; sub sp, sp, #16) calls `middle` (push {r7, lr}; mov r7, sp; sub sp, sp, #8),
+ * which calls `crasher` (push {r4, r5, r7, lr}; add r7, sp, #8), stopped at `crasher`'s every
+ * position. Its store's STACK CFI is what a DWARF CFI table says after each prolog instruction
+ * (`.cfa` from sp, then from r7 once it is set), written here from the instructions.
+ */
+const ANDROID_BASE = 0x7000_0000n;
+const ANDROID_FNS: { name: string; rva: number; prolog: Insn[]; size: number }[] = [
+  { name: "outer", rva: 0x1000, size: 0x40, prolog: [{ op: "push", regs: ["r4", "r5", "r6", "r7", "lr"], size: 2 }, { op: "set-fp", reg: "r7", n: 12, size: 2 }, { op: "sub-sp", n: 16, size: 2 }] },
+  { name: "middle", rva: 0x1100, size: 0x30, prolog: [{ op: "push", regs: ["r7", "lr"], size: 2 }, { op: "set-fp", reg: "r7", n: 0, size: 2 }, { op: "sub-sp", n: 8, size: 2 }] },
+  { name: "crasher", rva: 0x1200, size: 0x20, prolog: [{ op: "push", regs: ["r4", "r5", "r7", "lr"], size: 2 }, { op: "set-fp", reg: "r7", n: 8, size: 2 }] },
+];
+/** Where each function calls the next (its return address is 4 bytes on, Thumb bit set). */
+const ANDROID_CALL = 0x10;
+
+/**
+ * The DWARF-style CFI rows of a prolog: after each instruction, `.cfa` (the entry sp) from sp, or
+ * from r7 once it is set, and each saved register at its offset from `.cfa` (lr as `.ra`).
+ */
+function dwarfCfi(f: (typeof ANDROID_FNS)[number]): string[] {
+  // Addresses relative to the entry sp, which is the CFA.
+  let sp = 0;
+  let cfa: { reg: string; off: number } = { reg: "sp", off: 0 };
+  const saved = new Map<string, number>();
+  const rows = [`STACK CFI INIT ${f.rva.toString(16)} ${f.size.toString(16)} .cfa: sp 0 + .ra: lr`];
+  let at = f.rva;
+  for (const i of f.prolog) {
+    at += "size" in i ? i.size : 4;
+    if (i.op === "push") {
+      sp -= 4 * i.regs.length;
+      i.regs.forEach((r, k) => saved.set(r, sp + 4 * k));
+    } else if (i.op === "sub-sp") sp -= i.n;
+    if (i.op === "set-fp") cfa = { reg: i.reg, off: -(sp + i.n) };
+    else if (cfa.reg === "sp") cfa = { reg: "sp", off: -sp };
+    const parts = [`.cfa: ${cfa.reg} ${cfa.off} +`, ...[...saved].map(([r, a]) => `${r === "lr" ? ".ra" : r}: .cfa ${a} + ^`)];
+    rows.push(`STACK CFI ${at.toString(16)} ${parts.join(" ")}`);
+  }
+  return rows;
+}
+
+function androidCases(): EmulatedCase[] {
+  const out: EmulatedCase[] = [];
+  const buildId = Uint8Array.from({ length: 20 }, (_, i) => 0x30 + i);
+  const caller = callerAt(0);
+  const m = new Machine(caller);
+  m.regs["lr"] = ANDROID_BASE + 0x0f01n;
+  // outer and middle run to their calls.
+  for (const f of ANDROID_FNS.slice(0, 2)) {
+    f.prolog.forEach((i) => m.run(i));
+    m.regs["lr"] = ANDROID_BASE + BigInt(f.rva + ANDROID_CALL + 4) + 1n;
+  }
+  const crasher = ANDROID_FNS[2]!;
+  const moduleSize = 0x10000;
+  const sym = (debugId: string, withCfi: boolean): string =>
+    [
+      `MODULE Linux arm ${debugId} libapp.so`,
+      ...ANDROID_FNS.map((f) => `FUNC ${f.rva.toString(16)} ${f.size.toString(16)} 0 ${f.name}`),
+      ...(withCfi ? ANDROID_FNS.flatMap(dwarfCfi) : []),
+      "",
+    ].join("\n");
+  for (const { where, machine } of positions(crasher.rva, crasher.prolog, 8, undefined, m.regs)) {
+    for (const [a, v] of m.words) if (!machine.words.has(a)) machine.words.set(a, v);
+    const regs = { ...machine.regs, pc: ANDROID_BASE + (machine.regs["pc"]! - BASE), cpsr: 0x20n };
+    const stack = stackBytes(machine, STACK_TOP - 0x400n);
+    const { bytes } = writeTestMinidump({
+      machine: "arm-breakpad",
+      platformId: 0x8203,
+      osVersion: { major: 0, minor: 0, build: 0, csd: "Linux 3.4.0-perf armv7l" },
+      armCpu: { level: 7, cpuid: 0x511f06f0, elfHwcaps: 0x0001b0d7 },
+      threads: [{ id: 0x1234, registers: regs, stack }],
+      modules: [{ path: "/data/app/com.example/lib/arm/libapp.so", base: ANDROID_BASE, size: moduleSize, codeView: { elf: { buildId } } }],
+      exception: { threadId: 0x1234, code: 11, address: regs["pc"]! },
+    });
+    const dump = readMinidump(bytesSource(bytes));
+    const debugId = dump.modules[0]!.debugId!;
+    const path = `libapp.so/${debugId}/libapp.so.sym`;
+    out.push({ key: `android/crasher/${where}/cfi`, dump: bytes, syms: new Map([[path, sym(debugId, true)]]) });
+    out.push({ key: `android/crasher/${where}/funcs`, dump: bytes, syms: new Map([[path, sym(debugId, false)]]) });
+    out.push({ key: `android/crasher/${where}/no-syms`, dump: bytes, syms: new Map() });
+  }
+  return out;
+}
+
 /** Every case, in a fixed order. */
 export function* armCases(): Generator<EmulatedCase> {
+  yield* androidCases();
   for (const [name, snap] of stops()) {
     const m = snap.modules[0]!;
     const input = symFileInput(m, "arm", snap.memory)!;

@@ -79,6 +79,8 @@ export interface MinidumpSpec {
   processorArchitecture?: number | null;
   /** SystemInfo.PlatformId (2 Windows NT, 0x8201 Linux, 0x8101 macOS, …); default 2. */
   platformId?: number;
+  /** ARM (architecture 5): ProcessorLevel (the ARM version) and the CPU union's CPUID and ELF hwcaps. */
+  armCpu?: { level: number; cpuid: number; elfHwcaps: number };
   /** SystemInfo's version numbers and CSD string; default 10.0.19045 "Service Pack 9". */
   osVersion?: { major: number; minor: number; build: number; csd: string };
   threads?: WriterThread[];
@@ -358,6 +360,12 @@ export function writeMinidump(spec: MinidumpSpec): WrittenMinidump {
     if (arch === 0) {
       out.bytes(at + 32, new TextEncoder().encode("GenuineIntel"));
       out.u32(at + 44, 0x6d8);
+    }
+    if (spec.armCpu !== undefined) {
+      out.u16(at + 2, spec.armCpu.level);
+      out.u16(at + 4, 0);
+      out.u32(at + 32, spec.armCpu.cpuid);
+      out.u32(at + 36, spec.armCpu.elfHwcaps);
     }
     out.u32(at + 24, out.string(os.csd));
     setEntry(STREAM.SystemInfo, at, 56);
