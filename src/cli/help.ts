@@ -12,7 +12,7 @@ import { strategiesFor, WALKER_NAMES, type WalkerName } from "../walk/registry.j
 /** What each walker does, in a usage text's words. A walker without words is listed with its machines alone. */
 const WALKER_WORDS: Readonly<Record<string, string>> = {
   auto: "the most trusted strategy per frame, falling back down the trust order, with stack scanning last",
-  "frame-pointer": "the EBP/RBP chain, or on arm64 lr for the context frame, then the x29 frame records",
+  "frame-pointer": "the EBP/RBP chain, or on arm64 and arm lr for the context frame, then the x29 frame records or the r11 chain (r7 for Thumb code off Windows)",
   fpo: "FrameData programs and FPO_DATA, then the EBP chain, no free scanning",
   unwind: "the unwind tables (UNWIND_INFO, .pdata/.xdata, STACK CFI), then stack scanning",
   ia64: "the unwind table's descriptors and the register stack engine",
