@@ -35,7 +35,6 @@ function checkTable(f: Uint32Array, sizeOfImage: number): string | undefined {
     const n = i / 2;
     if (begin >= sizeOfImage) return `.pdata entry ${n} begins at ${hex(begin)}, outside the image (SizeOfImage ${hex(sizeOfImage)})`;
     if (n > 0 && begin <= (f[i - 2]! & ~1)) return `the .pdata table is not sorted: entry ${n} begins at ${hex(begin)}, not after entry ${n - 1} (${hex(f[i - 2]! & ~1)})`;
-    if ((f[i + 1]! & 3) === 3) return `.pdata entry ${n} (at ${hex(begin)}) has the reserved Flag 3`;
   }
   return undefined;
 }
@@ -48,11 +47,12 @@ export interface ArmEntry {
   index: number;
 }
 
-/** The unwind data an unwind word names (decoded once per module). */
+/** The unwind data an unwind word names (decoded once per module); Flag 3, reserved, is a problem of its entry alone. */
 export function armUnwindDataOf(tables: ArmTables, word: number): ArmUnwindData | DataProblem {
   let data = tables.infos.get(word);
   if (data === undefined) {
-    data = (word & 3) === 0 ? decodeArmXdata(tables.read, word) : expandArmPacked(word);
+    const flag = word & 3;
+    data = flag === 0 ? decodeArmXdata(tables.read, word) : flag === 3 ? { problem: `unwind word ${hex(word)} has the reserved Flag 3` } : expandArmPacked(word);
     tables.infos.set(word, data);
   }
   return data;
@@ -61,7 +61,7 @@ export function armUnwindDataOf(tables: ArmTables, word: number): ArmUnwindData 
 /** The length in bytes of entry `index`, or a problem when its `.xdata` header cannot be read. */
 export function armEntryLength(tables: ArmTables, index: number): number | DataProblem {
   const word = tables.functions[2 * index + 1]!;
-  if ((word & 3) !== 0) return 2 * ((word >>> 2) & 0x7ff);
+  if ((word & 3) === 1 || (word & 3) === 2) return 2 * ((word >>> 2) & 0x7ff);
   const data = armUnwindDataOf(tables, word);
   return isProblem(data) ? data : data.functionLength;
 }
