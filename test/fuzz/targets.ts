@@ -195,8 +195,21 @@ function dumpSeeds(): Seed[] {
       return [];
     }
   });
-  dumpSeedCache = [...real, ...written];
+  dumpSeedCache = [...real, ...written, ...armDumpSeeds()];
   return dumpSeedCache;
+}
+
+/** Dumps written from snapshots of the ARM sweeps (Breakpad's ARM context, packed and .xdata unwind data in the image), after the others so that their samples keep their places. */
+function armDumpSeeds(): Seed[] {
+  const out: Seed[] = [];
+  for (const name of ["packed-shapes", "xdata-codes"]) {
+    const file = join(ROOT, "vectors", "arm", "synthetic", `${name}.sweep.json`);
+    // A sweep's snapshots share one memory: each is written while it is the current one.
+    for (const v of replaySweep(parseSweep(text.decode(bytesOf(file))))) {
+      if (v.step === 5 || v.step === 40) out.push({ name: `${rel(file)}#${v.step}.dmp`, bytes: minidumpBytes(v) });
+    }
+  }
+  return out;
 }
 
 function jsonSeeds(): Seed[] {
@@ -204,9 +217,12 @@ function jsonSeeds(): Seed[] {
 }
 
 function sweepSeeds(): Seed[] {
-  // Sweeps are cut to their first steps: the reader and the replay see the same structure.
+  // Sweeps are cut to their first steps: the reader and the replay see the same structure. The
+  // ARM sweeps are left out: the seeds the findings' keys name stay as they were (the ARM dumps
+  // written from them are the minidump target's seeds).
+  const arm = join(ROOT, "vectors", "arm");
   return files(join(ROOT, "vectors"), (n) => n.endsWith(".sweep.json"))
-    .filter((p) => statSync(p).size < 3_000_000)
+    .filter((p) => statSync(p).size < 3_000_000 && !p.startsWith(arm + "/"))
     .slice(0, 6)
     .map((p) => {
       const json = JSON.parse(readFileSync(p, "utf8")) as { steps?: unknown[] };
