@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { ARM_CODE, armPackedWord, armXdataBytes } from "../../../emulator/programs/arm-unwind-encode.js";
 import { armFunctionTableAccess } from "../../../src/arch/arm/function-table.js";
-import { BASE, bytesOf, callerAt, callerOf, expectedOf, ImageBuilder, Machine, pick, positions, snapshotArm, unwindOnce, type Insn } from "./fixture.js";
+import { BASE, bytesOf, callerAt, callerOf, expectedOf, ImageBuilder, type Machine, pick, positions, snapshotArm, unwindOnce, type Insn } from "./fixture.js";
 
 const FN = 0x2000;
 const PROLOG: Insn[] = [{ op: "push", regs: ["r4", "r5", "lr"], size: 2 }, { op: "sub-sp", n: 8, size: 2 }];
