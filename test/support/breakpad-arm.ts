@@ -153,6 +153,16 @@ function androidCases(): EmulatedCase[] {
     for (const [a, v] of m.words) if (!machine.words.has(a)) machine.words.set(a, v);
     const regs = { ...machine.regs, pc: ANDROID_BASE + (machine.regs["pc"]! - BASE), cpsr: 0x20n };
     const stack = stackBytes(machine, STACK_TOP - 0x400n);
+    const dumpWith = (armCpu: { level: number; cpuid: number; elfHwcaps: number }): Uint8Array =>
+      writeTestMinidump({
+        machine: "arm-breakpad",
+        platformId: 0x8203,
+        osVersion: { major: 0, minor: 0, build: 0, csd: "Linux 3.4.0-perf armv7l" },
+        armCpu,
+        threads: [{ id: 0x1234, registers: regs, stack }],
+        modules: [{ path: "/data/app/com.example/lib/arm/libapp.so", base: ANDROID_BASE, size: moduleSize, codeView: { elf: { buildId } } }],
+        exception: { threadId: 0x1234, code: 11, address: regs["pc"]! },
+      }).bytes;
     const { bytes } = writeTestMinidump({
       machine: "arm-breakpad",
       platformId: 0x8203,
@@ -166,6 +176,11 @@ function androidCases(): EmulatedCase[] {
     const debugId = dump.modules[0]!.debugId!;
     const path = `libapp.so/${debugId}/libapp.so.sym`;
     out.push({ key: `android/crasher/${where}/cfi`, dump: bytes, syms: new Map([[path, sym(debugId, true)]]) });
+    if (where === "body") {
+      // Other CPUs: a Cortex-A15 with every hwcap Breakpad names, and an implementer and part it does not know, without hwcaps.
+      out.push({ key: "android/cpu/cortex-a15", dump: dumpWith({ level: 7, cpuid: 0x412fc0f2, elfHwcaps: 0x7ffff }), syms: new Map() });
+      out.push({ key: "android/cpu/unknown", dump: dumpWith({ level: 8, cpuid: 0x12345678, elfHwcaps: 0 }), syms: new Map() });
+    }
     out.push({ key: `android/crasher/${where}/funcs`, dump: bytes, syms: new Map([[path, sym(debugId, false)]]) });
     out.push({ key: `android/crasher/${where}/no-syms`, dump: bytes, syms: new Map() });
   }
