@@ -7,7 +7,7 @@
  * report, human (§6.1) and machine-readable `-m` (§6.2).
  */
 import { InputError } from "../errors.js";
-import type { Minidump, MinidumpAssertion } from "../formats/minidump.js";
+import { BREAKPAD_ARM_CONTEXT_SIZE, MINIDUMP_STREAM, type Minidump, type MinidumpAssertion, type MinidumpThread } from "../formats/minidump.js";
 import { hexPadded } from "../hex.js";
 import { machineInfo, type Machine, type MachineNames } from "../model/machine.js";
 import { hasSymbols as hasModuleSymbols, moduleAt, type Module, type Snapshot, type ThreadSnapshot } from "../model/snapshot.js";
@@ -61,6 +61,8 @@ export interface BreakpadReport {
   threads: BreakpadThread[];
   /** The module list in dump order; the first is the main module (minidump.md §2.3). */
   modules: readonly Module[];
+  /** The dump has a ModuleList stream: without one Breakpad prints no module section at all. */
+  moduleList: boolean;
   /** Modules some frame lies in whose symbols could not be loaded; only when a symbol path was given. */
   modulesWithoutSymbols: Set<Module>;
 }
@@ -113,6 +115,7 @@ export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: Brea
     requestingThread: -1,
     threads: [],
     modules: snapshot.modules,
+    moduleList: dump.streams.some((e) => e.streamType === MINIDUMP_STREAM.ModuleList),
     modulesWithoutSymbols: new Set(),
   };
   if (stamp !== 0 && created !== 0 && stamp >= created) report.uptime = stamp - created;
@@ -150,7 +153,7 @@ export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: Brea
     const i = index++;
     if (requestingId !== undefined && t.id === requestingId && report.requestingThread < 0) report.requestingThread = i;
     if (choice !== "all" && t.id !== choice) continue;
-    if (thread === undefined) {
+    if (thread === undefined || !breakpadReadsContext(t)) {
       // A thread without a usable context: Breakpad lists it with no frames.
       const walk: Walk = { frames: [], stop: { reason: "unsupported", detail: "the thread has no usable context" } };
       report.threads.push({ index: i, thread: { id: t.id, crashed: false, registers: {} }, walk });
@@ -162,6 +165,16 @@ export function breakpadReport(dump: Minidump, snapshot: Snapshot, options: Brea
     else report.threads.push({ index: i, thread, get walk() { return walked(walkThread(snapshot, thread, walkOptions)); } });
   }
   return report;
+}
+
+/**
+ * Whether Breakpad's processor reads a thread's context: not a Windows ARM CONTEXT (0x1A0 bytes,
+ * CPU bit 0x00200000), which this project reads but Breakpad's knows only in its own 368-byte
+ * form (minidump_cpu_arm.h), so it lists the thread with no frames.
+ */
+function breakpadReadsContext(t: MinidumpThread): boolean {
+  const c = t.context;
+  return c === undefined || c.machine !== "arm" || c.location.dataSize === BREAKPAD_ARM_CONTEXT_SIZE;
 }
 
 /**

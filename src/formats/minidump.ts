@@ -17,6 +17,7 @@ export type { Minidump, MinidumpContext, MinidumpHeader, MinidumpLocation, Minid
 export type { MinidumpStream } from "./minidump/stream.js";
 export type { MinidumpSystemInfo, MinidumpCpuInfo } from "./minidump/system-info.js";
 export type { MinidumpThread } from "./minidump/thread-list.js";
+export { BREAKPAD_ARM_CONTEXT_SIZE } from "./minidump/arm-context.js";
 export type { MinidumpModule, MinidumpVersionInfo } from "./minidump/module-list.js";
 export type { MinidumpException } from "./minidump/exception.js";
 export { MISC1_PROCESS_ID, miscProcessId, type MinidumpMiscInfo } from "./minidump/misc-info.js";

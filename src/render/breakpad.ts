@@ -349,6 +349,11 @@ export function writeBreakpad(report: BreakpadReport, write: (text: string) => v
       if (options.afterFrame !== undefined) out.push(options.afterFrame(t, f.index));
     }
   }
+  // Without a ModuleList stream Breakpad has no module list to print, not even its heading.
+  if (!report.moduleList) {
+    out.end();
+    return;
+  }
   out.push("\n");
   out.push("Loaded modules:\n");
   const main = report.modules[0];

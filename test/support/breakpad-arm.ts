@@ -187,8 +187,20 @@ function androidCases(): EmulatedCase[] {
   return out;
 }
 
+/**
+ * A Windows ARM CONTEXT (0x1A0 bytes, CPU bit 0x00200000), as MiniDumpWriteDump writes it, in a
+ * dump without a ModuleList stream: Breakpad reads only its own ARM context, so it lists the
+ * thread with no frames, and without a module list it prints no module section.
+ */
+function windowsContextCase(): EmulatedCase {
+  const registers = { ...Object.fromEntries(Array.from({ length: 13 }, (_, i) => [`r${i}`, BigInt(0x1000 + i)])), sp: 0x107f00n, lr: 0x401235n, pc: 0x402000n, cpsr: 0x20n };
+  const { bytes } = writeTestMinidump({ machine: "arm", threads: [{ id: 1, registers, stack: { base: 0x107f00n, bytes: new Uint8Array(0x100) } }], exception: { threadId: 1, code: 0xc0000005, address: 0x402000n } });
+  return { key: "arm/windows-context", dump: bytes, syms: new Map() };
+}
+
 /** Every case, in a fixed order. */
 export function* armCases(): Generator<EmulatedCase> {
+  yield windowsContextCase();
   yield* androidCases();
   for (const [name, snap] of stops()) {
     const m = snap.modules[0]!;
