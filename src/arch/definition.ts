@@ -7,7 +7,7 @@
  */
 import type { MemoryReader } from "../memory/reader.js";
 import { machineInfo, type Machine } from "../model/machine.js";
-import type { Module, Registers } from "../model/snapshot.js";
+import type { Module, OperatingSystem, Registers } from "../model/snapshot.js";
 import type { BreakpadStackCfi } from "../formats/breakpad-sym.js";
 import type { FrameSite } from "../unwind/step.js";
 import type { ArchStrategy } from "./rule.js";
@@ -26,6 +26,8 @@ export interface ArchDefinition {
   walkers: Partial<Record<WalkerName, readonly ArchStrategy[]>>;
   /** Walkers that differ for code of other operating systems. */
   nonWindows?: Partial<Record<WalkerName, readonly ArchStrategy[]>>;
+  /** Walkers that differ for code of one operating system, before `nonWindows` (Breakpad's ARM walker on iOS). */
+  byOs?: Partial<Record<OperatingSystem, Partial<Record<WalkerName, readonly ArchStrategy[]>>>>;
   /** Register names: program counter, stack pointer, frame register (or null), backing store (or null). */
   pc: string;
   sp: string;

@@ -8,7 +8,7 @@ import type { Registers } from "../model/snapshot.js";
 import type { ExecContext, UnwindResult } from "./step.js";
 import { execArm64Unwind } from "./arm64/exec.js";
 import { execArmUnwind } from "./arm/exec.js";
-import { execArmLinkRegister } from "./arm/frame-pointer.js";
+import { execArmBreakpadFramePointer, execArmLinkRegister } from "./arm/frame-pointer.js";
 import { execBreakpadFramePointer, execLinkRegister } from "./arm64/frame-pointer.js";
 import { execCfi } from "./cfi.js";
 import { execFramePointer } from "./frame-chain.js";
@@ -54,6 +54,8 @@ export function execRule(rule: UnwindRule, registers: Registers, memory: MemoryR
       return execArmUnwind(rule, registers, memory, ctx);
     case "arm-link":
       return execArmLinkRegister(rule, registers, memory, ctx);
+    case "arm-breakpad-fp":
+      return execArmBreakpadFramePointer(registers, memory, ctx);
     case "arm64-link":
       return execLinkRegister(rule, registers, memory, ctx);
     case "arm64-breakpad-fp":

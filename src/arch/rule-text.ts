@@ -42,6 +42,7 @@ export function ruleText(rule: Rule): string {
       return arm64RuleText(rule);
     case "arm-unwind":
     case "arm-link-register":
+    case "arm-breakpad-fp":
       return armRuleText(rule);
     case "ia64":
       return ia64RuleText(rule);

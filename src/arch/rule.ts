@@ -16,7 +16,7 @@ import type { UnwindStrategy } from "../unwind/step.js";
 import type { Arm64Rule } from "./arm64/rule.js";
 import type { ArmRule } from "./arm/rule.js";
 import type { ArmPlan } from "./arm/exec.js";
-import type { ArmLinkRegisterPlan } from "./arm/frame-pointer.js";
+import type { ArmBreakpadFramePointerPlan, ArmLinkRegisterPlan } from "./arm/frame-pointer.js";
 import type { Ia64Rule } from "./ia64/rule.js";
 import type { ExecContext, UnwindResult } from "./step.js";
 import type { X64Rule } from "./x64/rule.js";
@@ -62,6 +62,7 @@ export type UnwindRule =
   | Arm64Plan
   | ArmPlan
   | ArmLinkRegisterPlan
+  | ArmBreakpadFramePointerPlan
   | LinkRegisterPlan
   | BreakpadFramePointerPlan
   | CfiPlan

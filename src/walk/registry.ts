@@ -35,7 +35,7 @@ export function archWalker(machine: Machine): ArchWalker {
  */
 export function strategiesFor(machine: Machine, walker: WalkerName, os?: OperatingSystem): readonly ArchStrategy[] {
   const arch = TABLE[machine];
-  const list = (isWindows({ os }) ? undefined : arch.nonWindows?.[walker]) ?? arch.walkers[walker];
+  const list = (os === undefined ? undefined : arch.byOs?.[os]?.[walker]) ?? (isWindows({ os }) ? undefined : arch.nonWindows?.[walker]) ?? arch.walkers[walker];
   if (list === undefined) {
     const available = Object.keys(TABLE[machine].walkers).join(", ");
     throw new InputError("unsupported", `walker '${walker}' is not available for ${machine} (available: ${available})`);

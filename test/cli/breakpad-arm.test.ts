@@ -1,11 +1,12 @@
 /**
- * `stackwalk minidump-stackwalk` (human, `-m` and `-s`) on ARM dumps is Breakpad's own report byte for
- * byte (test/fixtures/breakpad-arm: Breakpad's `minidump_stackwalk` run on the same dumps): the
- * chain of test/arch/arm/chain.ts stopped in every prolog, body and epilog position, with and
- * without the module image, with and without the `.sym` store whose STACK CFI comes from the
- * image's unwind data; and Android dumps of Thumb code with an r7 chain, with DWARF-style CFI,
- * FUNC records only, or no symbols. Breakpad's ARM walker reads no image: STACK CFI, then scanning (its
- * frame-pointer step is iOS's only); caller frames print at pc − 2.
+ * `stackwalk minidump-stackwalk` (human, `-m` and `-s`) on ARM dumps is Breakpad's own report
+ * byte for byte (test/fixtures/breakpad-arm: Breakpad's `minidump_stackwalk` run on the same
+ * dumps): the chain of test/arch/arm/chain.ts stopped in every prolog, body and epilog position,
+ * with and without the module image, with and without the `.sym` store whose STACK CFI comes
+ * from the image's unwind data; Android and iOS dumps of Thumb code with an r7 chain, with
+ * DWARF-style CFI, FUNC records only, or no symbols; a Windows ARM CONTEXT Breakpad does not
+ * read. Breakpad's ARM walker reads no image: STACK CFI, then scanning, and on iOS its r7 step
+ * instead of STACK CFI; caller frames print at pc − 2.
  */
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";

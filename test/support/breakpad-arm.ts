@@ -130,6 +130,15 @@ function dwarfCfi(f: (typeof ANDROID_FNS)[number]): string[] {
 }
 
 function androidCases(): EmulatedCase[] {
+  return thumbChainCases("android", 0x8203, "Linux 3.4.0-perf armv7l");
+}
+
+/** The same chain under iOS, where Breakpad ignores STACK CFI and follows r7, then scans. */
+function iosCases(): EmulatedCase[] {
+  return thumbChainCases("ios", 0x8102, "iOS 9.3.5");
+}
+
+function thumbChainCases(os: "android" | "ios", platformId: number, csd: string): EmulatedCase[] {
   const out: EmulatedCase[] = [];
   const buildId = Uint8Array.from({ length: 20 }, (_, i) => 0x30 + i);
   const caller = callerAt(0);
@@ -156,8 +165,8 @@ function androidCases(): EmulatedCase[] {
     const dumpWith = (armCpu: { level: number; cpuid: number; elfHwcaps: number }): Uint8Array =>
       writeTestMinidump({
         machine: "arm-breakpad",
-        platformId: 0x8203,
-        osVersion: { major: 0, minor: 0, build: 0, csd: "Linux 3.4.0-perf armv7l" },
+        platformId,
+        osVersion: { major: 0, minor: 0, build: 0, csd },
         armCpu,
         threads: [{ id: 0x1234, registers: regs, stack }],
         modules: [{ path: "/data/app/com.example/lib/arm/libapp.so", base: ANDROID_BASE, size: moduleSize, codeView: { elf: { buildId } } }],
@@ -165,8 +174,8 @@ function androidCases(): EmulatedCase[] {
       }).bytes;
     const { bytes } = writeTestMinidump({
       machine: "arm-breakpad",
-      platformId: 0x8203,
-      osVersion: { major: 0, minor: 0, build: 0, csd: "Linux 3.4.0-perf armv7l" },
+      platformId,
+      osVersion: { major: 0, minor: 0, build: 0, csd },
       armCpu: { level: 7, cpuid: 0x511f06f0, elfHwcaps: 0x0001b0d7 },
       threads: [{ id: 0x1234, registers: regs, stack }],
       modules: [{ path: "/data/app/com.example/lib/arm/libapp.so", base: ANDROID_BASE, size: moduleSize, codeView: { elf: { buildId } } }],
@@ -175,14 +184,14 @@ function androidCases(): EmulatedCase[] {
     const dump = readMinidump(bytesSource(bytes));
     const debugId = dump.modules[0]!.debugId!;
     const path = `libapp.so/${debugId}/libapp.so.sym`;
-    out.push({ key: `android/crasher/${where}/cfi`, dump: bytes, syms: new Map([[path, sym(debugId, true)]]) });
-    if (where === "body") {
+    out.push({ key: `${os}/crasher/${where}/cfi`, dump: bytes, syms: new Map([[path, sym(debugId, true)]]) });
+    if (where === "body" && os === "android") {
       // Other CPUs: a Cortex-A15 with every hwcap Breakpad names, and an implementer and part it does not know, without hwcaps.
       out.push({ key: "android/cpu/cortex-a15", dump: dumpWith({ level: 7, cpuid: 0x412fc0f2, elfHwcaps: 0x7ffff }), syms: new Map() });
       out.push({ key: "android/cpu/unknown", dump: dumpWith({ level: 8, cpuid: 0x12345678, elfHwcaps: 0 }), syms: new Map() });
     }
-    out.push({ key: `android/crasher/${where}/funcs`, dump: bytes, syms: new Map([[path, sym(debugId, false)]]) });
-    out.push({ key: `android/crasher/${where}/no-syms`, dump: bytes, syms: new Map() });
+    out.push({ key: `${os}/crasher/${where}/funcs`, dump: bytes, syms: new Map([[path, sym(debugId, false)]]) });
+    out.push({ key: `${os}/crasher/${where}/no-syms`, dump: bytes, syms: new Map() });
   }
   return out;
 }
@@ -202,6 +211,7 @@ function windowsContextCase(): EmulatedCase {
 export function* armCases(): Generator<EmulatedCase> {
   yield windowsContextCase();
   yield* androidCases();
+  yield* iosCases();
   for (const [name, snap] of stops()) {
     const m = snap.modules[0]!;
     const input = symFileInput(m, "arm", snap.memory)!;

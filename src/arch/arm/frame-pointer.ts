@@ -17,6 +17,7 @@
  * is a return address whose call could have entered this function and differs from the pair's;
  * the caller then has this frame's sp and frame pointers.
  */
+import { hexPadded } from "../../hex.js";
 import { readU32, type MemoryReader } from "../../memory/reader.js";
 import type { Registers } from "../../model/snapshot.js";
 import type { FrameSite, UnwindStrategy } from "../../unwind/step.js";
@@ -25,7 +26,7 @@ import { callSiteCheck, enteredElsewhere, NOT_RETURN, type CallSiteCheck } from 
 import { unwindStep, type ExecContext, type UnwindResult } from "../step.js";
 import { returnAddressInfoArm } from "./code.js";
 import { inheritedArm } from "./exec.js";
-import type { ArmLinkRegisterRule } from "./rule.js";
+import type { ArmBreakpadFpRule, ArmLinkRegisterRule } from "./rule.js";
 
 /** Cpsr's T bit: the interrupted code is Thumb. */
 export const CPSR_THUMB = 0x20n;
@@ -107,4 +108,50 @@ export const armLinkRegisterElsewhere: UnwindStrategy<ArmLinkRegisterPlan> = {
   name: "link-register",
   trust: "frame-pointer",
   ruleFor: (site: FrameSite) => (site.index === 0 || site.interrupted ? { kind: "arm-link", check: callSiteCheck(site), fp: isThumbFrame(site) ? "r7" : "r11" } : undefined),
+};
+
+/** Breakpad's ARM frame-pointer step (iOS), the same for every frame. */
+export interface ArmBreakpadFramePointerPlan {
+  kind: "arm-breakpad-fp";
+}
+
+const BREAKPAD_FP: ArmBreakpadFramePointerPlan = { kind: "arm-breakpad-fp" };
+
+/**
+ * Runs Breakpad's ARM frame-pointer step (stackwalker_arm.cc `GetCallerByFramePointer`, taken
+ * only on iOS, whose frame pointer is r7): not taken when this frame's r7 was not recovered; the
+ * caller's pc is this frame's lr, its r7 and lr the pair at r7, its sp r7 + 8; with r7 = 0 the
+ * caller keeps this sp with r7 = lr = 0. An unreadable pair gives no frame.
+ */
+export function execArmBreakpadFramePointer(registers: Registers, memory: MemoryReader, ctx: ExecContext): UnwindResult {
+  if (ctx.recovered !== undefined && !ctx.recovered.includes("r7")) return notTaken("unsupported", "r7 is not known for this frame");
+  const fp = registers["r7"];
+  const lr = registers["lr"];
+  const sp = registers["sp"];
+  if (fp === undefined || lr === undefined || sp === undefined) return notTaken("unsupported", "r7, lr or sp is not known for this frame");
+  let savedFp = 0n;
+  let savedLr = 0n;
+  if (fp !== 0n) {
+    const f = readU32(memory, fp);
+    if (f === undefined) return notTaken("read-fault", `cannot read the saved r7 at ${hexPadded(fp, 8)}`, fp);
+    const l = readU32(memory, (fp + 4n) & 0xffff_ffffn);
+    if (l === undefined) return notTaken("read-fault", `cannot read the saved lr at r7+4 ${hexPadded(fp + 4n, 8)}`, fp + 4n);
+    savedFp = f;
+    savedLr = l;
+  }
+  const out = inheritedArm(registers);
+  out["pc"] = lr;
+  out["sp"] = fp === 0n ? sp : (fp + 8n) & 0xffff_ffffn;
+  out["r7"] = savedFp;
+  out["lr"] = savedLr;
+  const rule: ArmBreakpadFpRule = { kind: "arm-breakpad-fp", fp, lr, savedFp, savedLr };
+  return unwindStep(out, rule, { recovered: ["pc", "lr", "r7", "sp"] });
+}
+
+/** Breakpad's ARM frame-pointer step on iOS (trust `frame-pointer`), before its scan. */
+export const armBreakpadFramePointer: UnwindStrategy<ArmBreakpadFramePointerPlan> = {
+  name: "breakpad-frame-pointer",
+  trust: "frame-pointer",
+  fixed: BREAKPAD_FP,
+  ruleFor: () => BREAKPAD_FP,
 };

@@ -6,7 +6,7 @@ import { machineRoles, type ArchDefinition } from "../definition.js";
 import { armModuleCfi } from "./cfi-from-unwind.js";
 import { armCfi } from "./cfi.js";
 import { ARM_LINK_REGISTER } from "./link-register.js";
-import { armFrameChain, armFrameChainElsewhere, armLinkRegister, armLinkRegisterElsewhere } from "./frame-pointer.js";
+import { armBreakpadFramePointer, armFrameChain, armFrameChainElsewhere, armLinkRegister, armLinkRegisterElsewhere } from "./frame-pointer.js";
 import { armFunctionTableAccess } from "./function-table.js";
 import { armBreakpadScan, armScan } from "./scan.js";
 import { armWalk } from "./stackwalk64.js";
@@ -27,7 +27,7 @@ export const ARM_ARCH: ArchDefinition = {
     "frame-pointer": [armLinkRegister, armFrameChain],
     scan: [armScan],
     // Breakpad's stackwalker_arm.cc: STACK CFI, then scanning (its frame-pointer step runs only
-    // for iOS, whose frame pointer is r7; elsewhere its frame-pointer register is -1).
+    // for iOS, whose frame pointer is r7; elsewhere its frame-pointer register is -1: byOs).
     breakpad: [armCfi, armBreakpadScan],
   },
   // Off Windows, Thumb code keeps its chain in r7.
@@ -35,6 +35,8 @@ export const ARM_ARCH: ArchDefinition = {
     auto: [armUnwind, armCfi, armLinkRegisterElsewhere, armFrameChainElsewhere, armScan],
     "frame-pointer": [armLinkRegisterElsewhere, armFrameChainElsewhere],
   },
+  // On iOS Breakpad ignores STACK CFI and follows the r7 chain, then scans.
+  byOs: { ios: { breakpad: [armBreakpadFramePointer, armBreakpadScan] } },
   pcOf: (r) => r["pc"],
   spOf: (r) => r["sp"],
   fpOf: (r) => r["r11"],

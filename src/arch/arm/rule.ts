@@ -53,11 +53,29 @@ export interface ArmLinkRegisterRule {
   sp: bigint;
 }
 
+/**
+ * Breakpad's ARM frame-pointer step on iOS (`GetCallerByFramePointer`, r7): the caller's pc is
+ * the callee's lr, its r7 and lr are read from the pair at the callee's r7 (`fp`), its sp is
+ * fp + 8; with fp 0 the caller keeps the callee's sp and gets r7 = lr = 0.
+ */
+export interface ArmBreakpadFpRule {
+  kind: "arm-breakpad-fp";
+  fp: bigint;
+  lr: bigint;
+  savedFp: bigint;
+  savedLr: bigint;
+}
+
 /** The rules of ARM frames. */
-export type ArmRule = ArmUnwindRule | ArmLinkRegisterRule;
+export type ArmRule = ArmUnwindRule | ArmLinkRegisterRule | ArmBreakpadFpRule;
 
 /** An ARM rule in words (arch/rule-text.ts `ruleText` dispatches here). */
 export function armRuleText(rule: ArmRule): string {
+  if (rule.kind === "arm-breakpad-fp") {
+    return rule.fp === 0n
+      ? `pc=lr=${hexPadded(rule.lr, 8)}; r7=0: sp unchanged, r7=lr=0`
+      : `pc=lr=${hexPadded(rule.lr, 8)}; [r7=${hexPadded(rule.fp, 8)}]=${hexPadded(rule.savedFp, 8)} [r7+4]=${hexPadded(rule.savedLr, 8)} sp=r7+0x8`;
+  }
   if (rule.kind === "arm-link-register") return `lr=${hexPadded(rule.lr, 8)}: the return address is still in the link register; sp=${hexPadded(rule.sp, 8)} unchanged`;
   const f = rule.function;
   if ("leafRva" in f) return `leaf (no .pdata entry at rva ${hex(f.leafRva)}): pc=lr, sp unchanged`;
