@@ -226,6 +226,9 @@ function armChainLines(_info: MachineInfo, rule: Rule, fn: string): string[] {
   if (rule.kind === "arm-link-register") {
     return [`${fn} has not pushed lr (a leaf, or a prolog before its push {…, lr}): bl left the return address in the link register, so Pc ← Lr and Sp stays as it is.`];
   }
+  if (rule.kind === "arm-breakpad-fp") {
+    return [`Breakpad's frame-pointer step (iOS): the caller's Pc is ${fn}'s Lr, and its r7 and Lr are the pair at r7, [r7] and [r7+4]; its Sp is r7+8.`];
+  }
   const fp = rule.kind === "frame-pointer" ? rule.chain.fp : "r11";
   return [`The frame chain: ${fn}'s prolog pushed {${fp}, lr} and pointed ${fp} at the pair (r11 on Windows and in ARM code, r7 in Thumb code elsewhere), so the caller's Pc is [${fp}+4], its ${fp} is [${fp}] and its Sp is ${fp}+8.`];
 }
