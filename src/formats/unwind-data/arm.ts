@@ -20,7 +20,8 @@
  * condition (20-23), start index (24-31). Then the code bytes.
  */
 import { hex } from "../../hex.js";
-import { problemAt, type DataProblem } from "./problem.js";
+import { isProblem, problemAt, type DataProblem } from "./problem.js";
+import { MAX_XDATA_LENGTH, readXdataHeader } from "./xdata-header.js";
 
 /** Bytes of one `.pdata` entry. */
 export const ARM_RUNTIME_FUNCTION_BYTES = 8;
@@ -148,53 +149,21 @@ export function armScopeBytes(codes: Uint8Array, from: number, epilog: boolean):
   return size;
 }
 
-/** The largest Function Length of an `.xdata` header (18 bits, halfwords). */
-const MAX_XDATA_LENGTH = 0x3ffff;
+/** ARM's header: F (fragment) at bit 22, Epilog Count from bit 23, Code Words from bit 28. */
+const ARM_XDATA = { epilogCountShift: 23, codeWordsShift: 28, fragmentBit: 22 };
 
 /** Decodes the `.xdata` record at `rva`, reading the image through `read`; a problem says what cannot be read or used. */
 export function decodeArmXdata(read: (rva: number, size: number) => Uint8Array | undefined, rva: number): ArmUnwindData | DataProblem {
-  const word = (at: number): number | undefined => {
-    const b = read(at, 4);
-    return b === undefined ? undefined : (b[0]! | (b[1]! << 8) | (b[2]! << 16) | (b[3]! << 24)) >>> 0;
-  };
-  const header = word(rva);
-  if (header === undefined) return problemAt(rva, `the .xdata record at RVA ${hex(rva)} is not in the image`);
-  const version = (header >>> 18) & 3;
-  if (version !== 0) return problemAt(rva, `the .xdata record at RVA ${hex(rva)} has version ${version}; only version 0 is defined`);
-  const functionLength = 2 * (header & MAX_XDATA_LENGTH);
-  const handler = (header & (1 << 20)) !== 0;
-  const epilogInHeader = (header & (1 << 21)) !== 0;
-  const fragment = (header & (1 << 22)) !== 0;
-  let epilogCount = (header >>> 23) & 31;
-  let codeWords = header >>> 28;
-  let at = rva + 4;
-  if (epilogCount === 0 && codeWords === 0) {
-    const extension = word(at);
-    if (extension === undefined) return problemAt(at, `the extension word of the .xdata record at RVA ${hex(rva)} is not in the image`);
-    epilogCount = extension & 0xffff;
-    codeWords = (extension >>> 16) & 0xff;
-    at += 4;
-  }
-  const scopes: ArmEpilogScope[] = [];
-  let epilogIndex = 0;
-  if (epilogInHeader) epilogIndex = epilogCount;
-  else {
-    const words = read(at, 4 * epilogCount);
-    if (words === undefined) return problemAt(at, `the ${epilogCount} epilog scopes of the .xdata record at RVA ${hex(rva)} are not in the image`);
-    const view = new DataView(words.buffer, words.byteOffset, words.byteLength);
-    for (let i = 0; i < epilogCount; i++) {
-      const s = view.getUint32(4 * i, true);
-      scopes.push({ start: 2 * (s & MAX_XDATA_LENGTH), condition: (s >>> 20) & 15, index: s >>> 24 });
-    }
-    at += 4 * epilogCount;
-  }
-  const codes = read(at, 4 * codeWords);
-  if (codes === undefined) return problemAt(at, `the ${4 * codeWords} unwind code bytes of the .xdata record at RVA ${hex(rva)} are not in the image`);
+  const h = readXdataHeader(read, rva, ARM_XDATA);
+  if (isProblem(h)) return h;
+  const { codes, epilogInHeader, fragment, handler } = h;
+  const scopes: ArmEpilogScope[] = h.scopeWords.map((s) => ({ start: 2 * (s & MAX_XDATA_LENGTH), condition: (s >>> 20) & 15, index: s >>> 24 }));
+  const epilogIndex = epilogInHeader ? h.epilogCount : 0;
   for (const s of scopes) {
     if (s.index >= codes.length) return problemAt(rva, `an epilog scope of the .xdata record at RVA ${hex(rva)} starts at code byte ${s.index}, past its ${codes.length} code bytes`);
   }
   if (epilogInHeader && epilogIndex >= codes.length) return problemAt(rva, `the epilog of the .xdata record at RVA ${hex(rva)} starts at code byte ${epilogIndex}, past its ${codes.length} code bytes`);
-  return { source: { form: "xdata", rva }, functionLength, fragment, epilogInHeader, epilogIndex, scopes, codes: codes.slice(), handler };
+  return { source: { form: "xdata", rva }, functionLength: 2 * h.functionLength, fragment, epilogInHeader, epilogIndex, scopes, codes, handler };
 }
 
 /** The fields of a packed `.pdata` word. */

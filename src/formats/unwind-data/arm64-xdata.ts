@@ -12,7 +12,8 @@
  * from the function's start), reserved (18-21), start index (22-31). Then the code bytes.
  */
 import { hex } from "../../hex.js";
-import { problemAt, type DataProblem } from "./problem.js";
+import { isProblem, problemAt, type DataProblem } from "./problem.js";
+import { MAX_XDATA_LENGTH, readXdataHeader } from "./xdata-header.js";
 
 /** An epilog scope: where the epilog starts (in instructions) and the index of its first code. */
 export interface EpilogScope {
@@ -43,50 +44,18 @@ export interface Arm64UnwindData {
   handler: boolean;
 }
 
-/** The largest FunctionLength of an `.xdata` header (18 bits): 1 MiB of code. */
-const MAX_XDATA_LENGTH = 0x3ffff;
+/** ARM64's header: Epilog Count from bit 22, Code Words from bit 27. */
+const ARM64_XDATA = { epilogCountShift: 22, codeWordsShift: 27 };
 
 /**
  * Decodes the `.xdata` record at `rva`, reading the image through `read`; a problem says what
  * cannot be read or used (a version other than 0, a record that runs past the image).
  */
 export function decodeXdata(read: (rva: number, size: number) => Uint8Array | undefined, rva: number): Arm64UnwindData | DataProblem {
-  const word = (at: number): number | undefined => {
-    const b = read(at, 4);
-    return b === undefined ? undefined : (b[0]! | (b[1]! << 8) | (b[2]! << 16) | (b[3]! << 24)) >>> 0;
-  };
-  const header = word(rva);
-  if (header === undefined) return problemAt(rva, `the .xdata record at RVA ${hex(rva)} is not in the image`);
-  const version = (header >>> 18) & 3;
-  if (version !== 0) return problemAt(rva, `the .xdata record at RVA ${hex(rva)} has version ${version}; only version 0 is defined`);
-  const functionLength = header & MAX_XDATA_LENGTH;
-  const handler = (header & (1 << 20)) !== 0;
-  const epilogInHeader = (header & (1 << 21)) !== 0;
-  let epilogCount = (header >>> 22) & 31;
-  let codeWords = header >>> 27;
-  let at = rva + 4;
-  if (epilogCount === 0 && codeWords === 0) {
-    const extension = word(at);
-    if (extension === undefined) return problemAt(at, `the extension word of the .xdata record at RVA ${hex(rva)} is not in the image`);
-    epilogCount = extension & 0xffff;
-    codeWords = (extension >>> 16) & 0xff;
-    at += 4;
-  }
-  const scopes: EpilogScope[] = [];
-  let epilogIndex = 0;
-  if (epilogInHeader) epilogIndex = epilogCount;
-  else {
-    const words = read(at, 4 * epilogCount);
-    if (words === undefined) return problemAt(at, `the ${epilogCount} epilog scopes of the .xdata record at RVA ${hex(rva)} are not in the image`);
-    for (let i = 0; i < epilogCount; i++) {
-      const w = (words[4 * i]! | (words[4 * i + 1]! << 8) | (words[4 * i + 2]! << 16) | (words[4 * i + 3]! << 24)) >>> 0;
-      scopes.push({ start: w & MAX_XDATA_LENGTH, index: w >>> 22 });
-    }
-    at += 4 * epilogCount;
-  }
-  const codes = read(at, 4 * codeWords);
-  if (codes === undefined) return problemAt(at, `the ${4 * codeWords} code bytes of the .xdata record at RVA ${hex(rva)} are not in the image`);
-  const data: Arm64UnwindData = { source: { form: "xdata", rva }, functionLength, epilogInHeader, epilogIndex, scopes, codes: codes.slice(), handler };
+  const h = readXdataHeader(read, rva, ARM64_XDATA);
+  if (isProblem(h)) return h;
+  const scopes: EpilogScope[] = h.scopeWords.map((w) => ({ start: w & MAX_XDATA_LENGTH, index: w >>> 22 }));
+  const data: Arm64UnwindData = { source: { form: "xdata", rva }, functionLength: h.functionLength, epilogInHeader: h.epilogInHeader, epilogIndex: h.epilogInHeader ? h.epilogCount : 0, scopes, codes: h.codes, handler: h.handler };
   const bad = checkIndexes(data);
   return bad === undefined ? data : problemAt(rva, `the .xdata record at RVA ${hex(rva)}: ${bad}`);
 }
