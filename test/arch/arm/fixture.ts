@@ -19,6 +19,7 @@ import { lookupAddress } from "../../../src/unwind/lookup-address.js";
 import { armUnwind } from "../../../src/arch/arm/unwind.js";
 import { runRule } from "../../support/rules.js";
 import { bytesOf, ThumbMachine, type Insn } from "../../../emulator/arm/thumb-model.js";
+import { writePeHeaders } from "../../support/pe-headers.js";
 
 export const BASE = 0x0040_0000n;
 export const IMAGE_SIZE = 0x1_0000;
@@ -55,17 +56,7 @@ export class ImageBuilder {
 
   constructor() {
     const b = this.bytes;
-    const v = this.view;
-    b[0] = 0x4d;
-    b[1] = 0x5a;
-    v.setUint32(0x3c, 0x40, true);
-    v.setUint32(0x40, 0x4550, true);
-    v.setUint16(0x44, 0x01c4, true);
-    v.setUint16(0x54, 224, true);
-    const oh = 0x58;
-    v.setUint16(oh, 0x10b, true);
-    v.setUint32(oh + 56, IMAGE_SIZE, true);
-    v.setUint32(oh + 92, 16, true);
+    const v = writePeHeaders(b, 0x01c4, IMAGE_SIZE, "pe32");
     // `bl .` (f7ff fffe), CALLS times: return addresses whose call instruction is there.
     for (let k = 0; k < CALLS; k++) {
       v.setUint16(0x1000 + 4 * k, 0xf7ff, true);

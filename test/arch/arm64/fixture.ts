@@ -14,6 +14,7 @@ import { lookupAddress } from "../../../src/unwind/lookup-address.js";
 import { arm64Unwind } from "../../../src/arch/arm64/unwind.js";
 import type { BuiltStack } from "../../support/stack-builder.js";
 import { runRule } from "../../support/rules.js";
+import { writePeHeaders } from "../../support/pe-headers.js";
 
 export const BASE = 0x1_4000_0000n;
 export const IMAGE_SIZE = 0x1_0000;
@@ -69,17 +70,7 @@ export class ImageBuilder {
 
   constructor() {
     const b = this.bytes;
-    const v = this.view;
-    b[0] = 0x4d;
-    b[1] = 0x5a;
-    v.setUint32(0x3c, 0x40, true);
-    v.setUint32(0x40, 0x4550, true);
-    v.setUint16(0x44, 0xaa64, true);
-    v.setUint16(0x54, 240, true);
-    const oh = 0x58;
-    v.setUint16(oh, 0x20b, true);
-    v.setUint32(oh + 56, IMAGE_SIZE, true);
-    v.setUint32(oh + 108, 16, true);
+    const v = writePeHeaders(b, 0xaa64, IMAGE_SIZE, "pe32+");
     for (let k = 0; k < CALLS; k++) v.setUint32(0x1000 + 4 * k, BL_SELF, true);
   }
 

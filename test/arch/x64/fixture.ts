@@ -15,6 +15,7 @@ import { runRule } from "../../support/rules.js";
 import { x64UnwindInfo } from "../../../src/arch/x64/unwind.js";
 import type { BuiltStack } from "../../support/stack-builder.js";
 import { lookupAddress } from "../../../src/unwind/lookup-address.js";
+import { writePeHeaders } from "../../support/pe-headers.js";
 
 export const BASE = 0x1_4000_0000n;
 export const IMAGE_SIZE = 0x1_0000;
@@ -42,17 +43,7 @@ export class ImageBuilder {
 
   constructor() {
     const b = this.bytes;
-    const v = this.view;
-    b[0] = 0x4d;
-    b[1] = 0x5a;
-    v.setUint32(0x3c, 0x40, true);
-    v.setUint32(0x40, 0x4550, true);
-    v.setUint16(0x44, 0x8664, true);
-    v.setUint16(0x54, 240, true);
-    const oh = 0x58;
-    v.setUint16(oh, 0x20b, true);
-    v.setUint32(oh + 56, IMAGE_SIZE, true);
-    v.setUint32(oh + 108, 16, true);
+    writePeHeaders(b, 0x8664, IMAGE_SIZE, "pe32+");
     for (let k = 0; k < CALLS; k++) b[0x1000 + 5 * k] = 0xe8;
   }
 
