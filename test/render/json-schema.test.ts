@@ -9,7 +9,10 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli } from "../support/cli.js";
-import { parseVector } from "../../src/formats/vector.js";
+import { parseJsonInput } from "../../src/formats/input.js";
+import { replaySweep } from "../../src/formats/sweep.js";
+import type { Vector } from "../../src/formats/vector.js";
+import { MACHINES } from "../../src/model/machine.js";
 import { renderJson, walkJson, writeJson } from "../../src/render/json.js";
 import { walkSnapshot } from "../../src/walk/walk.js";
 import { assertWalkDocument, parseWalkJson } from "../support/walk-schema.js";
@@ -109,14 +112,28 @@ describe("walk --format json of Breakpad's corpus", () => {
 });
 
 describe("walk --format json of vectors", () => {
-  const files = ["vectors/x86", "vectors/x64", "vectors/ia64/synthetic", "vectors/x86/synthetic", "vectors/x64/synthetic", "vectors/x86/etw"].flatMap((d) =>
+  const files = ["vectors/x86", "vectors/x64", "vectors/ia64/synthetic", "vectors/x86/synthetic", "vectors/x64/synthetic", "vectors/x86/etw", "vectors/arm64/synthetic", "vectors/arm/synthetic"].flatMap((d) =>
     readdirSync(d).filter((f) => f.endsWith(".json")).map((f) => join(d, f)),
   );
+  /** A vector file, or a sweep's snapshot halfway through. */
+  const snapshotOf = (file: string): Vector => {
+    const input = parseJsonInput(readFileSync(file, "utf8"), file);
+    if (input.kind === "vector") return input.vector;
+    const steps = [...replaySweep(input.sweep)];
+    return steps[steps.length >> 1]!;
+  };
 
-  it("is valid for every hand-made and synthetic vector of every machine, on one line too", () => {
+  it("names every machine the walker models, and nothing else", () => {
+    const schema = JSON.parse(readFileSync("src/render/walk.schema.json", "utf8")) as { $defs: { document: { properties: { machine: { enum: string[] } } } } };
+    expect(schema.$defs.document.properties.machine.enum).toEqual([...MACHINES]);
+  });
+
+  it("is valid for every hand-made and synthetic vector (and a snapshot of each synthetic sweep) of every machine, on one line too", () => {
     expect(files.length).toBeGreaterThan(40);
+    const machines = new Set<string>();
     for (const file of files) {
-      const v = parseVector(readFileSync(file, "utf8"), file);
+      const v = snapshotOf(file);
+      machines.add(v.machine);
       const walks = walkSnapshot(v);
       const doc = JSON.parse(renderJson(v.machine, v.modules, walks, { os: v.os }));
       assertWalkDocument(doc);
@@ -127,6 +144,7 @@ describe("walk --format json of vectors", () => {
       expect(line.endsWith("\n") && !line.slice(0, -1).includes("\n")).toBe(true);
       expect(JSON.parse(line)).toEqual({ file, ...(walkJson(v.machine, v.modules, walks, { os: v.os }) as object) });
     }
+    expect([...machines].sort()).toEqual([...MACHINES].sort());
   });
 });
 
