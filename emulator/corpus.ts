@@ -18,6 +18,7 @@ import { vectorsOf, type RunResult } from "./run.js";
 import { ia64CorpusFiles } from "./ia64/corpus.js";
 import { arm64CorpusFiles } from "./arm64-programs.js";
 import { armCorpusFiles } from "./arm/corpus.js";
+import { armProgramSweeps } from "./arm/programs.js";
 
 /** One generated file: a path relative to the repository root, and its text. */
 export interface CorpusFile {
@@ -38,6 +39,7 @@ export const GENERATED_FOLDERS = [
   "vectors/arm64/c-fp",
   "vectors/arm64/synthetic",
   "vectors/arm/synthetic",
+  "vectors/arm/c",
 ] as const;
 
 /** One vector per snapshot of a break run, described by the program and the label it was taken at. */
@@ -111,7 +113,7 @@ export function syntheticX64Files(): Promise<CorpusFile[]> {
 
 /** Every generated file of the corpus. */
 export async function corpusFiles(): Promise<CorpusFile[]> {
-  return [...(await realProgramSweeps()), ...(await syntheticX86Files()), ...(await etwX86Files()), ...(await syntheticX64Files()), ...ia64CorpusFiles(), ...(await arm64CorpusFiles()), ...armCorpusFiles()];
+  return [...(await realProgramSweeps()), ...(await syntheticX86Files()), ...(await etwX86Files()), ...(await syntheticX64Files()), ...ia64CorpusFiles(), ...(await arm64CorpusFiles()), ...armCorpusFiles(), ...(await armProgramSweeps())];
 }
 
 /** Rewrites the corpus: every generated folder is emptied of .json files first, so nothing stale stays. */

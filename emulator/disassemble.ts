@@ -1,5 +1,5 @@
 /**
- * x86/x64 machine code to Intel-syntax text, with the Capstone disassembler compiled to
+ * x86/x64 machine code to Intel-syntax text (AArch64 and Thumb-2 code to Arm syntax), with the Capstone disassembler compiled to
  * WebAssembly (`@alexaltea/capstone-js`). Load it once with {@link loadDisassembler}; after that,
  * disassembling is synchronous, so error paths can describe the instruction at a faulting PC.
  */
@@ -44,6 +44,8 @@ export interface Disassembler {
 interface CapstoneModule {
   readonly ARCH_X86: number;
   readonly ARCH_ARM64: number;
+  readonly ARCH_ARM: number;
+  readonly MODE_THUMB: number;
   readonly MODE_32: number;
   readonly MODE_64: number;
   readonly MODE_ARM: number;
@@ -106,6 +108,7 @@ async function initialise(): Promise<Disassembler> {
     let engine = engines.get(mode);
     if (engine === undefined) {
       if (mode === "arm64") engine = new cs.Capstone(cs.ARCH_ARM64, cs.MODE_ARM);
+      else if (mode === "arm") engine = new cs.Capstone(cs.ARCH_ARM, cs.MODE_THUMB);
       else {
         engine = new cs.Capstone(cs.ARCH_X86, mode === 64 ? cs.MODE_64 : cs.MODE_32);
         engine.option(cs.OPT_SYNTAX, cs.OPT_SYNTAX_INTEL);

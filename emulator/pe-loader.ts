@@ -42,16 +42,17 @@ export interface MapPeOptions {
   unwind?: ModuleUnwind;
 }
 
-/** The CPU an image's machine needs: I386 runs on the 32-bit CPU, AMD64 on the 64-bit one, ARM64 on AArch64. */
+/** The CPU an image's machine needs: I386 runs on the 32-bit CPU, AMD64 on the 64-bit one, ARM64 on AArch64, ARMNT on 32-bit ARM in Thumb state. */
 function modeFor(machine: number): CpuMode | undefined {
   if (machine === IMAGE_FILE_MACHINE.I386) return 32;
   if (machine === IMAGE_FILE_MACHINE.AMD64) return 64;
   if (machine === IMAGE_FILE_MACHINE.ARM64) return "arm64";
+  if (machine === IMAGE_FILE_MACHINE.ARMNT) return "arm";
   return undefined;
 }
 
 /** The machine's name in messages. */
-const MODE_MACHINE: Readonly<Record<CpuMode, string>> = { 32: "x86", 64: "x64", arm64: "ARM64" };
+const MODE_MACHINE: Readonly<Record<CpuMode, string>> = { 32: "x86", 64: "x64", arm64: "ARM64", arm: "ARM" };
 
 /**
  * The CPU that runs `pe`; an {@link InputError} ("unsupported") names the machine of an image
@@ -61,7 +62,7 @@ export function cpuModeOfImage(pe: PeImage, name: string): CpuMode {
   const mode = modeFor(pe.machine);
   if (mode !== undefined) return mode;
   const known = machineFromImageFileMachine(pe.machine);
-  throw new InputError("unsupported", `${name}: machine 0x${pe.machine.toString(16)}${known !== undefined ? ` (${known})` : ""} cannot run on the emulated x86/x64/ARM64 CPU`);
+  throw new InputError("unsupported", `${name}: machine 0x${pe.machine.toString(16)}${known !== undefined ? ` (${known})` : ""} cannot run on the emulated x86/x64/ARM64/ARM CPU`);
 }
 
 /**

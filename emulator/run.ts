@@ -21,7 +21,7 @@ import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { hex, InputError, type Machine, type MemoryRegion, type Module, type ModuleSymbol, RegionMemory, type Registers, type Vector } from "../src/index.js";
 import { type MemoryWrite, type ModuleUnwind, parsePe, type PeImage, replaySweep, type Sweep, type SweepStep } from "../src/entry/formats.js";
-import { cpuName, pointerWidth, type CpuMode } from "./cpu-mode.js";
+import { cpuName, linkRegisterCalls, pointerWidth, type CpuMode } from "./cpu-mode.js";
 import { loadDisassembler, MAX_INSTRUCTION_LENGTH } from "./disassemble.js";
 import { cpuModeOfImage, mapPeImage, PAGE_SIZE, type MapPeOptions } from "./pe-loader.js";
 import { loadModuleDebugInfo } from "./symbols.js";
@@ -50,16 +50,17 @@ export interface StackLayout {
  * Windows put a main thread's stack, and 0x00200000..0x00300000 on x64; both are clear of the
  * default image bases 0x00400000 and 0x140000000.
  */
-export const STACK_TOP: Readonly<Record<CpuMode, bigint>> = { 32: 0x0013_0000n, 64: 0x0030_0000n, arm64: 0x0030_0000n };
+export const STACK_TOP: Readonly<Record<CpuMode, bigint>> = { 32: 0x0013_0000n, 64: 0x0030_0000n, arm64: 0x0030_0000n, arm: 0x0013_0000n };
 
 /**
  * Bytes between the initial stack pointer and the stack's top. On x86 ESP starts ≡ 12 (mod 16),
  * as after a call from 16-byte-aligned code, with 16 bytes above the return address. On x64 RSP
  * starts ≡ 8 (mod 16), as after a call, with the caller's 32-byte home area above the return
  * address and 16 more bytes above that. On AArch64 SP is 16-byte aligned at all times and the
- * return address is in LR, so SP starts 64 bytes below the top (room for stacked arguments).
+ * return address is in LR, so SP starts 64 bytes below the top (room for stacked arguments); on
+ * 32-bit ARM likewise (SP 8-byte aligned at calls, the return address in LR).
  */
-const ABOVE_INITIAL_SP: Readonly<Record<CpuMode, bigint>> = { 32: 0x14n, 64: 0x38n, arm64: 0x40n };
+const ABOVE_INITIAL_SP: Readonly<Record<CpuMode, bigint>> = { 32: 0x14n, 64: 0x38n, arm64: 0x40n, arm: 0x40n };
 
 /** The largest SizeOfStackReserve the emulator maps a stack for: 256 MiB. */
 export const MAX_STACK_RESERVE = 0x1000_0000n;
@@ -72,6 +73,7 @@ const USER_SPACE: Readonly<Record<CpuMode, { low: bigint; high: bigint }>> = {
   32: { low: 0x1_0000n, high: 0x7fff_0000n },
   64: { low: 0x1_0000n, high: 0x7fff_ffff_0000n },
   arm64: { low: 0x1_0000n, high: 0x7fff_ffff_0000n },
+  arm: { low: 0x1_0000n, high: 0x7fff_0000n },
 };
 
 /**
@@ -120,6 +122,7 @@ export const DEFAULT_STACKS: Readonly<Record<CpuMode, StackLayout>> = {
   32: { base: STACK_TOP[32] - ALLOCATION_GRANULARITY, size: ALLOCATION_GRANULARITY, initialSp: STACK_TOP[32] - ABOVE_INITIAL_SP[32] },
   64: { base: STACK_TOP[64] - ALLOCATION_GRANULARITY, size: ALLOCATION_GRANULARITY, initialSp: STACK_TOP[64] - ABOVE_INITIAL_SP[64] },
   arm64: { base: STACK_TOP.arm64 - ALLOCATION_GRANULARITY, size: ALLOCATION_GRANULARITY, initialSp: STACK_TOP.arm64 - ABOVE_INITIAL_SP.arm64 },
+  arm: { base: STACK_TOP.arm - ALLOCATION_GRANULARITY, size: ALLOCATION_GRANULARITY, initialSp: STACK_TOP.arm - ABOVE_INITIAL_SP.arm },
 };
 
 /** The default instruction limit. */
@@ -130,6 +133,7 @@ export const SNAPSHOT_REGISTERS: Readonly<Record<CpuMode, readonly string[]>> = 
   32: ["eip", "esp", "ebp", "eax", "ebx", "ecx", "edx", "esi", "edi", "eflags"],
   64: ["rip", "rsp", "rbp", "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "eflags"],
   arm64: ["pc", "sp", "fp", "lr", ...Array.from({ length: 29 }, (_, i) => `x${i}`), ...Array.from({ length: 8 }, (_, i) => `d${i + 8}`), "cpsr"],
+  arm: [...Array.from({ length: 13 }, (_, i) => `r${i}`), ...Array.from({ length: 8 }, (_, i) => `d${i + 8}`), "sp", "lr", "pc", "cpsr"],
 };
 
 /** General registers cleared before the run (everything but the stack pointer). */
@@ -138,12 +142,16 @@ const CLEARED: Readonly<Record<CpuMode, readonly string[]>> = {
   64: ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"],
   // LR is the sentinel return address ({@link SENTINEL} is 0).
   arm64: ["fp", "lr", ...Array.from({ length: 29 }, (_, i) => `x${i}`)],
+  arm: ["lr", ...Array.from({ length: 13 }, (_, i) => `r${i}`)],
 };
 
+/** CPSR of a user-mode ARM thread in Thumb state: M = User (0x10), T (0x20), flags clear. */
+const ARM_USER_THUMB = 0x30n;
+
 /** The machine each CPU's snapshots are of. */
-const MACHINE_OF: Readonly<Record<CpuMode, Machine>> = { 32: "x86", 64: "x64", arm64: "arm64" };
+const MACHINE_OF: Readonly<Record<CpuMode, Machine>> = { 32: "x86", 64: "x64", arm64: "arm64", arm: "arm" };
 /** The stack pointer's register name on each CPU. */
-const SP_NAME: Readonly<Record<CpuMode, string>> = { 32: "esp", 64: "rsp", arm64: "sp" };
+const SP_NAME: Readonly<Record<CpuMode, string>> = { 32: "esp", 64: "rsp", arm64: "sp", arm: "sp" };
 
 /** Why a run stopped without reaching the sentinel. */
 export type EmulationErrorKind = "runaway" | "fault" | "trace" | "cpu" | "bad-exit";
@@ -241,7 +249,7 @@ export interface RunResult {
  */
 export function mapStack(uc: Unicorn, stack: StackLayout = DEFAULT_STACKS[uc.mode]): void {
   uc.memMap(stack.base, stack.size, UC_PROT.READ | UC_PROT.WRITE);
-  if (uc.mode !== "arm64") uc.memWrite(stack.initialSp, pointerBytes(SENTINEL, uc.mode));
+  if (!linkRegisterCalls(uc.mode)) uc.memWrite(stack.initialSp, pointerBytes(SENTINEL, uc.mode));
 }
 
 /**
@@ -261,8 +269,14 @@ export function emulate(setup: EmulationSetup, options: RunOptions, describe: (b
   if (!trace && (sweepAll || breaks.size > 0)) throw new RangeError("snapshots need tracing: sweep and breaks cannot be used with trace: false");
 
   const spName = SP_NAME[mode] as RegisterName<typeof mode>;
+  // An ARM thread runs in User mode (CPSR.M 0x10) in Thumb state (T, 0x20); Unicorn starts in
+  // Supervisor mode, whose banked SP and LR the program must not use. The mode comes first, as it
+  // selects the bank the writes below go to.
+  if (mode === "arm") uc.regWrite("cpsr" as RegisterName<typeof mode>, ARM_USER_THUMB);
   for (const name of CLEARED[mode]) uc.regWrite(name as RegisterName<typeof mode>, 0n);
   uc.regWrite(spName, stack.initialSp);
+  // Windows runs ARM threads with VFP on (FPEXC.EN, bit 30); Unicorn starts with it off.
+  if (mode === "arm") uc.regWrite("fpexc" as RegisterName<typeof mode>, 0x4000_0000n);
 
   const regions = [...setup.regions].sort((a, b) => (a.base < b.base ? -1 : 1));
   // Memory as the run starts. The stack is read from the page of the initial SP up: below it is
@@ -275,8 +289,8 @@ export function emulate(setup: EmulationSetup, options: RunOptions, describe: (b
   );
   const registerNames = SNAPSHOT_REGISTERS[mode] as readonly RegisterName<typeof mode>[];
   const readPointer = (address: bigint): bigint => readLittleEndian(uc.memRead(address, width));
-  const readRegister = (n: number): bigint => uc.regRead(`x${n}` as RegisterName<typeof mode>);
-  const shadow = new ShadowStack(mode, readPointer, options.interruptHandlers, mode === "arm64" ? readRegister : undefined);
+  const readRegister = (n: number): bigint => uc.regRead((mode === "arm" ? (n === 14 ? "lr" : `r${n}`) : `x${n}`) as RegisterName<typeof mode>);
+  const shadow = new ShadowStack(mode, readPointer, options.interruptHandlers, linkRegisterCalls(mode) ? readRegister : undefined);
   const steps: SweepStep[] = [];
   const written: { address: bigint; size: number }[] = [];
   let compactAt = COMPACT_WRITES;
@@ -324,7 +338,8 @@ export function emulate(setup: EmulationSetup, options: RunOptions, describe: (b
     access === undefined ? { pc, executed: trace ? executed : undefined } : { pc, executed: trace ? executed : undefined, access };
   let stop: StopInfo;
   try {
-    stop = uc.start(setup.entry, SENTINEL, { count: maxInstructions });
+    // A Thumb entry point starts the CPU in Thumb state: the address with bit 0 set.
+    stop = uc.start(mode === "arm" ? setup.entry | 1n : setup.entry, SENTINEL, { count: maxInstructions });
   } catch (e) {
     if (e instanceof TraceError) {
       throw new EmulationError("trace", `the shadow stack lost track: ${e.message} (${codeLine(e.address)})`, where(e.address), e);
@@ -359,8 +374,8 @@ export function emulate(setup: EmulationSetup, options: RunOptions, describe: (b
   }
   // Reaching address 0 is the end only when it is the entry function's return: the sentinel
   // slot has been popped and no call made during the run is still open.
-  // x86 and x64 pop the sentinel (SP ends above its slot); AArch64 returns with SP as it began.
-  const returnedSp = mode === "arm64" ? sp === stack.initialSp : sp > stack.initialSp;
+  // x86 and x64 pop the sentinel (SP ends above its slot); AArch64 and ARM return with SP as it began.
+  const returnedSp = linkRegisterCalls(mode) ? sp === stack.initialSp : sp > stack.initialSp;
   if (!returnedSp || shadow.entries.length > 0) {
     const from = previousPc === undefined ? "" : ` from ${codeLine(previousPc)}`;
     throw new EmulationError("bad-exit", `jumped to address 0${from} without returning from the entry point (SP 0x${sp.toString(16)})`, where(stop.pc));
@@ -611,7 +626,7 @@ function parseImage(bytes: Uint8Array, file: string): PeImage {
  */
 export function vectorsOf(result: RunResult): Vector[] {
   const { sweep, stack } = result;
-  const spName = sweep.machine === "x64" ? "rsp" : sweep.machine === "arm64" ? "sp" : "esp";
+  const spName = sweep.machine === "x64" ? "rsp" : sweep.machine === "arm64" || sweep.machine === "arm" ? "sp" : "esp";
   const vectors: Vector[] = [];
   let index = 0;
   for (const replayed of replaySweep(sweep)) {

@@ -20,6 +20,15 @@
  * whether the return address is still in LR (a leaf, a prolog before it saves LR) or already on
  * the stack: the CPU made the call, so the caller is a frame.
  *
+ * On 32-bit ARM (Thumb-2) a call also leaves its return address in LR, with the Thumb bit set:
+ * `bl`, `blx label` and `blx Rm` are checked at the next instruction for LR = the address after
+ * the call | 1 and an unchanged SP, and the entry records that SP. Thumb code returns in many
+ * ways (`bx lr`, `pop {..., pc}`, `ldr pc, [sp], #n`, `ldm`), so a return is recognised by its
+ * effect rather than its encoding: control arrives at the newest entry's return address by a
+ * transfer (not by falling through) with SP back at or above the SP of the call. A conditional
+ * call that an IT block skipped falls through to its return address with LR unchanged and
+ * makes no entry.
+ *
  * Interrupts are the exception to "only calls make frames": when execution enters a known
  * interrupt handler, the machine frame the CPU pushed (x64-unwind.md, UWOP_PUSH_MACHFRAME:
  * RIP, CS, RFLAGS, RSP, SS, optionally below an error code; on AArch64 MSFT_OP_MACHINE_FRAME's
@@ -75,7 +84,24 @@ export function decodeArm64ControlTransfer(bytes: Uint8Array): (ControlTransfer 
   return undefined;
 }
 
-/** Reads an AArch64 general register by number (0-30). */
+/**
+ * Decodes a Thumb call from the halfwords at the start of `bytes`: `bl label` (T1), `blx label`
+ * (T2) and `blx Rm`. Returns the instruction's size in bytes, or undefined for anything else.
+ */
+export function decodeThumbCall(bytes: Uint8Array): 2 | 4 | undefined {
+  if (bytes.length < 2) return undefined;
+  const first = bytes[0]! | (bytes[1]! << 8);
+  // BLX Rm: 010001 11 1 Rm(4) 000.
+  if ((first & 0xff87) === 0x4780) return 2;
+  if (bytes.length < 4 || (first & 0xf800) !== 0xf000) return undefined;
+  const second = bytes[2]! | (bytes[3]! << 8);
+  // BL: 11110 S imm10 | 11 J1 1 J2 imm11; BLX: 11110 S imm10H | 11 J1 0 J2 imm10L 0.
+  if ((second & 0xd000) === 0xd000) return 4;
+  if ((second & 0xd001) === 0xc000) return 4;
+  return undefined;
+}
+
+/** Reads an AArch64 general register by number (0-30), or a 32-bit ARM one (0-14, LR is 14). */
 export type RegisterReader = (register: number) => bigint;
 
 /** The x86 legacy prefixes: operand size, address size, rep/repne (bnd), lock and segment overrides. */
@@ -135,11 +161,13 @@ export class ShadowStack {
   private pendingCall: { site: bigint; sp: bigint; returnAddress: bigint } | undefined;
   /** A `ret` that executed through this entry: retired at the next instruction. */
   private pendingReturn: ShadowEntry | undefined;
+  /** 32-bit ARM: where the previous instruction ends, to tell a transfer from falling through. */
+  private fallThrough: bigint | undefined;
 
   private readonly handlers: ReadonlyMap<bigint, InterruptHandler>;
 
   /**
-   * `readRegister` is needed on AArch64 only, where calls and returns go through registers.
+   * `readRegister` is needed on AArch64 and 32-bit ARM only, where calls go through LR.
    */
   constructor(
     readonly mode: CpuMode,
@@ -149,8 +177,9 @@ export class ShadowStack {
   ) {
     this.width = BigInt(pointerWidth(mode)) as 4n | 8n;
     this.handlers = new Map(handlers.map((h) => [h.address, h]));
-    if (mode === "arm64" && readRegister === undefined) throw new RangeError("an AArch64 shadow stack needs a register reader");
+    if ((mode === "arm64" || mode === "arm") && readRegister === undefined) throw new RangeError(`an ${mode === "arm" ? "ARM" : "AArch64"} shadow stack needs a register reader`);
     if (mode === "arm64" && handlers.some((h) => h.errorCode)) throw new RangeError("an AArch64 machine frame has no error code");
+    if (mode === "arm" && handlers.length > 0) throw new RangeError("the ARM shadow stack follows no interrupt handlers");
   }
 
   /** The calls in progress, outermost first. */
@@ -165,6 +194,10 @@ export class ShadowStack {
   before(pc: bigint, sp: bigint, bytes: Uint8Array): void {
     if (this.mode === "arm64") {
       this.beforeArm64(pc, sp, bytes);
+      return;
+    }
+    if (this.mode === "arm") {
+      this.beforeThumb(pc, sp, bytes);
       return;
     }
     const call = this.pendingCall;
@@ -257,6 +290,30 @@ export class ShadowStack {
     if (newest !== undefined && target !== undefined && stripPac(target) === newest.returnAddress) this.pendingReturn = newest;
   }
 
+  /** {@link before} for 32-bit ARM in Thumb state: calls leave the return address | 1 in LR and keep SP. */
+  private beforeThumb(pc: bigint, sp: bigint, bytes: Uint8Array): void {
+    const call = this.pendingCall;
+    const arrivedBy = this.fallThrough;
+    if (call !== undefined) {
+      this.pendingCall = undefined;
+      const lr = this.readRegister!(14);
+      const skipped = pc === call.returnAddress - 1n && lr !== call.returnAddress;
+      if (!skipped) {
+        if (lr !== call.returnAddress) {
+          throw new TraceError(`the call at 0x${call.site.toString(16)} left LR at 0x${lr.toString(16)}, not its return address 0x${call.returnAddress.toString(16)}`, call.site);
+        }
+        if (sp !== call.sp) throw new TraceError(`the call at 0x${call.site.toString(16)} moved SP from 0x${call.sp.toString(16)} to 0x${sp.toString(16)}`, call.site);
+        this.stack.push({ slot: sp, returnAddress: call.returnAddress, callSite: call.site, callerSp: sp });
+      }
+    }
+    const newest = this.stack[this.stack.length - 1];
+    if (newest !== undefined && pc !== arrivedBy && pc === newest.returnAddress - 1n && sp >= newest.callerSp!) this.stack.pop();
+    this.retire(sp);
+    const size = decodeThumbCall(bytes);
+    if (size !== undefined) this.pendingCall = { site: pc, sp, returnAddress: (pc + BigInt(size)) | 1n };
+    this.fallThrough = pc + BigInt(bytes.length);
+  }
+
   /**
    * Ground truth for a snapshot taken before the instruction at `pc`, with stack pointer
    * `sp`: frame 0 is the context; frame k ≥ 1 is the k-th newest call in progress, with the
@@ -269,7 +326,7 @@ export class ShadowStack {
     for (let i = this.stack.length - 1; i >= 0; i--) {
       const e = this.stack[i]!;
       if (e.interruptedSp !== undefined) frames.push(named({ pc: e.returnAddress, sp: e.interruptedSp }, functionNameAt(modules, e.returnAddress)));
-      else if (e.callerSp !== undefined) frames.push(named({ pc: e.returnAddress, sp: e.callerSp }, functionNameAt(modules, callerAddress(e.returnAddress))));
+      else if (e.callerSp !== undefined) frames.push(named({ pc: e.returnAddress, sp: e.callerSp }, functionNameAt(modules, this.mode === "arm" ? e.callSite : callerAddress(e.returnAddress))));
       else frames.push(named({ pc: e.returnAddress, sp: e.slot + this.width }, functionNameAt(modules, callerAddress(e.returnAddress))));
     }
     return frames;

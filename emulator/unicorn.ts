@@ -92,6 +92,9 @@ const UC_MODE_64 = 1 << 3;
 /** `uc_arch` for AArch64; `UC_MODE_ARM` (0) is little-endian A64. */
 const UC_ARCH_ARM64 = 2;
 const UC_MODE_ARM = 0;
+/** `uc_arch` for 32-bit ARM; `UC_MODE_THUMB` starts the CPU in Thumb state. */
+const UC_ARCH_ARM = 1;
+const UC_MODE_THUMB = 1 << 4;
 /** `uc_query` item that says whether the last run ended because its time limit ran out. */
 const UC_QUERY_TIMEOUT = 4;
 /**
@@ -206,14 +209,31 @@ const ARM64_SPECS = {
   ...(Object.fromEntries(Array.from({ length: 32 }, (_, i) => [`d${i}`, { id: 40 + i, bits: 64 }])) as Record<`d${number}`, RegisterSpec>),
 } as const satisfies Record<string, RegisterSpec>;
 
+/**
+ * 32-bit ARM registers by Unicorn 2's `uc_arm_reg` numbers (unicorn/arm.h): CPSR 3, FPEXC 4,
+ * LR 10, PC 11, SP 12, D0-D31 from 14, R0-R12 from 66. `pc` reads the address of the
+ * instruction, without the Thumb bit (the state is CPSR's T bit, 0x20).
+ */
+const ARM_SPECS = {
+  ...(Object.fromEntries(Array.from({ length: 13 }, (_, i) => [`r${i}`, { id: 66 + i, bits: 32 }])) as Record<`r${number}`, RegisterSpec>),
+  sp: { id: 12, bits: 32 },
+  lr: { id: 10, bits: 32 },
+  pc: { id: 11, bits: 32 },
+  cpsr: { id: 3, bits: 32 },
+  fpexc: { id: 4, bits: 32 },
+  ...(Object.fromEntries(Array.from({ length: 32 }, (_, i) => [`d${i}`, { id: 14 + i, bits: 64 }])) as Record<`d${number}`, RegisterSpec>),
+} as const satisfies Record<string, RegisterSpec>;
+
 /** Register names of a 32-bit (x86) engine. */
 export type X86RegisterName = keyof typeof X86_SPECS;
 /** Register names of a 64-bit (x64) engine. */
 export type X64RegisterName = keyof typeof X64_SPECS;
 /** Register names of an AArch64 engine: pc, sp, fp, lr, cpsr, x0-x30, d0-d31. */
 export type Arm64RegisterName = "pc" | "sp" | "fp" | "lr" | "cpsr" | `x${number}` | `d${number}`;
+/** Register names of a 32-bit ARM engine: r0-r12, sp, lr, pc, cpsr, fpexc, d0-d31. */
+export type ArmRegisterName = `r${number}` | "sp" | "lr" | "pc" | "cpsr" | "fpexc" | `d${number}`;
 /** The register names an engine of mode `M` accepts. */
-export type RegisterName<M extends CpuMode> = M extends "arm64" ? Arm64RegisterName : M extends 64 ? X64RegisterName : X86RegisterName;
+export type RegisterName<M extends CpuMode> = M extends "arm64" ? Arm64RegisterName : M extends "arm" ? ArmRegisterName : M extends 64 ? X64RegisterName : X86RegisterName;
 
 /** The register names a 32-bit engine accepts. */
 export const X86_REGISTERS = Object.keys(X86_SPECS) as readonly X86RegisterName[];
@@ -221,17 +241,20 @@ export const X86_REGISTERS = Object.keys(X86_SPECS) as readonly X86RegisterName[
 export const X64_REGISTERS = Object.keys(X64_SPECS) as readonly X64RegisterName[];
 /** The register names an AArch64 engine accepts. */
 export const ARM64_REGISTERS = Object.keys(ARM64_SPECS) as readonly Arm64RegisterName[];
+/** The register names a 32-bit ARM engine accepts. */
+export const ARM_REGISTERS = Object.keys(ARM_SPECS) as readonly ArmRegisterName[];
 
 /** Each CPU's register table. */
-const SPECS: Readonly<Record<CpuMode, Readonly<Record<string, RegisterSpec>>>> = { 32: X86_SPECS, 64: X64_SPECS, arm64: ARM64_SPECS };
+const SPECS: Readonly<Record<CpuMode, Readonly<Record<string, RegisterSpec>>>> = { 32: X86_SPECS, 64: X64_SPECS, arm64: ARM64_SPECS, arm: ARM_SPECS };
 /** Each CPU's `uc_open` arguments. */
 const OPEN_ARGS: Readonly<Record<CpuMode, { arch: number; mode: number; name: string }>> = {
   32: { arch: UC_ARCH_X86, mode: UC_MODE_32, name: "x86, 32-bit" },
   64: { arch: UC_ARCH_X86, mode: UC_MODE_64, name: "x86, 64-bit" },
   arm64: { arch: UC_ARCH_ARM64, mode: UC_MODE_ARM, name: "arm64" },
+  arm: { arch: UC_ARCH_ARM, mode: UC_MODE_THUMB, name: "arm, Thumb" },
 };
 /** Each CPU's program counter and stack pointer. */
-const PC_SP: Readonly<Record<CpuMode, { pc: string; sp: string }>> = { 32: { pc: "eip", sp: "esp" }, 64: { pc: "rip", sp: "rsp" }, arm64: { pc: "pc", sp: "sp" } };
+const PC_SP: Readonly<Record<CpuMode, { pc: string; sp: string }>> = { 32: { pc: "eip", sp: "esp" }, 64: { pc: "rip", sp: "rsp" }, arm64: { pc: "pc", sp: "sp" }, arm: { pc: "pc", sp: "sp" } };
 
 /** Whether a memory access read, wrote, or fetched an instruction. */
 export type MemoryAccessKind = "read" | "write" | "fetch";
