@@ -54,14 +54,16 @@ export const UNCHECKED = -3;
  * Breakpad's test of a scanned word (`ScanForReturnAddress`, `InstructionAddressSeemsValid`,
  * minidump.md §5.3): `value − 1` lies in a module and, when that module has symbols, inside one of
  * its functions (a FUNC, or a PUBLIC by the resolver's rules). {@link UNKNOWN_TARGET} when it
- * passes, {@link NOT_RETURN} when not.
+ * passes, {@link NOT_RETURN} when not. A module whose `.sym` file was loaded has symbols even when
+ * the file holds no FUNC or PUBLIC record (STACK CFI alone): Breakpad's resolver then names no
+ * function at any address, so no word in that module passes.
  */
 export function breakpadClassify(modules: readonly Module[], value: bigint): number {
   if (value < 1n) return NOT_RETURN;
   const at = value - 1n;
   const module = moduleAt(modules, at);
   if (module === undefined) return NOT_RETURN;
-  if (!hasSymbols(module)) return UNKNOWN_TARGET;
+  if (!hasSymbols(module)) return module.unwind?.origin.startsWith("Breakpad ") === true ? NOT_RETURN : UNKNOWN_TARGET;
   return hasSymbolAt(module, at - module.base) ? UNKNOWN_TARGET : NOT_RETURN;
 }
 

@@ -384,7 +384,7 @@ function withIdentity(module: Module, memory: MemoryReader): Module {
  * worked out once per module of the run (`identities`), so that every dump of a run agrees even
  * where the program wrote to its image.
  */
-function dumpSnapshot(snapshot: Snapshot, identities: Map<Module, Module>): Snapshot {
+export function dumpSnapshot(snapshot: Snapshot, identities: Map<Module, Module>): Snapshot {
   const modules = snapshot.modules.map((m) => {
     let named = identities.get(m);
     if (named === undefined) {

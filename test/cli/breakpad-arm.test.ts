@@ -5,7 +5,8 @@
  * with and without the module image, with and without the `.sym` store whose STACK CFI comes
  * from the image's unwind data; Android and iOS dumps of Thumb code with an r7 chain, with
  * DWARF-style CFI, FUNC records only, or no symbols; a Windows ARM CONTEXT Breakpad does not
- * read. Breakpad's ARM walker reads no image: STACK CFI, then scanning, and on iOS its r7 step
+ * read; and the emulator's dumps of the real clang-16 ARM programs with the `.sym` store
+ * `stackwalk emulate --dmp` writes (STACK CFI only). Breakpad's ARM walker reads no image: STACK CFI, then scanning, and on iOS its r7 step
  * instead of STACK CFI; caller frames print at pc − 2.
  */
 import { mkdtempSync, readFileSync } from "node:fs";

@@ -3,8 +3,11 @@
  * chain of test/arch/arm/chain.ts stopped at every position of its leaf, of `middle` and of
  * `outer` (prolog, body and epilog instructions), each written by the product's minidump writer
  * (Breakpad's 368-byte ARM context, SystemInfo 5) with and without the module image, and walked
- * with and without the `.sym` store whose STACK CFI is generated from the image's unwind data.
- * `armCases()` makes the dumps and stores again (the same bytes every time); the reports come
+ * with and without the `.sym` store whose STACK CFI is generated from the image's unwind data;
+ * and the emulator's own dumps of the real clang-16 ARM programs (vectors/arm/c): every
+ * {@link EMULATED_EVERY}th snapshot of each sweep, written as `stackwalk emulate --dmp` writes it
+ * (the module with the identity the emulator gives an image without a CodeView record), with and
+ * without the images and the `.sym` store. `armCases()` makes the dumps and stores again (the same bytes every time); the reports come
  * from Breakpad's `minidump_stackwalk`, run by this file as a script:
  *
  *   npx tsx test/support/breakpad-arm.ts path/to/minidump_stackwalk
@@ -12,7 +15,7 @@
  * (or the path in BREAKPAD_MINIDUMP_STACKWALK), which rewrites the fixture.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { armModuleCfi } from "../../src/arch/arm/index.js";
@@ -25,6 +28,10 @@ import { bytesSource, readMinidump } from "../../src/formats/minidump.js";
 import { writeMinidump as writeTestMinidump } from "./minidump-writer.js";
 import { chainImage, LEAF, MIDDLE, MIDDLE_PROLOG, OUTER, OUTER_PROLOG } from "../arch/arm/chain.js";
 import { caseFiles, type EmulatedCase } from "./breakpad-emulated.js";
+import { dumpSnapshot } from "../../src/cli/emulate.js";
+import { parseSweep, replaySweep } from "../../src/formats/sweep.js";
+import { ARM_C_FOLDER, ARM_PROGRAMS } from "../../emulator/arm/programs.js";
+import { REPO_ROOT } from "../../emulator/real-programs.js";
 
 /** The chain's module, named and identified so that a store can hold its symbols. */
 const MODULE: Module = {
@@ -207,6 +214,38 @@ function windowsContextCase(): EmulatedCase {
   return { key: "arm/windows-context", dump: bytes, syms: new Map() };
 }
 
+/** Every how many snapshots of an emulator sweep one is dumped. */
+export const EMULATED_EVERY = 60;
+
+/**
+ * The emulator's dumps of the clang-16 ARM programs: snapshot 30, 90, 150, ... of each sweep in
+ * vectors/arm/c, as `stackwalk emulate --dmp` writes it, with and without the module image (the
+ * stack alone, as a Windows dump holds it) and with and without the `.sym` store `--dmp` writes.
+ */
+function emulatorCases(): EmulatedCase[] {
+  const out: EmulatedCase[] = [];
+  for (const program of ARM_PROGRAMS) {
+    const file = join(REPO_ROOT, ARM_C_FOLDER, `${program}.sweep.json`);
+    const identities = new Map<Module, Module>();
+    for (const v of replaySweep(parseSweep(readFileSync(file, "utf8"), file))) {
+      if (v.step % EMULATED_EVERY !== EMULATED_EVERY / 2) continue;
+      const snap = dumpSnapshot(v, identities);
+      const m = snap.modules[0]!;
+      const input = symFileInput(m, "arm", snap.memory)!;
+      input.stackCfi = armModuleCfi(m, snap.memory);
+      const store = new Map([[symFileStorePath(input), formatBreakpadSym(input)]]);
+      const stack = (snap.memory as unknown as { regions: { base: bigint; bytes: Uint8Array }[] }).regions.find((r) => r.base < m.base)!;
+      for (const images of [true, false]) {
+        const sink = bytesSink();
+        writeMinidump(snap, sink, images ? {} : { ranges: [{ start: stack.base, size: BigInt(stack.bytes.length) }] });
+        const dump = sink.bytes();
+        for (const syms of [true, false]) out.push({ key: `emulated/${program}/${v.step}/${images ? "images" : "no-images"}/${syms ? "syms" : "no-syms"}`, dump, syms: syms ? store : new Map() });
+      }
+    }
+  }
+  return out;
+}
+
 /** Every case, in a fixed order. */
 export function* armCases(): Generator<EmulatedCase> {
   yield windowsContextCase();
@@ -225,6 +264,7 @@ export function* armCases(): Generator<EmulatedCase> {
       for (const syms of [true, false]) yield { key: `arm/${name}/${images ? "images" : "no-images"}/${syms ? "syms" : "no-syms"}`, dump, syms: syms ? store : new Map() };
     }
   }
+  yield* emulatorCases();
 }
 
 if (process.argv[1]?.endsWith("breakpad-arm.ts")) {
