@@ -24,11 +24,11 @@ export const DEFAULT_MAX_INSTRUCTIONS = 1_000_000;
 export const EMULATE_USAGE = `usage: stackwalk emulate <program.exe|spec.json|source.asm> [--sweep] [--break NAME|ADDR]... [-o OUT]
                         [--dmp] [--max-instructions N]
 
-Runs a program on an emulated x86, x64 or ARM64 CPU (Unicorn 2) from its entry point until the
-entry function returns, as if called with a return address of 0 (on ARM64 in LR; every general
-register 0 except the stack pointer). The stack is the SizeOfStackReserve the image was linked for
-(/stack; 1 MiB by default; at most 256 MiB, a larger reserve is refused), ending at 0x00130000
-(x86) or 0x00300000 (x64, ARM64) when it fits below, else at the lowest free range above the images; only the pages the
+Runs a program on an emulated x86, x64, ARM64 or ARM (Thumb-2) CPU (Unicorn 2) from its entry
+point until the entry function returns, as if called with a return address of 0 (on ARM64 and ARM
+in LR; every general register 0 except the stack pointer). The stack is the SizeOfStackReserve the
+image was linked for (/stack; 1 MiB by default; at most 256 MiB, a larger reserve is refused),
+ending at 0x00130000 (x86, ARM) or 0x00300000 (x64, ARM64) when it fits below, else at the lowest free range above the images; only the pages the
 program touches cost memory. Snapshots are taken before an instruction executes; their ground
 truth comes from a shadow call stack that follows every call and return the CPU makes. Programs:
   program.exe   a freestanding PE image (no imports, loaded at its ImageBase), with symbols from
@@ -51,8 +51,8 @@ truth comes from a shadow call stack that follows every call and return the CPU 
                        A plain file name is accepted when there is exactly one hit
   --dmp                also write a Windows minidump per snapshot, and a Breakpad .sym file per
                        module in a symbol store beside the dumps (DIR/<pdb>/<debug id>/<name>.sym,
-                       DIR being the dumps' directory; x64 and ARM64 modules get STACK CFI
-                       from their unwind tables). With --break: one dump per hit, named
+                       DIR being the dumps' directory; x64, ARM64 and ARM modules get STACK
+                       CFI from their unwind tables). With --break: one dump per hit, named
                        as its vector with .dmp for .json. With --sweep alone: one dump per
                        instruction, named <sweep name>.<step>.dmp beside the sweep file (.json
                        or .sweep.json dropped). A dump holds the thread's CONTEXT, the module list
