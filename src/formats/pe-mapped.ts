@@ -31,7 +31,7 @@ export interface MappedImage {
    */
   exceptionDirectory?: { rva: number; size: number };
   /** The section table (each section's RVA and flags), when it is in memory: what turns a PDB's section:offset addresses into RVAs. */
-  sections?: { virtualAddress: number; characteristics: number }[];
+  sections?: { virtualAddress: number; virtualSize: number; characteristics: number }[];
   /** Why part of the image could not be used, when that happened. */
   problems: string[];
 }
@@ -70,7 +70,7 @@ export function readMappedImage(memory: MemoryReader, base: bigint): MappedImage
   const sectionCount = u16(nt, 6);
   if (sectionCount > 0 && sectionCount <= 96) {
     const table = memory.read(base + BigInt(lfanew + 24 + u16(nt, 20)), 40 * sectionCount);
-    if (table !== undefined) image.sections = Array.from({ length: sectionCount }, (_, i) => ({ virtualAddress: u32(table, 40 * i + 12), characteristics: u32(table, 40 * i + 36) }));
+    if (table !== undefined) image.sections = Array.from({ length: sectionCount }, (_, i) => ({ virtualAddress: u32(table, 40 * i + 12), virtualSize: u32(table, 40 * i + 8), characteristics: u32(table, 40 * i + 36) }));
   }
   if (count > EXCEPTION_DIRECTORY) {
     const rva = u32(nt, dirBase + EXCEPTION_DIRECTORY * 8);

@@ -17,9 +17,10 @@ import { parseSweep, replaySweep } from "../../src/formats/sweep.js";
 import { parseVector, type Vector } from "../../src/formats/vector.js";
 import { compareWithTruth } from "../../src/walk/compare.js";
 import { walkThread, type WalkOptions } from "../../src/walk/walk.js";
-import type { ModuleSymbol, Snapshot, TruthFrame } from "../../src/model/snapshot.js";
+import type { Module, ModuleSymbol, Snapshot, TruthFrame } from "../../src/model/snapshot.js";
+import { dumpSnapshot } from "../../src/cli/emulate.js";
 import { UnwindCache } from "../../src/index.js";
-import { arm64ModuleCfi } from "../../src/entry/arch.js";
+import { arm64ModuleCfi, armModuleCfi } from "../../src/entry/arch.js";
 import { RegionMemory } from "../../src/memory/region-memory.js";
 import { x64ModuleCfi } from "../../src/arch/x64/cfi-from-unwind.js";
 
@@ -81,6 +82,7 @@ export function dumpOf(snapshot: Snapshot, options: { withholdImages: boolean; s
       if (input === undefined) return;
       if (snapshot.machine === "x64") input.stackCfi = x64ModuleCfi(original, snapshot.memory, cache);
       if (snapshot.machine === "arm64") input.stackCfi = arm64ModuleCfi(original, snapshot.memory, cache);
+      if (snapshot.machine === "arm") input.stackCfi = armModuleCfi(original, snapshot.memory, cache);
       const sym = parseBreakpadSym(formatBreakpadSym(input));
       m.unwind = { fpo: stackWinToFpoData(sym.stackWin), frameData: stackWinToFrameData(sym.stackWin), stackCfi: sym.stackCfi, origin: "Breakpad .sym" };
       m.symbols = [
@@ -121,6 +123,27 @@ export function arm64DumpHits(root = "."): BreakHit[] {
         return [{ program: f, function: "capture", step: 0, vector: v, truth: v.threads[0]!.truth! }];
       }),
   ];
+}
+
+/**
+ * The ARM dumps: every snapshot of the clang-16 ARM programs' sweeps (vectors/arm/c), with the
+ * identity `stackwalk emulate --dmp` gives their modules (the images have no CodeView record), so
+ * that the symbol store can hold their .sym files. The images have no symbols, so no function
+ * breaks can be found: every instruction is a hit, `function` is its address.
+ */
+export function armDumpHits(root = "."): BreakHit[] {
+  const hits: BreakHit[] = [];
+  for (const program of ["recursion-callbacks", "big-frames-varargs", "aligned-callee-saved"]) {
+    const file = join(root, "vectors/arm/c", `${program}.sweep.json`);
+    const identities = new Map<Module, Module>();
+    for (const v of replaySweep(parseSweep(readFileSync(file, "utf8"), file))) {
+      const memory = new RegionMemory(v.memory.regions.map((r) => ({ base: r.base, bytes: r.bytes.slice() })));
+      const vector: Vector = { ...v, memory, modules: dumpSnapshot({ ...v, memory }, identities).modules };
+      const thread = v.threads[0]!;
+      hits.push({ program, function: `0x${thread.registers["pc"]!.toString(16)}`, step: v.step, vector, truth: thread.truth! });
+    }
+  }
+  return hits;
 }
 
 /** The x86 break hits: every function of the C programs built without frame pointers. */

@@ -8,11 +8,14 @@
  * the d registers, so vpop saves move the CFA and are otherwise left out.
  *
  * A function the module's symbols name that no `.pdata` entry covers is a leaf to the Windows
- * unwinder: pc = lr, sp unchanged, `.cfa: sp .ra: lr`.
+ * unwinder: pc = lr, sp unchanged, `.cfa: sp .ra: lr`. A module without symbols names no
+ * functions, so there every stretch of executable section that no `.pdata` entry covers (leaves,
+ * a `__chkstk`, padding) gets that rule: it is what the unwinder does at any address there.
  */
 import type { BreakpadStackCfi } from "../../formats/breakpad-sym.js";
 import type { MemoryReader } from "../../memory/reader.js";
-import type { Module } from "../../model/snapshot.js";
+import { hasSymbols, type Module } from "../../model/snapshot.js";
+import { readMappedImage } from "../../formats/pe-mapped.js";
 import { cacheSlot, ImageKeyed, UnwindCache } from "../../unwind/cache.js";
 import { cfiAdd, cfiAt, cfiDeref, cfiPostfix, tableCfiRecords, type CfiRules, type CfiSym } from "../cfi-text.js";
 import { isProblem } from "../../formats/unwind-data/problem.js";
@@ -90,5 +93,31 @@ function moduleCfi(module: Module, memory: MemoryReader): BreakpadStackCfi[] {
     const plan = armPlanAt(site, module.base + BigInt(rva));
     return plan === undefined || isProblem(plan) ? undefined : armPlanRules(plan);
   };
-  return tableCfiRecords(module, functions, 2, rulesAt, ".cfa: sp .ra: lr");
+  const records = tableCfiRecords(module, functions, 2, rulesAt, LEAF_RULES);
+  if (hasSymbols(module)) return records;
+  const image = readMappedImage(memory, module.base);
+  for (const gap of uncoveredCode(image?.sections ?? [], functions)) records.push({ address: gap.begin, size: gap.length, init: LEAF_RULES, deltas: [] });
+  return records.sort((a, b) => a.address - b.address);
+}
+
+/** The rules of an address no `.pdata` entry covers: a leaf, pc = lr, sp unchanged. */
+const LEAF_RULES = ".cfa: sp .ra: lr";
+const IMAGE_SCN_MEM_EXECUTE = 0x2000_0000;
+
+/** The stretches of the executable sections that no function covers, in address order (halfword-aligned). */
+function uncoveredCode(sections: readonly { virtualAddress: number; virtualSize: number; characteristics: number }[], functions: readonly { begin: number; length: number }[]): { begin: number; length: number }[] {
+  const covered = [...functions].sort((a, b) => a.begin - b.begin);
+  const out: { begin: number; length: number }[] = [];
+  for (const s of sections) {
+    if ((s.characteristics & IMAGE_SCN_MEM_EXECUTE) === 0 || s.virtualSize === 0) continue;
+    let at = s.virtualAddress;
+    const end = s.virtualAddress + s.virtualSize;
+    for (const f of covered) {
+      if (f.begin + f.length <= at || f.begin >= end) continue;
+      if (f.begin > at) out.push({ begin: at, length: f.begin - at });
+      at = Math.max(at, f.begin + f.length);
+    }
+    if (at < end) out.push({ begin: at, length: end - at });
+  }
+  return out;
 }
