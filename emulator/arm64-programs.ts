@@ -14,13 +14,12 @@
  * vectors/arm64/c, vectors/arm64/c-fp and vectors/arm64/synthetic; the corpus test checks they
  * equal a fresh run.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { formatSweep, formatVector } from "../src/entry/formats.js";
 import { buildArm64Program, type Arm64ProgramSpec } from "./programs/arm64-chain.js";
 import { ARM64_CORPUS_SPECS } from "./programs/arm64-corpus.js";
-import { EXPECTED, REPO_ROOT, sweepProvenance } from "./real-programs.js";
+import { EXPECTED, REPO_ROOT, sweepProvenance, writeGenerated } from "./real-programs.js";
 import { runImage, runImageFile, vectorsOf, type RunResult } from "./run.js";
 
 /** The programs built for ARM64, in the order of their README. */
@@ -127,13 +126,4 @@ export async function arm64CorpusFiles(): Promise<{ file: string; text: string }
   return [...(await arm64ProgramSweeps()), ...(await arm64SyntheticSweeps())];
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv.includes("--write")) {
-  const started = performance.now();
-  for (const { file, text } of await arm64CorpusFiles()) {
-    const path = join(REPO_ROOT, file);
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, text);
-    process.stdout.write(`wrote ${file} (${text.length} bytes)\n`);
-  }
-  process.stdout.write(`regenerated in ${Math.round(performance.now() - started)} ms\n`);
-}
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv.includes("--write")) await writeGenerated(arm64CorpusFiles);

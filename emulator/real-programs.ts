@@ -164,9 +164,13 @@ export async function runDeepRecursion(path: string, target: RealTarget, depth: 
   return { result, vector: vectors[0]! };
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv.includes("--write")) {
+/**
+ * Writes generated files under the repository root, one line each, and how long making them took:
+ * the `--write` mode of the corpus scripts (`npx tsx emulator/real-programs.ts --write`, ...).
+ */
+export async function writeGenerated(make: () => Promise<{ file: string; text: string }[]>): Promise<void> {
   const started = performance.now();
-  for (const { file, text } of await realProgramSweeps()) {
+  for (const { file, text } of await make()) {
     const path = join(REPO_ROOT, file);
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, text);
@@ -174,3 +178,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv.includes(
   }
   process.stdout.write(`regenerated in ${Math.round(performance.now() - started)} ms\n`);
 }
+
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv.includes("--write")) await writeGenerated(realProgramSweeps);

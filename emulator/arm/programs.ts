@@ -12,11 +12,10 @@
  * `npx tsx emulator/arm/programs.ts --write` rewrites the committed sweeps under vectors/arm/c;
  * the corpus test checks they equal a fresh run.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { formatSweep } from "../../src/entry/formats.js";
-import { EXPECTED, REPO_ROOT, sweepProvenance } from "../real-programs.js";
+import { EXPECTED, REPO_ROOT, sweepProvenance, writeGenerated } from "../real-programs.js";
 import { runImageFile, type RunResult } from "../run.js";
 
 /** The programs built for ARM, in the order of their README. */
@@ -74,13 +73,4 @@ export async function armProgramSweeps(): Promise<{ file: string; text: string }
   return (await runArmPrograms()).map((r) => ({ file: r.file, text: formatSweep(r.result.sweep) }));
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv.includes("--write")) {
-  const started = performance.now();
-  for (const { file, text } of await armProgramSweeps()) {
-    const path = join(REPO_ROOT, file);
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, text);
-    process.stdout.write(`wrote ${file} (${text.length} bytes)\n`);
-  }
-  process.stdout.write(`regenerated in ${Math.round(performance.now() - started)} ms\n`);
-}
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv.includes("--write")) await writeGenerated(armProgramSweeps);
