@@ -97,7 +97,7 @@ export async function buildArm64Program(spec: Arm64ProgramSpec): Promise<Arm64Bu
     return address;
   };
 
-  const records: { begin: number; xdata?: Uint8Array; packed?: number }[] = [];
+  const records: UnwindRecord[] = [];
   spec.functions.forEach((f, i) => {
     const begin = Number(at(f.name) - ARM64_IMAGE_BASE);
     const length = Number(at(endLabel(i)) - at(f.name)) / 4;
@@ -125,7 +125,30 @@ export async function buildArm64Program(spec: Arm64ProgramSpec): Promise<Arm64Bu
     } else records.push({ begin, xdata: xdataBytes({ length, codes, scopes }) });
   });
 
-  const text: SectionSpec = { name: ".text", characteristics: SECTION_CHARACTERISTICS.text, content: { bytes: program.bytes } };
+  const image = writeUnwoundImage({ machine: "arm64", imageBase: ARM64_IMAGE_BASE, name: spec.name, code: program.bytes, records });
+
+  const starts = spec.functions.filter((f) => f.fragment !== true).map((f) => ({ name: f.name, rva: at(f.name) - ARM64_IMAGE_BASE }));
+  const end = BigInt(FIRST_SECTION_RVA + program.bytes.length);
+  const symbols: ModuleSymbol[] = starts.map((s, i) => ({ name: s.name, rva: s.rva, size: (starts[i + 1]?.rva ?? end) - s.rva }));
+  const interruptHandlers = (spec.interruptHandlers ?? []).map(at);
+  return { name: spec.name, description: spec.description, image, symbols, labels: program.labels, source, interruptHandlers };
+}
+
+/** One `.pdata` entry: a function's start (RVA) and its packed word or `.xdata` record. */
+export interface UnwindRecord {
+  begin: number;
+  xdata?: Uint8Array;
+  packed?: number;
+}
+
+/**
+ * Writes the image of a link-register machine's program (ARM64, ARM): `.text` at the first
+ * section, the `.xdata` records, `.pdata` (the exception directory, sorted by start) and a debug
+ * directory whose CodeView record names `<name>.pdb`, its GUID hashed from the code and unwind data.
+ */
+export function writeUnwoundImage(spec: { machine: "arm64" | "arm"; imageBase: bigint; name: string; code: Uint8Array; records: readonly UnwindRecord[] }): Uint8Array {
+  const { records } = spec;
+  const text: SectionSpec = { name: ".text", characteristics: SECTION_CHARACTERISTICS.text, content: { bytes: spec.code } };
   const xdataOffsets: number[] = [];
   const xdataBlob = (() => {
     const parts: Uint8Array[] = [];
@@ -160,13 +183,7 @@ export async function buildArm64Program(spec: Arm64ProgramSpec): Promise<Arm64Bu
       return { bytes, directories: [{ index: DIRECTORY_INDEX.EXCEPTION, rva: placed.rva, size: 8 * sorted.length }] };
     },
   };
-  const hash = createHash("sha256").update(program.bytes).update(xdataBlob).update(JSON.stringify(records.map((r) => [r.begin, r.packed ?? -1]))).digest();
+  const hash = createHash("sha256").update(spec.code).update(xdataBlob).update(JSON.stringify(records.map((r) => [r.begin, r.packed ?? -1]))).digest();
   const debug = debugSection({ codeView: { guid: Uint8Array.from(hash.subarray(0, 16)), age: 1, pdbName: `${spec.name}.pdb` } });
-  const image = writePeImage({ machine: "arm64", imageBase: ARM64_IMAGE_BASE, entryRva: FIRST_SECTION_RVA, sections: [text, xdata, pdata, debug] });
-
-  const starts = spec.functions.filter((f) => f.fragment !== true).map((f) => ({ name: f.name, rva: at(f.name) - ARM64_IMAGE_BASE }));
-  const end = BigInt(FIRST_SECTION_RVA + program.bytes.length);
-  const symbols: ModuleSymbol[] = starts.map((s, i) => ({ name: s.name, rva: s.rva, size: (starts[i + 1]?.rva ?? end) - s.rva }));
-  const interruptHandlers = (spec.interruptHandlers ?? []).map(at);
-  return { name: spec.name, description: spec.description, image: image.bytes, symbols, labels: program.labels, source, interruptHandlers };
+  return writePeImage({ machine: spec.machine, imageBase: spec.imageBase, entryRva: FIRST_SECTION_RVA, sections: [text, xdata, pdata, debug] }).bytes;
 }
