@@ -12,10 +12,9 @@
  * The entry point is the first function; it is entered with LR = 0 (the sentinel), and the run
  * ends when it returns there.
  */
-import { loadAssembler } from "../assemble.js";
-import { FIRST_SECTION_RVA, SECTION_ALIGNMENT } from "../image-writer.js";
+import { FIRST_SECTION_RVA } from "../image-writer.js";
 import { armPackedWord, type ArmPackedUnwind } from "./arm-unwind-encode.js";
-import { writeUnwoundImage, type Arm64BuiltProgram, type UnwindRecord } from "./arm64-chain.js";
+import { assembleFunctions, writeUnwoundImage, type Arm64BuiltProgram, type UnwindRecord } from "./arm64-chain.js";
 import type { ModuleSymbol } from "../../src/index.js";
 
 /** How a function's `.pdata` entry describes it. */
@@ -42,22 +41,10 @@ export type ArmBuiltProgram = Arm64BuiltProgram;
 
 /** Where the program loads: the default ImageBase of 32-bit executables. */
 export const ARM_IMAGE_BASE = 0x40_0000n;
-/** The `.xdata` and `.pdata` sections follow `.text`, each given a page here. */
-const MAX_TEXT = SECTION_ALIGNMENT * 4;
 
 /** Assembles the program and writes its image. */
 export async function buildArmProgram(spec: ArmProgramSpec): Promise<ArmBuiltProgram> {
-  const asm = await loadAssembler();
-  const code = ARM_IMAGE_BASE + BigInt(FIRST_SECTION_RVA);
-  const endLabel = (i: number): string => `${spec.functions[i]!.name}__end`;
-  const source = spec.functions.flatMap((f, i) => [`${f.name}:`, ...f.lines.map((l) => `    ${l}`), `${endLabel(i)}:`]).join("\n");
-  const program = asm.assembleProgram(source, { mode: "arm", address: code });
-  if (program.bytes.length > MAX_TEXT) throw new RangeError(`${spec.name}: ${program.bytes.length} bytes of code, more than ${MAX_TEXT}`);
-  const at = (label: string): bigint => {
-    const address = program.labels.get(label);
-    if (address === undefined) throw new RangeError(`${spec.name}: no label ${label}`);
-    return address;
-  };
+  const { program, source, at, endLabel } = await assembleFunctions(spec, "arm", ARM_IMAGE_BASE);
   const records: UnwindRecord[] = [];
   spec.functions.forEach((f, i) => {
     // A Thumb function's .pdata start has bit 0 set.

@@ -15,7 +15,7 @@
  * The entry point is the first function; it is entered with LR = 0 (the sentinel), and the run
  * ends when it returns there.
  */
-import { loadAssembler } from "../assemble.js";
+import { loadAssembler, type AssembledProgram } from "../assemble.js";
 import { createHash } from "node:crypto";
 import { SECTION_CHARACTERISTICS, DIRECTORY_INDEX, FIRST_SECTION_RVA, SECTION_ALIGNMENT, debugSection, writePeImage, type SectionSpec } from "../image-writer.js";
 import { packedWord, xdataBytes, type PackedUnwind } from "./arm64-unwind-encode.js";
@@ -83,19 +83,38 @@ export const ARM64_IMAGE_BASE = 0x1_4000_0000n;
 /** The `.xdata` and `.pdata` sections follow `.text`, each given a page here. */
 const MAX_TEXT = SECTION_ALIGNMENT * 4;
 
-/** Assembles the program and writes its image. */
-export async function buildArm64Program(spec: Arm64ProgramSpec): Promise<Arm64BuiltProgram> {
+/** An assembled program's code: its bytes, its labels, and where each function begins and ends. */
+export interface AssembledFunctions {
+  program: AssembledProgram;
+  source: string;
+  /** The address of a label; a RangeError names a missing one. */
+  at: (label: string) => bigint;
+  /** The label just past function `i`. */
+  endLabel: (i: number) => string;
+}
+
+/** Assembles the functions one after another at the image's first section (AArch64 or Thumb-2), each followed by an end label. */
+export async function assembleFunctions(
+  spec: { name: string; functions: readonly { name: string; lines: readonly string[] }[] },
+  mode: "arm64" | "arm",
+  imageBase: bigint,
+): Promise<AssembledFunctions> {
   const asm = await loadAssembler();
-  const code = ARM64_IMAGE_BASE + BigInt(FIRST_SECTION_RVA);
   const endLabel = (i: number): string => `${spec.functions[i]!.name}__end`;
   const source = spec.functions.flatMap((f, i) => [`${f.name}:`, ...f.lines.map((l) => `    ${l}`), `${endLabel(i)}:`]).join("\n");
-  const program = asm.assembleProgram(source, { mode: "arm64", address: code });
+  const program = asm.assembleProgram(source, { mode, address: imageBase + BigInt(FIRST_SECTION_RVA) });
   if (program.bytes.length > MAX_TEXT) throw new RangeError(`${spec.name}: ${program.bytes.length} bytes of code, more than ${MAX_TEXT}`);
   const at = (label: string): bigint => {
     const address = program.labels.get(label);
     if (address === undefined) throw new RangeError(`${spec.name}: no label ${label}`);
     return address;
   };
+  return { program, source, at, endLabel };
+}
+
+/** Assembles the program and writes its image. */
+export async function buildArm64Program(spec: Arm64ProgramSpec): Promise<Arm64BuiltProgram> {
+  const { program, source, at, endLabel } = await assembleFunctions(spec, "arm64", ARM64_IMAGE_BASE);
 
   const records: UnwindRecord[] = [];
   spec.functions.forEach((f, i) => {
