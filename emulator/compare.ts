@@ -176,7 +176,7 @@ function arm64Functions(spec: ChainSpec): Arm64FunctionSpec[] {
  * function that saves or allocates anything has a packed `.pdata` word (Flag 1); a leaf that
  * does neither has no entry.
  */
-export function armFunctions(spec: ChainSpec): ArmChainFunction[] {
+export function armChainFunctions(spec: ChainSpec): ArmChainFunction[] {
   return spec.functions.map((f, i) => {
     const last = i === spec.functions.length - 1;
     const saved = Array.from({ length: f.saved }, (_, k) => `r${4 + k}`);
@@ -240,7 +240,7 @@ export async function runCompareTargets(spec: ChainSpec): Promise<TargetRun[]> {
     { breaks: ["capture"], labels: arm64Program.labels, provenance: `emulator: stackwalk compare ${spec.name} (arm64)` },
   );
   const arm64 = vectorsOf(arm64Run)[0]!;
-  const armProgram = await buildArmProgram({ name: spec.name, description, functions: armFunctions(spec) });
+  const armProgram = await buildArmProgram({ name: spec.name, description, functions: armChainFunctions(spec) });
   const armRun = await runImage(
     { name: `${armProgram.name}.exe`, image: armProgram.image, symbols: armProgram.symbols },
     { breaks: ["capture"], labels: armProgram.labels, provenance: `emulator: stackwalk compare ${spec.name} (arm)` },

@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { canonicalPacked, insnSize, type Insn } from "../../emulator/arm/thumb-model.js";
-import { armFunctions, parseChainSpec } from "../../emulator/compare.js";
+import { armChainFunctions, parseChainSpec } from "../../emulator/compare.js";
 import { loadDisassembler } from "../../emulator/disassemble.js";
 import { ARM_IMAGE_BASE, buildArmProgram } from "../../emulator/programs/arm-chain.js";
 import { packedFields } from "../../src/formats/unwind-data/arm.js";
@@ -24,7 +24,7 @@ describe("the ARM compare target", () => {
     it(`${name}: a PE32 image for ARMNT whose packed .pdata words describe the Thumb-2 code Keystone assembled`, async () => {
       const file = `vectors/programs/chains/${name}.json`;
       const spec = parseChainSpec(readFileSync(`${ROOT}${file}`, "utf8"), file);
-      const program = await buildArmProgram({ name, description: spec.description, functions: armFunctions(spec) });
+      const program = await buildArmProgram({ name, description: spec.description, functions: armChainFunctions(spec) });
       const pe = parsePe(program.image);
       expect(pe.machine).toBe(0x1c4);
       const exception = pe.dataDirectories[3]!;
