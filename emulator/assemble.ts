@@ -1,5 +1,5 @@
 /**
- * Intel-syntax x86/x64 assembly and GNU-syntax AArch64 assembly to machine code, with the Keystone assembler compiled to
+ * Intel-syntax x86/x64 assembly and GNU-syntax AArch64 and Thumb-2 assembly to machine code, with the Keystone assembler compiled to
  * WebAssembly (`@alexaltea/keystone-js`). Load it once with {@link loadAssembler} (the
  * WebAssembly module initialises asynchronously); after that, assembling is synchronous.
  *
@@ -15,7 +15,7 @@ import { assertAddress, assertCpuMode, pointerWidth, type CpuMode } from "./cpu-
 
 /** What {@link Assembler.assemble} needs besides the source. */
 export interface AssembleOptions {
-  /** 32 for x86, 64 for x64, "arm64" for AArch64. */
+  /** 32 for x86, 64 for x64, "arm64" for AArch64, "arm" for 32-bit ARM (Thumb-2). */
   readonly mode: CpuMode;
   /** The address of the first byte, which relative branches and `$` are computed from (default 0). */
   readonly address?: bigint;
@@ -73,6 +73,8 @@ export interface Assembler {
 interface KeystoneModule {
   readonly ARCH_X86: number;
   readonly ARCH_ARM64: number;
+  readonly ARCH_ARM: number;
+  readonly MODE_THUMB: number;
   readonly MODE_32: number;
   readonly MODE_64: number;
   readonly MODE_LITTLE_ENDIAN: number;
@@ -117,8 +119,14 @@ async function initialise(): Promise<Assembler> {
       // Keystone's x86 default is already Intel syntax with decimal numbers. Setting
       // KS_OPT_SYNTAX to KS_OPT_SYNTAX_INTEL explicitly would switch the default radix to 16
       // (`add eax, 35` would add 0x35), so the option is left alone.
-      // AArch64 is assembled little-endian, in GNU syntax (`#` immediates, `//` comments).
-      engine = mode === "arm64" ? new ks.Keystone(ks.ARCH_ARM64, ks.MODE_LITTLE_ENDIAN) : new ks.Keystone(ks.ARCH_X86, mode === 64 ? ks.MODE_64 : ks.MODE_32);
+      // AArch64 is assembled little-endian, in GNU syntax (`#` immediates, `//` comments); 32-bit
+      // ARM likewise, as Thumb-2 (labels are plain addresses, without the Thumb bit).
+      engine =
+        mode === "arm64"
+          ? new ks.Keystone(ks.ARCH_ARM64, ks.MODE_LITTLE_ENDIAN)
+          : mode === "arm"
+            ? new ks.Keystone(ks.ARCH_ARM, ks.MODE_THUMB)
+            : new ks.Keystone(ks.ARCH_X86, mode === 64 ? ks.MODE_64 : ks.MODE_32);
       engines.set(mode, engine);
     }
     return engine;

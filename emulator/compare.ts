@@ -1,12 +1,13 @@
 /**
- * `stackwalk compare`: one call chain, described once, built for five targets and run on the
+ * `stackwalk compare`: one call chain, described once, built for six targets and run on the
  * emulator — x86 with frame pointers, x86 with frame-pointer omission (both logging an ETW
  * stack through RtlWalkFrameChain executed on the emulated CPU), x64 (with a profile sample
  * standing in for ETW, whose x64 stacks are unwound with the tables), ARM64 (frame records and
  * .xdata on Unicorn's AArch64 CPU; the innermost function is a leaf whose return address stays
- * in the link register) and IA-64 (the register stack engine model; Unicorn has no IA-64 and
- * ETW records nothing there). Each target gives a
- * vector with its ground truth; src/render/compare.ts walks and compares them.
+ * in the link register), ARM (Thumb-2 on Unicorn's 32-bit ARM CPU: packed .pdata words and the
+ * r11 frame chain, the innermost function again a leaf keeping its return address in lr) and
+ * IA-64 (the register stack engine model; Unicorn has no IA-64 and ETW records nothing there).
+ * Each target gives a vector with its ground truth; src/render/compare.ts walks and compares them.
  */
 import { InputError, type Vector } from "../src/index.js";
 import { JsonNode } from "../src/entry/formats.js";
@@ -17,6 +18,7 @@ import type { X64FunctionSpec, X64NonvolatileRegister } from "./programs/x64-cha
 import type { X86FunctionSpec, X86SavedRegister } from "./programs/x86-chain.js";
 import { buildArm64Program, type Arm64FunctionSpec } from "./programs/arm64-chain.js";
 import { ARM64_CODE } from "./programs/arm64-unwind-encode.js";
+import { buildArmProgram, type ArmChainFunction } from "./programs/arm-chain.js";
 import { runImage, vectorsOf } from "./run.js";
 
 /** The `format` of a call-chain spec file. */
@@ -41,8 +43,8 @@ export interface ChainSpec {
   functions: ChainFunction[];
 }
 
-/** The five targets, in the order they are shown. */
-export const COMPARE_TARGETS = ["x86-fp", "x86-fpo", "x64", "arm64", "ia64"] as const;
+/** The six targets, in the order they are shown. */
+export const COMPARE_TARGETS = ["x86-fp", "x86-fpo", "x64", "arm64", "arm", "ia64"] as const;
 export type CompareTarget = (typeof COMPARE_TARGETS)[number];
 
 /** One target's run: its snapshot with truth, and what stands for its ETW stack. */
@@ -164,6 +166,42 @@ function arm64Functions(spec: ChainSpec): Arm64FunctionSpec[] {
   });
 }
 
+/**
+ * ARM (Thumb-2, Windows ARMNT; the canonical packed prolog and epilog of Microsoft's "ARM
+ * exception handling"): a caller pushes its saved registers (r4, r5, r6) with the frame chain's
+ * r11 and lr, `push {r4-rN, r11, lr}`, points r11 at the saved r11 (`add r11, sp, #n`, so r11
+ * and lr make a frame record), then allocates its locals (sp 8-byte aligned at calls); its
+ * epilog is `add sp, sp, #n; pop {r4-rN, r11, pc}`. The innermost function is a leaf: it pushes
+ * only its saved registers, keeps its return address in lr and returns with `bx lr`. Every
+ * function that saves or allocates anything has a packed `.pdata` word (Flag 1); a leaf that
+ * does neither has no entry.
+ */
+export function armChainFunctions(spec: ChainSpec): ArmChainFunction[] {
+  return spec.functions.map((f, i) => {
+    const last = i === spec.functions.length - 1;
+    const saved = Array.from({ length: f.saved }, (_, k) => `r${4 + k}`);
+    const pushed = last ? saved : [...saved, "r11", "lr"];
+    let alloc = Math.ceil(f.locals / 4) * 4;
+    if ((4 * pushed.length + alloc) % 8 !== 0) alloc += 4;
+    const prolog: string[] = [];
+    const epilog: string[] = [];
+    if (pushed.length > 0) {
+      prolog.push(`push {${pushed.join(", ")}}`);
+      epilog.unshift(`pop {${(last ? saved : [...saved, "r11", "pc"]).join(", ")}}`);
+    }
+    if (!last) prolog.push(`add.w r11, sp, #${4 * f.saved}`);
+    if (alloc > 0) {
+      prolog.push(`sub sp, sp, #${alloc}`);
+      epilog.unshift(`add sp, sp, #${alloc}`);
+    }
+    const body = last ? ["capture:", "movs r0, #0"] : [...Array.from({ length: Math.min(f.params, 4) }, (_, k) => `movs r${k}, #${k + 1}`), `bl ${spec.functions[i + 1]!.name}`];
+    const lines = [...prolog, ...body, ...epilog, ...(last ? ["bx lr"] : [])];
+    if (pushed.length === 0 && alloc === 0) return { name: f.name, lines, unwind: { kind: "none" as const } };
+    const unwind = { kind: "packed" as const, ret: last ? (1 as const) : (0 as const), h: false, reg: f.saved > 0 ? f.saved - 1 : 7, r: f.saved === 0, l: !last, c: !last, stackAdjust: alloc / 4 };
+    return { name: f.name, lines, unwind };
+  });
+}
+
 /** IA-64: inputs are the parameters; locals keep ar.pfs and rp (and the saved registers); outputs feed the callee. */
 function ia64Functions(spec: ChainSpec): Ia64FunctionSpec[] {
   return spec.functions.map((f, i) => {
@@ -202,6 +240,12 @@ export async function runCompareTargets(spec: ChainSpec): Promise<TargetRun[]> {
     { breaks: ["capture"], labels: arm64Program.labels, provenance: `emulator: stackwalk compare ${spec.name} (arm64)` },
   );
   const arm64 = vectorsOf(arm64Run)[0]!;
+  const armProgram = await buildArmProgram({ name: spec.name, description, functions: armChainFunctions(spec) });
+  const armRun = await runImage(
+    { name: `${armProgram.name}.exe`, image: armProgram.image, symbols: armProgram.symbols },
+    { breaks: ["capture"], labels: armProgram.labels, provenance: `emulator: stackwalk compare ${spec.name} (arm)` },
+  );
+  const arm = vectorsOf(armRun)[0]!;
   return [
     { target: "x86-fp", build: "every function begins push ebp; mov ebp, esp (FRAME_NONFPO records)", vector: await x86("ebp"), etwSource: "RtlWalkFrameChain run on the emulated CPU: the EBP chain" },
     { target: "x86-fpo", build: "frame-pointer omission: ESP-relative frames, FPO_DATA records in the image", vector: await x86("fpo"), etwSource: "RtlWalkFrameChain run on the emulated CPU: the EBP chain" },
@@ -211,6 +255,12 @@ export async function runCompareTargets(spec: ChainSpec): Promise<TargetRun[]> {
       build: "frame records (stp x29, lr; mov x29, sp) and .xdata unwind codes; the innermost leaf keeps its return address in lr",
       vector: arm64,
       etwSource: "none: ETW stack capture is not modelled on ARM64",
+    },
+    {
+      target: "arm",
+      build: "Thumb-2: push {r4-rN, r11, lr}; add r11, sp, #n (the r11 frame chain) and packed .pdata words; the innermost leaf keeps its return address in lr",
+      vector: arm,
+      etwSource: "none: ETW stack capture is not modelled on ARM",
     },
     { target: "ia64", build: "alloc'd register frames; rp and ar.pfs in stacked registers, described by unwind descriptors", vector: ia64, etwSource: "none: ETW stack capture is not modelled on IA-64" },
   ];

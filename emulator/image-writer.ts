@@ -19,11 +19,11 @@ import { hex } from "../src/index.js";
 import { encodeFpoTable, type FpoData } from "../src/entry/dbghelp.js";
 import { IMAGE_FILE_MACHINE } from "../src/entry/arch.js";
 
-/** The machines the writer lays out: x86 images are PE32, x64 and ARM64 images PE32+. */
-export type ImageMachine = "x86" | "x64" | "arm64";
+/** The machines the writer lays out: x86 and ARM (ARMNT) images are PE32, x64 and ARM64 images PE32+. */
+export type ImageMachine = "x86" | "x64" | "arm64" | "arm";
 
 /** IMAGE_FILE_HEADER.Machine of each. */
-const FILE_MACHINE: Readonly<Record<ImageMachine, number>> = { x86: IMAGE_FILE_MACHINE.I386, x64: IMAGE_FILE_MACHINE.AMD64, arm64: IMAGE_FILE_MACHINE.ARM64 };
+const FILE_MACHINE: Readonly<Record<ImageMachine, number>> = { x86: IMAGE_FILE_MACHINE.I386, x64: IMAGE_FILE_MACHINE.AMD64, arm64: IMAGE_FILE_MACHINE.ARM64, arm: IMAGE_FILE_MACHINE.ARMNT };
 
 /** Section alignment in memory: one 4 KiB page, as link.exe and lld use. */
 export const SECTION_ALIGNMENT = 0x1000;
@@ -104,9 +104,9 @@ export interface SectionSpec {
 
 /** Everything that decides the bytes of an image. */
 export interface ImageSpec {
-  /** "x86" writes PE32 for IMAGE_FILE_MACHINE_I386; "x64" and "arm64" write PE32+ for AMD64 and ARM64. */
+  /** "x86" and "arm" write PE32 for IMAGE_FILE_MACHINE_I386 and ARMNT; "x64" and "arm64" write PE32+ for AMD64 and ARM64. */
   readonly machine: ImageMachine;
-  /** ImageBase: a multiple of 64 KiB; below 4 GiB for x86. */
+  /** ImageBase: a multiple of 64 KiB; below 4 GiB for x86 and ARM. */
   readonly imageBase: bigint;
   /** AddressOfEntryPoint. */
   readonly entryRva: number;
@@ -153,7 +153,7 @@ const SECTION_HEADER_SIZE = 40;
 const DATA_DIRECTORY_COUNT = 16;
 const DEBUG_ENTRY_SIZE = 28;
 /** Fixed part of the optional header before the data directories: PE32 and PE32+. */
-const OPTIONAL_FIXED = { x86: 96, x64: 112, arm64: 112 } as const;
+const OPTIONAL_FIXED = { x86: 96, x64: 112, arm64: 112, arm: 96 } as const;
 /** IMAGE_FILE_* characteristics (PE Format, "Characteristics"). */
 const FILE_RELOCS_STRIPPED = 0x0001;
 const FILE_EXECUTABLE_IMAGE = 0x0002;
@@ -170,9 +170,9 @@ const DLL_NX_COMPAT = 0x0100;
 
 const alignUp = (value: number, alignment: number): number => Math.ceil(value / alignment) * alignment;
 
-/** Lays out and writes a PE32 (x86) or PE32+ (x64, ARM64) image; a malformed spec throws a RangeError naming the field. */
+/** Lays out and writes a PE32 (x86, ARM) or PE32+ (x64, ARM64) image; a malformed spec throws a RangeError naming the field. */
 export function writePeImage(spec: ImageSpec): WrittenImage {
-  const is64 = spec.machine !== "x86";
+  const is64 = spec.machine === "x64" || spec.machine === "arm64";
   checkSpec(spec);
   const optionalSize = OPTIONAL_FIXED[spec.machine] + DATA_DIRECTORY_COUNT * 8;
   const sectionTable = E_LFANEW + 4 + FILE_HEADER_SIZE + optionalSize;
@@ -352,8 +352,8 @@ export function encodeRsds(record: CodeViewRecord): Uint8Array {
 }
 
 function checkSpec(spec: ImageSpec): void {
-  if (!Object.hasOwn(FILE_MACHINE, spec.machine)) throw new RangeError(`machine must be "x86", "x64" or "arm64", not ${String(spec.machine)}`);
-  const limit = spec.machine === "x86" ? 1n << 32n : 1n << 64n;
+  if (!Object.hasOwn(FILE_MACHINE, spec.machine)) throw new RangeError(`machine must be "x86", "x64", "arm64" or "arm", not ${String(spec.machine)}`);
+  const limit = spec.machine === "x86" || spec.machine === "arm" ? 1n << 32n : 1n << 64n;
   if (spec.imageBase <= 0n || spec.imageBase >= limit || spec.imageBase % 0x1_0000n !== 0n) {
     throw new RangeError(`imageBase ${hex(spec.imageBase)} must be a non-zero multiple of 64 KiB that fits the ${spec.machine} address space`);
   }

@@ -15,7 +15,7 @@
  * The entry point is the first function; it is entered with LR = 0 (the sentinel), and the run
  * ends when it returns there.
  */
-import { loadAssembler } from "../assemble.js";
+import { loadAssembler, type AssembledProgram } from "../assemble.js";
 import { createHash } from "node:crypto";
 import { SECTION_CHARACTERISTICS, DIRECTORY_INDEX, FIRST_SECTION_RVA, SECTION_ALIGNMENT, debugSection, writePeImage, type SectionSpec } from "../image-writer.js";
 import { packedWord, xdataBytes, type PackedUnwind } from "./arm64-unwind-encode.js";
@@ -83,21 +83,40 @@ export const ARM64_IMAGE_BASE = 0x1_4000_0000n;
 /** The `.xdata` and `.pdata` sections follow `.text`, each given a page here. */
 const MAX_TEXT = SECTION_ALIGNMENT * 4;
 
-/** Assembles the program and writes its image. */
-export async function buildArm64Program(spec: Arm64ProgramSpec): Promise<Arm64BuiltProgram> {
+/** An assembled program's code: its bytes, its labels, and where each function begins and ends. */
+export interface AssembledFunctions {
+  program: AssembledProgram;
+  source: string;
+  /** The address of a label; a RangeError names a missing one. */
+  at: (label: string) => bigint;
+  /** The label just past function `i`. */
+  endLabel: (i: number) => string;
+}
+
+/** Assembles the functions one after another at the image's first section (AArch64 or Thumb-2), each followed by an end label. */
+export async function assembleFunctions(
+  spec: { name: string; functions: readonly { name: string; lines: readonly string[] }[] },
+  mode: "arm64" | "arm",
+  imageBase: bigint,
+): Promise<AssembledFunctions> {
   const asm = await loadAssembler();
-  const code = ARM64_IMAGE_BASE + BigInt(FIRST_SECTION_RVA);
   const endLabel = (i: number): string => `${spec.functions[i]!.name}__end`;
   const source = spec.functions.flatMap((f, i) => [`${f.name}:`, ...f.lines.map((l) => `    ${l}`), `${endLabel(i)}:`]).join("\n");
-  const program = asm.assembleProgram(source, { mode: "arm64", address: code });
+  const program = asm.assembleProgram(source, { mode, address: imageBase + BigInt(FIRST_SECTION_RVA) });
   if (program.bytes.length > MAX_TEXT) throw new RangeError(`${spec.name}: ${program.bytes.length} bytes of code, more than ${MAX_TEXT}`);
   const at = (label: string): bigint => {
     const address = program.labels.get(label);
     if (address === undefined) throw new RangeError(`${spec.name}: no label ${label}`);
     return address;
   };
+  return { program, source, at, endLabel };
+}
 
-  const records: { begin: number; xdata?: Uint8Array; packed?: number }[] = [];
+/** Assembles the program and writes its image. */
+export async function buildArm64Program(spec: Arm64ProgramSpec): Promise<Arm64BuiltProgram> {
+  const { program, source, at, endLabel } = await assembleFunctions(spec, "arm64", ARM64_IMAGE_BASE);
+
+  const records: UnwindRecord[] = [];
   spec.functions.forEach((f, i) => {
     const begin = Number(at(f.name) - ARM64_IMAGE_BASE);
     const length = Number(at(endLabel(i)) - at(f.name)) / 4;
@@ -125,7 +144,30 @@ export async function buildArm64Program(spec: Arm64ProgramSpec): Promise<Arm64Bu
     } else records.push({ begin, xdata: xdataBytes({ length, codes, scopes }) });
   });
 
-  const text: SectionSpec = { name: ".text", characteristics: SECTION_CHARACTERISTICS.text, content: { bytes: program.bytes } };
+  const image = writeUnwoundImage({ machine: "arm64", imageBase: ARM64_IMAGE_BASE, name: spec.name, code: program.bytes, records });
+
+  const starts = spec.functions.filter((f) => f.fragment !== true).map((f) => ({ name: f.name, rva: at(f.name) - ARM64_IMAGE_BASE }));
+  const end = BigInt(FIRST_SECTION_RVA + program.bytes.length);
+  const symbols: ModuleSymbol[] = starts.map((s, i) => ({ name: s.name, rva: s.rva, size: (starts[i + 1]?.rva ?? end) - s.rva }));
+  const interruptHandlers = (spec.interruptHandlers ?? []).map(at);
+  return { name: spec.name, description: spec.description, image, symbols, labels: program.labels, source, interruptHandlers };
+}
+
+/** One `.pdata` entry: a function's start (RVA) and its packed word or `.xdata` record. */
+export interface UnwindRecord {
+  begin: number;
+  xdata?: Uint8Array;
+  packed?: number;
+}
+
+/**
+ * Writes the image of a link-register machine's program (ARM64, ARM): `.text` at the first
+ * section, the `.xdata` records, `.pdata` (the exception directory, sorted by start) and a debug
+ * directory whose CodeView record names `<name>.pdb`, its GUID hashed from the code and unwind data.
+ */
+export function writeUnwoundImage(spec: { machine: "arm64" | "arm"; imageBase: bigint; name: string; code: Uint8Array; records: readonly UnwindRecord[] }): Uint8Array {
+  const { records } = spec;
+  const text: SectionSpec = { name: ".text", characteristics: SECTION_CHARACTERISTICS.text, content: { bytes: spec.code } };
   const xdataOffsets: number[] = [];
   const xdataBlob = (() => {
     const parts: Uint8Array[] = [];
@@ -160,13 +202,7 @@ export async function buildArm64Program(spec: Arm64ProgramSpec): Promise<Arm64Bu
       return { bytes, directories: [{ index: DIRECTORY_INDEX.EXCEPTION, rva: placed.rva, size: 8 * sorted.length }] };
     },
   };
-  const hash = createHash("sha256").update(program.bytes).update(xdataBlob).update(JSON.stringify(records.map((r) => [r.begin, r.packed ?? -1]))).digest();
+  const hash = createHash("sha256").update(spec.code).update(xdataBlob).update(JSON.stringify(records.map((r) => [r.begin, r.packed ?? -1]))).digest();
   const debug = debugSection({ codeView: { guid: Uint8Array.from(hash.subarray(0, 16)), age: 1, pdbName: `${spec.name}.pdb` } });
-  const image = writePeImage({ machine: "arm64", imageBase: ARM64_IMAGE_BASE, entryRva: FIRST_SECTION_RVA, sections: [text, xdata, pdata, debug] });
-
-  const starts = spec.functions.filter((f) => f.fragment !== true).map((f) => ({ name: f.name, rva: at(f.name) - ARM64_IMAGE_BASE }));
-  const end = BigInt(FIRST_SECTION_RVA + program.bytes.length);
-  const symbols: ModuleSymbol[] = starts.map((s, i) => ({ name: s.name, rva: s.rva, size: (starts[i + 1]?.rva ?? end) - s.rva }));
-  const interruptHandlers = (spec.interruptHandlers ?? []).map(at);
-  return { name: spec.name, description: spec.description, image: image.bytes, symbols, labels: program.labels, source, interruptHandlers };
+  return writePeImage({ machine: spec.machine, imageBase: spec.imageBase, entryRva: FIRST_SECTION_RVA, sections: [text, xdata, pdata, debug] }).bytes;
 }

@@ -87,5 +87,6 @@ export {
   type UnwindRegister,
 } from "./unwind-encode.js";
 export { buildArm64Program, ARM64_IMAGE_BASE, type Arm64BuiltProgram, type Arm64FunctionSpec, type Arm64ProgramSpec, type Arm64UnwindSpec } from "./arm64-chain.js";
+export { buildArmProgram, ARM_IMAGE_BASE, type ArmBuiltProgram, type ArmChainFunction, type ArmChainUnwind, type ArmProgramSpec } from "./arm-chain.js";
 export { ARM64_CHAIN, ARM64_CORPUS_SPECS } from "./arm64-corpus.js";
 export { ARM64_CODE, packedWord, xdataBytes, type PackedUnwind, type XdataRecord } from "./arm64-unwind-encode.js";

@@ -1,4 +1,4 @@
-/** `stackwalk compare <chain.json>`: one call chain built for x86 (frame pointers and FPO), x64, ARM64 and IA-64, walked and compared side by side. */
+/** `stackwalk compare <chain.json>`: one call chain built for x86 (frame pointers and FPO), x64, ARM64, ARM and IA-64, walked and compared side by side. */
 import { COMPARE_TARGETS, parseChainSpec, runCompareTargets } from "../../emulator/compare.js";
 import { compareChain } from "../analysis/compare-chain.js";
 import { renderCompare } from "../render/compare.js";
@@ -9,8 +9,8 @@ export const COMPARE_USAGE = `usage: stackwalk compare <chain.json>
 
 Builds one call chain for each target and runs each on the emulator: x86 with frame pointers,
 x86 with frame-pointer omission, x64, ARM64 (frame records and .xdata; the innermost leaf keeps
-its return address in the link register) and IA-64 (the register stack engine model). Prints, side
-by side, which register plays each STACKFRAME role; per target, where each frame's return
+its return address in the link register), ARM (Thumb-2: the r11 frame chain and packed .pdata
+words; again a leaf keeping lr) and IA-64 (the register stack engine model). Prints, side by side, which register plays each STACKFRAME role; per target, where each frame's return
 address and saved registers were read from; which walkers find which frames, checked against
 the ground truth; and what ETW recorded (x86: the EBP chain RtlWalkFrameChain follows).
 Targets: ${COMPARE_TARGETS.join(", ")}.

@@ -2,7 +2,7 @@
  * stackwalk-emu/render: what the reports and views are made of, beyond the root entry's renderers:
  * the JSON document's parts, the Breakpad report's pieces (stack contents, registers, trust
  * words, crash reasons), WinDbg's thread lines and FPO notes, the explanation model, the
- * five-target chain comparison and its text.
+ * six-target chain comparison and its text.
  * Like the root entry it runs in a browser (no Node built-ins). Re-exports only.
  */
 export { renderJson, walkJson, writeJson, frameJson, type JsonContext, type ModuleSymbolSource } from "../render/json.js";

@@ -1,8 +1,8 @@
 /**
  * The pictures of docs/learn.md's "Learn" section: one call chain (vectors/programs/chains/
- * config-parser.json) built for the five targets of `stackwalk compare`, each walked with its
+ * config-parser.json) built for the six targets of `stackwalk compare`, each walked with its
  * table walker and drawn by `render`. `npm run pictures` writes them to vectors/pictures/, and the
- * five snapshots they are drawn from to vectors/compare/ with a file that names them (what the
+ * six snapshots they are drawn from to vectors/compare/ with a file that names them (what the
  * playground opens as its examples, and compares side by side as `stackwalk compare` does); a
  * test keeps the committed files equal to a fresh run.
  */
@@ -24,12 +24,13 @@ export const PICTURES_FOLDER = "vectors/pictures";
 /** Where the chain's snapshots go. */
 export const COMPARE_FOLDER = "vectors/compare";
 
-const WALKER: Record<CompareTarget, WalkerName> = { "x86-fp": "frame-pointer", "x86-fpo": "fpo", x64: "unwind", arm64: "unwind", ia64: "ia64" };
+const WALKER: Record<CompareTarget, WalkerName> = { "x86-fp": "frame-pointer", "x86-fpo": "fpo", x64: "unwind", arm64: "unwind", arm: "unwind", ia64: "ia64" };
 const TITLE: Record<CompareTarget, string> = {
   "x86-fp": "x86 with frame pointers",
   "x86-fpo": "x86 with frame-pointer omission",
   x64: "x64",
   arm64: "ARM64",
+  arm: "ARM (Thumb-2)",
   ia64: "IA-64",
 };
 
