@@ -112,7 +112,10 @@ export function apiReport(root: string): string {
     out.push("", `## ${name} (${file}): ${exported.length} names`, "");
     for (const e of exported) out.push(...describe(e.name, e, 0));
   }
-  return out.join("\n") + "\n";
+  // A type the checker can only name through its module prints as import("<path>"): the path is
+  // made relative to the root, so the report is the same wherever the repository is checked out.
+  const absolute = ts.sys.resolvePath(root).replace(/\/$/, "");
+  return out.join("\n").replaceAll(`import("${absolute}/`, 'import("./') + "\n";
 }
 
 /** The number of names each entry exports, by subpath. */
