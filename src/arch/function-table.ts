@@ -79,6 +79,24 @@ export function entryTableCheck(entry: string, align?: { bytes: number; name: st
   };
 }
 
+/**
+ * The check of a table of (begin, unwind word) pairs, the `.pdata` of ARM64 and ARM: every begin
+ * inside SizeOfImage and after the one before. `startMask` clears what a begin carries besides its
+ * address (ARM's Thumb bit).
+ */
+export function pairTableCheck(startMask = 0xffff_ffff): TableCheck {
+  return (f, sizeOfImage) => {
+    for (let i = 0; i < f.length; i += 2) {
+      const begin = (f[i]! & startMask) >>> 0;
+      const n = i / 2;
+      if (begin >= sizeOfImage) return `.pdata entry ${n} begins at ${hex(begin)}, outside the image (SizeOfImage ${hex(sizeOfImage)})`;
+      const previous = n > 0 ? (f[i - 2]! & startMask) >>> 0 : -1;
+      if (begin <= previous) return `the .pdata table is not sorted: entry ${n} begins at ${hex(begin)}, not after entry ${n - 1} (${hex(previous)})`;
+    }
+    return undefined;
+  };
+}
+
 /** A module's function table with its decoded unwind infos (`I`: an info, or why it is bad), each decoded once. */
 export interface FunctionTables<I> extends MappedFunctionTable {
   module: Module;

@@ -14,29 +14,18 @@ import type { MemoryReader } from "../../memory/reader.js";
 import { IMAGE_FILE_MACHINE } from "../../model/machine.js";
 import type { Module } from "../../model/snapshot.js";
 import type { UnwindCache } from "../../unwind/cache.js";
-import { functionTables, tableKind, type FunctionTables } from "../function-table.js";
+import { functionTables, pairTableCheck, tableKind, type FunctionTables } from "../function-table.js";
 import { isProblem, type DataProblem } from "../../formats/unwind-data/problem.js";
 import { ARM_RUNTIME_FUNCTION_BYTES, decodeArmXdata, expandArmPacked, type ArmUnwindData } from "../../formats/unwind-data/arm.js";
 
 /** The unwind tables of one ARM module: start and unwind word of entry i at `functions[2i]`, `functions[2i + 1]`. */
 export type ArmTables = FunctionTables<ArmUnwindData | DataProblem>;
 
-const TABLES = tableKind<ArmUnwindData | DataProblem>("arm tables", { machine: IMAGE_FILE_MACHINE.ARMNT, check: checkTable, entryBytes: ARM_RUNTIME_FUNCTION_BYTES });
+const TABLES = tableKind<ArmUnwindData | DataProblem>("arm tables", { machine: IMAGE_FILE_MACHINE.ARMNT, check: pairTableCheck(~1), entryBytes: ARM_RUNTIME_FUNCTION_BYTES });
 
 /** The unwind tables of `module` from its image in `images`; undefined when no readable ARMNT image is mapped at its base. */
 export function armTables(module: Module, images: MemoryReader, cache?: UnwindCache): ArmTables | undefined {
   return functionTables(TABLES, module, images, cache);
-}
-
-/** Why a `.pdata` array cannot be binary-searched, or undefined when it can. */
-function checkTable(f: Uint32Array, sizeOfImage: number): string | undefined {
-  for (let i = 0; i < f.length; i += 2) {
-    const begin = f[i]! & ~1;
-    const n = i / 2;
-    if (begin >= sizeOfImage) return `.pdata entry ${n} begins at ${hex(begin)}, outside the image (SizeOfImage ${hex(sizeOfImage)})`;
-    if (n > 0 && begin <= (f[i - 2]! & ~1)) return `the .pdata table is not sorted: entry ${n} begins at ${hex(begin)}, not after entry ${n - 1} (${hex(f[i - 2]! & ~1)})`;
-  }
-  return undefined;
 }
 
 /** A `.pdata` entry as found: its start (Thumb bit cleared), whether it is Thumb code, its unwind word, its index. */

@@ -13,7 +13,7 @@ import type { MemoryReader } from "../../memory/reader.js";
 import { IMAGE_FILE_MACHINE } from "../../model/machine.js";
 import type { Module } from "../../model/snapshot.js";
 import type { UnwindCache } from "../../unwind/cache.js";
-import { functionTables, tableKind, type FunctionTables } from "../function-table.js";
+import { functionTables, pairTableCheck, tableKind, type FunctionTables } from "../function-table.js";
 import { isProblem, problemAt, type DataProblem } from "../../formats/unwind-data/problem.js";
 import { ARM64_RUNTIME_FUNCTION_BYTES } from "../../formats/pe-mapped.js";
 import { decodeXdata, expandPacked, type Arm64UnwindData } from "../../formats/unwind-data/arm64-xdata.js";
@@ -25,7 +25,7 @@ import { decodeXdata, expandPacked, type Arm64UnwindData } from "../../formats/u
  */
 export type Arm64Tables = FunctionTables<Arm64UnwindData | DataProblem>;
 
-const TABLES = tableKind<Arm64UnwindData | DataProblem>("arm64 tables", { machine: IMAGE_FILE_MACHINE.ARM64, check: checkTable, entryBytes: ARM64_RUNTIME_FUNCTION_BYTES });
+const TABLES = tableKind<Arm64UnwindData | DataProblem>("arm64 tables", { machine: IMAGE_FILE_MACHINE.ARM64, check: pairTableCheck(), entryBytes: ARM64_RUNTIME_FUNCTION_BYTES });
 
 /**
  * The unwind tables of `module`, read from its image mapped in `images`; undefined when no
@@ -34,17 +34,6 @@ const TABLES = tableKind<Arm64UnwindData | DataProblem>("arm64 tables", { machin
  */
 export function arm64Tables(module: Module, images: MemoryReader, cache?: UnwindCache): Arm64Tables | undefined {
   return functionTables(TABLES, module, images, cache);
-}
-
-/** Why a `.pdata` array cannot be binary-searched, or undefined when it can. */
-function checkTable(f: Uint32Array, sizeOfImage: number): string | undefined {
-  for (let i = 0; i < f.length; i += 2) {
-    const begin = f[i]!;
-    const n = i / 2;
-    if (begin >= sizeOfImage) return `.pdata entry ${n} begins at ${hex(begin)}, outside the image (SizeOfImage ${hex(sizeOfImage)})`;
-    if (n > 0 && begin <= f[i - 2]!) return `the .pdata table is not sorted: entry ${n} begins at ${hex(begin)}, not after entry ${n - 1} (${hex(f[i - 2]!)})`;
-  }
-  return undefined;
 }
 
 /** A `.pdata` entry as found: its start, its UnwindData word, its index in the table. */
