@@ -152,9 +152,8 @@ export function walkDocument(input: LoadedInput, request: WalkRequest = {}): Wal
     },
     firstWalk() {
       if (first !== undefined) return first;
-      const chosen = walkThreads(snapshot, options).threads[0];
-      if (chosen === undefined) return undefined;
-      const walked = walkThreads(snapshot, { ...options, thread: chosen.id })[Symbol.iterator]().next();
+      // The walks are made as they are read: only the first chosen thread is walked.
+      const walked = walkThreads(snapshot, options)[Symbol.iterator]().next();
       first = walked.done === true ? undefined : walked.value;
       return first;
     },
