@@ -10,7 +10,16 @@ import type { InlineSites } from "./inline.js";
 import type { Machine } from "./machine.js";
 import type { BreakpadStackCfi, StackCfiIndex } from "./stack-cfi.js";
 
-/** A register file: lower-case CONTEXT register names to values. */
+/**
+ * A register file: lower-case CONTEXT register names to values.
+ *
+ * A walker makes the register sets of the caller frames it finds with a constructor (a small
+ * class per shape, in the machine's folder), not an object literal: V8 moves an object literal's
+ * allocation site to the old generation once most of what it made outlived a scavenge — as every
+ * frame of a deep walk does, the walk keeping its frames — and from then on each frame is
+ * allocated there, with a write barrier per fresh value stored in it and a full collection every
+ * few walks, which slowed deep walks by a third to a half (`npm run bench`; `test/walk/young-frames.test.ts`).
+ */
 export type Registers = Record<string, bigint>;
 
 /** A named code range inside a module (a function or a public symbol). */

@@ -6,7 +6,7 @@
  * checking that the walk is exact against the shadow stack's truth.
  */
 import { fileURLToPath } from "node:url";
-import { compareWithTruth, UnwindCache, walkThread } from "../../src/index.js";
+import { compareWithTruth, UnwindCache, walkThread, type Snapshot } from "../../src/index.js";
 import { replaySweep } from "../../src/entry/formats.js";
 import { bestRate, rateText } from "./bench-rate.js";
 import { buildArm64Program, type Arm64ProgramSpec } from "../../emulator/programs/arm64-chain.js";
@@ -49,16 +49,21 @@ export function arm64RecursionSpec(depth: number): Arm64ProgramSpec {
   };
 }
 
-/**
- * Builds and runs the recursion `depth` calls deep, then walks its stack at `bottom` with the
- * `unwind` walker: frames per second, the best of several batches (bench-rate.ts) of `rounds`
- * walks after `4 × rounds` warm-up walks (one core).
- */
-export async function benchArm64UnwindWalk(depth = 10_000, rounds = 10): Promise<{ frames: number; perSecond: number }> {
+/** Builds and runs the recursion `depth` calls deep: its snapshot at `bottom` (for the `unwind` walker). */
+export async function arm64BenchStack(depth = 10_000): Promise<Snapshot> {
   const program = await buildArm64Program(arm64RecursionSpec(depth));
   const result = await runImage({ name: "arm64-recursion.exe", image: program.image, symbols: program.symbols }, { breaks: ["bottom"], labels: program.labels, maxInstructions: 20 * depth + 1_000 });
   const vector = replaySweep(result.sweep).next().value;
   if (vector === undefined) throw new Error("the bench program took no snapshot");
+  return vector;
+}
+
+/**
+ * Walks the stack of {@link arm64BenchStack} with the `unwind` walker: frames per second, the best
+ * of several batches (bench-rate.ts) of `rounds` walks after `4 × rounds` warm-up walks (one core).
+ */
+export async function benchArm64UnwindWalk(depth = 10_000, rounds = 10): Promise<{ frames: number; perSecond: number }> {
+  const vector = await arm64BenchStack(depth);
   const thread = vector.threads[0]!;
   const options = { walker: "unwind" as const, cache: new UnwindCache() };
   const walk = walkThread(vector, thread, options);

@@ -5,7 +5,7 @@
  * after checking that the walk is exact.
  */
 import { fileURLToPath } from "node:url";
-import { compareWithTruth, UnwindCache, walkThread } from "../../src/index.js";
+import { compareWithTruth, UnwindCache, walkThread, type Snapshot } from "../../src/index.js";
 import { bestRate } from "./bench-rate.js";
 import { IA64_CORPUS } from "../../emulator/ia64/corpus.js";
 import { runChain } from "../../emulator/ia64/executor.js";
@@ -13,15 +13,20 @@ import { runChain } from "../../emulator/ia64/executor.js";
 /** Frames per second the IA-64 walker must reach on the 1000-deep chain. */
 export const IA64_WALK_TARGET = 1_000_000;
 
+/** The model executor's recursion-1000 chain: its snapshot (for the `ia64` walker). */
+export function ia64BenchStack(): Snapshot {
+  const chain = IA64_CORPUS.find((c) => c.name === "recursion-1000");
+  if (chain === undefined) throw new Error("the corpus has no recursion-1000 chain");
+  return runChain(chain).vector;
+}
+
 /**
  * Walks recursion-1000 with the `ia64` walker: frames per second, the best of the short batches
  * of `rounds` walks (about 5,000 frames each) of bench-rate.ts after 100 warm-up walks, one core.
  * Short batches, many of them: on a shared machine some batch runs undisturbed.
  */
 export function benchIa64Walk(rounds = 5): { frames: number; perSecond: number } {
-  const chain = IA64_CORPUS.find((c) => c.name === "recursion-1000");
-  if (chain === undefined) throw new Error("the corpus has no recursion-1000 chain");
-  const vector = runChain(chain).vector;
+  const vector = ia64BenchStack();
   const thread = vector.threads[0]!;
   // Warm: the walks share what they learn (tables, rules).
   const options = { walker: "ia64" as const, cache: new UnwindCache() };

@@ -5,19 +5,15 @@
  * `--walker unwind` after checking that the walk is exact.
  */
 import { fileURLToPath } from "node:url";
-import { compareWithTruth, UnwindCache, walkThread } from "../../src/index.js";
+import { compareWithTruth, UnwindCache, walkThread, type Snapshot } from "../../src/index.js";
 import { replaySweep } from "../../src/entry/formats.js";
 import { bestRate, rateText } from "./bench-rate.js";
 import { buildSpec, runBuiltProgram } from "../../emulator/programs/program-file.js";
 import type { X64ProgramSpec } from "../../emulator/programs/x64-chain.js";
 import { RECURSION_1000 } from "../../emulator/programs/x64-corpus.js";
 
-/**
- * Builds and runs a recursion `depth` calls deep, then walks its stack with the `unwind` walker:
- * frames per second, the best of several batches (bench-rate.ts) of `rounds` walks after `4 × rounds` warm-up walks
- * (one core).
- */
-export async function benchX64UnwindWalk(depth = 10_000, rounds = 10): Promise<{ frames: number; perSecond: number }> {
+/** Builds and runs a recursion `depth` calls deep: its snapshot (for the `unwind` walker). */
+export async function x64BenchStack(depth = 10_000): Promise<Snapshot> {
   const spec: X64ProgramSpec = {
     ...RECURSION_1000,
     name: "recursion-bench",
@@ -27,6 +23,15 @@ export async function benchX64UnwindWalk(depth = 10_000, rounds = 10): Promise<{
   const result = await runBuiltProgram(program, { breaks: program.captures, maxInstructions: 20 * depth + 1_000_000 });
   const vector = replaySweep(result.sweep).next().value;
   if (vector === undefined) throw new Error("the bench program took no snapshot");
+  return vector;
+}
+
+/**
+ * Walks the stack of {@link x64BenchStack} with the `unwind` walker: frames per second, the best
+ * of several batches (bench-rate.ts) of `rounds` walks after `4 × rounds` warm-up walks (one core).
+ */
+export async function benchX64UnwindWalk(depth = 10_000, rounds = 10): Promise<{ frames: number; perSecond: number }> {
+  const vector = await x64BenchStack(depth);
   const thread = vector.threads[0]!;
   // Warm: the walks share what they learn (tables, rules, return addresses).
   const options = { walker: "unwind" as const, cache: new UnwindCache() };

@@ -111,11 +111,8 @@ export async function benchCorpus(): Promise<{ files: number; bytes: number; ms:
   return { files: files.length, bytes: files.reduce((n, f) => n + f.text.length, 0), ms: performance.now() - started };
 }
 
-/**
- * Walks an x86 EBP chain of `depth` frames, warm, and returns frames per second: the
- * frame-pointer strategy, the progress rules and the per-frame parameter reads, one core.
- */
-export function benchFramePointerWalk(depth = 10_000, rounds = 10): { frames: number; perSecond: number } {
+/** An x86 EBP chain of `depth` frames in a snapshot of its own (no modules: the `frame-pointer` walker's). */
+export function framePointerBenchStack(depth = 10_000): Snapshot {
   const base = 0x0010_0000n;
   const bytes = new Uint8Array(depth * 16 + 16);
   const view = new DataView(bytes.buffer);
@@ -124,12 +121,20 @@ export function benchFramePointerWalk(depth = 10_000, rounds = 10): { frames: nu
     view.setUint32(at, i === depth - 1 ? 0 : Number(base) + at + 16, true);
     view.setUint32(at + 4, i === depth - 1 ? 0 : 0x00401000 + (i % 64), true);
   }
-  const snapshot = {
-    machine: "x86" as const,
+  return {
+    machine: "x86",
     threads: [{ id: 0, crashed: true, registers: { eip: 0x00401000n, esp: base - 16n, ebp: base } }],
     memory: new RegionMemory([{ base: base - 16n, bytes: new Uint8Array(16) }, { base, bytes }]),
     modules: [],
   };
+}
+
+/**
+ * Walks an x86 EBP chain of `depth` frames, warm, and returns frames per second: the
+ * frame-pointer strategy, the progress rules and the per-frame parameter reads, one core.
+ */
+export function benchFramePointerWalk(depth = 10_000, rounds = 10): { frames: number; perSecond: number } {
+  const snapshot = framePointerBenchStack(depth);
   const thread = snapshot.threads[0]!;
   const frames = walkThread(snapshot, thread, { walker: "frame-pointer" }).frames.length;
   if (frames !== depth) throw new Error(`the bench chain walked to ${frames} frames, not ${depth}`);
@@ -137,11 +142,11 @@ export function benchFramePointerWalk(depth = 10_000, rounds = 10): { frames: nu
 }
 
 /**
- * Walks a real emulated stack of `depth` FPO frames (recursion-1000's shape, deeper) with the
- * `fpo` walker twice: once with the image's FPO_DATA, once with the same frames described by
- * FrameData programs instead. Returns frames per second for each, warm, one core.
+ * A real emulated stack of `depth` FPO frames (recursion-1000's shape, deeper), twice: with the
+ * image's FPO_DATA, and with the same frames described by FrameData programs instead (both for
+ * the `fpo` walker).
  */
-export async function benchFpoWalks(depth = 10_000, rounds = 10): Promise<{ frames: number; fpoPerSecond: number; frameDataPerSecond: number }> {
+export async function fpoBenchStacks(depth = 10_000): Promise<{ fpo: Snapshot; frameData: Snapshot }> {
   const spec: X86ProgramSpec = {
     ...RECURSION_1000,
     name: "recursion-bench",
@@ -156,16 +161,6 @@ export async function benchFpoWalks(depth = 10_000, rounds = 10): Promise<{ fram
   );
   const vector = replaySweep(result.sweep).next().value;
   if (vector === undefined) throw new Error("the bench program took no snapshot");
-  const thread = vector.threads[0]!;
-  const time = (snapshot: Snapshot): { frames: number; perSecond: number } => {
-    // Warm: the walks of one snapshot share what they learn (tables, rules, return addresses).
-    const options = { walker: "fpo" as const, cache: new UnwindCache() };
-    const walk = walkThread(snapshot, thread, options);
-    const c = compareWithTruth("x86", walk, thread.truth!);
-    if (!c.exact) throw new Error(`the bench stack does not walk exactly: ${c.difference?.text ?? ""}`);
-    return { frames: walk.frames.length, perSecond: bestRate(() => walkThread(snapshot, thread, options).frames.length, rounds) };
-  };
-  const fpo = time(vector);
   const module = vector.modules[0]!;
   const records = readMappedImage(vector.memory, module.base)?.fpo ?? [];
   const frameData: FrameData[] = records.map((r) => ({
@@ -173,8 +168,26 @@ export async function benchFpoWalks(depth = 10_000, rounds = 10): Promise<{ fram
     prologSize: r.cbProlog, savedRegsSize: r.cbRegs * 4, flags: 0, hasSEH: false, hasEH: false, isFunctionStart: true,
     program: r.cbFrame === FRAME_NONFPO ? "$T0 $ebp 4 + = $eip $T0 ^ = $esp $T0 4 + = $ebp $T0 4 - ^ =" : "$T0 .raSearch = $eip $T0 ^ = $esp $T0 4 + =",
   }));
-  const withFrameData: Snapshot = { ...vector, modules: [{ ...module, unwind: { fpo: [], frameData, origin: "bench" } }] };
-  const fd = time(withFrameData);
+  return { fpo: vector, frameData: { ...vector, modules: [{ ...module, unwind: { fpo: [], frameData, origin: "bench" } }] } };
+}
+
+/**
+ * Walks the stacks of {@link fpoBenchStacks} with the `fpo` walker: once with the image's
+ * FPO_DATA, once with the FrameData programs. Returns frames per second for each, warm, one core.
+ */
+export async function benchFpoWalks(depth = 10_000, rounds = 10): Promise<{ frames: number; fpoPerSecond: number; frameDataPerSecond: number }> {
+  const stacks = await fpoBenchStacks(depth);
+  const time = (snapshot: Snapshot): { frames: number; perSecond: number } => {
+    const thread = snapshot.threads[0]!;
+    // Warm: the walks of one snapshot share what they learn (tables, rules, return addresses).
+    const options = { walker: "fpo" as const, cache: new UnwindCache() };
+    const walk = walkThread(snapshot, thread, options);
+    const c = compareWithTruth("x86", walk, thread.truth!);
+    if (!c.exact) throw new Error(`the bench stack does not walk exactly: ${c.difference?.text ?? ""}`);
+    return { frames: walk.frames.length, perSecond: bestRate(() => walkThread(snapshot, thread, options).frames.length, rounds) };
+  };
+  const fpo = time(stacks.fpo);
+  const fd = time(stacks.frameData);
   return { frames: fpo.frames, fpoPerSecond: fpo.perSecond, frameDataPerSecond: fd.perSecond };
 }
 

@@ -21,6 +21,32 @@ export const CALLEE_SAVED_ARM: readonly string[] = machineInfo("arm").calleeSave
 /** Pop-mask bit → register name (bit 14 is lr). */
 const POP_NAMES: readonly string[] = Array.from({ length: 15 }, (_, r) => (r === 14 ? "lr" : `r${r}`));
 
+/** A caller frame's registers in the usual case: pc and sp to be set, and every preserved register (made by a constructor: see {@link Registers}). */
+class ArmCallerRegisters {
+  [name: string]: bigint;
+  constructor(r4: bigint, r5: bigint, r6: bigint, r7: bigint, r8: bigint, r9: bigint, r10: bigint, r11: bigint, lr: bigint, d8: bigint, d9: bigint, d10: bigint, d11: bigint, d12: bigint, d13: bigint, d14: bigint, d15: bigint) {
+    this.pc = 0n;
+    this.sp = 0n;
+    this.r4 = r4;
+    this.r5 = r5;
+    this.r6 = r6;
+    this.r7 = r7;
+    this.r8 = r8;
+    this.r9 = r9;
+    this.r10 = r10;
+    this.r11 = r11;
+    this.lr = lr;
+    this.d8 = d8;
+    this.d9 = d9;
+    this.d10 = d10;
+    this.d11 = d11;
+    this.d12 = d12;
+    this.d13 = d13;
+    this.d14 = d14;
+    this.d15 = d15;
+  }
+}
+
 /** The caller's starting register set: pc and sp to be set, and the callee frame's preserved registers. */
 export function inheritedArm(registers: Registers): Registers {
   const { r4, r5, r6, r7, r8, r9, r10, r11, lr, d8, d9, d10, d11, d12, d13, d14, d15 } = registers;
@@ -30,7 +56,7 @@ export function inheritedArm(registers: Registers): Registers {
     r4 !== undefined && r5 !== undefined && r6 !== undefined && r7 !== undefined && r8 !== undefined && r9 !== undefined && r10 !== undefined && r11 !== undefined &&
     lr !== undefined && d8 !== undefined && d9 !== undefined && d10 !== undefined && d11 !== undefined && d12 !== undefined && d13 !== undefined && d14 !== undefined && d15 !== undefined
   ) {
-    return { pc: 0n, sp: 0n, r4, r5, r6, r7, r8, r9, r10, r11, lr, d8, d9, d10, d11, d12, d13, d14, d15 };
+    return new ArmCallerRegisters(r4, r5, r6, r7, r8, r9, r10, r11, lr, d8, d9, d10, d11, d12, d13, d14, d15);
   }
   const out: Registers = { pc: 0n, sp: 0n };
   for (const r of CALLEE_SAVED_ARM) {

@@ -31,13 +31,33 @@ import type { ArmBreakpadFpRule, ArmLinkRegisterRule } from "./rule.js";
 /** Cpsr's T bit: the interrupted code is Thumb. */
 export const CPSR_THUMB = 0x20n;
 
+/** An r11 chain step's caller registers (made by a constructor: see {@link Registers}). */
+class ArmR11ChainRegisters {
+  [name: string]: bigint;
+  constructor(pc: bigint, sp: bigint, r11: bigint) {
+    this.pc = pc;
+    this.sp = sp;
+    this.r11 = r11;
+  }
+}
+
+/** An r7 chain step's caller registers (made by a constructor: see {@link Registers}). */
+class ArmR7ChainRegisters {
+  [name: string]: bigint;
+  constructor(pc: bigint, sp: bigint, r7: bigint) {
+    this.pc = pc;
+    this.sp = sp;
+    this.r7 = r7;
+  }
+}
+
 function chainOn(fp: "r11" | "r7"): ChainMachine {
   return chainMachine({
     pc: "pc",
     sp: "sp",
     fp,
     width: 4,
-    make: fp === "r11" ? (pc, sp, r11) => ({ pc, sp, r11 }) : (pc, sp, r7) => ({ pc, sp, r7 }),
+    make: fp === "r11" ? (pc, sp, r11) => new ArmR11ChainRegisters(pc, sp, r11) : (pc, sp, r7) => new ArmR7ChainRegisters(pc, sp, r7),
     recovered: ["pc", "sp", fp],
     zeroFp: "end-of-stack",
     align: 4,

@@ -39,6 +39,36 @@ import {
 /** The registers the Windows ARM64 ABI preserves (the machine table's): a caller keeps them unless a code restores them. */
 export const CALLEE_SAVED_ARM64: readonly string[] = machineInfo("arm64").calleeSaved;
 
+/** A caller frame's registers in the usual case: pc and sp to be set, and every preserved register (made by a constructor: see {@link Registers}). */
+class Arm64CallerRegisters {
+  [name: string]: bigint;
+  constructor(fp: bigint, lr: bigint, x18: bigint, x19: bigint, x20: bigint, x21: bigint, x22: bigint, x23: bigint, x24: bigint, x25: bigint, x26: bigint, x27: bigint, x28: bigint, d8: bigint, d9: bigint, d10: bigint, d11: bigint, d12: bigint, d13: bigint, d14: bigint, d15: bigint) {
+    this.pc = 0n;
+    this.sp = 0n;
+    this.fp = fp;
+    this.lr = lr;
+    this.x18 = x18;
+    this.x19 = x19;
+    this.x20 = x20;
+    this.x21 = x21;
+    this.x22 = x22;
+    this.x23 = x23;
+    this.x24 = x24;
+    this.x25 = x25;
+    this.x26 = x26;
+    this.x27 = x27;
+    this.x28 = x28;
+    this.d8 = d8;
+    this.d9 = d9;
+    this.d10 = d10;
+    this.d11 = d11;
+    this.d12 = d12;
+    this.d13 = d13;
+    this.d14 = d14;
+    this.d15 = d15;
+  }
+}
+
 /** The caller's starting register set: pc and sp to be set, and the callee frame's preserved registers. */
 export function inheritedArm64(registers: Registers): Registers {
   const { x18, x19, x20, x21, x22, x23, x24, x25, x26, x27, x28, fp, lr, d8, d9, d10, d11, d12, d13, d14, d15 } = registers;
@@ -49,7 +79,7 @@ export function inheritedArm64(registers: Registers): Registers {
     x26 !== undefined && x27 !== undefined && x28 !== undefined && fp !== undefined && lr !== undefined && d8 !== undefined && d9 !== undefined &&
     d10 !== undefined && d11 !== undefined && d12 !== undefined && d13 !== undefined && d14 !== undefined && d15 !== undefined
   ) {
-    return { pc: 0n, sp: 0n, fp, lr, x18, x19, x20, x21, x22, x23, x24, x25, x26, x27, x28, d8, d9, d10, d11, d12, d13, d14, d15 };
+    return new Arm64CallerRegisters(fp, lr, x18, x19, x20, x21, x22, x23, x24, x25, x26, x27, x28, d8, d9, d10, d11, d12, d13, d14, d15);
   }
   const out: Registers = { pc: 0n, sp: 0n };
   for (const r of CALLEE_SAVED_ARM64) {

@@ -25,13 +25,23 @@ import { returnAddressInfoArm64 } from "./code.js";
 import { inheritedArm64 } from "./exec.js";
 import { breakpadStripPac, cachedBreakpadPacMask, stripPac } from "./pac.js";
 
+/** A chain step's caller registers (made by a constructor: see {@link Registers}). */
+class Arm64ChainRegisters {
+  [name: string]: bigint;
+  constructor(pc: bigint, sp: bigint, fp: bigint) {
+    this.pc = pc;
+    this.sp = sp;
+    this.fp = fp;
+  }
+}
+
 /** The chain's registers; the return address read from a record is stripped of its pointer authentication code. */
 export const ARM64_CHAIN: ChainMachine = chainMachine({
   pc: "pc",
   sp: "sp",
   fp: "fp",
   width: 8,
-  make: (pc, sp, fp, ctx) => ({ pc: (ctx?.stripPac ?? stripPac)(pc), sp, fp }),
+  make: (pc, sp, fp, ctx) => new Arm64ChainRegisters((ctx?.stripPac ?? stripPac)(pc), sp, fp),
   recovered: ["pc", "sp", "fp"],
   zeroFp: "end-of-stack",
   // Records are only 8-byte aligned in practice (clang's `stp x29, x30, [sp, #40]`, arm64.md Part 4).

@@ -30,6 +30,22 @@ import { unwindStep, type ExecContext, type OkStep, type UnwindResult } from "..
 import { frameMarkerProblem, ia64Pc, IFS_VALID, MAX_FRAME_REGISTERS, natBit, readWord, skipRegs } from "./rse.js";
 import { numberWords, type NumberWords } from "./words.js";
 
+/** A caller frame's registers: what a step recovers (made by a constructor: see {@link Registers}). */
+class Ia64CallerRegisters {
+  [name: string]: bigint;
+  constructor(stiip: bigint, stipsr: bigint, stifs: bigint, intsp: bigint, rsbsp: bigint, rspfs: bigint, brrp: bigint, rsbspstore: bigint, rsrnat: bigint) {
+    this.stiip = stiip;
+    this.stipsr = stipsr;
+    this.stifs = stifs;
+    this.intsp = intsp;
+    this.rsbsp = rsbsp;
+    this.rspfs = rspfs;
+    this.brrp = brrp;
+    this.rsbspstore = rsbspstore;
+    this.rsrnat = rsrnat;
+  }
+}
+
 /** The register names a step recovers for the caller frame. */
 export const IA64_RECOVERED = ["stiip", "stipsr", "stifs", "intsp", "rsbsp", "rspfs", "brrp"] as const;
 
@@ -283,7 +299,7 @@ function execFast(run: Ia64Run, plan: Ia64Plan, registers: Registers, words: Num
     run.lastIpsr = ipsr;
     run.lastCallerIpsr = ipsr & ~IPSR_RI;
   }
-  const out: Registers = { stiip: rp, stipsr: run.lastCallerIpsr, stifs: run.lastStifs, intsp: psp, rsbsp: callerBsp, rspfs: pfs, brrp: rp, rsbspstore: bspstore, rsrnat: rnat };
+  const out: Registers = new Ia64CallerRegisters(rp, run.lastCallerIpsr, run.lastStifs, psp, callerBsp, pfs, rp, bspstore, rnat);
   const rule = foundRule(plan, rpAtN, bsp, sol, callerBsp);
   const step = (run.step ??= unwindStep(out, rule, { recovered: IA64_RECOVERED }));
   step.registers = out;
@@ -345,7 +361,7 @@ function execExact(run: Ia64Run, plan: Ia64Plan, registers: Registers, memory: M
   const rnat = registers["rsrnat"] ?? 0n;
   if (rp === 0n) {
     // A return address of 0 ends the stack; the walk loop reports it.
-    const out: Registers = { stiip: 0n, stipsr: callerIpsr, stifs: IFS_VALID | (pfs & PFM_MASK), intsp: psp, rsbsp: bsp, rspfs: pfs, brrp: 0n, rsbspstore: bspstore, rsrnat: rnat };
+    const out: Registers = new Ia64CallerRegisters(0n, callerIpsr, IFS_VALID | (pfs & PFM_MASK), psp, bsp, pfs, 0n, bspstore, rnat);
     const rule = foundRule(plan, -1, bsp, 0, bsp);
     rule.outermost = true;
     return unwindStep(out, rule, { recovered: IA64_RECOVERED, entry: plan.entry });
@@ -371,7 +387,7 @@ function execExact(run: Ia64Run, plan: Ia64Plan, registers: Registers, memory: M
   if (sof > 0 && readWord(memory, callerBsp) === undefined) {
     return stopped("read-fault", callerBsp, `the caller's frame at BSP ${hex(callerBsp)} is not in the backing store`);
   }
-  const out: Registers = { stiip: rp, stipsr: callerIpsr, stifs: IFS_VALID | (pfs & PFM_MASK), intsp: psp, rsbsp: callerBsp, rspfs: pfs, brrp: rp, rsbspstore: bspstore, rsrnat: rnat };
+  const out: Registers = new Ia64CallerRegisters(rp, callerIpsr, IFS_VALID | (pfs & PFM_MASK), psp, callerBsp, pfs, rp, bspstore, rnat);
   return unwindStep(out, foundRule(plan, rpAt, bsp, sol, callerBsp), { recovered: IA64_RECOVERED, entry: plan.entry });
 }
 

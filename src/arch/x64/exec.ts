@@ -19,6 +19,23 @@ import { OP_ADD, OP_BASE_REG, OP_BASE_RSP, OP_LOAD, OP_LOAD_XMM, OP_MACHFRAME, O
 /** The general registers the x64 ABI makes callee-saved (the machine table's). */
 export const CALLEE_SAVED_64: readonly string[] = machineInfo("x64").calleeSaved;
 
+/** A caller frame's registers in the usual case: RIP and RSP to be set, and the callee-saved ones (made by a constructor: see {@link Registers}). */
+class X64CallerRegisters {
+  [name: string]: bigint;
+  constructor(rbp: bigint, rbx: bigint, rsi: bigint, rdi: bigint, r12: bigint, r13: bigint, r14: bigint, r15: bigint) {
+    this.rip = 0n;
+    this.rsp = 0n;
+    this.rbp = rbp;
+    this.rbx = rbx;
+    this.rsi = rsi;
+    this.rdi = rdi;
+    this.r12 = r12;
+    this.r13 = r13;
+    this.r14 = r14;
+    this.r15 = r15;
+  }
+}
+
 /** The caller's starting register set: RIP and RSP to be set, and the callee-saved registers of the callee frame. */
 export function inherited64(registers: Registers): Registers {
   const rbx = registers["rbx"];
@@ -31,7 +48,7 @@ export function inherited64(registers: Registers): Registers {
   const r15 = registers["r15"];
   // The usual case in one object shape.
   if (rbx !== undefined && rbp !== undefined && rsi !== undefined && rdi !== undefined && r12 !== undefined && r13 !== undefined && r14 !== undefined && r15 !== undefined) {
-    return { rip: 0n, rsp: 0n, rbp, rbx, rsi, rdi, r12, r13, r14, r15 };
+    return new X64CallerRegisters(rbp, rbx, rsi, rdi, r12, r13, r14, r15);
   }
   const out: Registers = { rip: 0n, rsp: 0n };
   for (const r of CALLEE_SAVED_64) {

@@ -10,13 +10,23 @@ import { unwindStep, type UnwindResult } from "../step.js";
 import type { UnwindStrategy } from "../../unwind/step.js";
 import { chainMachine, notTaken, padHex, type ChainMachine, type FramePointerPlan } from "../frame-chain.js";
 
+/** A chain step's caller registers (made by a constructor: see {@link Registers}). */
+class X64ChainRegisters {
+  [name: string]: bigint;
+  constructor(rip: bigint, rsp: bigint, rbp: bigint) {
+    this.rip = rip;
+    this.rsp = rsp;
+    this.rbp = rbp;
+  }
+}
+
 /** The x64 chain's registers: x64 code keeps no chain, so an RBP of 0 says nothing about where the stack ends. */
 export const X64_CHAIN: ChainMachine = chainMachine({
   pc: "rip",
   sp: "rsp",
   fp: "rbp",
   width: 8,
-  make: (rip, rsp, rbp) => ({ rip, rsp, rbp }),
+  make: (rip, rsp, rbp) => new X64ChainRegisters(rip, rsp, rbp),
   recovered: ["rip", "rsp", "rbp"],
   zeroFp: "unsupported",
 });

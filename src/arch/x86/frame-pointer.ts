@@ -8,13 +8,23 @@ import { callSiteCheck, enteredElsewhere, NOT_RETURN, type CallSiteCheck } from 
 import { returnAddressInfo } from "./code.js";
 import { x86Site } from "./site.js";
 
+/** A chain step's caller registers (made by a constructor: see {@link Registers}). */
+class X86ChainRegisters {
+  [name: string]: bigint;
+  constructor(eip: bigint, esp: bigint, ebp: bigint) {
+    this.eip = eip;
+    this.esp = esp;
+    this.ebp = ebp;
+  }
+}
+
 /** The x86 chain's registers. */
 export const X86_CHAIN: ChainMachine = chainMachine({
   pc: "eip",
   sp: "esp",
   fp: "ebp",
   width: 4,
-  make: (eip, esp, ebp) => ({ eip, esp, ebp }),
+  make: (eip, esp, ebp) => new X86ChainRegisters(eip, esp, ebp),
   recovered: ["eip", "esp", "ebp"],
   zeroFp: "end-of-stack",
 });

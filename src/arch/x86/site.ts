@@ -69,6 +69,19 @@ export function x86Site(site: FrameSite): X86Site | undefined {
 /** Callee-saved registers (the machine table's): a caller frame has the callee's values unless a rule restores them. */
 export const CALLEE_SAVED: readonly string[] = machineInfo("x86").calleeSaved;
 
+/** A caller frame's registers in the usual case: EIP and ESP to be set, and the callee-saved ones (made by a constructor: see {@link Registers}). */
+class X86CallerRegisters {
+  [name: string]: bigint;
+  constructor(ebp: bigint, ebx: bigint, esi: bigint, edi: bigint) {
+    this.eip = 0n;
+    this.esp = 0n;
+    this.ebp = ebp;
+    this.ebx = ebx;
+    this.esi = esi;
+    this.edi = edi;
+  }
+}
+
 /** The caller's starting register set: the callee-saved registers of the callee frame. */
 export function inherited(registers: Registers): Registers {
   const ebp = registers["ebp"];
@@ -76,7 +89,7 @@ export function inherited(registers: Registers): Registers {
   const esi = registers["esi"];
   const edi = registers["edi"];
   // The usual case in one object shape: callers then set eip and esp.
-  if (ebp !== undefined && ebx !== undefined && esi !== undefined && edi !== undefined) return { eip: 0n, esp: 0n, ebp, ebx, esi, edi };
+  if (ebp !== undefined && ebx !== undefined && esi !== undefined && edi !== undefined) return new X86CallerRegisters(ebp, ebx, esi, edi);
   const out: Registers = {};
   for (const r of CALLEE_SAVED) {
     const v = registers[r];
