@@ -96,8 +96,11 @@ function setRegister(out: Registers, r: number, value: bigint): void {
   }
 }
 
-/** The usual shape (see {@link ArmUnwindPlan.simple}): loads at fixed offsets from sp, the caller's sp a constant above it. */
-function runSimple(plan: ArmUnwindPlan, simple: NonNullable<ArmUnwindPlan["simple"]>, memory: MemoryReader, out: Registers, sp: number, registers: Registers, ctx: ExecContext): UnwindResult {
+/**
+ * The usual shape (see {@link ArmUnwindPlan.simple}): loads at fixed offsets from sp, the caller's
+ * sp a constant above it. `spBig` is the frame's sp, which is exactly `sp` when `spExact`.
+ */
+function runSimple(plan: ArmUnwindPlan, simple: NonNullable<ArmUnwindPlan["simple"]>, memory: MemoryReader, out: Registers, sp: number, spBig: bigint, spExact: boolean, registers: Registers, ctx: ExecContext): UnwindResult {
   const regs = simple.registers;
   const offsets = simple.offsets;
   for (let k = 0; k < regs.length; k++) {
@@ -117,7 +120,8 @@ function runSimple(plan: ArmUnwindPlan, simple: NonNullable<ArmUnwindPlan["simpl
   if (lr === undefined) return unknown(plan, "LR");
   const callerSp = (sp + simple.callerSp) >>> 0;
   out["pc"] = lr;
-  out["sp"] = bigintOfU32(callerSp);
+  // Every frame's sp is new: adding to the frame's own costs less than making a bigint of a number.
+  out["sp"] = spExact && callerSp >= sp ? spBig + simple.callerSpBig : BigInt(callerSp);
   return stepInto(ctx, out, plan.rule, plan.recovered, plan.entry, lr <= 0xffff_ffffn ? Number(lr) : -1, callerSp);
 }
 
@@ -135,10 +139,12 @@ export function execArmUnwind(rule: ArmPlan, registers: Registers, memory: Memor
     out["sp"] = spBig;
     return unwindStep(out, plan.rule, { recovered: plan.recovered, entry: plan.entry });
   }
-  // The walk knows the frame's sp as a number (−1 when not): no bigint to convert.
-  let sp = ctx.sp >= 0 ? ctx.sp : Number(spBig & 0xffff_ffffn);
+  // The walk knows the frame's sp as a number (−1 when not): no bigint to convert. Then the
+  // bigint is exactly that number.
+  const spExact = ctx.sp >= 0;
+  let sp = spExact ? ctx.sp : Number(spBig & 0xffff_ffffn);
   const simple = plan.simple;
-  if (simple !== undefined) return runSimple(plan, simple, memory, out, sp, registers, ctx);
+  if (simple !== undefined) return runSimple(plan, simple, memory, out, sp, spBig, spExact, registers, ctx);
   const codes = plan.codes;
   for (let k = 0; k < codes.length; k++) {
     const code = codes[k]!;

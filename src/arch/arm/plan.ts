@@ -41,9 +41,10 @@ export interface ArmUnwindPlan {
   /**
    * The usual shape — pops, `ldr lr` and d8-d15 vpops at fixed offsets from sp, allocations, no
    * `mov sp` — as register `names[k]` (a pop-mask bit 0-14, or 16 + n for dn, a u64) at sp +
-   * `offsets[k]`, and the caller's sp at sp + `callerSp`. Absent for any other plan.
+   * `offsets[k]`, and the caller's sp at sp + `callerSp` (`callerSpBig` the same as a bigint).
+   * Absent for any other plan.
    */
-  simple?: { registers: number[]; offsets: number[]; callerSp: number };
+  simple?: { registers: number[]; offsets: number[]; callerSp: number; callerSpBig: bigint };
 }
 
 /** What a plan's rule says about the function besides its codes. */
@@ -196,7 +197,7 @@ function simpleForm(codes: readonly ArmCode[]): ArmUnwindPlan["simple"] {
         return undefined;
     }
   }
-  return { registers, offsets, callerSp: at };
+  return { registers, offsets, callerSp: at, callerSpBig: BigInt(at) };
 }
 
 function problem(data: ArmUnwindData, why: string): DataProblem {

@@ -13,7 +13,7 @@
 import { RegionMemory } from "../../../src/memory/region-memory.js";
 import type { Module, Registers, Snapshot } from "../../../src/model/snapshot.js";
 import type { FrameSite } from "../../../src/unwind/step.js";
-import type { UnwindResult } from "../../../src/arch/step.js";
+import type { ExecContext, UnwindResult } from "../../../src/arch/step.js";
 import { UnwindCache } from "../../../src/unwind/cache.js";
 import { lookupAddress } from "../../../src/unwind/lookup-address.js";
 import { armUnwind } from "../../../src/arch/arm/unwind.js";
@@ -127,8 +127,11 @@ export function callerAt(k: number, sp: bigint = STACK_TOP - 0x100n): Record<str
   return { ...CALLER, ...Object.fromEntries(["r0", "r1", "r2", "r3", "r12"].map((r) => [r, CLOBBERED[r]!])), sp, lr: ra(k), pc: 0n };
 }
 
-/** One unwind by the ARM `unwind-info` strategy: frame `index` (0: the pc as it is; else a return address, looked up at pc − 2). */
-export function unwindOnce(snap: Snapshot, registers: Registers, index = 0): UnwindResult | undefined {
+/**
+ * One unwind by the ARM `unwind-info` strategy: frame `index` (0: the pc as it is; else a return
+ * address, looked up at pc − 2); `known`: what a walk would know of the frame besides its registers.
+ */
+export function unwindOnce(snap: Snapshot, registers: Registers, index = 0, known: Partial<ExecContext> = {}): UnwindResult | undefined {
   const pc = registers["pc"]!;
   const site: FrameSite = {
     machine: "arm",
@@ -143,7 +146,7 @@ export function unwindOnce(snap: Snapshot, registers: Registers, index = 0): Unw
     cache: new UnwindCache(),
   };
   const rule = armUnwind.ruleFor(site);
-  return rule === undefined ? undefined : runRule(rule, registers, snap.memory);
+  return rule === undefined ? undefined : runRule(rule, registers, snap.memory, known);
 }
 
 /** The caller registers a step gives (fails the test when it stopped). */
