@@ -41,13 +41,14 @@ describe("state", () => {
       const text = readFileSync(file, "utf8");
       // Tables filled as the program runs (a table made whole from constants is a constant).
       for (const m of text.matchAll(/^(?:export )?(?:const|let) (\w+)(?:: [^=]+)? = new (?:Weak)?Map(?:<[^(]*>)?\(\)/gm)) found.push(`${file}: ${m[1]}`);
-      for (const m of text.matchAll(/^(?:const|let) (\w+)(?:: [^=]+)? = new (?:Uint32Array|Array<bigint>)\(/gm)) found.push(`${file}: ${m[1]}`);
+      for (const m of text.matchAll(/^(?:const|let) (\w+)(?:: [^=]+)? = new (?:Uint8Array|Uint32Array|Array<bigint>)\(/gm)) found.push(`${file}: ${m[1]}`);
     }
     expect(found.sort()).toEqual(
       [
         `${join("src", "memory", "bigint-cache.ts")}: highs`,
         `${join("src", "memory", "bigint-cache.ts")}: lows`,
         `${join("src", "memory", "bigint-cache.ts")}: values`,
+        `${join("src", "memory", "bigint-cache.ts")}: victims`,
         `${join("src", "model", "context.ts")}: REGISTER_FIELDS`,
         `${join("src", "model", "snapshot.ts")}: moduleIndexes`,
         `${join("src", "render", "windbg.ts")}: POSITIONS`,
