@@ -420,7 +420,17 @@ class JsonWriter {
 
   /** A plain value at `indent`. */
   value(v: unknown, indent: string): void {
-    this.out.push(this.pretty ? JSON.stringify(v, null, 2).replaceAll("\n", "\n" + indent) : JSON.stringify(v));
+    this.text(this.stringify(v), indent);
+  }
+
+  /** A plain value's text at no indent, for {@link text}. */
+  stringify(v: unknown): string {
+    return this.pretty ? JSON.stringify(v, null, 2) : JSON.stringify(v);
+  }
+
+  /** A value's text from {@link stringify}, written at `indent`. */
+  text(raw: string, indent: string): void {
+    this.out.push(this.pretty ? raw.replaceAll("\n", "\n" + indent) : raw);
   }
 
   /** An object whose entries are plain values or streamed ones; entries whose value is undefined are left out. */
@@ -468,6 +478,9 @@ function* inOrder(walks: Iterable<ThreadWalk>, order: readonly ThreadSnapshot[])
   yield* held;
 }
 
+/** The most frames of a crashed thread whose texts are kept for `crashing_thread` (about 4 MB of text). */
+const KEPT_FRAME_TEXTS = 4096;
+
 /**
  * {@link renderJson}'s text, handed to `write` piece by piece as it is made: each thread is
  * walked and written in turn, so a walk of 100,000 frames is never one object tree or one
@@ -493,20 +506,31 @@ export function writeJson(
   const used = new Set<Module>();
   const unloaded = ctx.dump?.unloadedModules ?? [];
   let crashed: ThreadWalk | undefined;
-  const frames = (thread: ThreadWalk, note: boolean): Streamed => (_, indent) =>
+  // `crashing_thread` repeats the crashed thread's frames: their texts, made for `threads`, are
+  // kept for it when there are few enough; a deeper walk's frames are made again instead.
+  let crashedTexts: string[] | undefined;
+  const frames = (thread: ThreadWalk, note: boolean, keep: string[] | undefined): Streamed => (_, indent) =>
     w.array(thread.walk.frames, indent, (f, at) => {
       const loc = frameLocation(machine, modules, f);
       if (note && loc.module !== undefined) used.add(loc.module);
-      w.value(frameJson(machine, modules, f, loc, unloaded), at);
+      const raw = w.stringify(frameJson(machine, modules, f, loc, unloaded));
+      keep?.push(raw);
+      w.text(raw, at);
     });
   const threads: Streamed = (_, indent) =>
     w.array(ctx.threadOrder === undefined ? walks : inOrder(walks, order), indent, (t, at) => {
-      if (t.thread.crashed && crashed === undefined) crashed = t;
-      w.object([...Object.entries(threadFields(machine, t.thread, ctx)), ["frame_count", t.walk.frames.length], ["frames", frames(t, true)], ["crashed", t.thread.crashed], ["stop", stopJson(machine, t.walk)]], at);
+      let keep: string[] | undefined;
+      if (t.thread.crashed && crashed === undefined) {
+        crashed = t;
+        if (t.walk.frames.length <= KEPT_FRAME_TEXTS) keep = crashedTexts = [];
+      }
+      w.object([...Object.entries(threadFields(machine, t.thread, ctx)), ["frame_count", t.walk.frames.length], ["frames", frames(t, true, keep)], ["crashed", t.thread.crashed], ["stop", stopJson(machine, t.walk)]], at);
     });
   const crashingThread: Streamed = (_, indent) => {
     if (crashed === undefined) return w.value(null, indent);
-    w.object([["threads_index", crashedIndex], ...Object.entries(threadFields(machine, crashed.thread, ctx)), ["frame_count", crashed.walk.frames.length], ["frames", frames(crashed, false)]], indent);
+    const kept = crashedTexts;
+    const crashedFrames: Streamed = kept === undefined ? frames(crashed, false, undefined) : (_, at) => w.array(kept, at, (raw, itemAt) => w.text(raw, itemAt));
+    w.object([["threads_index", crashedIndex], ...Object.entries(threadFields(machine, crashed.thread, ctx)), ["frame_count", crashed.walk.frames.length], ["frames", crashedFrames]], indent);
   };
   const dump = ctx.dump;
   w.object(

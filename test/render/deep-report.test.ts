@@ -75,6 +75,22 @@ describe("a 150,000-frame stack", () => {
     expect(text).toContain(`\n149999  0x${(0x0040_1000 + (149_998 % 64)).toString(16)}\n    eip = 0x${(0x0040_1000 + (149_998 % 64)).toString(16).padStart(8, "0")}`);
   });
 
+  it("repeats the crashed thread's frames in crashing_thread, from their kept texts up to 4,096 frames and made again past that", () => {
+    for (const depth of [1, 4096, 4097]) {
+      const [crashed] = walkSnapshot(chain(depth), FP);
+      const other = { thread: { id: 9, crashed: false, registers: {} }, walk: { frames: [], stop: { reason: "unsupported" as const, detail: "none" } } };
+      for (const indent of [true, false]) {
+        let text = "";
+        writeJson("x86", [], [other, crashed!], (t) => (text += t), undefined, { indent });
+        const doc = JSON.parse(text) as { threads: { frames: unknown[] }[]; crashing_thread: { threads_index: number; frames: unknown[] } };
+        expect(doc.crashing_thread.threads_index).toBe(1);
+        expect(doc.crashing_thread.frames).toHaveLength(depth);
+        expect(doc.crashing_thread.frames).toEqual(doc.threads[1]!.frames);
+        expect(text).toBe(indent ? JSON.stringify(doc, null, 2) + "\n" : JSON.stringify(doc) + "\n");
+      }
+    }
+  });
+
   it("gives JSON written piece by piece, the same text as the whole document laid out by JSON.stringify", () => {
     const walks = walkSnapshot(chain(20_000), FP);
     const pieces: string[] = [];
