@@ -194,19 +194,23 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
         Array.from({ length: workers }, (_, k) =>
           startWorker({ ...options, ...(scratch === undefined ? {} : { scratch }), worker: k }).then((worker) => new Promise<void>((resolve, reject) => {
             started.push(worker);
-            // Two inputs in flight per worker, so that it never waits for the next one.
+            // Two runs of inputs in flight per worker, so that it never waits for the next one;
+            // a run is a few inputs, so that each message carries more than one walk.
             const current: number[] = [];
             const feed = (): void => {
               if (next >= files.length) {
                 if (current.length === 0) void worker.terminate().then(() => resolve());
                 return;
               }
-              current.push(next);
-              worker.postMessage({ file: files[next++] });
+              const count = runLength(files.length - next, workers);
+              const run = files.slice(next, next + count);
+              for (let k = 0; k < count; k++) current.push(next++);
+              worker.postMessage({ files: run });
             };
-            worker.on("message", (result: BatchResult) => {
+            worker.on("message", (message: { results: BatchResult[]; end: boolean }) => {
               try {
-                finish(current.shift()!, result);
+                for (const result of message.results) finish(current.shift()!, result);
+                if (!message.end) return;
               } catch (e) {
                 // The output could not be written (its reader went away): the batch ends.
                 for (const w of started) void w.terminate();
@@ -230,6 +234,17 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
   bar?.end();
   OUTPUT_FORMATS[options.format].end?.(results.map((r) => r!), io.out);
   return failed > 0 ? EXIT.badInput : EXIT.ok;
+}
+
+/** The most inputs a worker is sent at once. */
+export const MAX_RUN = 8;
+
+/**
+ * How many of the `left` inputs a worker is sent at once: up to {@link MAX_RUN}, fewer as the
+ * batch nears its end so that every worker still has some (two runs in flight each).
+ */
+export function runLength(left: number, workers: number): number {
+  return Math.max(1, Math.min(MAX_RUN, Math.floor(left / (2 * workers))));
 }
 
 /** Writes a worker's record file to `io.out` in pieces, then removes it. */

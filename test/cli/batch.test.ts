@@ -10,6 +10,10 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { MAX_RUN, runLength } from "../../src/cli/batch.js";
+import { minidumpBytes } from "../../src/formats/minidump-write.js";
+import { RegionMemory } from "../../src/memory/region-memory.js";
+import type { Snapshot } from "../../src/model/snapshot.js";
 import { cliWith } from "../support/cli.js";
 import { assertWalkDocument, parseWalkJson } from "../support/walk-schema.js";
 
@@ -100,4 +104,37 @@ describe("walk over a folder", () => {
       expect(r.err).toContain(message);
     }
   });
+});
+
+describe("a batch's inputs are sent to the workers a few at a time", () => {
+  it("runs of up to 8 inputs, shorter near the end so that every worker has two", () => {
+    expect(MAX_RUN).toBe(8);
+    expect([1000, 40, 32, 31, 9, 4, 3, 1].map((left) => runLength(left, 2))).toEqual([8, 8, 8, 7, 2, 1, 1, 1]);
+  });
+
+  it("records in input order, a record of over 4 Mi characters among them (written through a file), the same on workers and on one thread", async () => {
+    const batch = mkdtempSync(join(tmpdir(), "sw-batch-runs-"));
+    // An x86 EBP chain of 12,000 frames: its record, the crashed thread twice, is about 16 Mi characters.
+    const depth = 12_000;
+    const sp = 0x0100_0000n;
+    const bytes = new Uint8Array(16 + depth * 8);
+    const view = new DataView(bytes.buffer);
+    for (let i = 0; i < depth - 1; i++) {
+      view.setUint32(16 + i * 8, Number(sp) + 16 + (i + 1) * 8, true);
+      view.setUint32(16 + i * 8 + 4, 0x0040_1000 + (i % 64), true);
+    }
+    const deep: Snapshot = { machine: "x86", threads: [{ id: 7, crashed: true, registers: { eip: 0x0040_1000n, esp: sp, ebp: sp + 16n } }], memory: new RegionMemory([{ base: sp, bytes }]), modules: [] };
+    for (let k = 0; k < 19; k++) copyFileSync(MINIDUMP2, join(batch, `m${String(k).padStart(2, "0")}.dmp`));
+    writeFileSync(join(batch, "m05-deep.dmp"), minidumpBytes(deep));
+    const args = ["walk", batch, "--format", "jsonl", "--walker", "frame-pointer"];
+    const workers = await cli([...args, "--jobs", "2"]);
+    const one = await cli([...args, "--jobs", "1"]);
+    expect([workers.code, workers.err]).toEqual([0, ""]);
+    expect(workers.out).toBe(one.out);
+    const records = workers.out.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { file: string; threads: { frames: unknown[] }[] });
+    expect(records.map((r) => r.file)).toEqual(readdirSync(batch).sort().map((f) => join(batch, f)));
+    const deepRecord = records.find((r) => r.file.endsWith("m05-deep.dmp"))!;
+    expect(deepRecord.threads[0]!.frames).toHaveLength(depth);
+    expect(workers.out.split("\n").find((l) => l.includes("m05-deep.dmp"))!.length).toBeGreaterThan(1 << 22);
+  }, 60_000);
 });
