@@ -1,11 +1,11 @@
 /**
- * `stackwalk walk` over many inputs: files and folders (searched for minidumps), walked on worker
- * threads (`--jobs N`, default the core count), written as JSON Lines (one walk document per
+ * `stackwalk walk` over many inputs: files and folders (searched for minidumps), walked N at a
+ * time (`--jobs N`, default the core count: the main thread and N − 1 worker threads), written as JSON Lines (one walk document per
  * input, in input order) or as a summary table, with a progress bar on stderr when it is a
  * terminal. An input that cannot be walked is one error line (and in JSON Lines one error record)
  * and the batch goes on; the exit status is then 2.
  */
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
 import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -100,6 +100,44 @@ export async function walkOne(file: string, options: BatchOptions, write: (text:
   }
 }
 
+/** A record up to this many characters is held as a string for its turn; a longer one goes through a file. */
+export const POSTED = 1 << 22;
+
+/**
+ * Walks one input of a batch run off the output's order (on a worker, or on the main thread
+ * beside workers): its JSON Lines record is held with the result as `line`, or, once it passes
+ * {@link POSTED} characters, written as it is made to a file of its own (`lineFile`, at the path
+ * `scratch` names), which the main thread copies out in input order: a record of a deep dump is
+ * never one string. `scratch` is undefined for a format without records.
+ */
+export async function walkHeld(file: string, options: BatchOptions, symbols: SymbolFileCache, scratch: (() => string) | undefined): Promise<BatchResult> {
+  if (scratch === undefined) return walkOne(file, options, undefined, symbols);
+  let held: string[] = [];
+  let length = 0;
+  let fd: number | undefined;
+  let path: string | undefined;
+  const write = (text: string): void => {
+    if (fd !== undefined) {
+      writeSync(fd, text);
+      return;
+    }
+    held.push(text);
+    length += text.length;
+    if (length <= POSTED) return;
+    path = scratch();
+    fd = openSync(path, "w");
+    for (const t of held) writeSync(fd, t);
+    held = [];
+  };
+  const result = await walkOne(file, options, write, symbols);
+  if (fd !== undefined) closeSync(fd);
+  if (!result.ok) {
+    if (path !== undefined) rmSync(path, { force: true });
+    return { ...result, wrote: false };
+  }
+  return path !== undefined ? { ...result, lineFile: path } : { ...result, line: held.join("") };
+}
+
 /**
  * A worker running the worker script beside this module: the bundle's own (walk-worker.cjs),
  * tsc's output, or, when this runs from its TypeScript source, the source with tsx's loader
@@ -186,54 +224,116 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
       symbols.close();
     }
   } else {
+    // `workers` walk at once: worker threads, and this thread as the last of them, which also
+    // writes the output (a batch on N cores starts N − 1 threads).
     let next = 0;
     const scratch = OUTPUT_FORMATS[options.format].records === true ? mkdtempSync(join(tmpdir(), "stackwalk-jsonl-")) : undefined;
     const started: Worker[] = [];
+    const runners: Promise<void>[] = [];
+    // Set once the batch fails: this thread's runner walks no more of what it was sent.
+    let halted = false;
     try {
-      await Promise.all(
-        Array.from({ length: workers }, (_, k) =>
-          startWorker({ ...options, ...(scratch === undefined ? {} : { scratch }), worker: k }).then((worker) => new Promise<void>((resolve, reject) => {
+      for (let k = 0; k < workers; k++) {
+        runners.push(new Promise<void>((resolve, reject) => {
+          let runner: Runner | undefined;
+          // The batch ends at its first failure: a worker's error, or output that could not be
+          // written (its reader went away).
+          const fail = (e: unknown): void => {
+            halted = true;
+            for (const w of started) void w.terminate();
+            reject(e);
+          };
+          // Two runs of inputs in flight per runner, so that it never waits for the next one; a
+          // run is a few inputs, so that each message carries more than one walk.
+          const current: number[] = [];
+          const feed = (): void => {
+            if (next >= files.length) {
+              if (current.length === 0) void runner!.end().then(() => resolve());
+              return;
+            }
+            const count = runLength(files.length - next, workers);
+            const run = files.slice(next, next + count);
+            for (let i = 0; i < count; i++) current.push(next++);
+            runner!.post(run);
+          };
+          const receive = (message: RunResults): void => {
+            try {
+              for (const result of message.results) finish(current.shift()!, result);
+              if (!message.end) return;
+            } catch (e) {
+              fail(e);
+              return;
+            }
+            feed();
+          };
+          const begin = (r: Runner): void => {
+            runner = r;
+            feed();
+            feed();
+          };
+          if (k === workers - 1) {
+            begin(localRunner(options, scratch, k, receive, fail, () => halted));
+            return;
+          }
+          startWorker({ ...options, ...(scratch === undefined ? {} : { scratch }), worker: k }).then((worker) => {
             started.push(worker);
-            // Two runs of inputs in flight per worker, so that it never waits for the next one;
-            // a run is a few inputs, so that each message carries more than one walk.
-            const current: number[] = [];
-            const feed = (): void => {
-              if (next >= files.length) {
-                if (current.length === 0) void worker.terminate().then(() => resolve());
-                return;
-              }
-              const count = runLength(files.length - next, workers);
-              const run = files.slice(next, next + count);
-              for (let k = 0; k < count; k++) current.push(next++);
-              worker.postMessage({ files: run });
-            };
-            worker.on("message", (message: { results: BatchResult[]; end: boolean }) => {
-              try {
-                for (const result of message.results) finish(current.shift()!, result);
-                if (!message.end) return;
-              } catch (e) {
-                // The output could not be written (its reader went away): the batch ends.
-                for (const w of started) void w.terminate();
-                reject(e);
-                return;
-              }
-              feed();
-            });
-            worker.on("online", () => {
-              feed();
-              feed();
-            });
-            worker.on("error", (e) => reject(e));
-          })),
-        ),
-      );
+            worker.on("message", receive);
+            worker.on("online", () => begin({ post: (run) => worker.postMessage({ files: run }), end: () => worker.terminate().then(() => undefined) }));
+            worker.on("error", fail);
+          }, fail);
+        }));
+      }
+      await Promise.all(runners);
     } finally {
+      for (const w of started) void w.terminate();
       if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
     }
   }
   bar?.end();
   OUTPUT_FORMATS[options.format].end?.(results.map((r) => r!), io.out);
   return failed > 0 ? EXIT.badInput : EXIT.ok;
+}
+
+/** A run's results, in input order; `end` marks the last message of a run. */
+export interface RunResults {
+  results: BatchResult[];
+  end: boolean;
+}
+
+/** What walks a batch's runs: a worker thread, or this thread. */
+interface Runner {
+  post(run: string[]): void;
+  end(): Promise<void>;
+}
+
+/**
+ * This thread as one of a batch's runners: each run is walked after the event loop has taken the
+ * workers' messages that came meanwhile, so that they are written and sent more inputs first;
+ * once the batch has `halted`, nothing more is walked.
+ */
+function localRunner(options: BatchOptions, scratch: string | undefined, index: number, receive: (message: RunResults) => void, fail: (e: unknown) => void, halted: () => boolean): Runner {
+  const symbols = new SymbolFileCache();
+  let count = 0;
+  let queue = Promise.resolve();
+  return {
+    post(run) {
+      queue = queue
+        .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+        .then(async () => {
+          const results: BatchResult[] = [];
+          for (const file of run) {
+            if (halted()) return;
+            results.push(await walkHeld(file, options, symbols, scratch === undefined ? undefined : () => join(scratch, `${index}-${count++}.jsonl`)));
+          }
+          if (!halted()) receive({ results, end: true });
+        })
+        .catch(fail);
+    },
+    end() {
+      symbols.close();
+      return Promise.resolve();
+    },
+  };
 }
 
 /** The most inputs a worker is sent at once. */

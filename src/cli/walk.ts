@@ -57,7 +57,8 @@ ${walkerParagraph("  --walker W       ")}
   --pac-va-bits N  arm64: the virtual-address size (64 − TxSZ, 16 to 52; default 48) at which
                    return addresses lose a pointer authentication code: bits N-63 become
                    copies of bit 55 (Breakpad's report strips as Breakpad does instead)
-  --jobs N         worker threads for several inputs (default: the number of cores)
+  --jobs N         inputs walked at once: the main thread and N - 1 worker threads
+                   (default: the number of cores)
   --format F       text (default), json (the documented schema, walk.schema.json), windbg
                    (kb-style, with kv's FPO notes on x86), breakpad and breakpad-m (a minidump
                    only: Breakpad's minidump_stackwalk report, human or -m pipe-delimited);
