@@ -5,6 +5,7 @@
  * STACK CFI table over `breakpadSymbols` and `stackCfi`, which the Breakpad reports test), for
  * files in order and out of it, with empty, repeated and overlapping records.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { cfiTable, rulesAt } from "../../src/arch/cfi.js";
 import { breakpadSymbols, parseBreakpadSym, readBreakpadSym, symTables, type BreakpadSymbols } from "../../src/formats/breakpad-sym.js";
@@ -170,4 +171,38 @@ describe("the index answers as the lists do", () => {
       expect(list.at(0x2210)).toBeUndefined();
     });
   }
+});
+
+describe("STACK CFI out of address order, as dump_syms writes it from the unwind sections", () => {
+  /** One INIT: start, size, and its delta rows' offsets from the start (in the order written). */
+  const initArb = fc.record({
+    slot: fc.integer({ min: 0, max: 15 }),
+    size: fc.oneof(fc.constant(0x40), fc.integer({ min: 0, max: 0x90 })),
+    deltas: fc.oneof(
+      // The usual: ascending inside the range.
+      fc.uniqueArray(fc.integer({ min: 0, max: 0x3f }), { maxLength: 5 }).map((a) => a.sort((x, y) => x - y)),
+      // Anything: out of order, repeated, outside the range.
+      fc.array(fc.integer({ min: -0x20, max: 0x80 }), { maxLength: 5 }),
+    ),
+  });
+
+  it("the index, with or without sorting its delta rows, answers at every address as the list of records does", () => {
+    fc.assert(
+      fc.property(fc.array(initArb, { minLength: 1, maxLength: 8 }), (inits) => {
+        const lines = ["MODULE Linux x86_64 0123456789ABCDEF0123456789ABCDEF0 libx.so"];
+        inits.forEach((init, k) => {
+          const start = 0x1000 + init.slot * 0x40;
+          lines.push(`STACK CFI INIT ${hex(start)} ${hex(init.size)} .cfa: $rsp ${k + 8} + .ra: .cfa 8 - ^`);
+          init.deltas.forEach((off, d) => lines.push(`STACK CFI ${hex(Math.max(0, start + off))} .cfa: $rsp ${16 * (k + 1) + d} +`));
+        });
+        const file = lines.join("\n") + "\n";
+        for (const sym of [parseBreakpadSym(file), readBreakpadSym(bytesSource(encoder.encode(file)))]) {
+          const index = cfiIndex(symTables(sym)!);
+          const list = cfiTable(sym.stackCfi);
+          for (let rva = 0xff0; rva < 0x1000 + 17 * 0x40; rva += 3) expect(rulesAt(index, rva, 8), `rva ${hex(rva)}\n${file}`).toEqual(rulesAt(list, rva, 8));
+        }
+      }),
+      { numRuns: 400 },
+    );
+  });
 });

@@ -88,6 +88,28 @@ function kept(count: number, keep: (row: number) => boolean): Uint32Array {
   return out.subarray(0, n);
 }
 
+/**
+ * Whether every INIT's delta rows lie inside its range in ascending order (an INIT of size 0 has
+ * none): dump_syms writes them so, each function's rows after its INIT, while the functions come
+ * in the order of the unwind sections, not of their addresses.
+ */
+function groupedDeltas(tables: SymTables): boolean {
+  const inits = tables.cfiInits;
+  const deltas = tables.cfiDeltas;
+  for (let row = 0; row < inits.length; row++) {
+    const [first, end] = tables.cfiDeltaRange(row);
+    const start = inits.get(row, CFI_INIT.address);
+    const limit = start + inits.get(row, CFI_INIT.size);
+    let previous = start;
+    for (let d = first; d < end; d++) {
+      const address = deltas.get(d, CFI_DELTA.address);
+      if (address < previous || address >= limit) return false;
+      previous = address;
+    }
+  }
+  return true;
+}
+
 /** Sorts `rows` by `key` (file order among equal keys), reading each key once. */
 function sortByKey(rows: Uint32Array, key: (row: number) => number): void {
   const keys = new Float64Array(rows.length);
@@ -107,6 +129,12 @@ class TableCfi implements StackCfiIndex {
   /** The delta rows kept, by address (file order among equal ones), when they are not the rows as stored. */
   private deltaRow: Uint32Array | undefined;
   private deltaAddress: Float64Array | undefined;
+  /**
+   * The delta rows need no sort: the INIT ranges kept are all there are and do not overlap, and
+   * each INIT's rows follow it in ascending order inside its range, so the rows of the whole file
+   * between an INIT's start and an address are that INIT's own (see {@link groupedDeltas}).
+   */
+  private grouped = false;
 
   private built = false;
 
@@ -121,6 +149,7 @@ class TableCfi implements StackCfiIndex {
     const refused = cfiRefusals(tables);
     const inits = tables.cfiInits;
     const deltas = tables.cfiDeltas;
+    let overlapped = false;
     if (!tables.cfiInitsPlain || refused.inits.size > 0) {
       // The rows kept, by address: sorted once, by keys read into a typed array.
       const rows = kept(inits.length, (row) => inits.get(row, CFI_INIT.size) > 0 && !refused.inits.has(row));
@@ -135,6 +164,7 @@ class TableCfi implements StackCfiIndex {
         const high = address + inits.get(row, CFI_INIT.size);
         if (n > 0 && address < end[n - 1]!) {
           // Overlapping ranges: the one earlier in the file is kept.
+          overlapped = true;
           if (row < at[n - 1]!) {
             start[n - 1] = address;
             end[n - 1] = high;
@@ -150,7 +180,8 @@ class TableCfi implements StackCfiIndex {
       this.initEnd = end.subarray(0, n);
       this.initRow = at.subarray(0, n);
     }
-    if (!tables.cfiDeltasInOrder || refused.count > 0) {
+    if (!tables.cfiDeltasInOrder && refused.count === 0 && !overlapped && groupedDeltas(tables)) this.grouped = true;
+    else if (!tables.cfiDeltasInOrder || refused.count > 0) {
       const rows = kept(deltas.length, (d) => !refused.deltas.has(d) && (refused.inits.size === 0 || !refused.inits.has(ownerOf(tables, d))));
       if (!tables.cfiDeltasInOrder) sortByKey(rows, (d) => deltas.get(d, CFI_DELTA.address));
       const addresses = new Float64Array(rows.length);
@@ -179,6 +210,18 @@ class TableCfi implements StackCfiIndex {
       address = starts[k]!;
     }
     const found: string[] = [];
+    if (this.grouped) {
+      const deltas = t.cfiDeltas;
+      const [first, end] = t.cfiDeltaRange(row);
+      for (let k = first; k < end; k++) {
+        const at = deltas.get(k, CFI_DELTA.address);
+        if (at > rva) break;
+        // The last row at an address is the one kept.
+        if (k + 1 < end && deltas.get(k + 1, CFI_DELTA.address) === at) continue;
+        found.push(t.cfiDeltaRules(k));
+      }
+      return { address, init: t.cfiInitRules(row), deltas: found };
+    }
     const rows = this.deltaRow;
     const count = rows === undefined ? t.cfiDeltas.length : rows.length;
     const addressAt = rows === undefined ? (k: number): number => t.cfiDeltas.get(k, CFI_DELTA.address) : (k: number): number => this.deltaAddress![k]!;
