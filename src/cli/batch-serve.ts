@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { OUTPUT_FORMATS } from "../render/output-formats.js";
 import { SymbolFileCache } from "../node/symbol-store.js";
-import { POSTED, walkHeld, type BatchOptions, type BatchResult } from "./batch.js";
+import { walkHeld, walkRun, type BatchOptions, type BatchResult } from "./batch.js";
 
 /** Serves the batch from this worker thread until the main thread ends it. */
 export async function serveBatch(): Promise<void> {
@@ -19,24 +19,9 @@ export async function serveBatch(): Promise<void> {
   const symbols = new SymbolFileCache();
   let count = 0;
   const walk = (file: string): Promise<BatchResult> => walkHeld(file, options, symbols, dir === undefined ? undefined : () => join(dir, `${options.worker ?? 0}-${count++}.jsonl`));
-  // A run of inputs is walked in order and its results posted together, in one message (in more
-  // than one when their records pass 4 Mi characters together); `end` marks a run's last.
+  // A run of inputs is walked in order, its results posted together (batch.ts walkRun).
   let queue = Promise.resolve();
   parentPort!.on("message", (message: { files: string[] }) => {
-    queue = queue.then(async () => {
-      let results: BatchResult[] = [];
-      let length = 0;
-      for (let k = 0; k < message.files.length; k++) {
-        const result = await walk(message.files[k]!);
-        results.push(result);
-        length += result.ok ? (result.line?.length ?? 0) : 0;
-        if (length > POSTED && k < message.files.length - 1) {
-          parentPort!.postMessage({ results, end: false });
-          results = [];
-          length = 0;
-        }
-      }
-      parentPort!.postMessage({ results, end: true });
-    });
+    queue = queue.then(() => walkRun(message.files, walk, (results) => parentPort!.postMessage(results)));
   });
 }

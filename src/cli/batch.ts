@@ -1,7 +1,7 @@
 /**
  * `stackwalk walk` over many inputs: files and folders (searched for minidumps), walked N at a
- * time (`--jobs N`, default the core count: the main thread and N − 1 worker threads), written as JSON Lines (one walk document per
- * input, in input order) or as a summary table, with a progress bar on stderr when it is a
+ * time (`--jobs N`, default the core count: the main thread and N − 1 worker threads), written
+ * as JSON Lines (one walk document per input, in input order) or as a summary table, with a progress bar on stderr when it is a
  * terminal. An input that cannot be walked is one error line (and in JSON Lines one error record)
  * and the batch goes on; the exit status is then 2.
  */
@@ -232,6 +232,7 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
     const runners: Promise<void>[] = [];
     // Set once the batch fails: this thread's runner walks no more of what it was sent.
     let halted = false;
+    const localSymbols = new SymbolFileCache();
     try {
       for (let k = 0; k < workers; k++) {
         runners.push(new Promise<void>((resolve, reject) => {
@@ -272,7 +273,7 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
             feed();
           };
           if (k === workers - 1) {
-            begin(localRunner(options, scratch, k, receive, fail, () => halted));
+            begin(localRunner(options, localSymbols, scratch, k, receive, fail, () => halted));
             return;
           }
           startWorker({ ...options, ...(scratch === undefined ? {} : { scratch }), worker: k }).then((worker) => {
@@ -286,6 +287,7 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
       await Promise.all(runners);
     } finally {
       for (const w of started) void w.terminate();
+      localSymbols.close();
       if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
     }
   }
@@ -311,29 +313,41 @@ interface Runner {
  * workers' messages that came meanwhile, so that they are written and sent more inputs first;
  * once the batch has `halted`, nothing more is walked.
  */
-function localRunner(options: BatchOptions, scratch: string | undefined, index: number, receive: (message: RunResults) => void, fail: (e: unknown) => void, halted: () => boolean): Runner {
-  const symbols = new SymbolFileCache();
+function localRunner(options: BatchOptions, symbols: SymbolFileCache, scratch: string | undefined, index: number, receive: (message: RunResults) => void, fail: (e: unknown) => void, halted: () => boolean): Runner {
   let count = 0;
+  const walk = (file: string): Promise<BatchResult> => walkHeld(file, options, symbols, scratch === undefined ? undefined : () => join(scratch, `${index}-${count++}.jsonl`));
   let queue = Promise.resolve();
   return {
     post(run) {
       queue = queue
         .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
-        .then(async () => {
-          const results: BatchResult[] = [];
-          for (const file of run) {
-            if (halted()) return;
-            results.push(await walkHeld(file, options, symbols, scratch === undefined ? undefined : () => join(scratch, `${index}-${count++}.jsonl`)));
-          }
-          if (!halted()) receive({ results, end: true });
-        })
+        .then(() => walkRun(run, walk, receive, halted))
         .catch(fail);
     },
-    end() {
-      symbols.close();
-      return Promise.resolve();
-    },
+    end: () => Promise.resolve(),
   };
+}
+
+/**
+ * Walks a run of inputs in order and hands their results to `deliver` together: in parts, each
+ * as soon as their records pass {@link POSTED} characters together, `end` marking the run's last.
+ * Stops, delivering nothing more, once `halted` says so.
+ */
+export async function walkRun(files: readonly string[], walk: (file: string) => Promise<BatchResult>, deliver: (message: RunResults) => void, halted: () => boolean = () => false): Promise<void> {
+  let results: BatchResult[] = [];
+  let length = 0;
+  for (let k = 0; k < files.length; k++) {
+    if (halted()) return;
+    const result = await walk(files[k]!);
+    results.push(result);
+    length += result.ok ? (result.line?.length ?? 0) : 0;
+    if (length > POSTED && k < files.length - 1) {
+      deliver({ results, end: false });
+      results = [];
+      length = 0;
+    }
+  }
+  if (!halted()) deliver({ results, end: true });
 }
 
 /** The most inputs a worker is sent at once. */
