@@ -10,6 +10,7 @@ import { bigintOfU32 } from "../../memory/bigint-cache.js";
 import { readU32n, readU64, type MemoryReader } from "../../memory/reader.js";
 import { machineInfo } from "../../model/machine.js";
 import type { Registers } from "../../model/snapshot.js";
+import { registersFrom } from "../register-set.js";
 import { walkStop } from "../../unwind/frame.js";
 import { ruleText } from "../rule-text.js";
 import { stepInto, unwindStep, type ExecContext, type UnwindResult } from "../step.js";
@@ -20,6 +21,9 @@ export const CALLEE_SAVED_ARM: readonly string[] = machineInfo("arm").calleeSave
 
 /** Pop-mask bit → register name (bit 14 is lr). */
 const POP_NAMES: readonly string[] = Array.from({ length: 15 }, (_, r) => (r === 14 ? "lr" : `r${r}`));
+
+/** The registers a caller's set starts with, to be set. */
+const PC_SP: readonly string[] = ["pc", "sp"];
 
 /** A caller frame's registers in the usual case: pc and sp to be set, and every preserved register (made by a constructor: see {@link Registers}). */
 class ArmCallerRegisters {
@@ -58,12 +62,7 @@ export function inheritedArm(registers: Registers): Registers {
   ) {
     return new ArmCallerRegisters(r4, r5, r6, r7, r8, r9, r10, r11, lr, d8, d9, d10, d11, d12, d13, d14, d15);
   }
-  const out: Registers = { pc: 0n, sp: 0n };
-  for (const r of CALLEE_SAVED_ARM) {
-    const v = registers[r];
-    if (v !== undefined) out[r] = v;
-  }
-  return out;
+  return registersFrom(registers, CALLEE_SAVED_ARM, PC_SP);
 }
 
 /** An ARM frame's rule: its plan. */

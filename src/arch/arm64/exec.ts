@@ -15,6 +15,7 @@ import { fieldOf } from "../../model/record.js";
 import { ARM64_CONTEXT_LAYOUT, CONTEXT_UNWOUND_TO_CALL } from "../../model/context-layout.js";
 import { machineInfo } from "../../model/machine.js";
 import type { Registers } from "../../model/snapshot.js";
+import { registersFrom } from "../register-set.js";
 import { cacheSlot } from "../../unwind/cache.js";
 import { walkStop, type WalkStop } from "../../unwind/frame.js";
 import type { Arm64UnwindRule } from "./rule.js";
@@ -38,6 +39,9 @@ import {
 
 /** The registers the Windows ARM64 ABI preserves (the machine table's): a caller keeps them unless a code restores them. */
 export const CALLEE_SAVED_ARM64: readonly string[] = machineInfo("arm64").calleeSaved;
+
+/** The registers a caller's set starts with, to be set. */
+const PC_SP: readonly string[] = ["pc", "sp"];
 
 /** A caller frame's registers in the usual case: pc and sp to be set, and every preserved register (made by a constructor: see {@link Registers}). */
 class Arm64CallerRegisters {
@@ -81,12 +85,7 @@ export function inheritedArm64(registers: Registers): Registers {
   ) {
     return new Arm64CallerRegisters(fp, lr, x18, x19, x20, x21, x22, x23, x24, x25, x26, x27, x28, d8, d9, d10, d11, d12, d13, d14, d15);
   }
-  const out: Registers = { pc: 0n, sp: 0n };
-  for (const r of CALLEE_SAVED_ARM64) {
-    const v = registers[r];
-    if (v !== undefined) out[r] = v;
-  }
-  return out;
+  return registersFrom(registers, CALLEE_SAVED_ARM64, PC_SP);
 }
 
 /** An ARM64 frame's rule: its plan (never changed once made). */

@@ -9,6 +9,7 @@ import { hex } from "../../hex.js";
 import type { MemoryReader } from "../../memory/reader.js";
 import { machineInfo } from "../../model/machine.js";
 import type { Registers } from "../../model/snapshot.js";
+import { registersFrom } from "../register-set.js";
 import { cacheSlot } from "../../unwind/cache.js";
 import { walkStop, type WalkStop } from "../../unwind/frame.js";
 import { ruleText } from "../rule-text.js";
@@ -18,6 +19,9 @@ import { OP_ADD, OP_BASE_REG, OP_BASE_RSP, OP_LOAD, OP_LOAD_XMM, OP_MACHFRAME, O
 
 /** The general registers the x64 ABI makes callee-saved (the machine table's). */
 export const CALLEE_SAVED_64: readonly string[] = machineInfo("x64").calleeSaved;
+
+/** The registers every x64 unwind recovers. */
+export const RIP_RSP: readonly string[] = ["rip", "rsp"];
 
 /** A caller frame's registers in the usual case: RIP and RSP to be set, and the callee-saved ones (made by a constructor: see {@link Registers}). */
 class X64CallerRegisters {
@@ -50,12 +54,7 @@ export function inherited64(registers: Registers): Registers {
   if (rbx !== undefined && rbp !== undefined && rsi !== undefined && rdi !== undefined && r12 !== undefined && r13 !== undefined && r14 !== undefined && r15 !== undefined) {
     return new X64CallerRegisters(rbp, rbx, rsi, rdi, r12, r13, r14, r15);
   }
-  const out: Registers = { rip: 0n, rsp: 0n };
-  for (const r of CALLEE_SAVED_64) {
-    const v = registers[r];
-    if (v !== undefined) out[r] = v;
-  }
-  return out;
+  return registersFrom(registers, CALLEE_SAVED_64, RIP_RSP);
 }
 
 /** What a {@link runPlan} found besides the registers: one per cache, refilled by every run. */

@@ -17,7 +17,6 @@ export const X64_SCAN_WORDS = 40;
 /** The same for the context frame. */
 export const X64_SCAN_WORDS_CONTEXT = 160;
 
-export const RIP_RSP: readonly string[] = ["rip", "rsp"];
 const MAX = BigInt(Number.MAX_SAFE_INTEGER);
 
 

@@ -32,9 +32,9 @@ import { isProblem, type DataProblem } from "../../formats/unwind-data/problem.j
 import { callSiteCheck, scanForReturn, type CallSiteCheck } from "../scan.js";
 import { stopRule, type StopPlan } from "../stop.js";
 import { isReturnAddress64 } from "./code.js";
-import { inherited64, PLAN_RUN, planLabel, runPlan } from "./exec.js";
+import { inherited64, PLAN_RUN, planLabel, RIP_RSP, runPlan } from "./exec.js";
 import { buildPlan, leafPlan, type UnwindPlan } from "./plan.js";
-import { RIP_RSP, X64_CHECKED_SCAN, X64_SCAN_WORDS, X64_SCAN_WORDS_CONTEXT } from "./scan.js";
+import { X64_CHECKED_SCAN, X64_SCAN_WORDS, X64_SCAN_WORDS_CONTEXT } from "./scan.js";
 import { findEntryIndex, lookupEntry, primaryBegin, resolveEntry, x64Tables, type X64Tables } from "./tables.js";
 import { REG64, type RuntimeFunctionEntry } from "../../formats/unwind-data/x64.js";
 

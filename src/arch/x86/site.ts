@@ -7,6 +7,7 @@ import { hex } from "../../hex.js";
 import type { MemoryReader } from "../../memory/reader.js";
 import { machineInfo } from "../../model/machine.js";
 import { moduleAt, symbolAt, type Module, type Registers } from "../../model/snapshot.js";
+import { registersFrom } from "../register-set.js";
 import { cacheSlot, type UnwindCache } from "../../unwind/cache.js";
 import { walkStop, type FuncTableEntry } from "../../unwind/frame.js";
 import type { EpilogSource, FpoRule, FrameDataRule, SiteCheckRule, X86EpilogRule } from "./rule.js";
@@ -90,12 +91,7 @@ export function inherited(registers: Registers): Registers {
   const edi = registers["edi"];
   // The usual case in one object shape: callers then set eip and esp.
   if (ebp !== undefined && ebx !== undefined && esi !== undefined && edi !== undefined) return new X86CallerRegisters(ebp, ebx, esi, edi);
-  const out: Registers = {};
-  for (const r of CALLEE_SAVED) {
-    const v = registers[r];
-    if (v !== undefined) out[r] = v;
-  }
-  return out;
+  return registersFrom(registers, CALLEE_SAVED);
 }
 
 /** The registers every x86 unwind recovers. */
