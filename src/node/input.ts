@@ -30,7 +30,11 @@ export type Input = JsonInput | ({ kind: "dump" } & OpenedDump);
  * {@link InputError}s naming the file and byte offset.
  */
 export function openDump(path: string): OpenedDump {
-  const file = fileSource(path);
+  return openedDump(path, fileSource(path));
+}
+
+/** {@link openDump} of the file already open as `file` (closed here should reading fail). */
+function openedDump(path: string, file: ByteSource & { close(): void }): OpenedDump {
   let source: ByteSource & { close(): void } = file;
   if (file.size <= WHOLE_DUMP_MAX) {
     // A small dump is read at once: one read instead of one for each stream and memory range.
@@ -55,8 +59,9 @@ export function openDump(path: string): OpenedDump {
 export function loadInput(file: string): Input {
   const head = fileSource(file);
   const magic = head.read(0, Math.min(4, head.size));
+  // A minidump is read through the handle its first bytes were read from.
+  if (magic !== undefined && magic.length === 4 && String.fromCharCode(...magic) === "MDMP") return { kind: "dump", ...openedDump(file, head) };
   head.close();
-  if (magic !== undefined && magic.length === 4 && String.fromCharCode(...magic) === "MDMP") return { kind: "dump", ...openDump(file) };
   const bytes = readInputFile(file);
   let first = 0;
   while (first < bytes.length && (bytes[first] === 0x20 || bytes[first] === 0x0a || bytes[first] === 0x0d || bytes[first] === 0x09)) first++;

@@ -146,8 +146,11 @@ export function missingDirectories(path: SymbolPath): string[] {
  * of files read before); directories that do not exist are left out.
  */
 export function attachSymbolPath(target: SymbolTarget, path: SymbolPath, besideDir?: string, options: SymbolDirectoryOptions = {}): SymbolNote[] {
-  const missing = new Set(missingDirectories(path));
-  const dirs = path.directories.filter((d) => !missing.has(d) && existsSync(d));
+  const look = (): string[] => {
+    const missing = new Set(missingDirectories(path));
+    return path.directories.filter((d) => !missing.has(d) && existsSync(d));
+  };
+  const dirs = options.cache === undefined ? look() : options.cache.present(path, look);
   const notes = attachSymbolDirectories(target, dirs, besideDir, options);
   for (const note of notes) {
     const url = note.file === undefined ? undefined : cachedFrom(path, note.file);

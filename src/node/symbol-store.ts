@@ -51,6 +51,9 @@ export interface SymbolNote {
   misses?: string[];
 }
 
+/** The most module identities whose candidate files a cache remembers (a batch of dumps from many builds starts again past it). */
+const MAX_LOCATED = 4096;
+
 /**
  * Symbol files read once and kept for the walks that follow: a walk of many dumps (a batch's
  * worker, a server) passes one cache to every {@link attachSymbolDirectories} call, and dumps that
@@ -59,9 +62,14 @@ export interface SymbolNote {
  * is read by position: one pass builds its index, and the records a lookup asks for are read from
  * the file again, so that a file of hundreds of megabytes is never held in memory; the cache holds
  * its handle, opened again when a file dropped from the cache is read. `close()` releases them.
+ * The cache also remembers where it looked: which directories of a symbol path exist, and which
+ * candidate files each module identity has under them, so that a batch searches the folders once
+ * per module rather than once per dump.
  */
 export class SymbolFileCache {
   private readonly files = new Map<string, { stamp: string; file: SymbolFile; close?: () => void }>();
+  private readonly candidates = new Map<string, readonly StoreCandidate[]>();
+  private readonly directories = new WeakMap<object, readonly string[]>();
   /** Files read and parsed, and files found already read, since the cache was made. */
   reads = 0;
   hits = 0;
@@ -69,19 +77,19 @@ export class SymbolFileCache {
   /** `maxFiles`: how many parsed files are kept, the most recently used (default 256). */
   constructor(private readonly maxFiles = 256) {}
 
-  /** The Breakpad `.sym` file at `path`, read by position (see the class), now or before; errors name the file. */
-  breakpad(path: string, options: Omit<ParseSymbolFileOptions, "name"> = {}): SymbolFile {
+  /** The Breakpad `.sym` file at `path`, read by position (see the class), now or before; undefined when there is no such file; errors name the file. */
+  breakpad(path: string, options: Omit<ParseSymbolFileOptions, "name"> = {}): SymbolFile | undefined {
     return this.kept(`sym ${options.skipMalformed === true} ${path}`, path, () => readBySource(path, (source) => breakpadSymbolFile(source, { ...options, name: path })));
   }
 
-  /** The PDB at `path`, read by position (the streams a walk needs, see the core's `parsePdb`), now or before; errors name the file. */
-  pdb(path: string): SymbolFile {
+  /** The PDB at `path`, read by position (the streams a walk needs, see the core's `parsePdb`), now or before; undefined when there is no such file; errors name the file. */
+  pdb(path: string): SymbolFile | undefined {
     return this.kept(`pdb ${path}`, path, () => readBySource(path, (source) => pdbSymbolFile(source, { name: path })));
   }
 
-  private kept(key: string, path: string, read: () => { file: SymbolFile; close?: () => void }): SymbolFile {
+  private kept(key: string, path: string, read: () => { file: SymbolFile; close?: () => void }): SymbolFile | undefined {
     const st = statSync(path, { throwIfNoEntry: false });
-    if (st === undefined) return read().file;
+    if (st === undefined) return undefined;
     const stamp = `${st.size}:${st.mtimeMs}:${st.ino}`;
     const hit = this.files.get(key);
     if (hit !== undefined && hit.stamp === stamp) {
@@ -101,6 +109,31 @@ export class SymbolFileCache {
       this.files.delete(oldest);
     }
     return entry.file;
+  }
+
+  /**
+   * The candidate files of a module identity (`key`: the roots searched and the names looked
+   * for), found by `look` the first time and remembered for the cache's life: a batch looks in
+   * the symbol folders once per module, not once per dump (a file added to them while it runs is
+   * not seen; one changed is still read again).
+   */
+  located(key: string, look: () => readonly StoreCandidate[]): readonly StoreCandidate[] {
+    return this.candidates.get(key) ?? this.relocate(key, look);
+  }
+
+  /** {@link located}, looking again now (a file found before is gone). */
+  relocate(key: string, look: () => readonly StoreCandidate[]): readonly StoreCandidate[] {
+    if (this.candidates.size >= MAX_LOCATED && !this.candidates.has(key)) this.candidates.clear();
+    const found = look();
+    this.candidates.set(key, found);
+    return found;
+  }
+
+  /** The directories of a symbol path that exist, found by `look` the first time the path is searched through this cache. */
+  present(path: object, look: () => string[]): readonly string[] {
+    let found = this.directories.get(path);
+    if (found === undefined) this.directories.set(path, (found = look()));
+    return found;
   }
 
   /** Releases the handles of the files kept (a `.sym` file read after this opens its file again). */
@@ -179,31 +212,32 @@ export function attachSymbolDirectories(target: SymbolTarget, dirs: readonly str
       notes.push({ module: module.name, detail: `${e.reason}: no symbol file is looked for, the module stays without symbols`, unusable: true });
       continue;
     }
+    const look = (): readonly StoreCandidate[] => storeCandidates(roots, pdbName, id.debugId!, storePath);
     const passedOver: string[] = [];
     let used: { file: SymbolFile; path: string } | undefined;
-    const pdb = (name: string): SymbolFile => (cache === undefined ? pdbSymbolFile(readInputFile(name), { name }) : cache.pdb(name));
-    const sym = (name: string): SymbolFile => (cache === undefined ? breakpadSymbolFile(readInputFile(name), { name, skipMalformed: true }) : cache.breakpad(name, { skipMalformed: true }));
-    for (const root of roots) {
-      // Every candidate lies at or under ROOT/<pdb>: one look tells whether any can be there.
-      const top = statSync(join(root, pdbName), { throwIfNoEntry: false });
-      if (top === undefined) continue;
-      const candidates: [string, (name: string) => SymbolFile][] = [
-        [join(root, pdbName), pdb],
-        [join(root, pdbName, id.debugId, pdbName), pdb],
-        [join(root, storePath), sym],
-      ];
-      for (const [path, parse] of candidates) {
-        if (path === join(root, pdbName) ? !top.isFile() : !top.isDirectory() || !isFile(path)) continue;
-        const file = parse(path);
+    // Reads the candidates until one is this module's build; false when one is gone (read through the cache).
+    const choose = (candidates: readonly StoreCandidate[], read: (c: StoreCandidate) => SymbolFile | undefined): boolean => {
+      passedOver.length = 0;
+      for (const c of candidates) {
+        const file = read(c);
+        if (file === undefined) return false;
         const why = symbolFileMismatch(module, target.memory, file);
-        if (why !== undefined) {
-          passedOver.push(why);
-          continue;
+        if (why === undefined) {
+          used = { file, path: c.path };
+          return true;
         }
-        used = { file, path };
-        break;
+        passedOver.push(why);
       }
-      if (used !== undefined) break;
+      return true;
+    };
+    if (cache === undefined) {
+      choose(look(), ({ path, kind }) => (kind === "pdb" ? pdbSymbolFile(readInputFile(path), { name: path }) : breakpadSymbolFile(readInputFile(path), { name: path, skipMalformed: true })));
+    } else {
+      const key = `${roots.join("\0")}\0${pdbName}\0${storePath}`;
+      const read = ({ path, kind }: StoreCandidate): SymbolFile | undefined => (kind === "pdb" ? cache.pdb(path) : cache.breakpad(path, { skipMalformed: true }));
+      // Where an earlier dump found this module's files, unless one is gone since: then the folders
+      // are searched again (and a file gone in between leaves the module without symbols).
+      if (!choose(cache.located(key, look), read)) choose(cache.relocate(key, look), read);
     }
     const note: SymbolNote = { module: module.name, detail: passedOver.length > 0 ? passedOver.join("; ") : `no ${pdbName} or .sym for debug id ${id.debugId} under ${roots.join(", ")}` };
     notes.push(note);
@@ -215,6 +249,34 @@ export function attachSymbolDirectories(target: SymbolTarget, dirs: readonly str
   }
   attachFound(target, found);
   return notes;
+}
+
+/** A file a symbol store may hold for a module: a PDB, or a Breakpad `.sym` file. */
+export interface StoreCandidate {
+  path: string;
+  kind: "pdb" | "sym";
+}
+
+/**
+ * The files under `roots` that may be a module's symbols, in the order they are tried: under
+ * each root, ROOT/<pdb> (a PDB file), ROOT/<pdb>/<id>/<pdb> and ROOT/`storePath` (its `.sym`).
+ */
+function storeCandidates(roots: readonly string[], pdbName: string, debugId: string, storePath: string): StoreCandidate[] {
+  const out: StoreCandidate[] = [];
+  for (const root of roots) {
+    // Every candidate lies at or under ROOT/<pdb>: one look tells whether any can be there.
+    const top = statSync(join(root, pdbName), { throwIfNoEntry: false });
+    if (top === undefined) continue;
+    if (top.isFile()) out.push({ path: join(root, pdbName), kind: "pdb" });
+    if (!top.isDirectory()) continue;
+    for (const [path, kind] of [
+      [join(root, pdbName, debugId, pdbName), "pdb"],
+      [join(root, storePath), "sym"],
+    ] as const) {
+      if (isFile(path)) out.push({ path, kind });
+    }
+  }
+  return out;
 }
 
 /** A symbol file found for a module, the module's note, and what the note is to say of the file. */

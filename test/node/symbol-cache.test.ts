@@ -64,6 +64,37 @@ describe("SymbolFileCache", () => {
   });
 });
 
+describe("SymbolFileCache: where it looked", () => {
+  it("searches the symbol folders once per module for its life, and again once a file it found is gone", () => {
+    const store = join(dir, "located");
+    cpSync(join(breakpad, "symbols"), store, { recursive: true });
+    const cache = new SymbolFileCache();
+    const attach = (): { found: string[]; report: string } => {
+      const opened = openDump(join(breakpad, "minidump2.dmp"));
+      try {
+        const notes = attachSymbolDirectories(opened.snapshot, [store], undefined, { cache });
+        expect(notes.every((n) => n.passedOver === undefined)).toBe(true);
+        return { found: notes.filter((n) => n.file !== undefined).map((n) => n.module), report: renderBreakpad(breakpadReport(opened.dump, opened.snapshot, { symbolPathGiven: true })) };
+      } finally {
+        opened.close();
+      }
+    };
+    try {
+      expect(attach()).toEqual({ found: ["test_app.exe", "kernel32.dll"], report: EXPECTED });
+      // A file that would be tried first (ROOT/<pdb>/<id>/<pdb>, here not a PDB at all), put there
+      // after the first search: the next dump uses what the first search found.
+      writeFileSync(join(store, "test_app.pdb/5A9832E5287241C1838ED98914E9B7FF1/test_app.pdb"), "not a PDB");
+      expect(attach()).toEqual({ found: ["test_app.exe", "kernel32.dll"], report: EXPECTED });
+      // A file found before and gone now: the module is looked for again, and has none.
+      rmSync(join(store, "kernel32.pdb"), { recursive: true });
+      expect(attach().found).toEqual(["test_app.exe"]);
+      expect([cache.reads, cache.hits]).toEqual([2, 3]);
+    } finally {
+      cache.close();
+    }
+  });
+});
+
 describe("reopeningFileSource", () => {
   it("opens the file again when read after close, and reads nothing once the file has changed", () => {
     const path = join(dir, "bytes.bin");
