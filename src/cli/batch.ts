@@ -16,7 +16,7 @@ import { InputError } from "../errors.js";
 import { walkDocument } from "../analysis/walk-document.js";
 import { summaryRow, type SummaryRow } from "../render/summary.js";
 import type { WalkerName } from "../walk/registry.js";
-import { EXIT, symbolSpec, UsageError, type Io, type SymbolSpec, type SymbolValues } from "./common.js";
+import { EXIT, UsageError, type Io, type SymbolSpec } from "./common.js";
 import { loadSnapshot, resolveThread } from "./load.js";
 import { loadInstructionDecoder } from "../node/disassembler.js";
 import { SymbolFileCache } from "../node/symbol-store.js";
@@ -33,7 +33,8 @@ export interface BatchOptions {
   /** The most work of one input's threads together. */
   workBudget?: number;
   thread: number | "all" | "crashed";
-  symbols: SymbolValues;
+  /** The symbol path, parsed once for every input (see `symbolSpec`). */
+  symbols: SymbolSpec;
   images: string[];
   /** Workers: where JSON Lines records are written before they are copied out, and which worker this is. */
   scratch?: string;
@@ -68,15 +69,6 @@ export function expandDumps(paths: readonly string[]): string[] {
   return out;
 }
 
-/** Each batch's symbol path, parsed once for all its inputs (the options a thread was given). */
-const SYMBOL_SPECS = new WeakMap<SymbolValues, SymbolSpec>();
-
-function batchSymbolSpec(values: SymbolValues): SymbolSpec {
-  let spec = SYMBOL_SPECS.get(values);
-  if (spec === undefined) SYMBOL_SPECS.set(values, (spec = symbolSpec(values)));
-  return spec;
-}
-
 /**
  * Walks one input: its JSON Lines record (the walk document on one line, `file` first) goes to
  * `write` as it is made, one thread walked at a time, and its summary row is returned. The inputs
@@ -87,7 +79,7 @@ export async function walkOne(file: string, options: BatchOptions, write: (text:
   let close: (() => void) | undefined;
   try {
     const quiet: Io = { out: () => undefined, err: () => undefined };
-    const load = { symbols: batchSymbolSpec(options.symbols), images: options.images, walker: options.walker, ...(symbolCache === undefined ? {} : { symbolCache }) };
+    const load = { symbols: options.symbols, images: options.images, walker: options.walker, ...(symbolCache === undefined ? {} : { symbolCache }) };
     const loaded = await loadSnapshot(file, load, quiet);
     close = loaded.close;
     const { snapshot, dump, symbolNotes } = loaded;

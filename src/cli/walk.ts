@@ -107,11 +107,11 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
       frameBudget: frameBudgetOption(values["frame-budget"]),
       workBudget: workBudgetOption(values["work-budget"]),
       thread: threadOption(values.thread, true, true) ?? "all",
-      symbols: { symbols: values.symbols, "symbols-url": values["symbols-url"], "symbols-cache": values["symbols-cache"], "symbol-download-timeout-secs": values["symbol-download-timeout-secs"], "symbol-download-deadline-secs": values["symbol-download-deadline-secs"], "symbol-run-deadline-secs": values["symbol-run-deadline-secs"] },
+      symbols: symbolSpec({ symbols: values.symbols, "symbols-url": values["symbols-url"], "symbols-cache": values["symbols-cache"], "symbol-download-timeout-secs": values["symbol-download-timeout-secs"], "symbol-download-deadline-secs": values["symbol-download-deadline-secs"], "symbol-run-deadline-secs": values["symbol-run-deadline-secs"] }),
       images: values.images ?? [],
     };
     // The symbol path's own problems (a missing directory, a Windows path) are said once.
-    reportSymbols(symbolSpec(options.symbols), [], [], noteTo(io));
+    reportSymbols(options.symbols, [], [], noteTo(io));
     return walkBatch(files, options, jobsOption(values.jobs), io);
   }
   if (values.jobs !== undefined) throw new UsageError("--jobs applies to several inputs (or a folder)");

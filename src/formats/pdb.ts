@@ -15,4 +15,4 @@
  */
 export { MSF_MAGIC } from "./pdb/msf.js";
 export { omapTranslate, parsePdb } from "./pdb/parse.js";
-export type { OmapEntry, Pdb, PdbInfo, PdbSection, PdbSymbol, SectionAddress } from "./pdb/types.js";
+export type { OmapEntry, Pdb, PdbInfo, PdbSection, PdbSymbol, PdbSymbolIndex, SectionAddress } from "./pdb/types.js";

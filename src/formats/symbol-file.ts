@@ -17,14 +17,14 @@ import { OverlayMemory } from "../memory/overlay-memory.js";
 import type { MemoryReader } from "../memory/reader.js";
 import type { MemoryRegion } from "../memory/region-memory.js";
 import { machineFromImageFileMachine, type Machine } from "../model/machine.js";
-import { copyModule, hasSymbols, withSymbolIndex, type Module, type ModuleSymbol, type ModuleUnwind } from "../model/snapshot.js";
+import { copyModule, hasSymbols, lineAt, withSymbolIndex, type Module, type ModuleSymbol, type ModuleUnwind, type SymbolIndex } from "../model/snapshot.js";
 import type { ByteSource } from "../memory/byte-source.js";
 import { breakpadFpoData, breakpadFrameData, parseBreakpadSym, readBreakpadSym, symTables, type BreakpadStackCfi, type BreakpadSymbols } from "./breakpad-sym.js";
 import { cfiIndex, cfiRecordsWithinLimits, cfiRefusals } from "./breakpad-sym/cfi-index.js";
 import { breakpadSymbols, symbolIndex } from "./breakpad-sym/module-symbols.js";
 import { lazyProperty } from "./lazy-property.js";
 import { cfiRulesOverLimit } from "./postfix-limits.js";
-import { MSF_MAGIC, parsePdb, type Pdb, type PdbSymbol } from "./pdb.js";
+import { MSF_MAGIC, parsePdb, type Pdb, type PdbSymbol, type PdbSymbolIndex } from "./pdb.js";
 import { readMappedImage } from "./pe-mapped.js";
 import { parsePe, peCodeId, type PeImage } from "./pe.js";
 import { fileNameOf } from "../path-name.js";
@@ -299,6 +299,36 @@ export function attachEachSymbolFile(target: SymbolTarget, files: readonly Symbo
   return done.map((each) => each.map(({ original, detail, warnings }) => ({ module: replaced.get(original)!, detail, warnings })));
 }
 
+/** A PDB's symbol index as a module's: each symbol made once, with its source data (see {@link withSourceData}). */
+function moduleSymbolIndex(index: PdbSymbolIndex): SymbolIndex {
+  const made = new Map<PdbSymbol, ModuleSymbol>();
+  const of = (s: PdbSymbol): ModuleSymbol => {
+    let symbol = made.get(s);
+    if (symbol === undefined) {
+      symbol = s.size === undefined ? { name: s.name, rva: BigInt(s.rva) } : { name: s.name, rva: BigInt(s.rva), size: BigInt(s.size) };
+      withSourceData(symbol, s);
+      made.set(s, symbol);
+    }
+    return symbol;
+  };
+  // RVAs are below 2^32: a larger one lies past every symbol.
+  const at = (rva: bigint): ModuleSymbol | undefined => {
+    const s = index.at(rva < 0n ? -1 : rva > 0xffff_ffffn ? 2 ** 32 : Number(rva));
+    return s === undefined ? undefined : of(s);
+  };
+  return {
+    count: index.count,
+    all: () => index.all().map(of),
+    at,
+    resolve(rva, lines) {
+      const symbol = at(rva);
+      if (symbol === undefined) return undefined;
+      const line = lines ? lineAt(symbol.lines, rva) : undefined;
+      return line === undefined ? { symbol } : { symbol, line };
+    },
+  };
+}
+
 /** Gives `symbol` a PDB procedure's inline sites and its source lines (read from the PDB when a frame first asks for them). */
 function withSourceData(symbol: ModuleSymbol, s: PdbSymbol): void {
   if (s.inlines !== undefined) symbol.inlines = s.inlines;
@@ -320,25 +350,22 @@ function attachOne(module: Module, memory: MemoryReader, file: SymbolFile, optio
     const next = copyModule(module);
     next.unwind = unwind;
     const warnings: string[] = [];
-    let names: PdbSymbol[] = [];
+    let index: PdbSymbolIndex | undefined;
     // A PDB without section headers names its symbols by section:offset only: the image mapped
     // at the module's base has the section table that turns them into RVAs.
     const sections = pdb.sections === undefined && pdb.originalSections === undefined ? readMappedImage(memory, module.base)?.sections : undefined;
     try {
-      names = pdb.symbols(sections);
+      index = pdb.symbolIndex(sections);
     } catch (e) {
       if (!(e instanceof InputError)) throw e;
       warnings.push(`${origin}: no function names: ${e.message}`);
     }
-    if (!keepNames && names.length > 0) {
-      next.symbols = names.map((s): ModuleSymbol => {
-        const symbol: ModuleSymbol = s.size === undefined ? { name: s.name, rva: BigInt(s.rva) } : { name: s.name, rva: BigInt(s.rva), size: BigInt(s.size) };
-        withSourceData(symbol, s);
-        return symbol;
-      });
-    } else if (keepNames) {
+    if (!keepNames && index !== undefined && index.count > 0) {
+      // Looked up by address: a symbol is made (its name read from the PDB) when a lookup returns it.
+      withSymbolIndex(next, moduleSymbolIndex(index));
+    } else if (keepNames && index !== undefined) {
       // The module's own names stay; a procedure of the PDB at the same address adds its lines and inline sites.
-      const procedures = new Map(names.filter((s) => s.kind === "procedure").map((s) => [BigInt(s.rva), s]));
+      const procedures = new Map(index.all().filter((s) => s.kind === "procedure").map((s) => [BigInt(s.rva), s]));
       if (procedures.size > 0) {
         next.symbols = module.symbols.map((symbol) => {
           const s = procedures.get(symbol.rva);

@@ -150,7 +150,7 @@ export function attachSymbolPath(target: SymbolTarget, path: SymbolPath, besideD
     const missing = new Set(missingDirectories(path));
     return path.directories.filter((d) => !missing.has(d) && existsSync(d));
   };
-  const dirs = options.cache === undefined ? look() : options.cache.present(path, look);
+  const dirs = options.cache === undefined ? look() : options.cache.located(`directories\0${path.directories.join("\0")}\0${path.servers.map((s) => s.cache).join("\0")}`, look);
   const notes = attachSymbolDirectories(target, dirs, besideDir, options);
   for (const note of notes) {
     const url = note.file === undefined ? undefined : cachedFrom(path, note.file);

@@ -51,7 +51,7 @@ export interface SymbolNote {
   misses?: string[];
 }
 
-/** The most module identities whose candidate files a cache remembers (a batch of dumps from many builds starts again past it). */
+/** The most searches a cache remembers (a batch of dumps from many builds starts again past it). */
 const MAX_LOCATED = 4096;
 
 /**
@@ -68,8 +68,7 @@ const MAX_LOCATED = 4096;
  */
 export class SymbolFileCache {
   private readonly files = new Map<string, { stamp: string; file: SymbolFile; close?: () => void }>();
-  private readonly candidates = new Map<string, readonly StoreCandidate[]>();
-  private readonly directories = new WeakMap<object, readonly string[]>();
+  private readonly places = new Map<string, unknown>();
   /** Files read and parsed, and files found already read, since the cache was made. */
   reads = 0;
   hits = 0;
@@ -77,19 +76,19 @@ export class SymbolFileCache {
   /** `maxFiles`: how many parsed files are kept, the most recently used (default 256). */
   constructor(private readonly maxFiles = 256) {}
 
-  /** The Breakpad `.sym` file at `path`, read by position (see the class), now or before; undefined when there is no such file; errors name the file. */
-  breakpad(path: string, options: Omit<ParseSymbolFileOptions, "name"> = {}): SymbolFile | undefined {
+  /** The Breakpad `.sym` file at `path`, read by position (see the class), now or before; errors name the file. */
+  breakpad(path: string, options: Omit<ParseSymbolFileOptions, "name"> = {}): SymbolFile {
     return this.kept(`sym ${options.skipMalformed === true} ${path}`, path, () => readBySource(path, (source) => breakpadSymbolFile(source, { ...options, name: path })));
   }
 
-  /** The PDB at `path`, read by position (the streams a walk needs, see the core's `parsePdb`), now or before; undefined when there is no such file; errors name the file. */
-  pdb(path: string): SymbolFile | undefined {
+  /** The PDB at `path`, read by position (the streams a walk needs, see the core's `parsePdb`), now or before; errors name the file. */
+  pdb(path: string): SymbolFile {
     return this.kept(`pdb ${path}`, path, () => readBySource(path, (source) => pdbSymbolFile(source, { name: path })));
   }
 
-  private kept(key: string, path: string, read: () => { file: SymbolFile; close?: () => void }): SymbolFile | undefined {
+  private kept(key: string, path: string, read: () => { file: SymbolFile; close?: () => void }): SymbolFile {
     const st = statSync(path, { throwIfNoEntry: false });
-    if (st === undefined) return undefined;
+    if (st === undefined) return read().file;
     const stamp = `${st.size}:${st.mtimeMs}:${st.ino}`;
     const hit = this.files.get(key);
     if (hit !== undefined && hit.stamp === stamp) {
@@ -112,27 +111,16 @@ export class SymbolFileCache {
   }
 
   /**
-   * The candidate files of a module identity (`key`: the roots searched and the names looked
-   * for), found by `look` the first time and remembered for the cache's life: a batch looks in
-   * the symbol folders once per module, not once per dump (a file added to them while it runs is
-   * not seen; one changed is still read again).
+   * What `look` finds for `key`, found the first time and remembered for the cache's life (with
+   * `again`, looked for anew): where a symbol search looked, the directories of a symbol path that
+   * exist and the candidate files of each module identity under them, so that a batch searches
+   * the folders once per module, not once per dump.
    */
-  located(key: string, look: () => readonly StoreCandidate[]): readonly StoreCandidate[] {
-    return this.candidates.get(key) ?? this.relocate(key, look);
-  }
-
-  /** {@link located}, looking again now (a file found before is gone). */
-  relocate(key: string, look: () => readonly StoreCandidate[]): readonly StoreCandidate[] {
-    if (this.candidates.size >= MAX_LOCATED && !this.candidates.has(key)) this.candidates.clear();
+  located<T>(key: string, look: () => T, again = false): T {
+    if (!again && this.places.has(key)) return this.places.get(key) as T;
+    if (this.places.size >= MAX_LOCATED && !this.places.has(key)) this.places.clear();
     const found = look();
-    this.candidates.set(key, found);
-    return found;
-  }
-
-  /** The directories of a symbol path that exist, found by `look` the first time the path is searched through this cache. */
-  present(path: object, look: () => string[]): readonly string[] {
-    let found = this.directories.get(path);
-    if (found === undefined) this.directories.set(path, (found = look()));
+    this.places.set(key, found);
     return found;
   }
 
@@ -233,11 +221,19 @@ export function attachSymbolDirectories(target: SymbolTarget, dirs: readonly str
     if (cache === undefined) {
       choose(look(), ({ path, kind }) => (kind === "pdb" ? pdbSymbolFile(readInputFile(path), { name: path }) : breakpadSymbolFile(readInputFile(path), { name: path, skipMalformed: true })));
     } else {
-      const key = `${roots.join("\0")}\0${pdbName}\0${storePath}`;
-      const read = ({ path, kind }: StoreCandidate): SymbolFile | undefined => (kind === "pdb" ? cache.pdb(path) : cache.breakpad(path, { skipMalformed: true }));
+      const key = `files\0${roots.join("\0")}\0${pdbName}\0${storePath}`;
+      // A file found before and gone since is undefined.
+      const read = ({ path, kind }: StoreCandidate): SymbolFile | undefined => {
+        try {
+          return kind === "pdb" ? cache.pdb(path) : cache.breakpad(path, { skipMalformed: true });
+        } catch (e) {
+          if (e instanceof InputError && !isFile(path)) return undefined;
+          throw e;
+        }
+      };
       // Where an earlier dump found this module's files, unless one is gone since: then the folders
       // are searched again (and a file gone in between leaves the module without symbols).
-      if (!choose(cache.located(key, look), read)) choose(cache.relocate(key, look), read);
+      if (!choose(cache.located(key, look), read)) choose(cache.located(key, look, true), read);
     }
     const note: SymbolNote = { module: module.name, detail: passedOver.length > 0 ? passedOver.join("; ") : `no ${pdbName} or .sym for debug id ${id.debugId} under ${roots.join(", ")}` };
     notes.push(note);
@@ -252,7 +248,7 @@ export function attachSymbolDirectories(target: SymbolTarget, dirs: readonly str
 }
 
 /** A file a symbol store may hold for a module: a PDB, or a Breakpad `.sym` file. */
-export interface StoreCandidate {
+interface StoreCandidate {
   path: string;
   kind: "pdb" | "sym";
 }

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { InputError } from "../../src/errors.js";
 import { decodeFrameData, encodeFrameData, findFrameData } from "../../src/formats/frame-data.js";
 import type { FrameData } from "../../src/formats/frame-data.js";
-import { omapTranslate, parsePdb, type Pdb } from "../../src/formats/pdb.js";
+import { omapTranslate, parsePdb, type Pdb, type PdbSymbol } from "../../src/formats/pdb.js";
 import { bytesSource, type ByteSource } from "../../src/memory/byte-source.js";
 import { inputError } from "../support/input-error.js";
 import { layout, le, optionalHeaderAt, streamsOf, writeMsf } from "../support/msf.js";
@@ -258,6 +258,34 @@ describe("parsePdb read by position (a ByteSource)", () => {
       expect(tpi.length).toBeGreaterThan(0);
       expect(tpi.filter((b) => blocks.has(b))).toEqual([]);
       expect(read()).toBeLessThan(bytes.byteLength - tpi.length * l.bs);
+    });
+
+    it(`${name}: a lookup by RVA makes the one symbol it returns, reading its name and nothing else`, () => {
+      const bytes = load();
+      const list = parsePdb(bytes).symbols();
+      const { source, read } = counting(bytes, layout(bytes).bs);
+      const index = parsePdb(source).symbolIndex();
+      expect(index.count).toBe(list.length);
+      const key = (s: PdbSymbol | undefined): unknown => s && [s.name, s.rva, s.size, s.kind];
+      // At every address up to past the last symbol, the answer of a search of the whole list.
+      const last = list.at(-1)!;
+      let k = -1;
+      for (let rva = 0; rva < last.rva + (last.size ?? 0) + 64; rva++) {
+        while (k + 1 < list.length && list[k + 1]!.rva <= rva) k++;
+        const below = list[k];
+        const want = below === undefined || (below.size !== undefined && rva - below.rva >= below.size) ? undefined : below;
+        const before = read();
+        const got = index.at(rva);
+        expect(key(got)).toEqual(key(want));
+        // A symbol made for the first time reads its name (up to the record's end) from the file.
+        expect(read() - before).toBeLessThanOrEqual(got === undefined ? 0 : got.name.length + 4);
+      }
+      // Its lines and inline sites are read when asked for, and are those of the whole list.
+      const procedure = index.at(list.find((s) => s.kind === "procedure" && (s.size ?? 0) > 0)!.rva)!;
+      const before = read();
+      const lines = procedure.lines;
+      expect(read()).toBeGreaterThan(before);
+      expect(lines).toEqual(list.find((s) => s.rva === procedure.rva && s.kind === "procedure")!.lines);
     });
   }
 });

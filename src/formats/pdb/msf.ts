@@ -74,18 +74,22 @@ function gather(source: ByteSource, blockSize: number, blocks: readonly number[]
     const at = i * blockSize;
     const n = Math.min((k - i) * blockSize, size - at);
     const from = blocks[i]! * blockSize;
-    const into = out.subarray(at, at + n);
-    let ok: boolean;
-    if (source.readInto !== undefined) ok = source.readInto(from, into);
-    else {
-      const got = source.read(from, n);
-      if (got !== undefined) into.set(got);
-      ok = got !== undefined;
-    }
-    if (!ok) throw new InputError("io", `cannot read the ${n} bytes at offset ${hex(from)}`, { offset: from });
+    readInto(source, from, out.subarray(at, at + n));
     i = k;
   }
   return out;
+}
+
+/** Fills `into` with the file's bytes at `from`, which lie inside it; "io" should the read fail. */
+function readInto(source: ByteSource, from: number, into: Uint8Array): void {
+  let ok: boolean;
+  if (source.readInto !== undefined) ok = source.readInto(from, into);
+  else {
+    const got = source.read(from, into.length);
+    if (got !== undefined) into.set(got);
+    ok = got !== undefined;
+  }
+  if (!ok) throw new InputError("io", `cannot read the ${into.length} bytes at offset ${hex(from)}`, { offset: from });
 }
 
 /** The file's bytes [at, at + length), which lie inside it; "io" should the read fail. */
@@ -101,11 +105,30 @@ export function inStream<T>(msf: Msf, index: number, label: string, fn: () => T)
   return mapErrors(`${label} (stream ${index})`, ref.blocks, msf.blockSize, ref.sizeEntryOffset, fn);
 }
 
-/** Reads stream `index` into one buffer and parses it with `fn`, reporting errors at file offsets. */
-export function withStream<T>(msf: Msf, index: number, label: string, fn: (bytes: Uint8Array) => T): T {
+/**
+ * Reads stream `index` into one buffer and parses it with `fn`, reporting errors at file offsets;
+ * with `size`, only the stream's first `size` bytes (at most its size) are read.
+ */
+export function withStream<T>(msf: Msf, index: number, label: string, fn: (bytes: Uint8Array) => T, size?: number): T {
   const ref = msf.streams[index]!;
-  const data = gather(msf.source, msf.blockSize, ref.blocks, ref.size);
+  const data = gather(msf.source, msf.blockSize, ref.blocks, size === undefined ? ref.size : Math.min(size, ref.size));
   return inStream(msf, index, label, () => fn(data));
+}
+
+/** Bytes [start, start + length) of stream `index`, which lie inside it: only those bytes are read, from the blocks that hold them. */
+export function streamBytes(msf: Msf, index: number, start: number, length: number): Uint8Array {
+  const ref = msf.streams[index]!;
+  const bs = msf.blockSize;
+  const out = new Uint8Array(length);
+  for (let done = 0; done < length; ) {
+    const pos = start + done;
+    const within = pos % bs;
+    const n = Math.min(bs - within, length - done);
+    const from = ref.blocks[Math.floor(pos / bs)]! * bs + within;
+    readInto(msf.source, from, out.subarray(done, done + n));
+    done += n;
+  }
+  return out;
 }
 
 /** Whether the prefix of `bytes` matches the first bytes of `text`. */

@@ -10,11 +10,11 @@ import type { FrameData } from "../../model/frame-data.js";
 import type { SourceLine } from "../../model/snapshot.js";
 import { decodeFrameData, FRAME_DATA_SIZE } from "../frame-data.js";
 import { lazyProperty } from "../lazy-property.js";
-import { countStartingAtOrBelow } from "../sorted-ranges.js";
-import { inStream, readMsf, withStream } from "./msf.js";
-import { PdbInlineSites, readIpiNames, readModuleLines, readProcedureSites, type ModuleLines, type RawLine, type RawProcedureSites } from "./inline.js";
-import { NO_STREAM, PUBLIC_CODE_OR_FUNCTION, SECTION_EXECUTABLE, STREAM_DBI, STREAM_PDB_INFO, readDbiStream, readInfoStream, readNamesBuffer, readOmap, readSections, readSymbols, type RawSymbol } from "./streams.js";
-import type { OmapEntry, Pdb, PdbInfo, PdbSymbol, SectionAddress } from "./types.js";
+import { countKeysAtOrBelow, countStartingAtOrBelow } from "../sorted-ranges.js";
+import { inStream, readMsf, streamBytes, withStream, type Msf } from "./msf.js";
+import { PdbInlineSites, readIpiNames, readModuleLines, readProcedureSites, type RawLine } from "./inline.js";
+import { indexSymbols, NO_STREAM, PROCEDURE_ROW, PUBLIC_CODE_OR_FUNCTION, recordName, SECTION_EXECUTABLE, STREAM_DBI, STREAM_PDB_INFO, SymbolRows, readDbiStream, readInfoStream, readNamesBuffer, readOmap, readSections } from "./streams.js";
+import type { OmapEntry, Pdb, PdbInfo, PdbSymbol, PdbSymbolIndex, SectionAddress } from "./types.js";
 
 /** Optional debug header slots (§4.4). */
 const SLOT_FPO = 0;
@@ -108,45 +108,38 @@ export function parsePdb(input: Uint8Array | ByteSource): Pdb {
   const sections = optional(SLOT_SECTION_HDR, "section header stream", readSections);
   const originalSections = optional(SLOT_SECTION_HDR_ORIG, "original section header stream", readSections);
 
-  const raw: RawSymbol[] = [];
+  // One pass over the symbol records: a row of numbers for each public and procedure, its name
+  // read from the file when it is asked for.
+  const rows = new SymbolRows();
   if (dbi.symRecordStream !== NO_STREAM) {
-    withStream(msf, dbi.symRecordStream, "symbol record stream", (b) =>
-      readSymbols(b, 0, b.byteLength, raw),
-    );
+    const stream = dbi.symRecordStream;
+    withStream(msf, stream, "symbol record stream", (b) => indexSymbols(b, 0, b.byteLength, stream, -1, rows));
   }
   const seen = new Set<number>();
-  // Each module's procedures with inline sites, and its C13 lines, for the procedures' inline frames.
-  const inlineModules: { procedures: RawProcedureSites[]; lines: ModuleLines }[] = [];
-  // Where each module's C13 line data lies, read when a procedure's lines are first asked for.
-  const lineData: { stream: number; start: number; end: number }[] = [];
+  // The module streams read: each one's symbols, its C11 and C13 line data (the latter read when
+  // a procedure's lines or inline sites are first asked for).
+  const modules: PdbModule[] = [];
   for (const m of dbi.modules) {
     if (seen.has(m.stream)) continue;
     seen.add(m.stream);
-    withStream(msf, m.stream, `module symbol stream`, (b) => {
-      if (m.symByteSize > b.byteLength) {
-        throw new InputError("truncated", `SymByteSize ${m.symByteSize} exceeds the ${b.byteLength}-byte module stream`, {
-          offset: b.byteLength,
-        });
-      }
-      // The symbols start after the 4-byte CodeView signature (CV_SIGNATURE_C13 = 4).
-      if (m.symByteSize >= 4) readSymbols(b, 4, m.symByteSize, raw);
-      if (m.symByteSize < 4) return;
-      if (m.c13ByteSize > 0) lineData.push({ stream: m.stream, start: m.symByteSize + m.c11ByteSize, end: m.symByteSize + m.c11ByteSize + m.c13ByteSize });
-      // Inline data is optional: a module whose inline records or line data cannot be read has no inline frames.
-      optionalInline(() => {
-        const procedures = readProcedureSites(b, 4, m.symByteSize).filter((p) => p.sites.length > 0);
-        if (procedures.length === 0) return;
-        const linesAt = m.symByteSize + m.c11ByteSize;
-        if (linesAt + m.c13ByteSize > b.byteLength) {
-          throw new InputError("truncated", `C13ByteSize ${m.c13ByteSize} runs past the ${b.byteLength}-byte module stream`, { offset: linesAt });
+    const streamSize = msf.streams[m.stream]!.size;
+    // Only the symbols are read now: the line data after them is read when asked for.
+    withStream(
+      msf,
+      m.stream,
+      `module symbol stream`,
+      (b) => {
+        if (m.symByteSize > streamSize) {
+          throw new InputError("truncated", `SymByteSize ${m.symByteSize} exceeds the ${streamSize}-byte module stream`, { offset: streamSize });
         }
-        inlineModules.push({ procedures, lines: readModuleLines(b, linesAt, linesAt + m.c13ByteSize) });
-      });
-    });
+        // The symbols start after the 4-byte CodeView signature (CV_SIGNATURE_C13 = 4).
+        if (m.symByteSize < 4) return;
+        indexSymbols(b, 4, m.symByteSize, m.stream, modules.length, rows);
+        modules.push({ stream: m.stream, symByteSize: m.symByteSize, c11ByteSize: m.c11ByteSize, c13ByteSize: m.c13ByteSize, size: streamSize });
+      },
+      m.symByteSize,
+    );
   }
-  // The IPI stream (4) names the inlined functions; `/names` names the files.
-  const ipiNames =
-    (inlineModules.length > 0 && streamCount > 4 && msf.streams[4]!.size > 0 ? optionalInline(() => withStream(msf, 4, "IPI stream", readIpiNames)) : undefined) ?? new Map<number, string>();
   let namesRead = false;
   let namesBuffer: Uint8Array | undefined;
   const fileNames = (): Uint8Array | undefined => {
@@ -155,8 +148,14 @@ export function parsePdb(input: Uint8Array | ByteSource): Pdb {
     return namesBuffer;
   };
   // Every module's line table, merged and sorted by segment:offset, made on first use.
+  const lineData = modules.filter((m) => m.c13ByteSize > 0).map((m) => ({ stream: m.stream, start: m.symByteSize + m.c11ByteSize, end: m.symByteSize + m.c11ByteSize + m.c13ByteSize }));
   let allLines: PdbLine[] | undefined;
   const lines = (): readonly PdbLine[] => (allLines ??= readAllLines(lineData, (stream, read) => withStream(msf, stream, "module symbol stream", read), fileNames()));
+  // The IPI stream (4) names the inlined functions: read when a module with inline sites is first looked at.
+  let ipiNames: Map<number, string> | undefined;
+  const inlineNames = (): Map<number, string> =>
+    (ipiNames ??= (streamCount > 4 && msf.streams[4]!.size > 0 ? optionalInline(() => withStream(msf, 4, "IPI stream", readIpiNames)) : undefined) ?? new Map<number, string>());
+  const reader: SymbolReader = { msf, rows, modules, lines, inlineNames, fileNames };
 
   // Where the DBI stream starts in the file: its debug header names the section header stream.
   const dbiRef = msf.streams[STREAM_DBI]!;
@@ -174,8 +173,10 @@ export function parsePdb(input: Uint8Array | ByteSource): Pdb {
     streamCount,
     fpo,
     frameData,
-    symbols: (given) => resolveSymbols(raw, pdb, given, dbiAt, { modules: inlineModules, names: ipiNames, files: inlineModules.length > 0 ? fileNames() : undefined }, lines),
+    symbolIndex: (given) => (given === undefined ? (ownIndex ??= symbolIndexOf(reader, pdb, undefined, dbiAt)) : symbolIndexOf(reader, pdb, given, dbiAt)),
+    symbols: (given) => pdb.symbolIndex(given).all(),
   };
+  let ownIndex: PdbSymbolIndex | undefined;
   if (omapFromSrc !== undefined) pdb.omapFromSrc = omapFromSrc;
   if (omapToSrc !== undefined) pdb.omapToSrc = omapToSrc;
   if (sections !== undefined) pdb.sections = sections;
@@ -183,11 +184,27 @@ export function parsePdb(input: Uint8Array | ByteSource): Pdb {
   return pdb;
 }
 
-/** What a procedure's inline sites are made from: its module's sites and lines, the inlinees' names, `/names`. */
-interface InlineSources {
-  modules: readonly { procedures: RawProcedureSites[]; lines: ModuleLines }[];
-  names: Map<number, string>;
-  files: Uint8Array | undefined;
+/** A module whose symbols were read: its stream and the byte sizes of its parts. */
+interface PdbModule {
+  stream: number;
+  symByteSize: number;
+  c11ByteSize: number;
+  c13ByteSize: number;
+  /** The stream's size. */
+  size: number;
+}
+
+/** What a symbol index reads from: the rows of the symbols, and the PDB's streams for their names, lines and inline sites. */
+interface SymbolReader {
+  msf: Msf;
+  rows: SymbolRows;
+  modules: readonly PdbModule[];
+  /** Every module's line table, merged (read on first use). */
+  lines: () => readonly PdbLine[];
+  /** The IPI stream's function names (read on first use). */
+  inlineNames: () => Map<number, string>;
+  /** The `/names` buffer (read on first use). */
+  fileNames: () => Uint8Array | undefined;
 }
 
 /** The NUL-terminated string at `offset` of the `/names` buffer. */
@@ -268,8 +285,12 @@ function procedureLines(lines: readonly PdbLine[], segment: number, offset: numb
   return out;
 }
 
-/** Converts raw symbols to RVAs, drops data publics, sorts, and merges public/procedure pairs. */
-function resolveSymbols(raw: readonly RawSymbol[], pdb: Pdb, given: readonly SectionAddress[] | undefined, dbiAt: number, inline?: InlineSources, lines?: () => readonly PdbLine[]): PdbSymbol[] {
+/**
+ * The function symbols by RVA (see {@link Pdb.symbols}): every row turned into an RVA (data
+ * publics dropped), sorted by RVA, procedures before publics, then by name, and a public at the
+ * RVA of a procedure dropped; a symbol is made, its name read, when a lookup returns it.
+ */
+function symbolIndexOf(reader: SymbolReader, pdb: Pdb, given: readonly SectionAddress[] | undefined, dbiAt: number): PdbSymbolIndex {
   // Symbols use the pre-transform layout in an OMAP'd PDB: convert with the original headers, then map.
   const table: readonly SectionAddress[] | undefined =
     (pdb.omapFromSrc !== undefined ? pdb.originalSections : undefined) ?? pdb.sections ?? given;
@@ -282,57 +303,142 @@ function resolveSymbols(raw: readonly RawSymbol[], pdb: Pdb, given: readonly Sec
     const rva = (section.virtualAddress + offset) >>> 0;
     return pdb.omapFromSrc !== undefined ? omapTranslate(pdb.omapFromSrc, rva) : rva;
   };
-  const sitesAt = inlineSitesByProcedure(inline, toRva);
-  const out: PdbSymbol[] = [];
-  for (const s of raw) {
-    const section = s.segment >= 1 ? table[s.segment - 1] : undefined;
+  const { rows } = reader;
+  const rvaOf = new Float64Array(rows.length);
+  const ids: number[] = [];
+  for (let i = 0; i < rows.length; i++) {
+    const section = rows.segment[i]! >= 1 ? table[rows.segment[i]! - 1] : undefined;
     if (section === undefined) continue;
-    if (s.kind === "public" && (s.flags & PUBLIC_CODE_OR_FUNCTION) === 0) {
+    if (rows.kind[i] !== PROCEDURE_ROW && (rows.flags[i]! & PUBLIC_CODE_OR_FUNCTION) === 0) {
       const ch = section.characteristics;
       if (ch !== undefined && (ch & SECTION_EXECUTABLE) === 0) continue;
     }
-    let rva: number | undefined = (section.virtualAddress + s.offset) >>> 0;
-    if (pdb.omapFromSrc !== undefined) rva = omapTranslate(pdb.omapFromSrc, rva);
+    const rva = toRva(rows.segment[i]!, rows.offset[i]!);
     if (rva === undefined) continue;
-    const sym: PdbSymbol = { name: s.name, rva, kind: s.kind };
-    if (s.size !== undefined) sym.size = s.size;
-    const sites = s.kind === "procedure" ? sitesAt.get(`${s.segment}:${s.offset}`) : undefined;
-    if (sites !== undefined) sym.inlines = sites;
-    if (s.kind === "procedure" && s.size !== undefined && lines !== undefined) {
-      const { segment, offset, size } = s;
-      const at = rva;
-      lazyProperty(sym, "lines", () => procedureLines(lines(), segment, offset, size, at));
-    }
-    out.push(sym);
+    rvaOf[i] = rva;
+    ids.push(i);
   }
-  out.sort((a, b) => a.rva - b.rva || (a.kind === b.kind ? 0 : a.kind === "procedure" ? -1 : 1) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const procedureAt = new Set(out.filter((s) => s.kind === "procedure").map((s) => s.rva));
-  return out.filter((s) => s.kind === "procedure" || !procedureAt.has(s.rva));
+  const names = new Map<number, string>();
+  const nameOf = (i: number): string => {
+    let name = names.get(i);
+    if (name === undefined) names.set(i, (name = recordName(streamBytes(reader.msf, rows.stream[i]!, rows.nameAt[i]!, rows.nameEnd[i]! - rows.nameAt[i]!))));
+    return name;
+  };
+  // By RVA, procedures first, in record order; then each run of one RVA and kind by name.
+  ids.sort((a, b) => rvaOf[a]! - rvaOf[b]! || rows.kind[b]! - rows.kind[a]! || a - b);
+  for (let start = 0; start < ids.length; ) {
+    let end = start + 1;
+    while (end < ids.length && rvaOf[ids[end]!] === rvaOf[ids[start]!] && rows.kind[ids[end]!] === rows.kind[ids[start]!]) end++;
+    if (end - start > 1) {
+      const run = ids.slice(start, end).sort((a, b) => {
+        const x = nameOf(a);
+        const y = nameOf(b);
+        return x < y ? -1 : x > y ? 1 : 0;
+      });
+      for (let k = 0; k < run.length; k++) ids[start + k] = run[k]!;
+    }
+    start = end;
+  }
+  // A public at the RVA of a procedure (sorted before it) is left out.
+  const kept: number[] = [];
+  let procedureRva = -1;
+  for (const i of ids) {
+    if (rows.kind[i] === PROCEDURE_ROW) procedureRva = rvaOf[i]!;
+    else if (rvaOf[i] === procedureRva) continue;
+    kept.push(i);
+  }
+  const starts = Float64Array.from(kept, (i) => rvaOf[i]!);
+  const made = new Map<number, PdbSymbol>();
+  const sites = new Map<number, Map<string, PdbInlineSites> | undefined>();
+  const symbolOf = (i: number): PdbSymbol => {
+    let sym = made.get(i);
+    if (sym !== undefined) return sym;
+    const rva = rvaOf[i]!;
+    if (rows.kind[i] !== PROCEDURE_ROW) sym = { name: nameOf(i), rva, kind: "public" };
+    else {
+      const segment = rows.segment[i]!;
+      const offset = rows.offset[i]!;
+      const size = rows.size[i]!;
+      const module = rows.module[i]!;
+      sym = { name: nameOf(i), rva, kind: "procedure", size };
+      // The procedure's inline sites, from its module's records, read when first asked for.
+      lazyProperty(sym, "inlines", () => {
+        if (module < 0) return undefined;
+        if (!sites.has(module)) sites.set(module, moduleSites(reader, module, toRva));
+        return sites.get(module)?.get(`${segment}:${offset}`);
+      });
+      lazyProperty(sym, "lines", () => procedureLines(reader.lines(), segment, offset, size, rva));
+    }
+    made.set(i, sym);
+    return sym;
+  };
+  return {
+    count: kept.length,
+    at(rva) {
+      const k = countKeysAtOrBelow(starts.length, rva, (k) => starts[k]!) - 1;
+      if (k < 0) return undefined;
+      const i = kept[k]!;
+      if (rows.kind[i] === PROCEDURE_ROW && rva - rvaOf[i]! >= rows.size[i]!) return undefined;
+      return symbolOf(i);
+    },
+    all() {
+      // Every name at once: each stream's symbols read in one piece rather than a read per name.
+      const byStream = new Map<number, number[]>();
+      for (const i of kept) {
+        if (names.has(i)) continue;
+        const list = byStream.get(rows.stream[i]!);
+        if (list === undefined) byStream.set(rows.stream[i]!, [i]);
+        else list.push(i);
+      }
+      for (const [stream, list] of byStream) {
+        let end = 0;
+        for (const i of list) end = Math.max(end, rows.nameEnd[i]!);
+        withStream(reader.msf, stream, "symbol names", (bytes) => {
+          for (const i of list) names.set(i, recordName(bytes.subarray(rows.nameAt[i]!, rows.nameEnd[i]!)));
+        }, end);
+      }
+      return kept.map(symbolOf);
+    },
+  };
 }
 
 /**
- * The inline sites of every procedure that has some, by its `segment:offset`: each with the
- * procedure's own lines (its module's line table entries inside it, each up to the next or to
- * the end of its contribution) for the outermost site's call site.
+ * The inline sites of a module's procedures that have some, by the procedure's `segment:offset`:
+ * each with the procedure's own lines (its module's line table entries inside it, each up to the
+ * next or to the end of its contribution) for the outermost site's call site. A module whose
+ * inline records or line data cannot be read has none.
  */
-function inlineSitesByProcedure(inline: InlineSources | undefined, toRva: (segment: number, offset: number) => number | undefined): Map<string, PdbInlineSites> {
+function moduleSites(reader: SymbolReader, index: number, toRva: (segment: number, offset: number) => number | undefined): Map<string, PdbInlineSites> | undefined {
+  const m = reader.modules[index]!;
+  const data = optionalInline(() =>
+    withStream(reader.msf, m.stream, "module symbol stream", (b) => {
+      const procedures = readProcedureSites(b, 4, m.symByteSize).filter((p) => p.sites.length > 0);
+      if (procedures.length === 0) return undefined;
+      const linesAt = m.symByteSize + m.c11ByteSize;
+      if (linesAt + m.c13ByteSize > b.byteLength) {
+        throw new InputError("truncated", `C13ByteSize ${m.c13ByteSize} runs past the ${b.byteLength}-byte module stream`, { offset: linesAt });
+      }
+      return { procedures, lines: readModuleLines(b, linesAt, linesAt + m.c13ByteSize) };
+    }),
+  );
+  if (data === undefined) return undefined;
+  const { procedures, lines } = data;
+  const files = reader.fileNames();
+  const names = reader.inlineNames();
   const out = new Map<string, PdbInlineSites>();
-  if (inline === undefined) return out;
-  for (const { procedures, lines } of inline.modules) {
-    const fileName = (offset: number): string | undefined => namesString(inline.files, offset);
-    const sorted = [...lines.lines].sort((a, b) => a.segment - b.segment || a.offset - b.offset);
-    for (const p of procedures) {
-      const procRva = toRva(p.segment, p.offset);
-      if (procRva === undefined) continue;
-      const procedureLine = (rva: bigint): { line: number; file?: string } | undefined => {
-        const entry = lineEntryAt(sorted, p.segment, Number(rva) - procRva + p.offset);
-        if (entry === undefined) return undefined;
-        const name = lines.checksums.get(entry.file);
-        const file = name === undefined ? undefined : fileName(name);
-        return file === undefined ? { line: entry.line } : { line: entry.line, file };
-      };
-      out.set(`${p.segment}:${p.offset}`, new PdbInlineSites(BigInt(procRva), p.sites, { names: inline.names, lines, fileName, procedureLine }));
-    }
+  const fileName = (offset: number): string | undefined => namesString(files, offset);
+  const sorted = [...lines.lines].sort((a, b) => a.segment - b.segment || a.offset - b.offset);
+  for (const p of procedures) {
+    const procRva = toRva(p.segment, p.offset);
+    if (procRva === undefined) continue;
+    const procedureLine = (rva: bigint): { line: number; file?: string } | undefined => {
+      const entry = lineEntryAt(sorted, p.segment, Number(rva) - procRva + p.offset);
+      if (entry === undefined) return undefined;
+      const name = lines.checksums.get(entry.file);
+      const file = name === undefined ? undefined : fileName(name);
+      return file === undefined ? { line: entry.line } : { line: entry.line, file };
+    };
+    out.set(`${p.segment}:${p.offset}`, new PdbInlineSites(BigInt(procRva), p.sites, { names, lines, fileName, procedureLine }));
   }
   return out;
 }

@@ -43,16 +43,34 @@ export const PUBLIC_CODE_OR_FUNCTION = 0x1 | 0x2;
 /** IMAGE_SCN_CNT_CODE | IMAGE_SCN_MEM_EXECUTE. */
 export const SECTION_EXECUTABLE = 0x20 | 0x2000_0000;
 
-/** A symbol before its segment:offset is turned into an RVA. */
-export interface RawSymbol {
-  name: string;
-  segment: number;
-  offset: number;
-  size?: number;
-  kind: "public" | "procedure";
+/**
+ * The function symbols of a PDB's symbol streams as rows of numbers, in record order: one pass
+ * over the records fills them, and a symbol's name is read from its record (`nameAt` up to
+ * `nameEnd` of stream `stream`) only when someone asks for it.
+ */
+export class SymbolRows {
+  /** 0 for S_PUB32, 1 for a procedure. */
+  readonly kind: number[] = [];
+  readonly segment: number[] = [];
+  readonly offset: number[] = [];
+  /** A procedure's length; 0 for a public. */
+  readonly size: number[] = [];
   /** S_PUB32 flags; 0 for procedures. */
-  flags: number;
+  readonly flags: number[] = [];
+  /** The stream holding the record, and its procedure's module (−1 for the symbol record stream). */
+  readonly stream: number[] = [];
+  readonly module: number[] = [];
+  /** Where the name lies in the stream: from its first byte to the record's end (a NUL may end it sooner). */
+  readonly nameAt: number[] = [];
+  readonly nameEnd: number[] = [];
+
+  get length(): number {
+    return this.kind.length;
+  }
 }
+
+export const PUBLIC_ROW = 0;
+export const PROCEDURE_ROW = 1;
 
 const utf8 = new TextDecoder("utf-8");
 
@@ -227,10 +245,11 @@ export function readOmap(bytes: Uint8Array): OmapEntry[] {
 }
 
 /**
- * Walks CodeView symbol records (u16 length, u16 kind, body) from `start` to `end`, collecting
- * S_PUB32 and procedure starts. A record whose length is below 2 or runs past `end` is an error.
+ * Walks CodeView symbol records (u16 length, u16 kind, body) from `start` to `end` of stream
+ * `stream`, adding a row for each S_PUB32 and procedure start. A record whose length is below 2
+ * or runs past `end` is an error.
  */
-export function readSymbols(bytes: Uint8Array, start: number, end: number, out: RawSymbol[]): void {
+export function indexSymbols(bytes: Uint8Array, start: number, end: number, stream: number, module: number, rows: SymbolRows): void {
   const c = new ByteCursor(bytes);
   for (let at = start; at < end; ) {
     const length = c.seek(at).u16("symbol record length");
@@ -241,28 +260,37 @@ export function readSymbols(bytes: Uint8Array, start: number, end: number, out: 
     if (kind === S_PUB32) {
       // flags u32, offset u32, segment u16, name.
       c.need(10, "S_PUB32", at + 4);
-      const flags = c.u32("S_PUB32 flags");
-      const offset = c.u32("S_PUB32 offset");
-      const segment = c.u16("S_PUB32 segment");
-      out.push({ name: recordName(bytes, c.pos, next), segment, offset, kind: "public", flags });
+      rows.flags.push(c.u32("S_PUB32 flags"));
+      rows.offset.push(c.u32("S_PUB32 offset"));
+      rows.segment.push(c.u16("S_PUB32 segment"));
+      rows.kind.push(PUBLIC_ROW);
+      rows.size.push(0);
     } else if (PROC_KINDS.has(kind)) {
       // parent, end, next, length, debug start, debug end, type (u32 each), offset u32, segment u16, flags u8, name.
       c.need(35, "procedure symbol", at + 4);
       c.skip(12);
-      const size = c.u32("procedure length");
+      rows.size.push(c.u32("procedure length"));
       c.skip(12);
-      const offset = c.u32("procedure offset");
-      const segment = c.u16("procedure segment");
+      rows.offset.push(c.u32("procedure offset"));
+      rows.segment.push(c.u16("procedure segment"));
       c.u8("procedure flags");
-      out.push({ name: recordName(bytes, c.pos, next), segment, offset, size, kind: "procedure", flags: 0 });
+      rows.kind.push(PROCEDURE_ROW);
+      rows.flags.push(0);
+    } else {
+      at = next;
+      continue;
     }
+    rows.stream.push(stream);
+    rows.module.push(module);
+    rows.nameAt.push(c.pos);
+    // A record too short for its fields has an empty name.
+    rows.nameEnd.push(Math.max(c.pos, next));
     at = next;
   }
 }
 
-/** A record's trailing name: NUL-terminated, or running to the record end. */
-function recordName(bytes: Uint8Array, pos: number, end: number): string {
-  const body = bytes.subarray(pos, end);
+/** A record's trailing name (`body`, from its first byte to the record's end): NUL-terminated, or running to the record end. */
+export function recordName(body: Uint8Array): string {
   const nul = body.indexOf(0);
   return utf8.decode(nul < 0 ? body : body.subarray(0, nul));
 }

@@ -68,6 +68,16 @@ export interface SectionAddress {
   characteristics?: number;
 }
 
+/** A PDB's function symbols looked up by RVA, each made (its name read) when a lookup returns it. */
+export interface PdbSymbolIndex {
+  /** The number of symbols ({@link Pdb.symbols}'s length). */
+  readonly count: number;
+  /** The last symbol starting at or below `rva`, within its size when it has one. */
+  at(rva: number): PdbSymbol | undefined;
+  /** Every symbol, sorted as {@link Pdb.symbols} gives them. */
+  all(): PdbSymbol[];
+}
+
 /** What parsePdb extracts from a PDB. */
 export interface Pdb {
   /** The PDB info stream header. */
@@ -100,4 +110,10 @@ export interface Pdb {
    * PDB has no section headers and none are given.
    */
   symbols(sections?: readonly SectionAddress[]): PdbSymbol[];
+  /**
+   * The same symbols looked up by RVA without making them all: one pass over the symbol records
+   * at parse kept each symbol's address, size and where its name lies; a lookup makes the one it
+   * returns. Throws as {@link symbols} does.
+   */
+  symbolIndex(sections?: readonly SectionAddress[]): PdbSymbolIndex;
 }
