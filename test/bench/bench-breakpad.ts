@@ -58,17 +58,19 @@ export interface Measured {
 
 const HAS_TIME = existsSync("/usr/bin/time");
 
-/** Runs `command` with its standard output in `out`; its CPU, wall time and peak RSS. */
+/**
+ * Runs `command` with its standard output in `out`; its CPU, wall time and peak RSS. The CPU and
+ * wall time are of the command alone; the peak RSS is from a second run under GNU time, whose own
+ * start (a millisecond or two of CPU) would otherwise count against a process that takes a few.
+ */
 export function measure(command: readonly string[], out: string): Measured {
-  const rssFile = `${out}.rss`;
   // bash's `times` prints its own CPU, then that of its children, to the millisecond.
-  const timed = HAS_TIME ? `/usr/bin/time -f %M -o "$1" "\${@:3}"` : `"\${@:3}"`;
   // `times` before and after: a shell started by a process may begin with children's times of
   // its own (seen when the bench runs as a background job), which the difference leaves out.
   // The wall time likewise, from the shell's clock around the command (bash 5's EPOCHREALTIME).
-  const script = `times; t0=$EPOCHREALTIME; ${timed} > "$2" 2>/dev/null; s=$?; t1=$EPOCHREALTIME; times; echo "$t0 $t1"; exit $s`;
+  const script = `times; t0=$EPOCHREALTIME; "\${@:2}" > "$1" 2>/dev/null; s=$?; t1=$EPOCHREALTIME; times; echo "$t0 $t1"; exit $s`;
   const started = performance.now();
-  const r = spawnSync("bash", ["-c", script, "bash", rssFile, out, ...command], { encoding: "utf8", cwd: ROOT, maxBuffer: 1 << 20 });
+  const r = spawnSync("bash", ["-c", script, "bash", out, ...command], { encoding: "utf8", cwd: ROOT, maxBuffer: 1 << 20 });
   let wallMs = performance.now() - started;
   const lines = r.stdout.trim().split("\n");
   const clock = /^([\d.]+) ([\d.]+)$/.exec(lines.pop() ?? "");
@@ -82,6 +84,8 @@ export function measure(command: readonly string[], out: string): Measured {
   const cpuMs = childrenMs(lines[lines.length - 1]) - childrenMs(lines[1]);
   let rss = 0;
   if (HAS_TIME) {
+    const rssFile = `${out}.rss`;
+    spawnSync("/usr/bin/time", ["-f", "%M", "-o", rssFile, ...command], { cwd: ROOT, stdio: "ignore" });
     const text = readFileSync(rssFile, "utf8").trim().split("\n");
     rss = Number(text[text.length - 1]) * 1024;
     rmSync(rssFile, { force: true });
@@ -284,22 +288,27 @@ async function bigSymRow(breakpad: string | undefined, scratch: string, rounds: 
   return firstTheirs === undefined ? { row, fileBytes, firstOurs } : { row, fileBytes, firstOurs, firstTheirs };
 }
 
-/** The batch row: 1,000 emulator dumps in one call, against one Breakpad process per dump (every tenth timed). */
-function batchRow(breakpad: string | undefined, scratch: string, jobs: number): Row {
+/**
+ * The batch rows: 1,000 emulator dumps in one call, with each of `jobs` (`--jobs N`), against one
+ * Breakpad process per dump (every tenth timed, once for all the rows).
+ */
+function batchRows(breakpad: string | undefined, scratch: string, jobs: readonly number[]): Row[] {
   const dir = join(scratch, "batch");
   mkdirSync(dir);
   const { dumps } = writeBatchDumps(dir);
-  const runs: Measured[] = [];
-  for (let i = 0; i < 3; i++) runs.push(check(measure([process.execPath, BIN, "walk", dir, "--symbols", dir, "--format", "jsonl", "--jobs", String(jobs)], join(scratch, "batch.out")), "batch walk"));
-  const ours = figures(runs);
   const perDump = (f: Figures): Figures => ({ cpuMs: f.cpuMs / dumps.length, wallMs: f.wallMs / dumps.length, rss: f.rss });
-  const row: Row = { work: `${dumps.length} emulator dumps in one call (--format jsonl --jobs ${jobs}), per dump`, ours: perDump(ours) };
-  if (breakpad !== undefined) {
-    const sampled = dumps.filter((_, i) => i % 10 === 0).map((d) => check(measure([breakpad, join(dir, d), dir], join(scratch, "theirs.out")), `Breakpad on ${d}`));
-    row.breakpad = figures(sampled);
-    row.note = `Breakpad: one process per dump, ${sampled.length} of them timed`;
-  }
-  return row;
+  const theirs =
+    breakpad === undefined ? undefined : figures(dumps.filter((_, i) => i % 10 === 0).map((d) => check(measure([breakpad, join(dir, d), dir], join(scratch, "theirs.out")), `Breakpad on ${d}`)));
+  return jobs.map((n) => {
+    const runs: Measured[] = [];
+    for (let i = 0; i < 3; i++) runs.push(check(measure([process.execPath, BIN, "walk", dir, "--symbols", dir, "--format", "jsonl", "--jobs", String(n)], join(scratch, "batch.out")), "batch walk"));
+    const row: Row = { work: `${dumps.length} emulator dumps in one call (--format jsonl --jobs ${n}), per dump`, ours: perDump(figures(runs)) };
+    if (theirs !== undefined) {
+      row.breakpad = theirs;
+      row.note = `Breakpad: one process per dump, ${Math.ceil(dumps.length / 10)} of them timed`;
+    }
+    return row;
+  });
 }
 
 const ms = (n: number): string => (n >= 1000 ? `${(n / 1000).toFixed(2)} s` : `${n.toFixed(n < 10 ? 1 : 0)} ms`);
@@ -339,7 +348,7 @@ export async function printBreakpadBench(): Promise<void> {
     }
     const big = await bigSymRow(breakpad, scratch, Math.max(3, Math.min(rounds, 3)));
     rows.push(big.row);
-    rows.push(batchRow(breakpad, scratch, 2));
+    rows.push(...batchRows(breakpad, scratch, [1, 2]));
     out(formatTable(rows));
     out(`node -e 0: ${ms(node.cpuMs)} CPU, ${ms(node.wallMs)} wall, ${mb(node.rss)} (medians of ${rounds})\n`);
     const first = big.firstTheirs === undefined ? "" : `, Breakpad ${ms(big.firstTheirs)}`;

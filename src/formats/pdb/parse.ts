@@ -135,7 +135,7 @@ export function parsePdb(input: Uint8Array | ByteSource): Pdb {
         // The symbols start after the 4-byte CodeView signature (CV_SIGNATURE_C13 = 4).
         if (m.symByteSize < 4) return;
         indexSymbols(b, 4, m.symByteSize, m.stream, modules.length, rows);
-        modules.push({ stream: m.stream, symByteSize: m.symByteSize, c11ByteSize: m.c11ByteSize, c13ByteSize: m.c13ByteSize, size: streamSize });
+        modules.push({ stream: m.stream, symByteSize: m.symByteSize, c11ByteSize: m.c11ByteSize, c13ByteSize: m.c13ByteSize });
       },
       m.symByteSize,
     );
@@ -190,8 +190,6 @@ interface PdbModule {
   symByteSize: number;
   c11ByteSize: number;
   c13ByteSize: number;
-  /** The stream's size. */
-  size: number;
 }
 
 /** What a symbol index reads from: the rows of the symbols, and the PDB's streams for their names, lines and inline sites. */
