@@ -667,7 +667,16 @@ export const TARGETS: readonly Target[] = [
     seeds: pdbSeeds,
     run(bytes) {
       const pdb = parsePdb(bytes);
-      pdb.symbols();
+      const all = pdb.symbols();
+      // Looked up by address in a fresh parse: each symbol made alone, its lines and inline sites read as asked.
+      const index = parsePdb(bytes).symbolIndex();
+      for (const s of all.slice(0, 16)) {
+        if (s.size === 0) continue;
+        const found = index.at(s.rva);
+        if (found === undefined || found.rva !== s.rva) throw new Error(`${s.name} at ${s.rva}: looked up by address, found ${found?.name}`);
+        void found.lines;
+        void found.inlines?.at(BigInt(s.rva));
+      }
       const file = parseSymbolFile(bytes, { name: "fuzz.pdb" });
       void file;
     },
