@@ -180,10 +180,33 @@ function progressBar(io: Io, total: number): { update(done: number, failed: numb
 }
 
 /**
- * Walks `files` with `jobs` workers (in this thread when `jobs` is 1) and writes their records or
- * the summary to `io.out` in input order. Returns the exit status: 0, or 2 when an input failed.
+ * When a batch's worker threads start: at once, or once a judge says so, told after each input
+ * the main thread walks how long it has walked, how many inputs and how many are not yet handed
+ * out ({@link workersWorthStarting}: a small batch is walked on the main thread alone).
  */
-export async function walkBatch(files: readonly string[], options: BatchOptions, jobs: number, io: Io & { errIsTty?: boolean }): Promise<number> {
+export type WorkerStart = "now" | ((elapsedMs: number, done: number, left: number) => boolean);
+
+/** How long the main thread walks before it judges whether workers are worth starting, ms. */
+export const WORKERS_AFTER_MS = 100;
+/** The work left, at the main thread's pace so far, that makes workers worth starting, ms. */
+export const WORKERS_WORTH_MS = 300;
+
+/**
+ * Whether a batch's workers are worth starting, the main thread having walked `done` inputs in
+ * `elapsedMs` with `left` not yet handed out: a worker costs about a tenth of a second of CPU to
+ * start (Node's own start-up in the thread, the command file, the warm-up of its compiled code)
+ * before it walks anything, so it pays only for work that would take this thread a few times that.
+ */
+export function workersWorthStarting(elapsedMs: number, done: number, left: number): boolean {
+  return elapsedMs >= WORKERS_AFTER_MS && done > 0 && (elapsedMs / done) * left >= WORKERS_WORTH_MS;
+}
+
+/**
+ * Walks `files` with `jobs` walkers at once (in this thread when `jobs` is 1: this thread and
+ * `jobs` − 1 workers, started as `start` says) and writes their records or the summary to
+ * `io.out` in input order. Returns the exit status: 0, or 2 when an input failed.
+ */
+export async function walkBatch(files: readonly string[], options: BatchOptions, jobs: number, io: Io & { errIsTty?: boolean }, start: WorkerStart = "now"): Promise<number> {
   const results: ({ file: string; result: BatchResult } | undefined)[] = new Array(files.length);
   let written = 0;
   let done = 0;
@@ -226,17 +249,22 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
     }
   } else {
     // `workers` walk at once: worker threads, and this thread as the last of them, which also
-    // writes the output (a batch on N cores starts N − 1 threads).
+    // writes the output (a batch on N cores starts N − 1 threads), first or alone.
     let next = 0;
-    const scratch = OUTPUT_FORMATS[options.format].records === true ? mkdtempSync(join(tmpdir(), "stackwalk-jsonl-")) : undefined;
+    const began = performance.now();
+    let walkedHere = 0;
+    let workersStarted = false;
+    // Where long records are written, made when the first is, or when workers start.
+    let scratchMade: string | undefined;
+    const scratch = OUTPUT_FORMATS[options.format].records === true ? (): string => (scratchMade ??= mkdtempSync(join(tmpdir(), "stackwalk-jsonl-"))) : undefined;
     const started: Worker[] = [];
     const runners: Promise<void>[] = [];
     // Set once the batch fails: this thread's runner walks no more of what it was sent.
     let halted = false;
     const localSymbols = new SymbolFileCache();
     try {
-      for (let k = 0; k < workers; k++) {
-        runners.push(new Promise<void>((resolve, reject) => {
+      const runner = (k: number): Promise<void> =>
+        new Promise<void>((resolve, reject) => {
           let runner: Runner | undefined;
           // The batch ends at its first failure: a worker's error, or output that could not be
           // written (its reader went away).
@@ -274,22 +302,36 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
             feed();
           };
           if (k === workers - 1) {
-            begin(localRunner(options, localSymbols, scratch, k, receive, fail, () => halted));
+            begin(localRunner(options, localSymbols, scratch, k, receive, fail, () => halted, walkedOne));
             return;
           }
-          startWorker({ ...options, ...(scratch === undefined ? {} : { scratch }), worker: k }).then((worker) => {
+          startWorker({ ...options, ...(scratch === undefined ? {} : { scratch: scratch() }), worker: k }).then((worker) => {
             started.push(worker);
             worker.on("message", receive);
             worker.on("online", () => begin({ post: (run) => worker.postMessage({ files: run }), end: () => worker.terminate().then(() => undefined) }));
             worker.on("error", fail);
           }, fail);
-        }));
+        });
+      const startWorkers = (): void => {
+        workersStarted = true;
+        for (let k = 0; k < workers - 1; k++) runners.push(runner(k));
+      };
+      // After each input this thread walks, until the workers have started.
+      const walkedOne = (): void => {
+        walkedHere++;
+        if (!workersStarted && !halted && start !== "now" && start(performance.now() - began, walkedHere, files.length - next)) startWorkers();
+      };
+      runners.push(runner(workers - 1));
+      if (start === "now") startWorkers();
+      // Every runner, those started meanwhile included.
+      for (let awaited = 0; awaited < runners.length; ) {
+        awaited = runners.length;
+        await Promise.all(runners);
       }
-      await Promise.all(runners);
     } finally {
       for (const w of started) void w.terminate();
       localSymbols.close();
-      if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+      if (scratchMade !== undefined) rmSync(scratchMade, { recursive: true, force: true });
     }
   }
   bar?.end();
@@ -312,11 +354,15 @@ interface Runner {
 /**
  * This thread as one of a batch's runners: each run is walked after the event loop has taken the
  * workers' messages that came meanwhile, so that they are written and sent more inputs first;
- * once the batch has `halted`, nothing more is walked.
+ * once the batch has `halted`, nothing more is walked. `walked` is told of each input walked.
  */
-function localRunner(options: BatchOptions, symbols: SymbolFileCache, scratch: string | undefined, index: number, receive: (message: RunResults) => void, fail: (e: unknown) => void, halted: () => boolean): Runner {
+function localRunner(options: BatchOptions, symbols: SymbolFileCache, scratch: (() => string) | undefined, index: number, receive: (message: RunResults) => void, fail: (e: unknown) => void, halted: () => boolean, walked: () => void): Runner {
   let count = 0;
-  const walk = (file: string): Promise<BatchResult> => walkHeld(file, options, symbols, scratch === undefined ? undefined : () => join(scratch, `${index}-${count++}.jsonl`));
+  const walk = async (file: string): Promise<BatchResult> => {
+    const result = await walkHeld(file, options, symbols, scratch === undefined ? undefined : () => join(scratch(), `${index}-${count++}.jsonl`));
+    walked();
+    return result;
+  };
   let queue = Promise.resolve();
   return {
     post(run) {

@@ -2,7 +2,7 @@
 import { breakpadRefusal } from "../analysis/breakpad-report.js";
 import { DEFAULT_MAX_FRAMES, DEFAULT_FRAME_BUDGET, DEFAULT_WORK_BUDGET } from "../walk/walk.js";
 import { EXIT, frameBudgetOption, workBudgetOption, isDirectory, noteTo, reportSymbols, maxFramesOption, pacVaBitsOption, parseOptions, SYMBOL_OPTIONS, symbolSpec, threadOption, UsageError, walkerOption, type Io } from "./common.js";
-import { expandDumps, jobsOption, walkBatch, type BatchOptions } from "./batch.js";
+import { expandDumps, jobsOption, walkBatch, workersWorthStarting, type BatchOptions } from "./batch.js";
 import { loadSnapshot, resolveThread } from "./load.js";
 import { loadInstructionDecoder } from "../node/disassembler.js";
 import { walkerChoices, walkerParagraph } from "./help.js";
@@ -58,7 +58,9 @@ ${walkerParagraph("  --walker W       ")}
                    return addresses lose a pointer authentication code: bits N-63 become
                    copies of bit 55 (Breakpad's report strips as Breakpad does instead)
   --jobs N         inputs walked at once: the main thread and N - 1 worker threads
-                   (default: the number of cores)
+                   (default: the number of cores, the workers started only once the
+                   batch has work left for them; a small batch is walked on the main
+                   thread alone)
   --format F       text (default), json (the documented schema, walk.schema.json), windbg
                    (kb-style, with kv's FPO notes on x86), breakpad and breakpad-m (a minidump
                    only: Breakpad's minidump_stackwalk report, human or -m pipe-delimited);
@@ -112,7 +114,8 @@ export async function walkCommand(argv: string[], io: Io): Promise<number> {
     };
     // The symbol path's own problems (a missing directory, a Windows path) are said once.
     reportSymbols(options.symbols, [], [], noteTo(io));
-    return walkBatch(files, options, jobsOption(values.jobs), io);
+    // Without --jobs, workers start only once the batch is worth them.
+    return walkBatch(files, options, jobsOption(values.jobs), io, values.jobs === undefined ? workersWorthStarting : "now");
   }
   if (values.jobs !== undefined) throw new UsageError("--jobs applies to several inputs (or a folder)");
   const threadChoice = threadOption(values.thread, true, true) ?? "all";

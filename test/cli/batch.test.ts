@@ -10,7 +10,9 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { MAX_RUN, runLength } from "../../src/cli/batch.js";
+import { MAX_RUN, runLength, walkBatch, WORKERS_AFTER_MS, WORKERS_WORTH_MS, workersWorthStarting, type BatchOptions } from "../../src/cli/batch.js";
+import { frameBudgetOption, symbolSpec, walkerOption } from "../../src/cli/common.js";
+import { DEFAULT_MAX_FRAMES } from "../../src/walk/walk.js";
 import { minidumpBytes } from "../../src/formats/minidump-write.js";
 import { RegionMemory } from "../../src/memory/region-memory.js";
 import type { Snapshot } from "../../src/model/snapshot.js";
@@ -110,6 +112,36 @@ describe("a batch's inputs are sent to the workers a few at a time", () => {
   it("runs of up to 8 inputs, shorter near the end so that every worker has two", () => {
     expect(MAX_RUN).toBe(8);
     expect([1000, 40, 32, 31, 9, 4, 3, 1].map((left) => runLength(left, 2))).toEqual([8, 8, 8, 7, 2, 1, 1, 1]);
+  });
+
+  it("without --jobs, workers start once the main thread has walked for 0.1 s and what is left would take it 0.3 s more", () => {
+    expect([WORKERS_AFTER_MS, WORKERS_WORTH_MS]).toEqual([100, 300]);
+    const cases: [elapsedMs: number, done: number, left: number][] = [
+      [50, 10, 10_000], // too soon to judge
+      [100, 0, 10_000], // nothing walked yet
+      [100, 50, 100], // 2 ms each, 0.2 s left: walked here
+      [100, 50, 150], // 0.3 s left: workers
+      [120, 40, 995], // a thousand small dumps: workers
+      [400, 2, 1], // one large dump left: walked here
+      [400, 2, 2], // two: workers
+    ];
+    expect(cases.map(([elapsed, done, left]) => workersWorthStarting(elapsed, done, left))).toEqual([false, false, false, true, true, false, true]);
+  });
+
+  it("workers started in the middle of a batch (after the main thread's third input) give the same records", async () => {
+    const options: BatchOptions = { format: "jsonl", walker: walkerOption(undefined), maxFrames: DEFAULT_MAX_FRAMES, frameBudget: frameBudgetOption(undefined), thread: "all", symbols: symbolSpec({}, {}), images: [] };
+    let out = "";
+    let err = "";
+    const judged: number[] = [];
+    const code = await walkBatch(inputs, options, 2, { out: (t) => (out += t), err: (t) => (err += t) }, (_, done, left) => {
+      judged.push(left);
+      return done >= 3;
+    });
+    // Judged after each of the main thread's inputs until the workers started, then no more.
+    expect(judged).toHaveLength(3);
+    expect(judged[2]!).toBeGreaterThan(0);
+    const one = await cli(["walk", dir, "--format", "jsonl", "--jobs", "1"]);
+    expect([code, out, err]).toEqual([one.code, one.out, one.err]);
   });
 
   it("records in input order, a record of over 4 Mi characters among them (written through a file), the same on workers and on one thread", async () => {
