@@ -180,9 +180,20 @@ describe("STACK CFI out of address order, as dump_syms writes it from the unwind
     size: fc.oneof(fc.constant(0x40), fc.integer({ min: 0, max: 0x90 })),
     deltas: fc.oneof(
       // The usual: ascending inside the range.
-      fc.uniqueArray(fc.integer({ min: 0, max: 0x3f }), { maxLength: 5 }).map((a) => a.sort((x, y) => x - y)),
+      fc.uniqueArray(fc.integer({ min: 0, max: 0x3f }), { maxLength: 5 }).map((a): (number | "end")[] => a.sort((x, y) => x - y)),
+      // Ascending inside the range, with a stray or two outside it ("end": at the range's end).
+      fc
+        .tuple(
+          fc.uniqueArray(fc.integer({ min: 0, max: 0x3f }), { maxLength: 5 }).map((a) => a.sort((x, y) => x - y)),
+          fc.array(fc.tuple(fc.oneof(fc.constant<"end">("end"), fc.integer({ min: -0x20, max: -1 }), fc.integer({ min: 0x90, max: 0xc0 })), fc.nat()), { minLength: 1, maxLength: 2 }),
+        )
+        .map(([rows, strays]) => {
+          const out: (number | "end")[] = [...rows];
+          for (const [stray, at] of strays) out.splice(at % (out.length + 1), 0, stray);
+          return out;
+        }),
       // Anything: out of order, repeated, outside the range.
-      fc.array(fc.integer({ min: -0x20, max: 0x80 }), { maxLength: 5 }),
+      fc.array(fc.integer({ min: -0x20, max: 0x80 }), { maxLength: 5 }).map((a): (number | "end")[] => a),
     ),
   });
 
@@ -193,7 +204,7 @@ describe("STACK CFI out of address order, as dump_syms writes it from the unwind
         inits.forEach((init, k) => {
           const start = 0x1000 + init.slot * 0x40;
           lines.push(`STACK CFI INIT ${hex(start)} ${hex(init.size)} .cfa: $rsp ${k + 8} + .ra: .cfa 8 - ^`);
-          init.deltas.forEach((off, d) => lines.push(`STACK CFI ${hex(Math.max(0, start + off))} .cfa: $rsp ${16 * (k + 1) + d} +`));
+          init.deltas.forEach((off, d) => lines.push(`STACK CFI ${hex(Math.max(0, start + (off === "end" ? init.size : off)))} .cfa: $rsp ${16 * (k + 1) + d} +`));
         });
         const file = lines.join("\n") + "\n";
         for (const sym of [parseBreakpadSym(file), readBreakpadSym(bytesSource(encoder.encode(file)))]) {
@@ -202,7 +213,7 @@ describe("STACK CFI out of address order, as dump_syms writes it from the unwind
           for (let rva = 0xff0; rva < 0x1000 + 17 * 0x40; rva += 3) expect(rulesAt(index, rva, 8), `rva ${hex(rva)}\n${file}`).toEqual(rulesAt(list, rva, 8));
         }
       }),
-      { numRuns: 400 },
+      { numRuns: 600 },
     );
   });
 });

@@ -91,13 +91,17 @@ function kept(count: number, keep: (row: number) => boolean): Uint32Array {
 }
 
 /**
- * Whether every INIT's delta rows lie inside its range in ascending order (an INIT of size 0 has
- * none): dump_syms writes each function's rows after its INIT so, while the functions come in the
- * order of the unwind sections, not of their addresses.
+ * Whether every INIT's delta rows inside its range come in ascending order: dump_syms writes each
+ * function's rows after its INIT so, while the functions come in the order of the unwind
+ * sections, not of their addresses. A row outside its INIT's range (dump_syms writes one at a
+ * function's end now and then) is a stray: the strays are returned, to be looked up on their own,
+ * with the INIT rows they follow. Undefined when some INIT's rows inside its range are out of order.
  */
-function groupedDeltas(tables: SymTables): boolean {
+function groupedDeltas(tables: SymTables): { strays: number[]; owners: Set<number> } | undefined {
   const inits = tables.cfiInits;
   const deltas = tables.cfiDeltas;
+  const strays: number[] = [];
+  const owners = new Set<number>();
   for (let row = 0; row < inits.length; row++) {
     const [first, end] = tables.cfiDeltaRange(row);
     const start = inits.get(row, CFI_INIT.address);
@@ -105,11 +109,16 @@ function groupedDeltas(tables: SymTables): boolean {
     let previous = start;
     for (let d = first; d < end; d++) {
       const address = deltas.get(d, CFI_DELTA.address);
-      if (address < previous || address >= limit) return false;
+      if (address < start || address >= limit) {
+        strays.push(d);
+        owners.add(row);
+        continue;
+      }
+      if (address < previous) return undefined;
       previous = address;
     }
   }
-  return true;
+  return { strays, owners };
 }
 
 /** Sorts `rows` by `key` (file order among equal keys), reading each key once. */
@@ -133,10 +142,15 @@ class TableCfi implements StackCfiIndex {
   private deltaAddress: Float64Array | undefined;
   /**
    * The delta rows need no sort: the INIT ranges kept are all there are and do not overlap, and
-   * each INIT's rows follow it in ascending order inside its range, so the rows of the whole file
-   * between an INIT's start and an address are that INIT's own (see {@link groupedDeltas}).
+   * each INIT's rows inside its range follow it in ascending order, so the rows of the whole file
+   * between an INIT's start and an address are that INIT's own, and the strays that lie there
+   * (see {@link groupedDeltas}).
    */
   private grouped = false;
+  /** With `grouped`: the stray delta rows by address (file order among equal ones), and the INIT rows they follow. */
+  private strayRow: Uint32Array | undefined;
+  private strayAddress: Float64Array | undefined;
+  private strayOwners: Set<number> | undefined;
 
   private built = false;
 
@@ -182,8 +196,17 @@ class TableCfi implements StackCfiIndex {
       this.initEnd = end.subarray(0, n);
       this.initRow = at.subarray(0, n);
     }
-    if (!tables.cfiDeltasInOrder && refused.count === 0 && !overlapped && groupedDeltas(tables)) this.grouped = true;
-    else if (!tables.cfiDeltasInOrder || refused.count > 0) {
+    const grouped = !tables.cfiDeltasInOrder && refused.count === 0 && !overlapped ? groupedDeltas(tables) : undefined;
+    if (grouped !== undefined) {
+      this.grouped = true;
+      if (grouped.strays.length > 0) {
+        const rows = Uint32Array.from(grouped.strays);
+        sortByKey(rows, (d) => deltas.get(d, CFI_DELTA.address));
+        this.strayRow = rows;
+        this.strayAddress = Float64Array.from(rows, (d) => deltas.get(d, CFI_DELTA.address));
+        this.strayOwners = grouped.owners;
+      }
+    } else if (!tables.cfiDeltasInOrder || refused.count > 0) {
       const rows = kept(deltas.length, (d) => !refused.deltas.has(d) && (refused.inits.size === 0 || !refused.inits.has(ownerOf(tables, d))));
       if (!tables.cfiDeltasInOrder) sortByKey(rows, (d) => deltas.get(d, CFI_DELTA.address));
       const addresses = new Float64Array(rows.length);
@@ -215,12 +238,31 @@ class TableCfi implements StackCfiIndex {
     if (this.grouped) {
       const deltas = t.cfiDeltas;
       const [first, end] = t.cfiDeltaRange(row);
+      const strays = this.strayAddress;
+      const strayFrom = strays === undefined ? 0 : lastAtOrBelow(strays.length, address - 1, (k) => strays[k]!) + 1;
+      if (strays === undefined || (!this.strayOwners!.has(row) && !(strayFrom < strays.length && strays[strayFrom]! <= rva))) {
+        for (let k = first; k < end; k++) {
+          const at = deltas.get(k, CFI_DELTA.address);
+          if (at > rva) break;
+          // The last row at an address is the one kept.
+          if (k + 1 < end && deltas.get(k + 1, CFI_DELTA.address) === at) continue;
+          found.push(t.cfiDeltaRules(k));
+        }
+        return { address, init: t.cfiInitRules(row), deltas: found };
+      }
+      // The INIT's own rows from its start to the address, and the strays there, by address and file order.
+      const rows: number[] = [];
       for (let k = first; k < end; k++) {
         const at = deltas.get(k, CFI_DELTA.address);
-        if (at > rva) break;
+        if (at >= address && at <= rva) rows.push(k);
+      }
+      for (let k = strayFrom; k < strays.length && strays[k]! <= rva; k++) rows.push(this.strayRow![k]!);
+      const at = (d: number): number => deltas.get(d, CFI_DELTA.address);
+      rows.sort((a, b) => at(a) - at(b) || a - b);
+      for (let k = 0; k < rows.length; k++) {
         // The last row at an address is the one kept.
-        if (k + 1 < end && deltas.get(k + 1, CFI_DELTA.address) === at) continue;
-        found.push(t.cfiDeltaRules(k));
+        if (k + 1 < rows.length && at(rows[k + 1]!) === at(rows[k]!)) continue;
+        found.push(t.cfiDeltaRules(rows[k]!));
       }
       return { address, init: t.cfiInitRules(row), deltas: found };
     }
