@@ -103,7 +103,8 @@ function groupedDeltas(tables: SymTables): { strays: number[]; owners: Set<numbe
   const strays: number[] = [];
   const owners = new Set<number>();
   for (let row = 0; row < inits.length; row++) {
-    const [first, end] = tables.cfiDeltaRange(row);
+    const first = tables.cfiDeltaFirst(row);
+    const end = tables.cfiDeltaEnd(row);
     const start = inits.get(row, CFI_INIT.address);
     const limit = start + inits.get(row, CFI_INIT.size);
     let previous = start;
@@ -237,7 +238,8 @@ class TableCfi implements StackCfiIndex {
     const found: string[] = [];
     if (this.grouped) {
       const deltas = t.cfiDeltas;
-      const [first, end] = t.cfiDeltaRange(row);
+      const first = t.cfiDeltaFirst(row);
+      const end = t.cfiDeltaEnd(row);
       const strays = this.strayAddress;
       const strayFrom = strays === undefined ? 0 : lastAtOrBelow(strays.length, address - 1, (k) => strays[k]!) + 1;
       if (strays === undefined || (!this.strayOwners!.has(row) && !(strayFrom < strays.length && strays[strayFrom]! <= rva))) {

@@ -544,10 +544,14 @@ export class SymTables {
     return true;
   }
 
-  /** The first delta row of INIT row `row`, and the one after its last. */
-  cfiDeltaRange(row: number): [first: number, end: number] {
-    const first = this.cfiInits.get(row, CFI_INIT.firstDelta);
-    return [first, row + 1 < this.cfiInits.length ? this.cfiInits.get(row + 1, CFI_INIT.firstDelta) : this.cfiDeltas.length];
+  /** The first delta row of INIT row `row`. */
+  cfiDeltaFirst(row: number): number {
+    return this.cfiInits.get(row, CFI_INIT.firstDelta);
+  }
+
+  /** The delta row after the last of INIT row `row` (two numbers, not a pair: a lookup's path makes no array for them). */
+  cfiDeltaEnd(row: number): number {
+    return row + 1 < this.cfiInits.length ? this.cfiInits.get(row + 1, CFI_INIT.firstDelta) : this.cfiDeltas.length;
   }
 
   /** The rules of CFI INIT row `row`. */
@@ -566,7 +570,8 @@ export class SymTables {
     const inits = this.cfiInits;
     for (let row = 0; row < inits.length; row++) {
       if (!keepInit(row)) continue;
-      const [first, end] = this.cfiDeltaRange(row);
+      const first = this.cfiDeltaFirst(row);
+      const end = this.cfiDeltaEnd(row);
       const deltas = [];
       for (let d = first; d < end; d++) if (keepDelta(d)) deltas.push({ address: this.cfiDeltas.get(d, CFI_DELTA.address), rules: this.cfiDeltaRules(d) });
       out.push({ address: inits.get(row, CFI_INIT.address), size: inits.get(row, CFI_INIT.size), init: this.cfiInitRules(row), deltas });
