@@ -243,10 +243,11 @@ export function execCfi(plan: CfiPlan, registers: Registers, memory: MemoryReade
   const ra = evaluateExpression(plan.rules.ra!, names, memory, cfa);
   if (ra === undefined) return failed(".ra");
   const given = new Map<string, bigint>();
-  for (const [name, e] of plan.rules.registers) {
+  // forEach, not for-of: no iterator and entry pair for each rule in code not yet optimised.
+  plan.rules.registers.forEach((e, name) => {
     const v = evaluateExpression(e, names, memory, cfa);
     if (v !== undefined) given.set(name, v);
-  }
+  });
   const out: Registers = {};
   const recovered: string[] = [];
   for (const r of m.registers) {

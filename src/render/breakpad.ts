@@ -107,11 +107,13 @@ function x86Registers(frame: Frame): [string, bigint][] {
   const regs = frame.registers;
   const out: [string, bigint][] = [];
   const ebp = regs["ebp"] ?? (frame.trust === "context" ? undefined : frame.unwindRegisters?.["ebp"]);
-  for (const [name, key] of X86_REGISTERS) {
+  // Pairs read by index, here and below: destructuring runs the iteration protocol, objects for each register in code not yet optimised.
+  for (let i = 0; i < X86_REGISTERS.length; i++) {
+    const key = X86_REGISTERS[i]![1];
     const value = key === "ebp" ? ebp : regs[key];
-    if (value !== undefined) out.push([name, value]);
+    if (value !== undefined) out.push([X86_REGISTERS[i]![0], value]);
   }
-  if (frame.trust === "context") for (const [name, key] of X86_CONTEXT_ONLY) out.push([name, regs[key] ?? 0n]);
+  if (frame.trust === "context") for (let i = 0; i < X86_CONTEXT_ONLY.length; i++) out.push([X86_CONTEXT_ONLY[i]![0], regs[X86_CONTEXT_ONLY[i]![1]] ?? 0n]);
   return out;
 }
 
@@ -135,9 +137,9 @@ function armRegisters(frame: Frame): [string, bigint][] {
   const regs = frame.registers;
   const out: [string, bigint][] = [];
   const all = frame.trust === "context";
-  for (const [name, key] of ARM_REGISTERS) {
-    const value = regs[key];
-    if (value !== undefined || all) out.push([name, value ?? 0n]);
+  for (let i = 0; i < ARM_REGISTERS.length; i++) {
+    const value = regs[ARM_REGISTERS[i]![1]];
+    if (value !== undefined || all) out.push([ARM_REGISTERS[i]![0], value ?? 0n]);
   }
   return out;
 }
@@ -166,8 +168,8 @@ export function formatRegisterLines(registers: readonly (readonly [string, bigin
   let out = "";
   let column = 0;
   for (let i = 0; i < registers.length; i++) {
-    const [name, value] = registers[i]!;
-    const text = ` ${name.padStart(5)} = ${hexPadded(value, digits)}`;
+    const register = registers[i]!;
+    const text = ` ${register[0].padStart(5)} = ${hexPadded(register[1], digits)}`;
     if (column + text.length > MAX_WIDTH) {
       column = 0;
       out += "\n ";

@@ -439,7 +439,10 @@ class JsonWriter {
     let n = 0;
     this.out.push("{");
     for (let i = 0; i < entries.length; i++) {
-      const [key, v] = entries[i]!;
+      // Read by index: destructuring runs the iteration protocol, an object or two per entry in code not yet optimised.
+      const entry = entries[i]!;
+      const key = entry[0];
+      const v = entry[1];
       if (v === undefined) continue;
       this.out.push((n++ > 0 ? "," : "") + (this.pretty ? `\n${inner}${JSON.stringify(key)}: ` : `${JSON.stringify(key)}:`));
       if (typeof v === "function") (v as Streamed)(this.out, inner);
