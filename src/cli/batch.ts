@@ -202,9 +202,9 @@ export function workersWorthStarting(elapsedMs: number, done: number, left: numb
 }
 
 /**
- * Walks `files` with `jobs` walkers at once (in this thread when `jobs` is 1: this thread and
- * `jobs` − 1 workers, started as `start` says) and writes their records or the summary to
- * `io.out` in input order. Returns the exit status: 0, or 2 when an input failed.
+ * Walks `files` with `jobs` walkers at once, this thread and `jobs` − 1 workers started as `start`
+ * says (this thread alone when `jobs` is 1), and writes their records or the summary to `io.out`
+ * in input order. Returns the exit status: 0, or 2 when an input failed.
  */
 export async function walkBatch(files: readonly string[], options: BatchOptions, jobs: number, io: Io & { errIsTty?: boolean }, start: WorkerStart = "now"): Promise<number> {
   const results: ({ file: string; result: BatchResult } | undefined)[] = new Array(files.length);
@@ -263,7 +263,7 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
     let halted = false;
     const localSymbols = new SymbolFileCache();
     try {
-      const runner = (k: number): Promise<void> =>
+      const startRunner = (k: number): Promise<void> =>
         new Promise<void>((resolve, reject) => {
           let runner: Runner | undefined;
           // The batch ends at its first failure: a worker's error, or output that could not be
@@ -314,14 +314,14 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
         });
       const startWorkers = (): void => {
         workersStarted = true;
-        for (let k = 0; k < workers - 1; k++) runners.push(runner(k));
+        for (let k = 0; k < workers - 1; k++) runners.push(startRunner(k));
       };
       // After each input this thread walks, until the workers have started.
       const walkedOne = (): void => {
         walkedHere++;
         if (!workersStarted && !halted && start !== "now" && start(performance.now() - began, walkedHere, files.length - next)) startWorkers();
       };
-      runners.push(runner(workers - 1));
+      runners.push(startRunner(workers - 1));
       if (start === "now") startWorkers();
       // Every runner, those started meanwhile included.
       for (let awaited = 0; awaited < runners.length; ) {
