@@ -5,7 +5,9 @@
  * (test/fixtures/c-programs-symbolizer): at each frame's lookup address (the PC, return address
  * − 1 for callers) the function, file and line the walk shows — and any inline frames before it —
  * are the symbolizer's, frame for frame. The same for inline-deep (test/fixtures/pdb-inline, inline
- * chains one to four deep), swept here on the emulated CPU.
+ * chains one to four deep), swept here on the emulated CPU. With the PDB's names in place of the
+ * sweep's (as a dump gets them), each module looks them up through the PDB's index, and the
+ * frames are the symbolizer's all the same.
  */
 import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";
@@ -40,11 +42,13 @@ const totals = { snapshots: 0, frames: 0, inlineFrames: 0, agree: 0 };
  * Walks every snapshot of `sweep` with the PDB at `pdbPath` attached and compares each frame
  * with the symbolizer's answers `truth`; returns the first differences.
  */
-function compareSweep(sweep: Sweep, pdbPath: string, truth: Map<bigint, string[]>): string[] {
+function compareSweep(sweep: Sweep, pdbPath: string, truth: Map<bigint, string[]>, names: "keep" | "replace" = "keep"): string[] {
   const pdb: SymbolFile = parseSymbolFile(readFileSync(pdbPath), { name: basename(pdbPath) });
   const differ: string[] = [];
   for (const snapshot of replaySweep(sweep)) {
-    attachSymbolFile(snapshot, pdb, { names: "keep" });
+    attachSymbolFile(snapshot, pdb, { names });
+    // In place of the sweep's names, the PDB's are looked up through its index, never all made.
+    if (names === "replace") expect(snapshot.modules.every((m) => m.symbolIndex !== undefined)).toBe(true);
     totals.snapshots++;
     const walk = walkThread(snapshot, snapshot.threads[0]!);
     expect(walk.frames.map((f) => f.addrPC), `step ${snapshot.step}`).toEqual(snapshot.threads[0]!.truth!.map((t) => t.pc));
@@ -78,6 +82,16 @@ describe("C programs: every frame's function, file and line are llvm-symbolizer'
   }
 });
 
+describe("the PDB's names in place of the sweep's, looked up by address: every frame still llvm-symbolizer's", () => {
+  for (const [folder, target] of SWEEPS) {
+    it(`${target}/recursion-callbacks`, () => {
+      const sweep = parseSweep(readFileSync(`${folder}/recursion-callbacks.sweep.json`, "utf8"));
+      const differ = compareSweep(sweep, `vectors/programs/c/build/${target}/recursion-callbacks.pdb`, symbolizerAnswers(`c-programs-symbolizer/${target}/recursion-callbacks.txt`), "replace");
+      expect(differ).toEqual([]);
+    });
+  }
+});
+
 describe("inline-deep: every frame of every snapshot, with its inline frames, is llvm-symbolizer's", () => {
   for (const target of ["x86", "x64"]) {
     it(`${target}: the program swept on the emulated CPU`, async () => {
@@ -85,6 +99,8 @@ describe("inline-deep: every frame of every snapshot, with its inline frames, is
       const { sweep } = await runImageFile(image, { sweep: true });
       const before = totals.inlineFrames;
       expect(compareSweep(sweep, image.replace(/\.exe$/, ".pdb"), symbolizer(target))).toEqual([]);
+      // The same with the PDB's names looked up through its index.
+      expect(compareSweep(sweep, image.replace(/\.exe$/, ".pdb"), symbolizer(target), "replace")).toEqual([]);
       expect(totals.inlineFrames - before).toBeGreaterThan(sweep.steps.length);
     });
   }
