@@ -17,6 +17,7 @@
 import { InputError } from "../../errors.js";
 import { ByteCursor } from "../../memory/cursor.js";
 import type { InlineSite, InlineSites } from "../../model/inline.js";
+import { recordName } from "./streams.js";
 
 const S_END = 0x0006;
 const S_THUNK32 = 0x1102;
@@ -46,7 +47,6 @@ const DEBUG_S_INLINEELINES = 0xf6;
 /** DEBUG_S_LINES flag: the block has column records after its line records. */
 const CV_LINES_HAVE_COLUMNS = 0x1;
 
-const utf8 = new TextDecoder("utf-8");
 
 /** One inline site record of a procedure: its inlinee (an IPI item id), its annotations, the site it is nested in (−1: the procedure). */
 export interface RawInlineSite {
@@ -62,13 +62,6 @@ export interface RawProcedureSites {
   segment: number;
   offset: number;
   sites: RawInlineSite[];
-}
-
-/** A record's trailing name: NUL-terminated, or running to the record end. */
-function nameAt(bytes: Uint8Array, pos: number, end: number): string {
-  const body = bytes.subarray(pos, end);
-  const nul = body.indexOf(0);
-  return utf8.decode(nul < 0 ? body : body.subarray(0, nul));
 }
 
 /** The inline sites of every procedure of a module's symbols, bytes [start, end) of its stream. */
@@ -146,11 +139,11 @@ export function readIpiNames(bytes: Uint8Array): Map<number, string> {
     if (kind === LF_FUNC_ID || kind === LF_MFUNC_ID || kind === LF_STRING_ID) {
       c.need(4, "IPI record", at + 4);
       const scope = c.u32("IPI record scope");
-      if (kind === LF_STRING_ID) strings.set(index, nameAt(bytes, c.pos, next));
+      if (kind === LF_STRING_ID) strings.set(index, recordName(bytes.subarray(c.pos, next)));
       else {
         c.need(4, "IPI function id", c.pos);
         c.skip(4);
-        funcs.push([index, kind === LF_FUNC_ID ? scope : 0, nameAt(bytes, c.pos, next)]);
+        funcs.push([index, kind === LF_FUNC_ID ? scope : 0, recordName(bytes.subarray(c.pos, next))]);
       }
     }
     at = next;
