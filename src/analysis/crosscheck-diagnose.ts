@@ -68,7 +68,7 @@ function ebpUse(snapshot: Snapshot, frame: Frame): EbpUse {
   const tables = module === undefined ? undefined : x86Tables(module, snapshot.memory);
   if (module === undefined || tables === undefined) return { kind: "unknown", words: "has no unwind record to say what it does with EBP" };
   const rva = Number(at - module.base);
-  const fd = outermostFrameData(tables.frameData, rva);
+  const fd = outermostFrameData(tables, rva);
   if (fd?.program !== undefined) {
     if (/^\s*\$T0\s+\$ebp\s+=/.test(fd.program)) return { kind: "frame", words: "sets up an EBP frame (its FrameData program starts from $ebp)" };
     if (/\$ebp\b[^=]*=/.test(fd.program)) return { kind: "general", words: "uses EBP as a general register (its FrameData program restores the caller's $ebp from the stack)" };

@@ -44,7 +44,7 @@ export {
 export { parsePdb, omapTranslate, MSF_MAGIC, type Pdb, type PdbInfo, type PdbSymbol, type PdbSymbolIndex, type PdbSection, type OmapEntry, type SectionAddress } from "../formats/pdb.js";
 export { parsePe, IMAGE_DIRECTORY_ENTRY, IMAGE_DEBUG_TYPE, PE_LIMITS, type PeImage, type PeSection, type PeDebugEntry, type CodeViewInfo, type RuntimeFunction } from "../formats/pe.js";
 export { readMappedImage, type MappedImage } from "../formats/pe-mapped.js";
-export { decodeFrameData, encodeFrameData, findFrameData, FRAME_DATA_SIZE, type FrameData } from "../formats/frame-data.js";
+export { decodeFrameData, encodeFrameData, findFrameData, FRAME_DATA_SIZE, type FrameData, type FrameDataIndex } from "../formats/frame-data.js";
 export {
   parseSymbolFile,
   breakpadSymbolFile,

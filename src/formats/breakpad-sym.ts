@@ -47,7 +47,7 @@ export {
   type BreakpadSymOptions,
 } from "./breakpad-sym/types.js";
 export { BreakpadSymParser, readBreakpadSym, symTables } from "./breakpad-sym/parser.js";
-export { breakpadFpoData, breakpadFrameData, stackWinToFpoData, stackWinToFrameData } from "./breakpad-sym/convert.js";
+export { breakpadFpoData, breakpadFrameData, breakpadFrameDataIndex, stackWinToFpoData, stackWinToFrameData } from "./breakpad-sym/convert.js";
 export { breakpadSymbols } from "./breakpad-sym/module-symbols.js";
 export { breakpadInlineSites, NAME_OMITTED } from "./breakpad-sym/inline-sites.js";
 

@@ -7,12 +7,12 @@
  */
 import { InputError } from "../errors.js";
 import { ByteCursor } from "../memory/cursor.js";
-import { FRAME_DATA_HAS_EH, FRAME_DATA_HAS_SEH, FRAME_DATA_IS_FUNCTION_START, type FrameData } from "../model/frame-data.js";
+import { FRAME_DATA_HAS_EH, FRAME_DATA_HAS_SEH, FRAME_DATA_IS_FUNCTION_START, type FrameData, type FrameDataIndex } from "../model/frame-data.js";
 import type { MemoryReader } from "../memory/reader.js";
 import { compilePostfix, FRAME_DATA_PROGRAM, isPostfixError, runPostfix, type PostfixCode, type PostfixError, type PostfixToken } from "./postfix.js";
-import { innermostContaining } from "./sorted-ranges.js";
+import { innermostContaining, outermostContaining } from "./sorted-ranges.js";
 
-export { FRAME_DATA_HAS_EH, FRAME_DATA_HAS_SEH, FRAME_DATA_IS_FUNCTION_START, type FrameData };
+export { FRAME_DATA_HAS_EH, FRAME_DATA_HAS_SEH, FRAME_DATA_IS_FUNCTION_START, type FrameData, type FrameDataIndex };
 
 /** sizeof(FRAMEDATA) as stored in the PDB stream, without the object form's RelocPtr (§2.1). */
 export const FRAME_DATA_SIZE = 32;
@@ -96,8 +96,17 @@ export function findFrameData(sorted: readonly FrameData[], rva: number): FrameD
 }
 
 /** A FrameData record's start and length, for the sorted-range searches. */
-export const frameDataStart = (r: FrameData): number => r.rvaStart;
-export const frameDataSize = (r: FrameData): number => r.codeSize;
+const frameDataStart = (r: FrameData): number => r.rvaStart;
+const frameDataSize = (r: FrameData): number => r.codeSize;
+
+/** Records sorted by rvaStart (the larger range first for equal starts), looked up as a {@link FrameDataIndex}. */
+export function frameDataIndexOf(sorted: readonly FrameData[]): FrameDataIndex {
+  return {
+    count: sorted.length,
+    innermost: (rva) => innermostContaining(sorted, rva, frameDataStart, frameDataSize),
+    outermost: (rva, maxBack) => outermostContaining(sorted, rva, frameDataStart, frameDataSize, maxBack),
+  };
+}
 
 /** One token of a program. */
 export type ProgramToken = PostfixToken;

@@ -19,7 +19,7 @@ import type { MemoryRegion } from "../memory/region-memory.js";
 import { machineFromImageFileMachine, type Machine } from "../model/machine.js";
 import { copyModule, hasSymbols, lineAt, withSymbolIndex, type Module, type ModuleSymbol, type ModuleUnwind, type SymbolIndex } from "../model/snapshot.js";
 import type { ByteSource } from "../memory/byte-source.js";
-import { breakpadFpoData, breakpadFrameData, parseBreakpadSym, readBreakpadSym, symTables, type BreakpadStackCfi, type BreakpadSymbols } from "./breakpad-sym.js";
+import { breakpadFpoData, breakpadFrameData, breakpadFrameDataIndex, parseBreakpadSym, readBreakpadSym, symTables, type BreakpadStackCfi, type BreakpadSymbols } from "./breakpad-sym.js";
 import { cfiIndex, cfiRecordsWithinLimits, cfiRefusals } from "./breakpad-sym/cfi-index.js";
 import { breakpadSymbols, symbolIndex } from "./breakpad-sym/module-symbols.js";
 import { lazyProperty } from "./lazy-property.js";
@@ -381,9 +381,11 @@ function attachOne(module: Module, memory: MemoryReader, file: SymbolFile, optio
   const sym = file.symbols;
   const { fpo, unconverted } = breakpadFpoData(sym);
   const tables = symTables(sym);
-  // FrameData records are made when a walk first asks for the module's records.
+  // A FrameData record is made when a lookup returns it; the list of them when it is read.
   const unwind: ModuleUnwind = { fpo, frameData: [], stackCfi: [], origin: `Breakpad ${origin}` };
   lazyProperty(unwind, "frameData", () => breakpadFrameData(sym));
+  const frameDataIndex = breakpadFrameDataIndex(sym);
+  if (frameDataIndex !== undefined) Object.defineProperty(unwind, "frameDataIndex", { value: frameDataIndex, enumerable: false, configurable: true, writable: true });
   let cfi: { refused: number; first?: string | undefined };
   if (tables === undefined) {
     const within = withinPostfixLimits(sym.stackCfi);

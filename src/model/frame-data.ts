@@ -41,3 +41,18 @@ export interface FrameData {
   /** The program string, once resolved from `/names`. */
   program?: string;
 }
+
+/**
+ * A module's FrameData records looked up by RVA without making them all: a `.sym` file's STACK WIN
+ * records, read from its tables when a lookup returns one, or a list made ready for lookups. A
+ * record is made once: every lookup that finds it returns the same object, which is also the
+ * one the module's `frameData` list holds when that list is made.
+ */
+export interface FrameDataIndex {
+  /** The number of records. */
+  readonly count: number;
+  /** The innermost record containing `rva`: what {@link findFrameData} finds in the records sorted by start, the larger range first. */
+  innermost(rva: number): FrameData | undefined;
+  /** The outermost record containing `rva` among the `maxBack` records that start nearest at or below it. */
+  outermost(rva: number, maxBack: number): FrameData | undefined;
+}

@@ -5,7 +5,7 @@
 import type { MemoryReader } from "../memory/reader.js";
 import type { AddressRange } from "../memory/window-memory.js";
 import type { FpoData } from "./fpo-data.js";
-import type { FrameData } from "./frame-data.js";
+import type { FrameData, FrameDataIndex } from "./frame-data.js";
 import type { InlineSites } from "./inline.js";
 import type { Machine } from "./machine.js";
 import type { BreakpadStackCfi, StackCfiIndex } from "./stack-cfi.js";
@@ -101,6 +101,12 @@ export interface ModuleUnwind {
   fpo: FpoData[];
   /** FrameData records with their program strings. */
   frameData: FrameData[];
+  /**
+   * The same records looked up by RVA without making them all, when a `.sym` file read lazily gave
+   * them (not enumerable): the walkers ask it instead of `frameData`, which is then made only when
+   * read.
+   */
+  frameDataIndex?: FrameDataIndex;
   /** Breakpad STACK CFI records (an INIT range with its delta rows), in file order (minidump.md §7). */
   stackCfi?: readonly BreakpadStackCfi[];
   /**

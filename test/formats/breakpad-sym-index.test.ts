@@ -3,13 +3,16 @@
  * needs. The work is counted, never timed: the bytes a lookup reads again from the file, against
  * the file's size. The index's answers are those of the records as lists (the symbolizer and the
  * STACK CFI table over `breakpadSymbols` and `stackCfi`, which the Breakpad reports test), for
- * files in order and out of it, with empty, repeated and overlapping records.
+ * files in order and out of it, with empty, repeated and overlapping records; the same for the
+ * STACK WIN records as FrameData (against the list made from the records themselves).
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { cfiTable, rulesAt } from "../../src/arch/cfi.js";
-import { breakpadSymbols, parseBreakpadSym, readBreakpadSym, symTables, type BreakpadSymbols } from "../../src/formats/breakpad-sym.js";
+import { breakpadSymbols, parseBreakpadSym, readBreakpadSym, stackWinToFrameData, symTables, type BreakpadSymbols } from "../../src/formats/breakpad-sym.js";
 import { cfiIndex } from "../../src/formats/breakpad-sym/cfi-index.js";
+import { findFrameData, type FrameData } from "../../src/formats/frame-data.js";
+import { outermostContaining } from "../../src/formats/sorted-ranges.js";
 import { attachSymbolFile } from "../../src/formats/symbol-file.js";
 import { bytesSource, type ByteSource } from "../../src/memory/byte-source.js";
 import { RegionMemory } from "../../src/memory/region-memory.js";
@@ -215,5 +218,58 @@ describe("STACK CFI out of address order, as dump_syms writes it from the unwind
       }),
       { numRuns: 600 },
     );
+  });
+});
+
+describe("STACK WIN FrameData looked up by address", () => {
+  /** One record: its slot, size, type (4 mostly, some 0) and whether it has a program. */
+  const winArb = fc.record({
+    slot: fc.integer({ min: 0, max: 40 }),
+    size: fc.oneof(fc.constant(0x40), fc.integer({ min: 0, max: 0x120 })),
+    type: fc.oneof(fc.constant(4), fc.constant(4), fc.constant(0)),
+    program: fc.boolean(),
+  });
+  const winLine = (w: { slot: number; size: number; type: number; program: boolean }, k: number): string =>
+    `STACK WIN ${w.type} ${hex(0x1000 + w.slot * 0x10)} ${hex(w.size)} ${k % 5} 0 ${hex((k % 3) * 4)} ${hex(k % 2 ? 8 : 0)} ${hex(k * 4)} 0 ${w.program ? `1 $T0 $ebp = $eip $T0 4 + ^ = $esp $T0 8 + = $ebp $T0 ^ = $L $T0 .cbSavedRegs - = $P $T0 8 + .cbParams + = ${k}` : "0 1"}`;
+
+  it("finds at every address the record the list of every record finds, one object per record", () => {
+    fc.assert(
+      fc.property(fc.array(winArb, { minLength: 1, maxLength: 30 }), (wins) => {
+        const file = ["MODULE windows x86 5A9832E5287241C1838ED98914E9B7FF1 x.pdb", ...wins.map(winLine)].join("\n") + "\n";
+        for (const sym of [parseBreakpadSym(file), readBreakpadSym(bytesSource(encoder.encode(file)))]) {
+          const unwind = attached(sym).unwind!;
+          const index = unwind.frameDataIndex!;
+          // The list made from the records themselves, not from the parse's tables.
+          const list = stackWinToFrameData(sym.stackWin);
+          expect(index.count).toBe(list.length);
+          const found: FrameData[] = [];
+          for (let rva = 0xff0; rva < 0x1000 + 0x2a0 + 0x120; rva += 3) {
+            const inner = index.innermost(rva);
+            expect(inner, `innermost ${hex(rva)}\n${file}`).toEqual(findFrameData(list, rva));
+            expect(index.outermost(rva, 3), `outermost ${hex(rva)}\n${file}`).toEqual(outermostContaining(list, rva, (r) => r.rvaStart, (r) => r.codeSize, 3));
+            if (inner !== undefined) found.push(inner);
+          }
+          // A record found twice is one object, and the one the module's list holds once made.
+          const all = unwind.frameData;
+          expect(all).toEqual(list);
+          for (const record of found) expect(all.includes(record)).toBe(true);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("reads one record's program from the file for a lookup, not the section's", () => {
+    const lines = ["MODULE windows x86 5A9832E5287241C1838ED98914E9B7FF1 big.pdb"];
+    for (let k = 0; k < 40_000; k++) lines.push(`STACK WIN 4 ${hex(0x1000 + k * 0x20)} 20 3 0 8 4 ${hex(k * 4)} 0 1 $T0 $ebp = $eip $T0 4 + ^ = $esp $T0 8 + = $ebp $T0 ^ = $L $T0 .cbSavedRegs - = $P $T0 8 + .cbParams + = ${k}`);
+    const bytes = encoder.encode(lines.join("\n") + "\n");
+    const source = counting(bytes);
+    const unwind = attached(readBreakpadSym(source)).unwind!;
+    const afterIndex = source.bytesRead;
+    const record = unwind.frameDataIndex!.innermost(0x1000 + 31_234 * 0x20 + 5)!;
+    expect(record).toMatchObject({ rvaStart: 0x1000 + 31_234 * 0x20, codeSize: 0x20, localSize: 31_234 * 4, savedRegsSize: 4, paramsSize: 8 });
+    expect(record.program).toMatch(/ = 31234$/);
+    expect(source.bytesRead - afterIndex).toBeLessThanOrEqual(65_536);
+    expect(source.bytesRead - afterIndex).toBeLessThan(bytes.length / 20);
   });
 });

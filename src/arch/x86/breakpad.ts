@@ -90,7 +90,7 @@ function winInfo(site: FrameSite): WinInfo | undefined {
   const unwind = module?.unwind;
   if (module === undefined || unwind === undefined) return undefined;
   const rva = Number(site.lookupPc - module.base);
-  const fd = findFrameData(unwind.frameData, rva);
+  const fd = unwind.frameDataIndex !== undefined ? unwind.frameDataIndex.innermost(rva) : findFrameData(unwind.frameData, rva);
   if (fd !== undefined) {
     return { type: 4, paramsSize: fd.paramsSize, savedRegsSize: fd.savedRegsSize, localsSize: fd.localSize, program: fd.program, allocatesBasePointer: false, frameData: fd };
   }

@@ -18,7 +18,7 @@ import type { FrameSite, UnwindStrategy } from "../../unwind/step.js";
 import type { StopPlan } from "../stop.js";
 import { decodeProlog, SCANNED, scanSlots, type PrologState } from "./code.js";
 import { acceptOrScan, EIP_ESP, EIP_ESP_EBP, epilogRule, inherited, RA_SEARCH_WORDS, siteCheck, U32, x86Site, type RecordSteps, type X86EpilogPlan, type X86Site } from "./site.js";
-import { findFpo, findFrameData } from "./tables.js";
+import { findFpo } from "./tables.js";
 
 /** An FPO_DATA record's rule for one frame, in the form the PC's place in the function asks for. */
 export type FpoPlan =
@@ -151,7 +151,7 @@ export const x86Fpo: UnwindStrategy<FpoPlan | StopPlan | X86EpilogPlan<FpoPlan>>
     const record = findFpo(found.tables.fpo, found.rva);
     if (record === undefined) {
       // No record of either kind covers the PC: an epilogue is still exact.
-      return findFrameData(found.tables.frameData, found.rva) === undefined ? epilogRule<FpoPlan>(site, found, { none: true }) : undefined;
+      return found.tables.frameDataIndex.innermost(found.rva) === undefined ? epilogRule<FpoPlan>(site, found, { none: true }) : undefined;
     }
     if (record.cbFrame === FRAME_TRAP || record.cbFrame === FRAME_TSS) return kernelFrameRule(record);
     const step = { paramsSize: record.cdwParams * 4, entry: entryOf(record, found.module.base) };

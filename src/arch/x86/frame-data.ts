@@ -17,7 +17,7 @@ import type { FrameSite, UnwindStrategy } from "../../unwind/step.js";
 import { scanSlots } from "./code.js";
 import { planOf, programReturnSlot, runAffine, runProgramRule, type ProgramInputs, type SlotPlan } from "./program-rule.js";
 import { acceptOrScan, epilogRule, RA_SEARCH_WORDS, siteCheck, U32, x86Site, type RecordSteps, type X86EpilogPlan, type X86Site } from "./site.js";
-import { findFrameData, outermostFrameData, parseRecordProgram, recordProgram, type ParsedProgram } from "./tables.js";
+import { outermostFrameData, parseRecordProgram, recordProgram, type ParsedProgram } from "./tables.js";
 
 /** The program Breakpad runs for a type-4 record without a program string (x86-fpo.md §5.2 step 4). */
 const NO_PROGRAM = parseRecordProgram("$T0 .raSearchStart = $eip $T0 ^ = $esp $T0 4 + =");
@@ -180,14 +180,14 @@ export const x86FrameData: UnwindStrategy<FrameDataPlan | RecordAtReturnPlan | X
   ruleFor(site: FrameSite) {
     const found = x86Site(site);
     if (found === undefined) return undefined;
-    const record = findFrameData(found.tables.frameData, found.rva);
+    const record = found.tables.frameDataIndex.innermost(found.rva);
     if (record === undefined) return undefined;
     let rule: FrameDataPlan | RecordAtReturnPlan = frameDataRule(site, found, record);
     if (site.index > 0) {
       // The return address's own RVA (the frame is looked up just before it).
       const returnRva = Number(site.pc - found.module.base);
-      const atReturn = findFrameData(found.tables.frameData, returnRva);
-      if (atReturn !== undefined && atReturn !== record && atReturn.rvaStart === returnRva && outermostFrameData(found.tables.frameData, returnRva) === outermostFrameData(found.tables.frameData, found.rva)) {
+      const atReturn = found.tables.frameDataIndex.innermost(returnRva);
+      if (atReturn !== undefined && atReturn !== record && atReturn.rvaStart === returnRva && outermostFrameData(found.tables, returnRva) === outermostFrameData(found.tables, found.rva)) {
         rule = { kind: "record-at-return", primary: rule, alternative: frameDataRule(site, found, atReturn) };
       }
     }

@@ -9,7 +9,7 @@
 import type { FrameData } from "../../formats/frame-data.js";
 import type { FpoData } from "../../model/fpo-data.js";
 import { moduleAt, type Snapshot } from "../../model/snapshot.js";
-import { findFpo, findFrameData, x86Tables } from "./tables.js";
+import { findFpo, x86Tables } from "./tables.js";
 
 /** A record behind a function-table handle. */
 export type X86FunctionTableEntry = { kind: "fpo"; moduleBase: bigint; record: FpoData } | { kind: "frame-data"; moduleBase: bigint; record: FrameData };
@@ -33,7 +33,7 @@ export function x86FunctionTableAccess(target: Snapshot, address: bigint): bigin
   const at = HANDLE_BASE + BigInt(target.modules.indexOf(module)) * MODULE_STRIDE;
   const fpo = findFpo(tables.fpo, rva);
   if (fpo !== undefined) return at + BigInt(tables.fpo.indexOf(fpo)) * RECORD_STRIDE;
-  const fd = findFrameData(tables.frameData, rva);
+  const fd = tables.frameDataIndex.innermost(rva);
   return fd === undefined ? 0n : at + BigInt(tables.frameData.indexOf(fd)) * RECORD_STRIDE + FRAME_DATA_BIT;
 }
 

@@ -10,7 +10,7 @@ import type { FrameSite, UnwindStrategy } from "../../unwind/step.js";
 import { scanRegisters, scanRuleFor, scanStrategy, type ScanMachine, type ScanPlan } from "../scan.js";
 import { returnAddressInfo } from "./code.js";
 import { inherited, SCAN_WORDS, SCAN_WORDS_CONTEXT, U32, x86Site } from "./site.js";
-import { findFpo, findFrameData } from "./tables.js";
+import { findFpo } from "./tables.js";
 
 /** Largest distance from a slot to the frame it links to for a scanned EBP to be believed (Breakpad: 128 KiB). */
 const MAX_EBP_DISTANCE = 128n * 1024n;
@@ -44,7 +44,7 @@ export const x86RecordlessScan: UnwindStrategy<ScanPlan> = {
   ruleFor(site: FrameSite): ScanPlan | undefined {
     const found = x86Site(site);
     if (found === undefined) return undefined;
-    if (findFrameData(found.tables.frameData, found.rva) !== undefined || findFpo(found.tables.fpo, found.rva) !== undefined) return undefined;
+    if (found.tables.frameDataIndex.innermost(found.rva) !== undefined || findFpo(found.tables.fpo, found.rva) !== undefined) return undefined;
     // The EBP chain is not to be trusted here: EBP carries over as it is.
     const options: { noRecordRva: number; guessFramePointer: boolean; callee?: { start: bigint; end: bigint } } = { noRecordRva: found.rva, guessFramePointer: false };
     if (found.callee !== undefined) options.callee = found.callee;

@@ -187,7 +187,7 @@ export function acceptOrScan(plan: { found: X86Site; steps: RecordSteps }, regis
 
 /** The RVA range [start, end) of the function containing the site's RVA, from its records or symbols. */
 export function functionRange(found: X86Site): { start: number; end: number } | undefined {
-  const fd = outermostFrameData(found.tables.frameData, found.rva);
+  const fd = outermostFrameData(found.tables, found.rva);
   if (fd !== undefined) return { start: fd.rvaStart, end: fd.rvaStart + fd.codeSize };
   const fpo = findFpo(found.tables.fpo, found.rva);
   if (fpo !== undefined) return { start: fpo.ulOffStart, end: fpo.ulOffStart + fpo.cbProcSize };

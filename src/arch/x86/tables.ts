@@ -5,8 +5,9 @@
  * image memory and kept in the walk's cache; lookups return the innermost record that contains an
  * RVA. Program strings are parsed once per record and cache.
  */
-import { findFrameData, frameDataSize, frameDataStart, parseProgram, type FrameData, type Program, type ProgramError } from "../../formats/frame-data.js";
-import { innermostContaining, outermostContaining } from "../../formats/sorted-ranges.js";
+import { findFrameData, frameDataIndexOf, parseProgram, type FrameData, type FrameDataIndex, type Program, type ProgramError } from "../../formats/frame-data.js";
+import { lazyProperty } from "../../formats/lazy-property.js";
+import { innermostContaining } from "../../formats/sorted-ranges.js";
 import { readMappedImage } from "../../formats/pe-mapped.js";
 import type { MemoryReader } from "../../memory/reader.js";
 import type { FpoData } from "../../model/fpo-data.js";
@@ -15,7 +16,10 @@ import { cacheSlot, ImageKeyed, keyed, keyedSlot, type UnwindCache } from "../..
 
 /** The records an x86 walker can use for one module, each list sorted by start RVA. */
 export interface X86Tables {
+  /** The FrameData records, made when read (a lookup asks {@link frameDataIndex}). */
   frameData: readonly FrameData[];
+  /** The FrameData records looked up by RVA. */
+  frameDataIndex: FrameDataIndex;
   fpo: readonly FpoData[];
   /** Where the records came from, in words. */
   origin: string;
@@ -43,8 +47,16 @@ function readTables(module: Module, images: MemoryReader): X86Tables | undefined
       origin = origin === "" ? "image debug directory" : `${origin} + image debug directory`;
     }
   }
-  const frameData = given?.frameData ?? [];
-  return frameData.length === 0 && fpo.length === 0 ? undefined : { frameData, fpo, origin };
+  const index = given?.frameDataIndex;
+  if (index === undefined) {
+    const frameData = given?.frameData ?? [];
+    return frameData.length === 0 && fpo.length === 0 ? undefined : { frameData, frameDataIndex: frameDataIndexOf(frameData), fpo, origin };
+  }
+  if (index.count === 0 && fpo.length === 0) return undefined;
+  // The list of a lazily read `.sym` file's records is made only when something reads it whole.
+  const tables: X86Tables = { frameData: [], frameDataIndex: index, fpo, origin };
+  lazyProperty(tables, "frameData", () => given!.frameData);
+  return tables;
 }
 
 /** The innermost FPO_DATA record containing `rva` in records sorted by ulOffStart. */
@@ -60,9 +72,9 @@ export { findFrameData };
 /** How far back {@link outermostFrameData} looks: more nested records than this for one address do not occur. */
 const MAX_NESTING = 64;
 
-/** The outermost FrameData record containing `rva` (the one for the whole function). */
-export function outermostFrameData(sorted: readonly FrameData[], rva: number): FrameData | undefined {
-  return outermostContaining(sorted, rva, frameDataStart, frameDataSize, MAX_NESTING);
+/** The outermost FrameData record of `tables` containing `rva` (the one for the whole function). */
+export function outermostFrameData(tables: X86Tables, rva: number): FrameData | undefined {
+  return tables.frameDataIndex.outermost(rva, MAX_NESTING);
 }
 
 /** A record's program, parsed, or why it does not parse. */

@@ -6,10 +6,11 @@
 import { InputError } from "../../errors.js";
 import { hex } from "../../hex.js";
 import type { FpoData } from "../../model/fpo-data.js";
-import type { FrameData } from "../../model/frame-data.js";
+import type { FrameData, FrameDataIndex } from "../../model/frame-data.js";
+import { countKeysAtOrBelow } from "../sorted-ranges.js";
 import { fail } from "./fields.js";
 import { symTables } from "./parser.js";
-import type { StackWinSizes } from "./tables.js";
+import type { StackWinSizes, SymTables } from "./tables.js";
 import { STACK_WIN_TYPE, type BreakpadStackWin, type BreakpadSymbols } from "./types.js";
 
 const U32_MAX = 0xffff_ffff;
@@ -124,19 +125,105 @@ function fpoData(sym: BreakpadSymbols): { fpo: FpoData[]; unconverted: number } 
 /**
  * The FrameData of a `.sym` file's type-4 STACK WIN records, sorted as {@link stackWinToFrameData}
  * sorts them; every record converts. Those of a parse are made once, and shared by every module
- * the file is attached to.
+ * the file is attached to (the same objects {@link breakpadFrameDataIndex} returns).
  */
 export function breakpadFrameData(sym: BreakpadSymbols): FrameData[] {
   const tables = symTables(sym);
   if (tables === undefined) return stackWinToFrameData(sym.stackWin);
-  return tables.derived(FRAME_DATA, () =>
-    tables
-      .frameDataRows()
-      .map((i) => frameDataOf(tables.stackWinSizes(i)))
-      .sort((a, b) => a.rvaStart - b.rvaStart || b.codeSize - a.codeSize),
-  );
+  return tables.derived(FRAME_DATA, () => frameDataIndexOfTables(tables).all());
 }
 const FRAME_DATA = {};
+
+/**
+ * The same records looked up by RVA, a record made (its program read from the file) when a lookup
+ * returns it; undefined for symbols that did not come from the parser. Made once per parse.
+ */
+export function breakpadFrameDataIndex(sym: BreakpadSymbols): FrameDataIndex | undefined {
+  const tables = symTables(sym);
+  return tables === undefined ? undefined : frameDataIndexOfTables(tables);
+}
+
+function frameDataIndexOfTables(tables: SymTables): SymFrameDataIndex {
+  return tables.derived(FRAME_DATA_INDEX, () => new SymFrameDataIndex(tables));
+}
+const FRAME_DATA_INDEX = {};
+
+/** A parse's type-4 STACK WIN rows in {@link stackWinToFrameData}'s order, their ranges as numbers. */
+class SymFrameDataIndex implements FrameDataIndex {
+  readonly count: number;
+  /** The STACK WIN row at each place, and its start and size. */
+  private readonly rows: Uint32Array;
+  private readonly starts: Float64Array;
+  private readonly sizes: Float64Array;
+  /** The records made so far, by place. */
+  private readonly made: (FrameData | undefined)[];
+
+  constructor(private readonly tables: SymTables) {
+    const fileOrder = tables.frameDataRows();
+    const n = fileOrder.length;
+    const starts = new Float64Array(n);
+    const sizes = new Float64Array(n);
+    let sorted = true;
+    for (let k = 0; k < n; k++) {
+      const row = fileOrder[k]!;
+      starts[k] = tables.stackWinStart(row);
+      sizes[k] = tables.stackWinCodeSize(row);
+      if (k > 0 && (starts[k]! < starts[k - 1]! || (starts[k] === starts[k - 1] && sizes[k]! > sizes[k - 1]!))) sorted = false;
+    }
+    this.count = n;
+    this.made = new Array<FrameData | undefined>(n);
+    if (sorted) {
+      this.rows = Uint32Array.from(fileOrder);
+      this.starts = starts;
+      this.sizes = sizes;
+      return;
+    }
+    // By start, the larger range first, then file order.
+    const order = new Uint32Array(n);
+    for (let k = 0; k < n; k++) order[k] = k;
+    order.sort((a, b) => starts[a]! - starts[b]! || sizes[b]! - sizes[a]! || a - b);
+    this.rows = new Uint32Array(n);
+    this.starts = new Float64Array(n);
+    this.sizes = new Float64Array(n);
+    for (let k = 0; k < n; k++) {
+      const from = order[k]!;
+      this.rows[k] = fileOrder[from]!;
+      this.starts[k] = starts[from]!;
+      this.sizes[k] = sizes[from]!;
+    }
+  }
+
+  innermost(rva: number): FrameData | undefined {
+    const starts = this.starts;
+    const sizes = this.sizes;
+    for (let k = this.countAtOrBelow(rva) - 1; k >= 0; k--) if (rva - starts[k]! < sizes[k]!) return this.record(k);
+    return undefined;
+  }
+
+  outermost(rva: number, maxBack: number): FrameData | undefined {
+    const starts = this.starts;
+    const sizes = this.sizes;
+    const end = this.countAtOrBelow(rva);
+    let best = -1;
+    for (let k = end - 1; k >= 0 && end - k <= maxBack; k--) if (rva - starts[k]! < sizes[k]!) best = k;
+    return best < 0 ? undefined : this.record(best);
+  }
+
+  /** Every record, in order. */
+  all(): FrameData[] {
+    return Array.from({ length: this.count }, (_, k) => this.record(k));
+  }
+
+  /** The number of places whose start is ≤ `rva`. */
+  private countAtOrBelow(rva: number): number {
+    const starts = this.starts;
+    return countKeysAtOrBelow(this.count, rva, (k) => starts[k]!);
+  }
+
+  private record(k: number): FrameData {
+    return (this.made[k] ??= frameDataOf(this.tables.stackWinSizes(this.rows[k]!)));
+  }
+}
 
 /** The STACK WIN records of `sym` of types 0-3 (FPO_DATA's frame kinds), in file order. */
 function fpoRecords(sym: BreakpadSymbols): BreakpadStackWin[] {

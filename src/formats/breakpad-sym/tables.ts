@@ -718,6 +718,16 @@ export class SymTables {
     return this.frameData;
   }
 
+  /** The RVA of the `i`th kept STACK WIN record. */
+  stackWinStart(i: number): number {
+    return this.wins.get(i, WIN.rva);
+  }
+
+  /** The code size of the `i`th kept STACK WIN record. */
+  stackWinCodeSize(i: number): number {
+    return this.wins.get(i, WIN.codeSize);
+  }
+
   /** The program of STACK WIN row `i` (one string for each text). */
   private program(r: readonly number[]): string {
     const text = this.text.text(r[WIN.program]!, r[WIN.program + 1]!);
