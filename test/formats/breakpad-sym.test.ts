@@ -9,6 +9,7 @@ import {
   breakpadSymbols,
   BreakpadSymParser,
   parseBreakpadSym,
+  readBreakpadSym,
   stackWinToFpoData,
   stackWinToFrameData,
   symbolStorePath,
@@ -16,6 +17,7 @@ import {
   type BreakpadSymbols,
 } from "../../src/formats/breakpad-sym.js";
 import { BYTE_LOOP_FROM } from "../../src/formats/breakpad-sym/parser.js";
+import { bytesSource } from "../../src/memory/byte-source.js";
 import { encodeFpoData } from "../../src/model/fpo-data.js";
 import { inputError } from "../support/input-error.js";
 
@@ -50,8 +52,8 @@ function ofType(s: BreakpadSymbols, type: number): BreakpadStackWin[] {
   return s.stackWin.filter((r) => r.type === type);
 }
 
-function pushInChunks(bytes: Uint8Array, size: number): BreakpadSymbols {
-  const p = new BreakpadSymParser();
+function pushInChunks(bytes: Uint8Array, size: number, options: { skipMalformed?: boolean } = {}): BreakpadSymbols {
+  const p = new BreakpadSymParser(options);
   for (let at = 0; at < bytes.length; at += size) p.push(bytes.subarray(at, at + size));
   return p.finish();
 }
@@ -242,6 +244,68 @@ describe("records read from the parse's tables, as symbol attachment reads them"
     const names = breakpadSymbols(sym);
     expect(names[3000]).toMatchObject({ name: "p", rva: 0x1fffffffffffn, kind: "public", paramSize: 0x80000001 });
     expect(names[5]!.lines).toEqual([{ rva: BigInt(0xfffffff0 - 5), size: 0x10n, line: 4000000000 - 5, file: "/src/narrow.c" }]);
+  });
+});
+
+describe("runs of FILE and STACK WIN records, however they are spaced and ended", () => {
+  // A Windows module's file is mostly FILE and STACK WIN lines. Each line below is written from
+  // known values, in dump_syms's usual form or not (two spaces, leading zeros, trailing spaces,
+  // CR LF, a field too long for its reader), and the records read back must be those values,
+  // with their line numbers and offsets, whichever reader took the line.
+  const hexOf = (v: number, form: { zeros: number }): string => "0".repeat(form.zeros) + v.toString(16);
+  const winArb = fc.record({
+    type: fc.integer({ min: 0, max: 4 }),
+    size: fc.integer({ min: 1, max: 0x30 }),
+    sizes: fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 6, maxLength: 6 }),
+    program: fc.option(fc.constantFrom("$T0 $ebp = $eip $T0 4 + ^ =", "$eip $esp ^ = $esp $esp 4 + =", "x"), { nil: undefined }),
+    flag: fc.integer({ min: 0, max: 3 }),
+    gap: fc.constantFrom(" ", " ", " ", "  "),
+    zeros: fc.constantFrom(0, 0, 0, 1, 6),
+    trailing: fc.constantFrom("", "", " "),
+  });
+  const fileArb = fc.record({ name: fc.constantFrom("c:\\src\\a.c", "/src/b c.h", "\u00e9t\u00e9.c", "x"), gap: fc.constantFrom(" ", " ", "  "), zeros: fc.constantFrom(0, 0, 2) });
+  const lineArb = fc.oneof({ weight: 3, arbitrary: winArb.map((w) => ({ kind: "win" as const, ...w })) }, { weight: 2, arbitrary: fileArb.map((f) => ({ kind: "file" as const, ...f })) }, { weight: 1, arbitrary: fc.constant({ kind: "bad" as const }) });
+
+  it("reads back the values each line was written from", () => {
+    fc.assert(
+      fc.property(fc.array(lineArb, { minLength: 1, maxLength: 40 }), fc.constantFrom("\n", "\r\n"), (lines, eol) => {
+        const text = [MODULE];
+        const wins: Omit<BreakpadStackWin, "offset">[] = [];
+        const files = new Map<number, string>();
+        const bad: number[] = [];
+        lines.forEach((l, k) => {
+          const lineNumber = text.length + 1;
+          if (l.kind === "bad") {
+            text.push(`STACK WIN 4 ${(0x100000 + k * 0x40).toString(16)} 10 123456789 0 0 0 0 0 1 $T0`);
+            bad.push(lineNumber);
+          } else if (l.kind === "file") {
+            text.push(["FILE", "0".repeat(l.zeros) + String(1000 + k), l.name].join(l.gap));
+            files.set(1000 + k, l.name);
+          } else {
+            const rva = 0x1000 + k * 0x40;
+            const [prolog, epilog, params, saved, locals, maxStack] = l.sizes as [number, number, number, number, number, number];
+            const form = { zeros: l.zeros };
+            const numbers = [l.type, rva, l.size, prolog, epilog, params, saved, locals, maxStack, l.program === undefined ? 0 : 1].map((v) => hexOf(v, form));
+            text.push(["STACK", "WIN", ...numbers, l.program ?? hexOf(l.flag, form)].join(l.gap) + l.trailing);
+            const record: Omit<BreakpadStackWin, "offset"> = { type: l.type, rva, codeSize: l.size, prologSize: prolog, epilogSize: epilog, paramsSize: params, savedRegsSize: saved, localsSize: locals, maxStackSize: maxStack, hasProgram: l.program !== undefined, line: lineNumber };
+            if (l.program !== undefined) record.program = l.program + l.trailing;
+            else record.allocatesBasePointer = l.flag !== 0;
+            wins.push(record);
+          }
+        });
+        const file = text.join(eol) + eol;
+        const bytes = utf8.encode(file);
+        for (const sym of [parseBreakpadSym(bytes, { skipMalformed: true }), readBreakpadSym(bytesSource(bytes), { skipMalformed: true }), pushInChunks(bytes, 37, { skipMalformed: true })]) {
+          expect(sym.stackWin.map(({ offset: _, ...r }) => r)).toEqual(wins);
+          // Each record's offset is its line's.
+          for (const r of sym.stackWin) expect(new TextDecoder().decode(bytes.subarray(r.offset, r.offset + 6))).toBe("STACK ");
+          expect(sym.files).toEqual(files);
+          expect(sym.malformedCount).toBe(bad.length);
+          if (bad.length > 0) expect(sym.firstMalformed?.reason).toMatch(new RegExp(`^line ${bad[0]}: `));
+        }
+      }),
+      { numRuns: 400 },
+    );
   });
 });
 

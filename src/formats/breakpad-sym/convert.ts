@@ -160,14 +160,14 @@ class SymFrameDataIndex implements FrameDataIndex {
 
   constructor(private readonly tables: SymTables) {
     const fileOrder = tables.frameDataRows();
+    const ranges = tables.frameDataRangeList();
     const n = fileOrder.length;
     const starts = new Float64Array(n);
     const sizes = new Float64Array(n);
     let sorted = true;
     for (let k = 0; k < n; k++) {
-      const row = fileOrder[k]!;
-      starts[k] = tables.stackWinStart(row);
-      sizes[k] = tables.stackWinCodeSize(row);
+      starts[k] = ranges[2 * k]!;
+      sizes[k] = ranges[2 * k + 1]!;
       if (k > 0 && (starts[k]! < starts[k - 1]! || (starts[k] === starts[k - 1] && sizes[k]! > sizes[k - 1]!))) sorted = false;
     }
     this.count = n;

@@ -34,6 +34,16 @@ const WINDOW = 1 << 16;
 /** A run of line records `<address> <size> <line> <file>`: hex and decimal fields, 32-bit each, trailing spaces allowed. */
 const LINE_RUN = /(?:[0-9A-Fa-f]{1,8} +[0-9A-Fa-f]{1,8} +[0-9]{1,9} +[0-9]{1,9} *(?:\r\n|\n|\r))+/y;
 
+/**
+ * A run of STACK WIN records in the usual form with one space between fields: type 0 to 4, rva
+ * and code size of up to 13 hex digits, six sizes and has_program of up to 8, then a program
+ * (has_program not zero) or the allocates_base_pointer flag and spaces. Every line it takes is
+ * one {@link stackRecord} reads, with the same values.
+ */
+const STACK_WIN_RUN = /(?:STACK WIN [0-4] [0-9A-Fa-f]{1,13} [0-9A-Fa-f]{1,13} (?:[0-9A-Fa-f]{1,8} ){6}(?:0{1,8} [0-9A-Fa-f]{1,8} *|(?!0{1,8} )[0-9A-Fa-f]{1,8} [^ \r\n][^\r\n]*)(?:\r\n|\n|\r))+/y;
+/** A run of FILE records in the usual form: `FILE`, a number of up to 15 digits, a name, one space between them. */
+const FILE_RUN = /(?:FILE [0-9]{1,15} [^ \r\n][^\r\n]*(?:\r\n|\n|\r))+/y;
+
 /** The end of the last line of `bytes` that ends in [start, limit], or `limit` when no line ends there (a longer line is cut and read strictly). */
 function lastLineEnd(bytes: Uint8Array, start: number, limit: number): number {
   for (let i = limit; i > start; i--) if (bytes[i - 1] === LF || bytes[i - 1] === CR) return bytes[i - 1] === CR && bytes[i] === LF ? i + 1 : i;
@@ -324,6 +334,11 @@ class LineParser {
     }
     const f = FIELDS;
     if (first !== 0x46 && first !== 0x50 && first !== 0x53 && first !== 0x49) return -1;
+    // Runs of FILE and STACK WIN records (most of a Windows module's file): checked by one pattern.
+    if (first === 0x53 ? b[c + 6] === 0x57 /* STACK W */ : first === 0x46 && b[c + 1] === 0x49 /* FI */) {
+      const end = this.recordRun(b, c, n, first === 0x53 ? STACK_WIN_RUN : FILE_RUN);
+      if (end > c) return end;
+    }
     const e = this.lineEnd(b, c, n);
     switch (first) {
       case 0x46 /* F */: {
@@ -376,6 +391,48 @@ class LineParser {
     }
     if (end > c) this.lineCount--;
     return end;
+  }
+
+  /**
+   * The end of the run of FILE or STACK WIN records at `c` that `run` checks (c when it checks
+   * none), each record added to the tables: a FILE's number and name; a FrameData (type 4) STACK
+   * WIN record's range (its other fields are read from its line when a record is made from it);
+   * a STACK WIN record of another type with all its fields, as a line on its own is read.
+   */
+  private recordRun(b: Uint8Array, c: number, n: number, run: RegExp): number {
+    const text = this.window(b, c, n);
+    run.lastIndex = c - this.windowStart;
+    if (!run.test(text)) return c;
+    // To the window's end at most: a run that goes on is taken up again by the next call.
+    const stop = this.windowStart + run.lastIndex;
+    const t = this.tables;
+    const at = this.regionStart;
+    const hex = HEX_VALUE;
+    const file = run === FILE_RUN;
+    let p = c;
+    while (p < stop) {
+      if (p > c) this.lineCount++;
+      const e = this.lineEnd(b, p, n);
+      const next = b[e] === CR && b[e + 1] === LF ? e + 2 : e + 1;
+      if (file) {
+        let j = p + 5;
+        let number = 0;
+        for (; b[j] !== SPACE; j++) number = number * 10 + (b[j]! - 0x30);
+        t.addFile(number, at + j + 1, at + e);
+      } else if (b[p + 10] !== 0x34 /* 4 */) this.stackRecord(b, p, e);
+      else {
+        const type = STACK_WIN_TYPE.FRAME_DATA;
+        let j = p + 12;
+        let rva = 0;
+        for (; b[j] !== SPACE; j++) rva = rva * 16 + hex[b[j]!]!;
+        let codeSize = 0;
+        for (j++; b[j] !== SPACE; j++) codeSize = codeSize * 16 + hex[b[j]!]!;
+        if (this.stackWinRanges[type]!.store(rva, codeSize)) t.addStackWinLine(type, rva, codeSize, this.lineCount, at + p, at + next);
+        else this.droppedStackWin++;
+      }
+      p = next;
+    }
+    return stop;
   }
 
   /**
@@ -483,15 +540,16 @@ class LineParser {
     const type = f[0]!;
     const rva = f[1]!;
     const codeSize = f[2]!;
-    const hasProgram = f[9]!;
     if (type > STACK_WIN_TYPE.FRAME_DATA || !Number.isSafeInteger(rva + codeSize)) return -1;
-    let allocates = 0;
     // Without a program, the rest of the line is the allocates_base_pointer flag, then nothing but spaces.
-    if (hasProgram === 0 && (allocates = allocatesBasePointer(b, f[10]!, f[11]!)) < 0) return -1;
-    if (this.stackWinRanges[type]!.store(rva, codeSize)) {
-      const program = hasProgram !== 0;
-      t.addStackWin(type, rva, codeSize, f[3]!, f[4]!, f[5]!, f[6]!, f[7]!, f[8]!, hasProgram, program ? at + f[10]! : 0, program ? at + f[11]! : 0, allocates !== 0, this.lineCount, at + c);
-    } else this.droppedStackWin++;
+    if (f[9] === 0 && allocatesBasePointer(b, f[10]!, f[11]!) < 0) return -1;
+    if (!this.stackWinRanges[type]!.store(rva, codeSize)) this.droppedStackWin++;
+    // A FrameData record's other fields are read again from its line when a record is made from it.
+    else if (type === STACK_WIN_TYPE.FRAME_DATA) t.addStackWinLine(type, rva, codeSize, this.lineCount, at + c, at + end);
+    else {
+      const program = f[9] !== 0;
+      t.addStackWin(type, rva, codeSize, f[3]!, f[4]!, f[5]!, f[6]!, f[7]!, f[8]!, f[9]!, program ? at + f[10]! : 0, program ? at + f[11]! : 0, !program && allocatesBasePointer(b, f[10]!, f[11]!) !== 0, this.lineCount, at + c);
+    }
     return end;
   }
 

@@ -16,6 +16,7 @@ import type { BreakpadStackCfi } from "../../model/stack-cfi.js";
 import { orderOfKeys } from "../sorted-ranges.js";
 import { HEX_VALUE } from "./digits.js";
 import { readInline } from "./inline-records.js";
+import { allocatesBasePointer, FIELDS, stackRecord } from "./scan.js";
 import { STACK_WIN_TYPE, type BreakpadFunc, type BreakpadInline as InlineRecord, type BreakpadInlineOrigin as InlineOriginRecord, type BreakpadLine, type BreakpadPublic, type BreakpadStackWin } from "./types.js";
 
 /** Marks a number outside the typed array's range, kept in a map instead. */
@@ -232,11 +233,20 @@ export const PUBLIC = { width: 5, address: 0, paramSize: 1, name: 2, multiple: 4
 /** FILE rows: number, name (start, end). */
 export const FILE = { width: 3, number: 0, name: 1 } as const;
 /**
- * STACK WIN rows: the record's ten numbers (type, rva, code_size, prolog, epilog, params,
- * saved_regs, locals, max_stack, has_program), the program (start, end), allocates_base_pointer,
- * the line number and the byte offset of the line.
+ * STACK WIN rows: type, rva, code_size (what decides which records a file keeps), the line number,
+ * and the line's bytes with its line end (start, end), from which a FrameData record's other
+ * fields are read when a record is made; for a record whose fields the pass kept (types 0-3,
+ * which attachment converts all at once, and lines the strict reader read), start is
+ * {@link FIELDS_KEPT} and end the index of its fields among the tables' `keptWins`.
  */
-export const WIN = { width: 15, type: 0, rva: 1, codeSize: 2, prolog: 3, epilog: 4, params: 5, savedRegs: 6, locals: 7, maxStack: 8, hasProgram: 9, program: 10, allocatesBasePointer: 12, line: 13, offset: 14 } as const;
+export const WIN = { width: 6, type: 0, rva: 1, codeSize: 2, line: 3, start: 4, end: 5 } as const;
+const FIELDS_KEPT = -1;
+/**
+ * A STACK WIN record's fields, as {@link SymTables.winFields} gives them: the ten numbers (type,
+ * rva, code_size, prolog, epilog, params, saved_regs, locals, max_stack, has_program), the
+ * program (start, end), allocates_base_pointer, the line number and the byte offset of the line.
+ */
+const WIN_FIELDS = { type: 0, rva: 1, codeSize: 2, prolog: 3, epilog: 4, params: 5, savedRegs: 6, locals: 7, maxStack: 8, hasProgram: 9, program: 10, allocatesBasePointer: 12, line: 13, offset: 14 } as const;
 /** STACK CFI INIT rows: address, size, rules (start, end), index of the first delta row. */
 export const CFI_INIT = { width: 5, address: 0, size: 1, rules: 2, firstDelta: 4 } as const;
 /** STACK CFI delta rows: address, rules (start, end). */
@@ -312,6 +322,10 @@ export class SymTables {
   /** The kept STACK WIN rows of types 0-3 (FPO_DATA) and of type 4 (FrameData), in file order. */
   private readonly fpo: number[] = [];
   private readonly frameData: number[] = [];
+  /** The ranges of the type-4 rows (start, size), in file order, as the pass adds them. */
+  private readonly frameDataRanges: number[] = [];
+  /** The fields of the STACK WIN records the pass kept them for (types 0-3, and lines the strict reader read). */
+  private readonly keptWins: number[][] = [];
   private winCount = 0;
   /** STACK WIN programs read so far, one string for each text. */
   private readonly programs = new Map<string, string>();
@@ -469,9 +483,30 @@ export class SymTables {
   }
 
   /**
-   * A kept STACK WIN record: its numbers in the record's order (type, rva, code_size, the six
-   * sizes, has_program), its program's text reference or the allocates_base_pointer flag, its
-   * line and the byte offset of the line.
+   * A kept type-4 STACK WIN record whose line, at file bytes [start, end) with its line end, the
+   * byte reader reads (scan.ts): its type and range now, its other fields read again from the line
+   * when a record is made from it ({@link winFields}).
+   */
+  addStackWinLine(type: number, rva: number, codeSize: number, line: number, start: number, end: number): void {
+    const row = this.winCount++;
+    if (type === STACK_WIN_TYPE.FRAME_DATA) {
+      this.frameData.push(row);
+      this.frameDataRanges.push(rva, codeSize);
+    } else this.fpo.push(row);
+    const r = this.wins.next;
+    r[0] = type;
+    r[1] = rva;
+    r[2] = codeSize;
+    r[3] = line;
+    r[4] = start;
+    r[5] = end;
+    this.wins.add();
+  }
+
+  /**
+   * A kept STACK WIN record with its fields: its numbers in the record's order (type to
+   * has_program), its program's text reference or the allocates_base_pointer flag, its line and
+   * the byte offset of the line.
    */
   addStackWin(
     type: number,
@@ -490,27 +525,8 @@ export class SymTables {
     line: number,
     offset: number,
   ): void {
-    const row = this.winCount++;
-    if (type === STACK_WIN_TYPE.FRAME_DATA) this.frameData.push(row);
-    else this.fpo.push(row);
-    const w = this.wins;
-    const r = w.next;
-    r[0] = type;
-    r[1] = rva;
-    r[2] = codeSize;
-    r[3] = prolog;
-    r[4] = epilog;
-    r[5] = params;
-    r[6] = savedRegs;
-    r[7] = locals;
-    r[8] = maxStack;
-    r[9] = hasProgram;
-    r[10] = programStart;
-    r[11] = programEnd;
-    r[12] = allocatesBasePointer ? 1 : 0;
-    r[13] = line;
-    r[14] = offset;
-    w.add();
+    this.keptWins.push([type, rva, codeSize, prolog, epilog, params, savedRegs, locals, maxStack, hasProgram, programStart, programEnd, allocatesBasePointer ? 1 : 0, line, offset]);
+    this.addStackWinLine(type, rva, codeSize, line, FIELDS_KEPT, this.keptWins.length - 1);
   }
 
   /** A STACK CFI INIT record, its rules at text [start, end). */
@@ -718,19 +734,38 @@ export class SymTables {
     return this.frameData;
   }
 
-  /** The RVA of the `i`th kept STACK WIN record. */
-  stackWinStart(i: number): number {
-    return this.wins.get(i, WIN.rva);
+  /** The ranges of {@link frameDataRows}, in the same order: start and size of each, one after the other. */
+  frameDataRangeList(): readonly number[] {
+    return this.frameDataRanges;
   }
 
-  /** The code size of the `i`th kept STACK WIN record. */
-  stackWinCodeSize(i: number): number {
-    return this.wins.get(i, WIN.codeSize);
+  /** The fields of STACK WIN row `i` (laid out as {@link WIN_FIELDS}), into `into`: read from its line now. */
+  private winFields(i: number, into: number[]): number[] {
+    const w = this.wins;
+    const start = w.get(i, WIN.start);
+    if (start === FIELDS_KEPT) {
+      const fields = this.keptWins[w.get(i, WIN.end)]!;
+      for (let c = 0; c < fields.length; c++) into[c] = fields[c]!;
+      return into;
+    }
+    const line = this.text.bytes(start, w.get(i, WIN.end));
+    let e = 0;
+    while (e < line.length && line[e] !== LF && line[e] !== CR) e++;
+    // The parse read the line: it reads now as it read then, unless the file changed since.
+    if (stackRecord(line, 0, e) < 0) throw new InputError("io", `the symbol file's STACK WIN line at offset 0x${start.toString(16)} no longer reads as it did (was the file changed?)`, { offset: start });
+    const f = FIELDS;
+    for (let c = WIN_FIELDS.type; c <= WIN_FIELDS.hasProgram; c++) into[c] = f[c]!;
+    into[WIN_FIELDS.program] = start + f[10]!;
+    into[WIN_FIELDS.program + 1] = start + f[11]!;
+    into[WIN_FIELDS.allocatesBasePointer] = f[9] === 0 && allocatesBasePointer(line, f[10]!, f[11]!) !== 0 ? 1 : 0;
+    into[WIN_FIELDS.line] = w.get(i, WIN.line);
+    into[WIN_FIELDS.offset] = start;
+    return into;
   }
 
   /** The program of STACK WIN row `i` (one string for each text). */
   private program(r: readonly number[]): string {
-    const text = this.text.text(r[WIN.program]!, r[WIN.program + 1]!);
+    const text = this.text.text(r[WIN_FIELDS.program]!, r[WIN_FIELDS.program + 1]!);
     const known = this.programs.get(text);
     if (known !== undefined) return known;
     this.programs.set(text, text);
@@ -742,38 +777,38 @@ export class SymTables {
    * call: for converting every record of a module without making an object for each first.
    */
   stackWinSizes(i: number): StackWinSizes {
-    const r = this.wins.row(i, this.winRow);
+    const r = this.winFields(i, this.winRow);
     const s = this.sizes;
-    s.rva = r[WIN.rva]!;
-    s.codeSize = r[WIN.codeSize]!;
-    s.prologSize = r[WIN.prolog]!;
-    s.paramsSize = r[WIN.params]!;
-    s.localsSize = r[WIN.locals]!;
-    s.savedRegsSize = r[WIN.savedRegs]!;
-    s.maxStackSize = r[WIN.maxStack]!;
-    s.program = r[WIN.hasProgram] !== 0 ? this.program(r) : undefined;
+    s.rva = r[WIN_FIELDS.rva]!;
+    s.codeSize = r[WIN_FIELDS.codeSize]!;
+    s.prologSize = r[WIN_FIELDS.prolog]!;
+    s.paramsSize = r[WIN_FIELDS.params]!;
+    s.localsSize = r[WIN_FIELDS.locals]!;
+    s.savedRegsSize = r[WIN_FIELDS.savedRegs]!;
+    s.maxStackSize = r[WIN_FIELDS.maxStack]!;
+    s.program = r[WIN_FIELDS.hasProgram] !== 0 ? this.program(r) : undefined;
     return s;
   }
 
   /** The `i`th kept STACK WIN record as an object; records with the same program share its string. */
   stackWinRecord(i: number): BreakpadStackWin {
-    const r = this.wins.row(i, []);
+    const r = this.winFields(i, []);
     const record: BreakpadStackWin = {
-      type: r[WIN.type]!,
-      rva: r[WIN.rva]!,
-      codeSize: r[WIN.codeSize]!,
-      prologSize: r[WIN.prolog]!,
-      epilogSize: r[WIN.epilog]!,
-      paramsSize: r[WIN.params]!,
-      savedRegsSize: r[WIN.savedRegs]!,
-      localsSize: r[WIN.locals]!,
-      maxStackSize: r[WIN.maxStack]!,
-      hasProgram: r[WIN.hasProgram] !== 0,
-      line: r[WIN.line]!,
-      offset: r[WIN.offset]!,
+      type: r[WIN_FIELDS.type]!,
+      rva: r[WIN_FIELDS.rva]!,
+      codeSize: r[WIN_FIELDS.codeSize]!,
+      prologSize: r[WIN_FIELDS.prolog]!,
+      epilogSize: r[WIN_FIELDS.epilog]!,
+      paramsSize: r[WIN_FIELDS.params]!,
+      savedRegsSize: r[WIN_FIELDS.savedRegs]!,
+      localsSize: r[WIN_FIELDS.locals]!,
+      maxStackSize: r[WIN_FIELDS.maxStack]!,
+      hasProgram: r[WIN_FIELDS.hasProgram] !== 0,
+      line: r[WIN_FIELDS.line]!,
+      offset: r[WIN_FIELDS.offset]!,
     };
     if (record.hasProgram) record.program = this.program(r);
-    else record.allocatesBasePointer = r[WIN.allocatesBasePointer] === 1;
+    else record.allocatesBasePointer = r[WIN_FIELDS.allocatesBasePointer] === 1;
     return record;
   }
 }
