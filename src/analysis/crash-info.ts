@@ -63,6 +63,14 @@ export interface CrashAnalysisInput {
   decoderMissing?: string | undefined;
 }
 
+/**
+ * Whether {@link analyzeCrash} disassembles the crashing instruction of `dump` (an x86-64 dump
+ * with an Exception stream): a caller loads a decoder for it only then.
+ */
+export function decodesCrashInstruction(dump: Minidump, machine: Machine): boolean {
+  return machine === "x64" && crashReason(dump) !== undefined;
+}
+
 /** The crash analysis of a dump with an Exception stream; undefined without one. */
 export function analyzeCrash(input: CrashAnalysisInput): CrashAnalysis | undefined {
   const { dump, machine, registers, memory, decoder } = input;
@@ -73,7 +81,7 @@ export function analyzeCrash(input: CrashAnalysisInput): CrashAnalysis | undefin
   const result: CrashAnalysis = { possibleBitFlips: [], inconsistencies: [] };
   let instruction: Instruction | undefined;
   const pc = registers["rip"];
-  if (machine === "x64" && pc !== undefined) {
+  if (decodesCrashInstruction(dump, machine) && pc !== undefined) {
     const bytes = instructionBytes(memory, pc);
     if (bytes !== undefined && decoder === undefined) result.note = `crash_info.instruction and the analysis of it are null: ${input.decoderMissing ?? "no disassembler was given"}`;
     const decoded = bytes === undefined ? undefined : decoder?.decode(bytes, pc, machine);

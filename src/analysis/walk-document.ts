@@ -7,7 +7,7 @@
  */
 import { crashSummary, type CrashSummary } from "./breakpad-crash.js";
 import { breakpadReport, type BreakpadReport } from "./breakpad-report.js";
-import { analyzeCrash } from "./crash-info.js";
+import { analyzeCrash, decodesCrashInstruction } from "./crash-info.js";
 import type { ExplainedWalk } from "./explain-model.js";
 import { EXPLAIN_FRAME_BUDGET, explainThreads } from "./explain-walk.js";
 import type { InstructionDecoder } from "./instruction.js";
@@ -45,8 +45,9 @@ export interface LoadedInput {
   symbolsGiven: boolean;
   /**
    * Loads the disassembler that states a dump's crashing instruction (the command line's is
-   * Capstone, when installed: src/node/disassembler.ts); called only when an output needs it.
-   * Absent: there is none, and the outputs say what they say without one.
+   * Capstone, when installed: src/node/disassembler.ts); called only when an output needs it,
+   * for a crash whose instruction is decoded (an x86-64 dump with an exception). Absent: there
+   * is none, and the outputs say what they say without one.
    */
   disassembler?: (() => Promise<Disassembler>) | undefined;
 }
@@ -144,7 +145,7 @@ export function walkDocument(input: LoadedInput, request: WalkRequest = {}): Wal
       if (dump === undefined) return undefined;
       const summary = crashSummary(dump);
       const crashed = snapshot.threads.find((t) => t.crashed);
-      if (summary === undefined || crashed === undefined || input.disassembler === undefined) return summary;
+      if (summary === undefined || crashed === undefined || input.disassembler === undefined || !decodesCrashInstruction(dump, snapshot.machine)) return summary;
       const found = await document.disassembler();
       const decoder = found !== undefined && "decoder" in found ? found.decoder : undefined;
       const instruction = analyzeCrash({ dump, machine: snapshot.machine, registers: crashed.registers, memory: snapshot.memory, decoder })?.instruction;

@@ -6,6 +6,7 @@
  * write an end after every input (the summary's table).
  */
 import type { WalkDocument, LoadedInput } from "../analysis/walk-document.js";
+import { decodesCrashInstruction } from "../analysis/crash-info.js";
 import { machineInfo } from "../model/machine.js";
 import { writeBreakpad, writeBreakpadMachineReadable } from "./breakpad.js";
 import { writeJson, type JsonContext } from "./json.js";
@@ -47,6 +48,8 @@ export async function jsonContextOf(document: WalkDocument, file?: string): Prom
   if (dump === undefined) return context;
   context.dump = dump;
   context.memory = snapshot.memory;
+  // The disassembler (Capstone, a WebAssembly module) is loaded only for a dump whose crash it reads.
+  if (!decodesCrashInstruction(dump, snapshot.machine)) return context;
   const disassembler = await document.disassembler();
   if (disassembler !== undefined && "decoder" in disassembler) context.decoder = disassembler.decoder;
   else if (disassembler !== undefined) context.decoderMissing = disassembler.missing;

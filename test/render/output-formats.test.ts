@@ -49,6 +49,26 @@ describe("the output-format table", () => {
     expect(JSON.parse(await written("json"))).toEqual(rest);
   });
 
+  it("loads the disassembler only for a dump whose crashing instruction it decodes (x86-64, with an exception)", async () => {
+    const x64 = fixtureFile("breakpad-corpus/linux_divide_by_zero.dmp");
+    for (const [file, symbols, loads] of [[DUMP, [STORE], 0], [x64, [], 1]] as const) {
+      for (const name of ["json", "jsonl", "text"]) {
+        const input = await loadSnapshot(file, { symbols: [...symbols] });
+        let calls = 0;
+        const disassembler = async (): Promise<{ missing: string }> => {
+          calls++;
+          return { missing: "none here" };
+        };
+        let text = "";
+        await outputFormat(name)!.write(walkDocument({ ...input, disassembler }), (t) => (text += t));
+        input.close();
+        expect(calls, `${file} ${name}`).toBe(loads);
+        // The x86-64 crash says why its instruction is null; the x86 one needs no disassembler.
+        if (name === "json") expect(text.includes("none here"), file).toBe(loads === 1);
+      }
+    }
+  });
+
   it("a batch's summary row reuses the first thread's walk its JSON Lines record made", async () => {
     const input = await loadSnapshot(DUMP, { symbols: [STORE] });
     const document = walkDocument(input);
