@@ -13,6 +13,7 @@ import {
   stackWinToFpoData,
   stackWinToFrameData,
   symbolStorePath,
+  type BreakpadStackCfi,
   type BreakpadStackWin,
   type BreakpadSymbols,
 } from "../../src/formats/breakpad-sym.js";
@@ -247,8 +248,8 @@ describe("records read from the parse's tables, as symbol attachment reads them"
   });
 });
 
-describe("runs of FILE and STACK WIN records, however they are spaced and ended", () => {
-  // A Windows module's file is mostly FILE and STACK WIN lines. Each line below is written from
+describe("runs of FILE, STACK WIN and STACK CFI records, however they are spaced and ended", () => {
+  // A module's file is mostly FILE, STACK WIN and STACK CFI lines. Each line below is written from
   // known values, in dump_syms's usual form or not (two spaces, leading zeros, trailing spaces,
   // CR LF, a field too long for its reader), and the records read back must be those values,
   // with their line numbers and offsets, whichever reader took the line.
@@ -264,7 +265,19 @@ describe("runs of FILE and STACK WIN records, however they are spaced and ended"
     trailing: fc.constantFrom("", "", " "),
   });
   const fileArb = fc.record({ name: fc.constantFrom("c:\\src\\a.c", "/src/b c.h", "\u00e9t\u00e9.c", "x"), gap: fc.constantFrom(" ", " ", "  "), zeros: fc.constantFrom(0, 0, 2) });
-  const lineArb = fc.oneof({ weight: 3, arbitrary: winArb.map((w) => ({ kind: "win" as const, ...w })) }, { weight: 2, arbitrary: fileArb.map((f) => ({ kind: "file" as const, ...f })) }, { weight: 1, arbitrary: fc.constant({ kind: "bad" as const }) });
+  const cfiArb = fc.record({
+    init: fc.boolean(),
+    size: fc.integer({ min: 0, max: 0x100 }),
+    rules: fc.constantFrom(".cfa: $esp 4 + .ra: .cfa 4 - ^", "$ebp: .cfa 8 - ^", ".cfa: $rsp 16 +  "),
+    gap: fc.constantFrom(" ", " ", " ", "  "),
+    zeros: fc.constantFrom(0, 0, 0, 3),
+  });
+  const lineArb = fc.oneof(
+    { weight: 3, arbitrary: winArb.map((w) => ({ kind: "win" as const, ...w })) },
+    { weight: 2, arbitrary: fileArb.map((f) => ({ kind: "file" as const, ...f })) },
+    { weight: 3, arbitrary: cfiArb.map((c) => ({ kind: "cfi" as const, ...c })) },
+    { weight: 1, arbitrary: fc.constant({ kind: "bad" as const }) },
+  );
 
   it("reads back the values each line was written from", () => {
     fc.assert(
@@ -272,10 +285,23 @@ describe("runs of FILE and STACK WIN records, however they are spaced and ended"
         const text = [MODULE];
         const wins: Omit<BreakpadStackWin, "offset">[] = [];
         const files = new Map<number, string>();
+        const cfi: BreakpadStackCfi[] = [];
         const bad: number[] = [];
         lines.forEach((l, k) => {
           const lineNumber = text.length + 1;
-          if (l.kind === "bad") {
+          if (l.kind === "cfi") {
+            const address = 0x2000 + k * 0x10;
+            const hexAddress = hexOf(address, l);
+            if (l.init) {
+              text.push(["STACK", "CFI", "INIT", hexAddress, hexOf(l.size, l), l.rules].join(l.gap));
+              cfi.push({ address, size: l.size, init: l.rules, deltas: [] });
+            } else {
+              text.push(["STACK", "CFI", hexAddress, l.rules].join(l.gap));
+              // A delta row with no INIT before it is malformed.
+              if (cfi.length === 0) bad.push(lineNumber);
+              else cfi[cfi.length - 1]!.deltas.push({ address, rules: l.rules });
+            }
+          } else if (l.kind === "bad") {
             text.push(`STACK WIN 4 ${(0x100000 + k * 0x40).toString(16)} 10 123456789 0 0 0 0 0 1 $T0`);
             bad.push(lineNumber);
           } else if (l.kind === "file") {
@@ -300,6 +326,7 @@ describe("runs of FILE and STACK WIN records, however they are spaced and ended"
           // Each record's offset is its line's.
           for (const r of sym.stackWin) expect(new TextDecoder().decode(bytes.subarray(r.offset, r.offset + 6))).toBe("STACK ");
           expect(sym.files).toEqual(files);
+          expect(sym.stackCfi).toEqual(cfi);
           expect(sym.malformedCount).toBe(bad.length);
           if (bad.length > 0) expect(sym.firstMalformed?.reason).toMatch(new RegExp(`^line ${bad[0]}: `));
         }

@@ -43,6 +43,13 @@ const LINE_RUN = /(?:[0-9A-Fa-f]{1,8} +[0-9A-Fa-f]{1,8} +[0-9]{1,9} +[0-9]{1,9} 
 const STACK_WIN_RUN = /(?:STACK WIN [0-4] [0-9A-Fa-f]{1,13} [0-9A-Fa-f]{1,13} (?:[0-9A-Fa-f]{1,8} ){6}(?:0{1,8} [0-9A-Fa-f]{1,8} *|(?!0{1,8} )[0-9A-Fa-f]{1,8} [^ \r\n][^\r\n]*)(?:\r\n|\n|\r))+/y;
 /** A run of FILE records in the usual form: `FILE`, a number of up to 15 digits, a name, one space between them. */
 const FILE_RUN = /(?:FILE [0-9]{1,15} [^ \r\n][^\r\n]*(?:\r\n|\n|\r))+/y;
+/** A run of STACK CFI INIT and delta records in the usual form: address (and size) of up to 13 hex digits, rules, one space between fields. */
+const STACK_CFI_RUN = /(?:STACK CFI (?:INIT [0-9A-Fa-f]{1,13} [0-9A-Fa-f]{1,13}|[0-9A-Fa-f]{1,13}) [^ \r\n][^\r\n]*(?:\r\n|\n|\r))+/y;
+
+/** Which records a run holds (see {@link LineParser.recordRun}). */
+const FILE_LINES = 0;
+const STACK_WIN_LINES = 1;
+const STACK_CFI_LINES = 2;
 
 /** The end of the last line of `bytes` that ends in [start, limit], or `limit` when no line ends there (a longer line is cut and read strictly). */
 function lastLineEnd(bytes: Uint8Array, start: number, limit: number): number {
@@ -334,9 +341,10 @@ class LineParser {
     }
     const f = FIELDS;
     if (first !== 0x46 && first !== 0x50 && first !== 0x53 && first !== 0x49) return -1;
-    // Runs of FILE and STACK WIN records (most of a Windows module's file): checked by one pattern.
-    if (first === 0x53 ? b[c + 6] === 0x57 /* STACK W */ : first === 0x46 && b[c + 1] === 0x49 /* FI */) {
-      const end = this.recordRun(b, c, n, first === 0x53 ? STACK_WIN_RUN : FILE_RUN);
+    // Runs of FILE, STACK WIN and STACK CFI records (most of a module's file): checked by one pattern.
+    const run = first === 0x46 ? (b[c + 1] === 0x49 /* FI */ ? FILE_RUN : undefined) : first !== 0x53 ? undefined : b[c + 6] === 0x57 /* STACK W */ ? STACK_WIN_RUN : b[c + 6] === 0x43 /* STACK C */ ? STACK_CFI_RUN : undefined;
+    if (run !== undefined) {
+      const end = this.recordRun(b, c, n, run);
       if (end > c) return end;
     }
     const e = this.lineEnd(b, c, n);
@@ -394,10 +402,12 @@ class LineParser {
   }
 
   /**
-   * The end of the run of FILE or STACK WIN records at `c` that `run` checks (c when it checks
-   * none), each record added to the tables: a FILE's number and name; a FrameData (type 4) STACK
-   * WIN record's range (its other fields are read from its line when a record is made from it);
-   * a STACK WIN record of another type with all its fields, as a line on its own is read.
+   * The end of the run of FILE, STACK WIN or STACK CFI records at `c` that `run` checks (c when
+   * it checks none), each record added to the tables: a FILE's number and name; a FrameData
+   * (type 4) STACK WIN record's range (its other fields are read from its line when a record is
+   * made from it); a STACK WIN record of another type with all its fields, as a line on its own
+   * is read; a STACK CFI record's address (and size) and rules. The run ends before a delta
+   * record with no INIT before it, which the strict reader then reads.
    */
   private recordRun(b: Uint8Array, c: number, n: number, run: RegExp): number {
     const text = this.window(b, c, n);
@@ -408,7 +418,7 @@ class LineParser {
     const t = this.tables;
     const at = this.regionStart;
     const hex = HEX_VALUE;
-    const file = run === FILE_RUN;
+    const kind = run === FILE_RUN ? FILE_LINES : run === STACK_WIN_RUN ? STACK_WIN_LINES : STACK_CFI_LINES;
     // The window holds the run: its text finds each line's end, unless it holds a CR.
     const from = this.windowStart;
     const plain = !this.windowHasCR;
@@ -417,7 +427,23 @@ class LineParser {
       if (p > c) this.lineCount++;
       const e = plain ? from + text.indexOf("\n", p - from) : this.lineEnd(b, p, n);
       const next = b[e] === CR && b[e + 1] === LF ? e + 2 : e + 1;
-      if (file) {
+      if (kind === STACK_CFI_LINES) {
+        let j = p + 10;
+        let address = 0;
+        if (b[j] === 0x49 /* INIT */) {
+          for (j += 5; b[j] !== SPACE; j++) address = address * 16 + hex[b[j]!]!;
+          let size = 0;
+          for (j++; b[j] !== SPACE; j++) size = size * 16 + hex[b[j]!]!;
+          t.addCfiInit(address, size, at + j + 1, at + e);
+        } else {
+          for (; b[j] !== SPACE; j++) address = address * 16 + hex[b[j]!]!;
+          if (!t.addCfiDelta(address, at + j + 1, at + e)) {
+            // Before any INIT: the line is read on its own.
+            if (p > c) this.lineCount--;
+            return p;
+          }
+        }
+      } else if (kind === FILE_LINES) {
         let j = p + 5;
         let number = 0;
         for (; b[j] !== SPACE; j++) number = number * 10 + (b[j]! - 0x30);
