@@ -18,6 +18,7 @@ import { bytesSource, type ByteSource } from "../../src/memory/byte-source.js";
 import { RegionMemory } from "../../src/memory/region-memory.js";
 import type { Module } from "../../src/model/snapshot.js";
 import { symbolize } from "../../src/unwind/symbolize.js";
+import { inputError } from "../support/input-error.js";
 
 const encoder = new TextEncoder();
 const hex = (n: number): string => n.toString(16);
@@ -257,6 +258,17 @@ describe("STACK WIN FrameData looked up by address", () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it("names the line's offset when a FrameData record's line no longer reads as it did (the file changed)", () => {
+    const file = encoder.encode(["MODULE windows x86 5A9832E5287241C1838ED98914E9B7FF1 x.pdb", "STACK WIN 4 1000 20 3 0 8 4 10 0 1 $T0 .raSearch = $eip $T0 ^ =", ""].join("\n"));
+    const unwind = attached(readBreakpadSym(bytesSource(file))).unwind!;
+    const line = file.indexOf(0x0a) + 1;
+    // The file changes under the parse: the prolog size is no longer hex.
+    file[line + "STACK WIN 4 1000 20 ".length] = 0x78;
+    const err = inputError(() => unwind.frameDataIndex!.innermost(0x1004));
+    expect(err.offset).toBe(line);
+    expect(err.message).toMatch(/no longer reads as it did/);
   });
 
   it("reads one record's program from the file for a lookup, not the section's", () => {
