@@ -26,7 +26,7 @@ export function storeFileName(path: string, what: string): string {
     [/[\u0000-\u001f\u007f]/.test(base), () => "a control character (NUL, a line break, …) in its name"],
     [/[:*?"<>|]/.test(base), () => `a character no Windows file name has (${base.match(/[:*?"<>|]/)![0]}), as in a drive letter or a stream name`],
     [/[. ]$/.test(base), () => "a name ending in a dot or a space, which Windows strips"],
-    [/^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\.|$)/i.test(base), () => "the name of a Windows device (CON, NUL, COM1, …)"],
+    [/^(con|prn|aux|nul|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3])(\.|$)/i.test(base), () => "the name of a Windows device (CON, NUL, COM1, …)"],
     [new TextEncoder().encode(base).length > STORE_NAME_MAX_BYTES, () => `a name of more than ${STORE_NAME_MAX_BYTES} bytes`],
   ];
   const refused = refusals.find(([bad]) => bad);

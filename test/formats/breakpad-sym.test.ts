@@ -631,6 +631,11 @@ describe("symbolStorePath", () => {
     expect(inputError(() => symbolStorePath("test_app.pdb", "../../etc")).code).toBe("bad-value");
     expect(inputError(() => symbolStorePath("test_app.pdb", "")).code).toBe("bad-value");
   });
+
+  it("refuses Windows device names, COM¹ to COM³ and LPT¹ to LPT³ among them, in any case and with any extension", () => {
+    for (const name of ["CON", "nul.pdb", "com1.sym", "COM\u00b9", "lpt\u00b3.pdb", "Lpt9"]) expect(inputError(() => symbolStorePath(name, "AB1")).message, name).toMatch(/Windows device/);
+    for (const name of ["com10.pdb", "console.pdb", "lpt.pdb", "com\u00b4.pdb"]) expect(symbolStorePath(name, "AB1"), name).toContain(name.replace(/\.pdb$/, ""));
+  });
 });
 
 describe("skipMalformed: Breakpad's tolerant loading (minidump.md §7 Errors)", () => {

@@ -5,6 +5,7 @@
  * JS), through `npx stackwalk`, and bundled with esbuild in headless Chromium. Breakpad's own
  * report of minidump2.dmp is the expected output of each.
  */
+import { isAscii } from "node:buffer";
 import { spawnSync, type SpawnSyncReturns } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -110,6 +111,8 @@ describe("npm pack", () => {
     // The worker is the loader of the command files (bundle-loader.ts) and one call: commands.cjs's worker loop.
     expect(readFileSync(join(bin, "walk-worker.cjs"), "utf8")).toContain('"commands.cjs").serveBatch()');
     expect(readFileSync(join(bin, "walk-worker.cjs")).length).toBeLessThan(2048);
+    // ASCII, which the bin's loader reads as Latin-1 (sooner than UTF-8).
+    for (const file of ["stackwalk.cjs", "commands.cjs", "emulator-commands.cjs", "walk-worker.cjs"]) expect(isAscii(readFileSync(join(bin, file))), file).toBe(true);
   });
 });
 
