@@ -381,11 +381,11 @@ function attachOne(module: Module, memory: MemoryReader, file: SymbolFile, optio
   const sym = file.symbols;
   const { fpo, unconverted } = breakpadFpoData(sym);
   const tables = symTables(sym);
-  // A FrameData record is made when a lookup returns it; the list of them when it is read.
+  // A FrameData record is made when a lookup returns it; the list of them when it is read; the
+  // index when a walk first looks in the module (most of a dump's modules hold none of its frames).
   const unwind: ModuleUnwind = { fpo, frameData: [], stackCfi: [], origin: `Breakpad ${origin}` };
   lazyProperty(unwind, "frameData", () => breakpadFrameData(sym));
-  const frameDataIndex = breakpadFrameDataIndex(sym);
-  if (frameDataIndex !== undefined) Object.defineProperty(unwind, "frameDataIndex", { value: frameDataIndex, enumerable: false, configurable: true, writable: true });
+  if (tables !== undefined) lazyProperty(unwind, "frameDataIndex", () => breakpadFrameDataIndex(sym), false);
   let cfi: { refused: number; first?: string | undefined };
   if (tables === undefined) {
     const within = withinPostfixLimits(sym.stackCfi);

@@ -278,7 +278,10 @@ describe("STACK WIN FrameData looked up by address", () => {
     const source = counting(bytes);
     const unwind = attached(readBreakpadSym(source)).unwind!;
     const afterIndex = source.bytesRead;
+    // Attachment leaves the FrameData index to the first walk that looks in the module.
+    expect(Object.getOwnPropertyDescriptor(unwind, "frameDataIndex")?.get).toBeDefined();
     const record = unwind.frameDataIndex!.innermost(0x1000 + 31_234 * 0x20 + 5)!;
+    expect(Object.getOwnPropertyDescriptor(unwind, "frameDataIndex")?.value).toBeDefined();
     expect(record).toMatchObject({ rvaStart: 0x1000 + 31_234 * 0x20, codeSize: 0x20, localSize: 31_234 * 4, savedRegsSize: 4, paramsSize: 8 });
     expect(record.program).toMatch(/ = 31234$/);
     expect(source.bytesRead - afterIndex).toBeLessThanOrEqual(65_536);
