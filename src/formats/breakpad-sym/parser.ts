@@ -570,15 +570,14 @@ class LineParser {
     const rva = f[1]!;
     const codeSize = f[2]!;
     if (type > STACK_WIN_TYPE.FRAME_DATA || !Number.isSafeInteger(rva + codeSize)) return -1;
+    const program = f[9] !== 0;
     // Without a program, the rest of the line is the allocates_base_pointer flag, then nothing but spaces.
-    if (f[9] === 0 && allocatesBasePointer(b, f[10]!, f[11]!) < 0) return -1;
+    const allocates = program ? 0 : allocatesBasePointer(b, f[10]!, f[11]!);
+    if (allocates < 0) return -1;
     if (!this.stackWinRanges[type]!.store(rva, codeSize)) this.droppedStackWin++;
     // A FrameData record's other fields are read again from its line when a record is made from it.
     else if (type === STACK_WIN_TYPE.FRAME_DATA) t.addStackWinLine(type, rva, codeSize, this.lineCount, at + c, at + end);
-    else {
-      const program = f[9] !== 0;
-      t.addStackWin(type, rva, codeSize, f[3]!, f[4]!, f[5]!, f[6]!, f[7]!, f[8]!, f[9]!, program ? at + f[10]! : 0, program ? at + f[11]! : 0, !program && allocatesBasePointer(b, f[10]!, f[11]!) !== 0, this.lineCount, at + c);
-    }
+    else t.addStackWin(type, rva, codeSize, f[3]!, f[4]!, f[5]!, f[6]!, f[7]!, f[8]!, f[9]!, program ? at + f[10]! : 0, program ? at + f[11]! : 0, allocates !== 0, this.lineCount, at + c);
     return end;
   }
 

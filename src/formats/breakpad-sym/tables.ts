@@ -16,7 +16,7 @@ import type { BreakpadStackCfi } from "../../model/stack-cfi.js";
 import { orderOfKeys } from "../sorted-ranges.js";
 import { HEX_VALUE } from "./digits.js";
 import { readInline } from "./inline-records.js";
-import { allocatesBasePointer, FIELDS, stackRecord } from "./scan.js";
+import { allocatesBasePointer, FIELDS, STACK_WIN, stackKind, stackRecord } from "./scan.js";
 import { STACK_WIN_TYPE, type BreakpadFunc, type BreakpadInline as InlineRecord, type BreakpadInlineOrigin as InlineOriginRecord, type BreakpadLine, type BreakpadPublic, type BreakpadStackWin } from "./types.js";
 
 /** Marks a number outside the typed array's range, kept in a map instead. */
@@ -483,9 +483,10 @@ export class SymTables {
   }
 
   /**
-   * A kept type-4 STACK WIN record whose line, at file bytes [start, end) with its line end, the
-   * byte reader reads (scan.ts): its type and range now, its other fields read again from the line
-   * when a record is made from it ({@link winFields}).
+   * A kept STACK WIN record: its type and range, and either its line, at file bytes [start, end)
+   * with its line end, which the byte reader reads (scan.ts) again for its other fields when a
+   * record is made from it ({@link winFields}), or {@link FIELDS_KEPT} and the index of the fields
+   * {@link addStackWin} kept.
    */
   addStackWinLine(type: number, rva: number, codeSize: number, line: number, start: number, end: number): void {
     const row = this.winCount++;
@@ -739,7 +740,7 @@ export class SymTables {
     return this.frameDataRanges;
   }
 
-  /** The fields of STACK WIN row `i` (laid out as {@link WIN_FIELDS}), into `into`: read from its line now. */
+  /** The fields of STACK WIN row `i` (laid out as {@link WIN_FIELDS}), into `into`: those the pass kept, or read from its line now. */
   private winFields(i: number, into: number[]): number[] {
     const w = this.wins;
     const start = w.get(i, WIN.start);
@@ -752,7 +753,7 @@ export class SymTables {
     let e = 0;
     while (e < line.length && line[e] !== LF && line[e] !== CR) e++;
     // The parse read the line: it reads now as it read then, unless the file changed since.
-    if (stackRecord(line, 0, e) < 0) throw new InputError("io", `the symbol file's STACK WIN line at offset 0x${start.toString(16)} no longer reads as it did (was the file changed?)`, { offset: start });
+    if (stackRecord(line, 0, e) < 0 || stackKind !== STACK_WIN) throw new InputError("io", `the symbol file's STACK WIN line at offset 0x${start.toString(16)} no longer reads as it did (was the file changed?)`, { offset: start });
     const f = FIELDS;
     for (let c = WIN_FIELDS.type; c <= WIN_FIELDS.hasProgram; c++) into[c] = f[c]!;
     into[WIN_FIELDS.program] = start + f[10]!;
