@@ -7,7 +7,6 @@ import { InputError } from "../../errors.js";
 import { hex } from "../../hex.js";
 import type { FpoData } from "../../model/fpo-data.js";
 import type { FrameData, FrameDataIndex } from "../../model/frame-data.js";
-import { countKeysAtOrBelow } from "../sorted-ranges.js";
 import { fail } from "./fields.js";
 import { symTables } from "./parser.js";
 import type { StackWinSizes, SymTables } from "./tables.js";
@@ -214,10 +213,17 @@ class SymFrameDataIndex implements FrameDataIndex {
     return Array.from({ length: this.count }, (_, k) => this.record(k));
   }
 
-  /** The number of places whose start is ≤ `rva`. */
+  /** The number of places whose start is ≤ `rva` (a search of the typed array itself: a walk asks it for every frame). */
   private countAtOrBelow(rva: number): number {
     const starts = this.starts;
-    return countKeysAtOrBelow(this.count, rva, (k) => starts[k]!);
+    let lo = 0;
+    let hi = this.count;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (starts[mid]! <= rva) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   private record(k: number): FrameData {
