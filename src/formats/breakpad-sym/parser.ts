@@ -419,13 +419,10 @@ class LineParser {
     const at = this.regionStart;
     const hex = HEX_VALUE;
     const kind = run === FILE_RUN ? FILE_LINES : run === STACK_WIN_RUN ? STACK_WIN_LINES : STACK_CFI_LINES;
-    // The window holds the run: its text finds each line's end, unless it holds a CR.
-    const from = this.windowStart;
-    const plain = !this.windowHasCR;
     let p = c;
     while (p < stop) {
       if (p > c) this.lineCount++;
-      const e = plain ? from + text.indexOf("\n", p - from) : this.lineEnd(b, p, n);
+      const e = this.lineEnd(b, p, n);
       const next = b[e] === CR && b[e + 1] === LF ? e + 2 : e + 1;
       if (kind === STACK_CFI_LINES) {
         let j = p + 10;
