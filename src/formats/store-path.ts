@@ -21,17 +21,24 @@ const shown = (text: string): string => JSON.stringify(clip(text));
  */
 export function storeFileName(path: string, what: string): string {
   const base = fileNameOf(path);
-  const refusals: [boolean, () => string][] = [
-    [base === "" || base === "." || base === "..", () => "no usable file name"],
-    [/[\u0000-\u001f\u007f]/.test(base), () => "a control character (NUL, a line break, …) in its name"],
-    [/[:*?"<>|]/.test(base), () => `a character no Windows file name has (${base.match(/[:*?"<>|]/)![0]}), as in a drive letter or a stream name`],
-    [/[. ]$/.test(base), () => "a name ending in a dot or a space, which Windows strips"],
-    [/^(con|prn|aux|nul|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3])(\.|$)/i.test(base), () => "the name of a Windows device (CON, NUL, COM1, …)"],
-    [new TextEncoder().encode(base).length > STORE_NAME_MAX_BYTES, () => `a name of more than ${STORE_NAME_MAX_BYTES} bytes`],
-  ];
-  const refused = refusals.find(([bad]) => bad);
-  if (refused !== undefined) throw new InputError("bad-value", `${what} ${shown(path)} has ${refused[1]()} for a symbol store`);
+  const refused = refusal(base);
+  if (refused !== undefined) throw new InputError("bad-value", `${what} ${shown(path)} has ${refused} for a symbol store`);
   return base;
+}
+
+const utf8 = new TextEncoder();
+
+/** Why `base` cannot name a file in a store, or undefined when it can (checked in this order: a dump names hundreds of modules). */
+function refusal(base: string): string | undefined {
+  if (base === "" || base === "." || base === "..") return "no usable file name";
+  if (/[\u0000-\u001f\u007f]/.test(base)) return "a control character (NUL, a line break, …) in its name";
+  const reserved = /[:*?"<>|]/.exec(base);
+  if (reserved !== null) return `a character no Windows file name has (${reserved[0]}), as in a drive letter or a stream name`;
+  if (/[. ]$/.test(base)) return "a name ending in a dot or a space, which Windows strips";
+  if (/^(con|prn|aux|nul|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3])(\.|$)/i.test(base)) return "the name of a Windows device (CON, NUL, COM1, …)";
+  // A UTF-16 code unit is at most 3 bytes of UTF-8.
+  if (base.length * 3 > STORE_NAME_MAX_BYTES && utf8.encode(base).length > STORE_NAME_MAX_BYTES) return `a name of more than ${STORE_NAME_MAX_BYTES} bytes`;
+  return undefined;
 }
 
 /**
@@ -42,8 +49,13 @@ export function storeFileName(path: string, what: string): string {
  */
 export function imageStoreKey(moduleName: string, codeId: string): { name: string; key: string } {
   const name = storeFileName(moduleName, "module");
-  if (!/^[0-9A-Fa-f]{8}[0-9A-Fa-f]{1,8}$/.test(codeId)) throw new InputError("bad-value", `code id ${shown(codeId)} is not a PE TimeDateStamp and SizeOfImage`);
+  if (!isPeCodeId(codeId)) throw new InputError("bad-value", `code id ${shown(codeId)} is not a PE TimeDateStamp and SizeOfImage`);
   return { name, key: codeId.slice(0, 8).toUpperCase() + codeId.slice(8).toLowerCase() };
+}
+
+/** Whether `codeId` has the PE form {@link imageStoreKey} takes: TimeDateStamp (8 hex digits) then SizeOfImage (1 to 8). */
+export function isPeCodeId(codeId: string): boolean {
+  return /^[0-9A-Fa-f]{8}[0-9A-Fa-f]{1,8}$/.test(codeId);
 }
 
 /** The name a store gives a file's compressed form: its last character replaced by `_` (`app.exe` → `app.ex_`). */

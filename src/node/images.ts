@@ -25,7 +25,7 @@ import { basename, isAbsolute, join } from "node:path";
 import { InputError } from "../errors.js";
 import { CAB_MAGIC, readCabinet } from "../formats/cab.js";
 import { readMappedImage } from "../formats/pe-mapped.js";
-import { compressedName, imageStoreKey } from "../formats/store-path.js";
+import { compressedName, imageStoreKey, isPeCodeId } from "../formats/store-path.js";
 import { attachSymbolFiles, imageFile, symbolFileMismatch, type ImageFile, type SymbolTarget } from "../formats/symbol-file.js";
 import type { Module } from "../model/snapshot.js";
 import { DOWNLOAD_LIMITS, DownloadRun, writeAtomically, type DownloadOptions, type Fetched } from "./download.js";
@@ -96,7 +96,8 @@ function lacksImage(module: Module, target: SymbolTarget): boolean {
  * id that is not a TimeDateStamp and the module's own SizeOfImage (an ELF build id), an unusable name.
  */
 function storeDir(module: Module): { name: string; key: string } | undefined {
-  if (module.codeId === undefined) return undefined;
+  // An ELF or Mach-O module's code id names no store directory (most of a Linux dump's modules).
+  if (module.codeId === undefined || !isPeCodeId(module.codeId)) return undefined;
   try {
     const dir = imageStoreKey(module.path ?? module.name, module.codeId);
     return BigInt(`0x${dir.key.slice(8)}`) === module.size ? dir : undefined;
