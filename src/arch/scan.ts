@@ -22,10 +22,10 @@
  * register carried over) run by one function, {@link execScan}; working it out reads nothing.
  */
 import { hex } from "../hex.js";
-import type { MemoryReader } from "../memory/reader.js";
+import { readU32n, type MemoryReader } from "../memory/reader.js";
 import { hasSymbols, moduleAt, type Module, type Registers } from "../model/snapshot.js";
 import { Words } from "../memory/words.js";
-import { cacheSlot, type UnwindCache } from "../unwind/cache.js";
+import { cacheSlot, keyed, keyedSlot, type UnwindCache } from "../unwind/cache.js";
 import { walkStop } from "../unwind/frame.js";
 import { hasSymbolAt } from "../unwind/symbolize.js";
 import type { LeafRule, ScanRule } from "../unwind/rule.js";
@@ -67,6 +67,20 @@ export function breakpadClassify(modules: readonly Module[], value: bigint): num
   return hasSymbolAt(module, at - module.base) ? UNKNOWN_TARGET : NOT_RETURN;
 }
 
+/** Answers of {@link breakpadClassifyN} by module list: a scan's windows overlap, and the words in them recur. */
+const BREAKPAD_ANSWERS = keyedSlot<readonly Module[], Map<number, number>>("Breakpad's test of scanned words");
+
+/** {@link breakpadClassify} of a 32-bit word given as a number, answered once per module list and cache. */
+export function breakpadClassifyN(cache: UnwindCache, modules: readonly Module[], value: number): number {
+  const answers = keyed(cache, BREAKPAD_ANSWERS, modules, () => new Map<number, number>());
+  let answer = answers.get(value);
+  if (answer === undefined) {
+    answer = breakpadClassify(modules, BigInt(value));
+    answers.set(value, answer);
+  }
+  return answer;
+}
+
 /** What one machine gives the scanning policy. */
 export interface ScanMachine {
   /** Bytes per stack word. */
@@ -93,6 +107,11 @@ export interface ScanMachine {
   cleanWord?: (ctx: ExecContext) => (value: bigint) => bigint;
   /** {@link NOT_RETURN}, {@link UNKNOWN_TARGET}, {@link UNCHECKED}, or the target of the direct call before `value` (≥ 0). */
   classify(cache: UnwindCache, modules: readonly Module[], images: MemoryReader, value: bigint): number;
+  /**
+   * {@link classify} of a 32-bit word given as a number: a 4-byte machine's scan then reads and
+   * judges its words without making a bigint for each (it makes two for the word it takes).
+   */
+  classifyN?: (cache: UnwindCache, modules: readonly Module[], images: MemoryReader, value: number) => number;
   /** The caller's starting registers: the callee-saved registers of the callee, carried over. */
   inherit(registers: Registers): Registers;
   /**
@@ -169,30 +188,71 @@ export interface ScanWindow {
  */
 export function scanForReturn(machine: ScanMachine, cache: UnwindCache, memory: MemoryReader, window: ScanWindow): ScanFound | undefined {
   const { check, start, words, clean } = window;
+  if (machine.width === 4 && clean === undefined && machine.classifyN !== undefined && start <= 0xffff_ffffn) return scanWords32(machine, machine.classifyN, cache, memory, window);
   const w = BigInt(machine.width);
   const mask = machine.width === 4 ? 0xffff_ffffn : 0xffff_ffff_ffff_ffffn;
-  const ranged = check.calleeStart >= 0;
   const last = words + machine.extendedWords;
   let first: ScanFound | undefined;
-  for (let i = 0; i <= last; i++) {
+  let slot = start & mask;
+  for (let i = 0; i <= last; i++, slot = (slot + w) & mask) {
     if (i > words && first !== undefined) return first;
-    const slot = (start + BigInt(i) * w) & mask;
     work.units++;
     const word = machine.readWord(cache, memory, slot);
     if (word === undefined) break;
     const value = clean === undefined ? word : clean(word);
-    const info = machine.classify(cache, check.modules, check.images, value);
-    // A word whose call site cannot be checked must pass Breakpad's test: in a function of its
-    // module where the module has symbols.
-    if (info === NOT_RETURN || (info === UNCHECKED && (i > words || breakpadClassify(check.modules, value) === NOT_RETURN))) continue;
-    if (ranged) {
-      // A call into the function being unwound wins; failing that, the first return address.
-      const known = info >= 0;
-      if ((!known || (info >= check.calleeStart && info < check.calleeEnd)) && (first === undefined || known)) return { slot, value };
-    } else if (info < 0 || !enteredElsewhere(check, info)) return { slot, value };
-    if (i <= words) first ??= { slot, value };
+    let info = machine.classify(cache, check.modules, check.images, value);
+    if (info === UNCHECKED && (i > words || breakpadClassify(check.modules, value) === NOT_RETURN)) info = NOT_RETURN;
+    const verdict = verdictOf(check, info, first !== undefined);
+    if (verdict === TAKE) return { slot, value };
+    if (verdict === KEEP && i <= words) first ??= { slot, value };
   }
   return first;
+}
+
+/** {@link scanForReturn} of a 4-byte machine, its slots and words numbers. */
+function scanWords32(machine: ScanMachine, classify: NonNullable<ScanMachine["classifyN"]>, cache: UnwindCache, memory: MemoryReader, window: ScanWindow): ScanFound | undefined {
+  const { check, words } = window;
+  const start = Number(window.start);
+  const last = words + machine.extendedWords;
+  let firstSlot = -1;
+  let firstValue = 0;
+  for (let i = 0; i <= last; i++) {
+    if (i > words && firstSlot >= 0) break;
+    const slot = (start + 4 * i) % 0x1_0000_0000;
+    work.units++;
+    const value = readU32n(memory, slot);
+    if (value === undefined) break;
+    let info = classify(cache, check.modules, check.images, value);
+    if (info === UNCHECKED && (i > words || breakpadClassifyN(cache, check.modules, value) === NOT_RETURN)) info = NOT_RETURN;
+    const verdict = verdictOf(check, info, firstSlot >= 0);
+    if (verdict === TAKE) return { slot: BigInt(slot), value: BigInt(value) };
+    if (verdict === KEEP && i <= words && firstSlot < 0) {
+      firstSlot = slot;
+      firstValue = value;
+    }
+  }
+  return firstSlot < 0 ? undefined : { slot: BigInt(firstSlot), value: BigInt(firstValue) };
+}
+
+/** A scanned word that is no return address, or not the one taken. */
+const PASS = 0;
+/** The word the scan takes. */
+const TAKE = 1;
+/** A return address the scan takes when the window holds no better one (the first such). */
+const KEEP = 2;
+
+/**
+ * What a scan does with a word classified `info` ({@link UNCHECKED} already settled): with the
+ * function being unwound known, a call into it wins, failing that the first return address; else
+ * the first return address whose call did not enter another function above the frame's PC.
+ */
+function verdictOf(check: CallSiteCheck, info: number, haveFirst: boolean): number {
+  if (info === NOT_RETURN) return PASS;
+  if (check.calleeStart >= 0) {
+    const known = info >= 0;
+    return (!known || (info >= check.calleeStart && info < check.calleeEnd)) && (!haveFirst || known) ? TAKE : KEEP;
+  }
+  return info < 0 || !enteredElsewhere(check, info) ? TAKE : KEEP;
 }
 
 /** A scan rule: the window and the call-site data of one frame, run by {@link execScan}. */

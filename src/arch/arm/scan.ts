@@ -5,7 +5,7 @@
  * symbols). The caller's sp is the slot + 4, as Breakpad sets it. No frame pointer is guessed.
  */
 import { readU32 } from "../../memory/reader.js";
-import { breakpadClassify, scanRegisters, scanStrategy, type ScanMachine } from "../scan.js";
+import { breakpadClassify, breakpadClassifyN, scanRegisters, scanStrategy, type ScanMachine } from "../scan.js";
 import { returnAddressInfoArm } from "./code.js";
 import { inheritedArm } from "./exec.js";
 
@@ -22,6 +22,7 @@ export const ARM_SCAN: ScanMachine = {
   extendedWords: 0,
   readWord: (_cache, memory, address) => readU32(memory, address),
   classify: returnAddressInfoArm,
+  classifyN: (cache, modules, images, value) => returnAddressInfoArm(cache, modules, images, BigInt(value)),
   inherit: inheritedArm,
   framePointer: () => undefined,
 };
@@ -30,7 +31,11 @@ export const ARM_SCAN: ScanMachine = {
 export const armScan = scanStrategy(ARM_SCAN);
 
 /** Breakpad's ARM scan (`GetCallerByStackScan`): the first word in the window whose `word − 1` lies in a module (in a function, with symbols). */
-export const ARM_BREAKPAD_SCAN: ScanMachine = { ...ARM_SCAN, classify: (_cache, modules, _images, value) => breakpadClassify(modules, value) };
+export const ARM_BREAKPAD_SCAN: ScanMachine = {
+  ...ARM_SCAN,
+  classify: (_cache, modules, _images, value) => breakpadClassify(modules, value),
+  classifyN: (cache, modules, _images, value) => breakpadClassifyN(cache, modules, value),
+};
 
 /** Breakpad's ARM scan, last in its order (trust `scan`). */
 export const armBreakpadScan = scanStrategy(ARM_BREAKPAD_SCAN);

@@ -32,7 +32,7 @@ import { unwindStep, type ExecContext, type UnwindResult } from "../step.js";
 import type { FrameSite, UnwindStrategy } from "../../unwind/step.js";
 import { walkStop } from "../../unwind/frame.js";
 import { symbolize } from "../../unwind/symbolize.js";
-import { breakpadClassify, callSiteCheck, scanForReturn, type CallSiteCheck, type ScanMachine } from "../scan.js";
+import { breakpadClassify, breakpadClassifyN, callSiteCheck, scanForReturn, type CallSiteCheck, type ScanMachine } from "../scan.js";
 import { X86_SCAN } from "./scan.js";
 import { X86_CHAIN } from "./frame-pointer.js";
 import { SCAN_WORDS, SCAN_WORDS_CONTEXT, U32 } from "./site.js";
@@ -46,6 +46,7 @@ export const X86_BREAKPAD_SCAN: ScanMachine = {
   ...X86_SCAN,
   extendedWords: 0,
   classify: (_cache, modules, _images, value) => breakpadClassify(modules, value),
+  classifyN: (cache, modules, _images, value) => breakpadClassifyN(cache, modules, value),
 };
 
 /** A STACK WIN record as Breakpad's `WindowsFrameInfo` holds it. */

@@ -8,7 +8,7 @@ import { readU32, type MemoryReader } from "../../memory/reader.js";
 import type { Registers } from "../../model/snapshot.js";
 import type { FrameSite, UnwindStrategy } from "../../unwind/step.js";
 import { scanRegisters, scanRuleFor, scanStrategy, type ScanMachine, type ScanPlan } from "../scan.js";
-import { returnAddressInfo } from "./code.js";
+import { returnAddressInfo, returnAddressInfoN } from "./code.js";
 import { inherited, SCAN_WORDS, SCAN_WORDS_CONTEXT, U32, x86Site } from "./site.js";
 import { findFpo } from "./tables.js";
 
@@ -25,6 +25,7 @@ export const X86_SCAN: ScanMachine = {
   extendedWords: 16384,
   readWord: (_cache, memory, address) => readU32(memory, address),
   classify: returnAddressInfo,
+  classifyN: returnAddressInfoN,
   inherit: inherited,
   // Breakpad (minidump.md §5.5): the word below the return address, where an EBP frame keeps the
   // caller's EBP, when it points above itself and at most 128 KiB away; else EBP carries over.
