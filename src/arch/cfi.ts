@@ -206,6 +206,13 @@ export interface CfiPlan {
   returns: boolean;
 }
 
+/**
+ * The plans found in a table, by RVA (null: none there), for the walks that share a cache: the
+ * same symbol file's rules at the same return address, in one dump after another of a batch, are
+ * compiled once.
+ */
+const PLANS = keyedSlot<StackCfiIndex, WeakMap<CfiMachine, Map<number, CfiPlan | null>>>("STACK CFI plans by RVA");
+
 /** The CFI rule for a site, or undefined when its module has no STACK CFI covering the lookup address. */
 export function cfiRuleFor(machine: CfiMachine, site: FrameSite): CfiPlan | undefined {
   const module: Module | undefined = moduleAt(site.modules, site.lookupPc);
@@ -216,7 +223,22 @@ export function cfiRuleFor(machine: CfiMachine, site: FrameSite): CfiPlan | unde
   if (table === undefined || table.count === 0) return undefined;
   const rva = site.lookupPc - module.base;
   if (rva > 0xffff_ffffn) return undefined;
-  const found = rulesAt(table, Number(rva), machine.width);
+  const byMachine = keyed(site.cache, PLANS, table, () => new WeakMap<CfiMachine, Map<number, CfiPlan | null>>());
+  let plans = byMachine.get(machine);
+  if (plans === undefined) {
+    plans = new Map();
+    byMachine.set(machine, plans);
+  }
+  const at = Number(rva);
+  const known = plans.get(at);
+  if (known !== undefined) return known ?? undefined;
+  const plan = planAt(machine, table, at);
+  plans.set(at, plan ?? null);
+  return plan;
+}
+
+function planAt(machine: CfiMachine, table: StackCfiIndex, rva: number): CfiPlan | undefined {
+  const found = rulesAt(table, rva, machine.width);
   if (found === undefined || found.set.cfa === undefined || found.set.ra === undefined) return undefined;
   const set = found.set;
   const rules: [string, string][] = [[".cfa", set.cfa!.text], [".ra", set.ra!.text], ...[...set.registers].map(([n, e]): [string, string] => [n, e.text])];
