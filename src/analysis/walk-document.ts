@@ -14,6 +14,7 @@ import type { InstructionDecoder } from "./instruction.js";
 import type { Minidump } from "../formats/minidump.js";
 import type { Snapshot } from "../model/snapshot.js";
 import type { WalkerName } from "../walk/registry.js";
+import type { UnwindCache } from "../unwind/cache.js";
 import { DEFAULT_FRAME_BUDGET, DEFAULT_MAX_FRAMES, DEFAULT_WORK_BUDGET, walkThreads, type FrameBudget, type ThreadWalk, type ThreadWalks, type WorkBudget } from "../walk/walk.js";
 import { fileNameOf } from "../path-name.js";
 
@@ -74,6 +75,13 @@ export interface WalkRequest {
   registers?: boolean | undefined;
   /** Text: the machine's register-role table first (and the registers). */
   roles?: boolean | undefined;
+  /**
+   * What the walks keep (see {@link UnwindCache}), shared with the documents of other inputs:
+   * a batch passes one to all its inputs, so that what the walkers work out from the symbol
+   * files the inputs share (parsed FrameData programs, STACK CFI tables) is worked out once.
+   * Default: a new one per document.
+   */
+  cache?: UnwindCache | undefined;
 }
 
 /** An input with how to walk it: what every output format writes from. */
@@ -108,6 +116,7 @@ export function walkDocument(input: LoadedInput, request: WalkRequest = {}): Wal
     workBudget: request.workBudget ?? DEFAULT_WORK_BUDGET,
     ...(request.pacVaBits === undefined ? {} : { pacVaBits: request.pacVaBits }),
     thread: request.thread ?? "all",
+    ...(request.cache === undefined ? {} : { cache: request.cache }),
   };
   let first: ThreadWalk | undefined;
   let disassembler: Promise<Disassembler | undefined> | undefined;
@@ -131,7 +140,7 @@ export function walkDocument(input: LoadedInput, request: WalkRequest = {}): Wal
       const walker = (request.walkerGiven ?? request.walker !== undefined) ? options.walker : "breakpad";
       const { maxFrames, frameBudget, workBudget } = options;
       return breakpadReport(dump, snapshot, {
-        walk: { walker, maxFrames, frameBudget, workBudget },
+        walk: { walker, maxFrames, frameBudget, workBudget, ...(request.cache === undefined ? {} : { cache: request.cache }) },
         thread: options.thread,
         symbolPathGiven: input.symbolsGiven,
         keepWalks: false,

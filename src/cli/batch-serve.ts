@@ -6,8 +6,7 @@
  */
 import { join } from "node:path";
 import { OUTPUT_FORMATS } from "../render/output-formats.js";
-import { SymbolFileCache } from "../node/symbol-store.js";
-import { walkHeld, walkRun, type BatchOptions, type BatchResult } from "./batch.js";
+import { batchCaches, walkHeld, walkRun, type BatchOptions, type BatchResult } from "./batch.js";
 
 /** Serves the batch from this worker thread until the main thread ends it. */
 export async function serveBatch(): Promise<void> {
@@ -15,10 +14,10 @@ export async function serveBatch(): Promise<void> {
   const { parentPort, workerData } = await import("node:worker_threads");
   const options = workerData as BatchOptions;
   const dir = OUTPUT_FORMATS[options.format].records === true ? options.scratch : undefined;
-  // Every input this worker walks shares the symbol files it has read.
-  const symbols = new SymbolFileCache();
+  // Every input this worker walks shares the symbol files it has read, and what its walks made of them.
+  const caches = batchCaches();
   let count = 0;
-  const walk = (file: string): Promise<BatchResult> => walkHeld(file, options, symbols, dir === undefined ? undefined : () => join(dir, `${options.worker ?? 0}-${count++}.jsonl`));
+  const walk = (file: string): Promise<BatchResult> => walkHeld(file, options, caches, dir === undefined ? undefined : () => join(dir, `${options.worker ?? 0}-${count++}.jsonl`));
   // A run of inputs is walked in order, its results posted together (batch.ts walkRun).
   let queue = Promise.resolve();
   parentPort!.on("message", (message: { files: string[] }) => {

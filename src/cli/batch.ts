@@ -20,6 +20,7 @@ import { EXIT, UsageError, type Io, type SymbolSpec } from "./common.js";
 import { loadSnapshot, resolveThread } from "./load.js";
 import { loadInstructionDecoder } from "../node/disassembler.js";
 import { SymbolFileCache } from "../node/symbol-store.js";
+import { UnwindCache } from "../unwind/cache.js";
 
 /** How every input of a batch is walked. */
 export interface BatchOptions {
@@ -70,20 +71,34 @@ export function expandDumps(paths: readonly string[]): string[] {
 }
 
 /**
+ * What the inputs walked on one thread share: the symbol files read (each read once for all of
+ * them), and what the walkers worked out from those files (walk-document.ts `WalkRequest.cache`).
+ */
+export interface BatchCaches {
+  readonly symbols: SymbolFileCache;
+  readonly unwind: UnwindCache;
+}
+
+/** New, empty {@link BatchCaches}. */
+export function batchCaches(): BatchCaches {
+  return { symbols: new SymbolFileCache(), unwind: new UnwindCache() };
+}
+
+/**
  * Walks one input: its JSON Lines record (the walk document on one line, `file` first) goes to
  * `write` as it is made, one thread walked at a time, and its summary row is returned. The inputs
- * of one thread share `symbolCache`: a symbol file is read once for all of them.
+ * of one thread share `caches`.
  */
-export async function walkOne(file: string, options: BatchOptions, write: (text: string) => void = () => undefined, symbolCache?: SymbolFileCache): Promise<BatchResult> {
+export async function walkOne(file: string, options: BatchOptions, write: (text: string) => void = () => undefined, caches?: BatchCaches): Promise<BatchResult> {
   let wrote = false;
   let close: (() => void) | undefined;
   try {
     const quiet: Io = { out: () => undefined, err: () => undefined };
-    const load = { symbols: options.symbols, images: options.images, walker: options.walker, ...(symbolCache === undefined ? {} : { symbolCache }) };
+    const load = { symbols: options.symbols, images: options.images, walker: options.walker, ...(caches === undefined ? {} : { symbolCache: caches.symbols }) };
     const loaded = await loadSnapshot(file, load, quiet);
     close = loaded.close;
     const { snapshot, dump, symbolNotes } = loaded;
-    const request = { walker: options.walker, walkerGiven: true, maxFrames: options.maxFrames, frameBudget: options.frameBudget, workBudget: options.workBudget, pacVaBits: options.pacVaBits, thread: resolveThread(snapshot, options.thread, file) };
+    const request = { walker: options.walker, walkerGiven: true, maxFrames: options.maxFrames, frameBudget: options.frameBudget, workBudget: options.workBudget, pacVaBits: options.pacVaBits, thread: resolveThread(snapshot, options.thread, file), cache: caches?.unwind };
     const document = walkDocument({ file, snapshot, dump, symbolNotes, symbolsGiven: false, disassembler: loadInstructionDecoder }, request);
     // The JSON Lines record goes out as it is made; the summary row needs only the first thread's walk.
     await OUTPUT_FORMATS[options.format].write(document, (text) => {
@@ -111,8 +126,8 @@ export const POSTED = 1 << 22;
  * `scratch` names), which the main thread copies out in input order: a record of a deep dump is
  * never one string. `scratch` is undefined for a format without records.
  */
-export async function walkHeld(file: string, options: BatchOptions, symbols: SymbolFileCache, scratch: (() => string) | undefined): Promise<BatchResult> {
-  if (scratch === undefined) return walkOne(file, options, undefined, symbols);
+export async function walkHeld(file: string, options: BatchOptions, caches: BatchCaches, scratch: (() => string) | undefined): Promise<BatchResult> {
+  if (scratch === undefined) return walkOne(file, options, undefined, caches);
   let held: string[] = [];
   let length = 0;
   let fd: number | undefined;
@@ -130,7 +145,7 @@ export async function walkHeld(file: string, options: BatchOptions, symbols: Sym
     for (const t of held) writeSync(fd, t);
     held = [];
   };
-  const result = await walkOne(file, options, write, symbols);
+  const result = await walkOne(file, options, write, caches);
   if (fd !== undefined) closeSync(fd);
   if (!result.ok) {
     if (path !== undefined) rmSync(path, { force: true });
@@ -241,11 +256,11 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
   };
   const workers = Math.max(1, Math.min(jobs, files.length));
   if (workers === 1) {
-    const symbols = new SymbolFileCache();
+    const caches = batchCaches();
     try {
-      for (let i = 0; i < files.length; i++) finish(i, await walkOne(files[i]!, options, io.out, symbols));
+      for (let i = 0; i < files.length; i++) finish(i, await walkOne(files[i]!, options, io.out, caches));
     } finally {
-      symbols.close();
+      caches.symbols.close();
     }
   } else {
     // `workers` walk at once: worker threads, and this thread as the last of them, which also
@@ -261,7 +276,7 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
     const runners: Promise<void>[] = [];
     // Set once the batch fails: this thread's runner walks no more of what it was sent.
     let halted = false;
-    const localSymbols = new SymbolFileCache();
+    const localCaches = batchCaches();
     try {
       const startRunner = (k: number): Promise<void> =>
         new Promise<void>((resolve, reject) => {
@@ -302,7 +317,7 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
             feed();
           };
           if (k === workers - 1) {
-            begin(localRunner(options, localSymbols, scratch, k, receive, fail, () => halted, walkedOne));
+            begin(localRunner(options, localCaches, scratch, k, receive, fail, () => halted, walkedOne));
             return;
           }
           startWorker({ ...options, ...(scratch === undefined ? {} : { scratch: scratch() }), worker: k }).then((worker) => {
@@ -330,7 +345,7 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
       }
     } finally {
       for (const w of started) void w.terminate();
-      localSymbols.close();
+      localCaches.symbols.close();
       if (scratchMade !== undefined) rmSync(scratchMade, { recursive: true, force: true });
     }
   }
@@ -356,10 +371,10 @@ interface Runner {
  * workers' messages that came meanwhile, so that they are written and sent more inputs first;
  * once the batch has `halted`, nothing more is walked. `walked` is told of each input walked.
  */
-function localRunner(options: BatchOptions, symbols: SymbolFileCache, scratch: (() => string) | undefined, index: number, receive: (message: RunResults) => void, fail: (e: unknown) => void, halted: () => boolean, walked: () => void): Runner {
+function localRunner(options: BatchOptions, caches: BatchCaches, scratch: (() => string) | undefined, index: number, receive: (message: RunResults) => void, fail: (e: unknown) => void, halted: () => boolean, walked: () => void): Runner {
   let count = 0;
   const walk = async (file: string): Promise<BatchResult> => {
-    const result = await walkHeld(file, options, symbols, scratch === undefined ? undefined : () => join(scratch(), `${index}-${count++}.jsonl`));
+    const result = await walkHeld(file, options, caches, scratch === undefined ? undefined : () => join(scratch(), `${index}-${count++}.jsonl`));
     walked();
     return result;
   };
