@@ -4,10 +4,18 @@
  */
 import { hexUpper } from "../hex.js";
 
+/** Each byte's two upper-case hex digits. */
+const BYTE_HEX = Array.from({ length: 256 }, (_, b) => hexUpper(b, 2));
+
 /** The 16 bytes at the start of `g` as `%08X%04X%04X` + 8 × `%02X` (a PDB's or CodeView record's GUID). */
 export function guidText(g: Uint8Array): string {
-  const v = new DataView(g.buffer, g.byteOffset, 16);
-  return hexUpper(v.getUint32(0, true), 8) + hexUpper(v.getUint16(4, true), 4) + hexUpper(v.getUint16(6, true), 4) + Array.from(g.subarray(8, 16), (b) => hexUpper(b, 2)).join("");
+  if (g.length < 16) throw new RangeError(`a GUID is 16 bytes, not ${g.length}`);
+  const h = BYTE_HEX;
+  // Data1 to Data3 little-endian, Data4 in byte order: a dump names hundreds of modules by their GUIDs.
+  return (
+    h[g[3]!]! + h[g[2]!]! + h[g[1]!]! + h[g[0]!]! + h[g[5]!]! + h[g[4]!]! + h[g[7]!]! + h[g[6]!]! +
+    h[g[8]!]! + h[g[9]!]! + h[g[10]!]! + h[g[11]!]! + h[g[12]!]! + h[g[13]!]! + h[g[14]!]! + h[g[15]!]!
+  );
 }
 
 /** The same GUID in registry form, lower case: `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`. */
