@@ -64,7 +64,13 @@ export function expandDumps(paths: readonly string[]): string[] {
       if (top || /\.m?dmp$/i.test(p)) out.push(p);
       return;
     }
-    for (const name of readdirSync(p).sort()) visit(join(p, name), false);
+    // The entry types come with the listing: a plain file needs no stat of its own (a batch folder holds thousands).
+    const entries = readdirSync(p, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of entries) {
+      if (e.isFile()) {
+        if (/\.m?dmp$/i.test(e.name)) out.push(join(p, e.name));
+      } else visit(join(p, e.name), false);
+    }
   };
   for (const p of paths) visit(p, true);
   return out;
