@@ -201,6 +201,8 @@ export function scanForReturn(machine: ScanMachine, cache: UnwindCache, memory: 
     if (word === undefined) break;
     const value = clean === undefined ? word : clean(word);
     let info = machine.classify(cache, check.modules, check.images, value);
+    // A word whose call site cannot be checked must pass Breakpad's test: in a function of its
+    // module where the module has symbols (and within the window).
     if (info === UNCHECKED && (i > words || breakpadClassify(check.modules, value) === NOT_RETURN)) info = NOT_RETURN;
     const verdict = verdictOf(check, info, first !== undefined);
     if (verdict === TAKE) return { slot, value };
