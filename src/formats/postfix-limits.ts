@@ -28,7 +28,24 @@ export function postfixOverLimit(text: string): string | undefined {
 
 /** {@link postfixOverLimit} for each expression of a STACK CFI rule set (`name: expr name: expr …`). */
 export function cfiRulesOverLimit(rules: string): string | undefined {
-  return rules.length < SHORT ? undefined : overLimit(rules, true);
+  return rules.length < SHORT || !hasLongExpression(rules) ? undefined : overLimit(rules, true);
+}
+
+/**
+ * Whether a rule set has {@link SHORT} characters or more between two of its names (tokens
+ * ending in `:`, where {@link overLimit} starts counting again): only there can an expression
+ * pass a limit. A long rule set of short expressions (an ARM64 frame saving a dozen registers)
+ * is passed over by the engine's search for colons, not read a character at a time.
+ */
+function hasLongExpression(rules: string): boolean {
+  let from = 0;
+  for (let c = rules.indexOf(":"); c >= 0; c = rules.indexOf(":", c + 1)) {
+    // A colon inside a token does not end a name.
+    if (c + 1 < rules.length && !isSpace(rules.charCodeAt(c + 1))) continue;
+    if (c - from >= SHORT) return true;
+    from = c + 1;
+  }
+  return rules.length - from >= SHORT;
 }
 
 /** White space as a regular expression's `\s` matches it (the tokens' separators). */
