@@ -31,7 +31,7 @@ import type { Module } from "../model/snapshot.js";
 import { DOWNLOAD_LIMITS, DownloadRun, writeAtomically, type DownloadOptions, type Fetched } from "./download.js";
 import { ioReason } from "./file-source.js";
 import type { SymbolPath, SymbolServer } from "./symbol-path.js";
-import { readInputFile } from "./symbol-store.js";
+import { isFile, readInputFile, type SymbolFileCache } from "./symbol-store.js";
 import { fileNameOf } from "../path-name.js";
 
 /** What was found for one module. */
@@ -183,6 +183,33 @@ export function cachedFrom(path: SymbolPath, file: string): string | undefined {
 export interface ImagePathOptions {
   /** The largest image file read, compressed or not (default: DOWNLOAD_LIMITS' 512 MiB). */
   maxBytes?: number;
+  /**
+   * The symbol files' cache of a batch: which store files each module identity has is then looked
+   * for once for all its dumps (`SymbolFileCache.located`), as its symbol files are, and read for
+   * each dump (a file gone since is looked for again).
+   */
+  cache?: SymbolFileCache;
+}
+
+/** A store file that may hold a module's image: the image, its compressed form, or a `file.ptr`. */
+interface StoreImageFile {
+  file: string;
+  kind: "image" | "compressed" | "pointer";
+}
+
+/** The store files there are for an image identity under `roots`, in the order a client asks for them. */
+function storeImageFiles(roots: readonly string[], dir: { name: string }, keys: readonly string[]): StoreImageFile[] {
+  const out: StoreImageFile[] = [];
+  for (const root of roots) {
+    for (const key of keys) {
+      const rel = storeFiles({ name: dir.name, key });
+      for (const kind of ["image", "compressed", "pointer"] as const) {
+        const file = join(root, ...rel[kind].split("/"));
+        if (isFile(file)) out.push({ file, kind });
+      }
+    }
+  }
+  return out;
 }
 
 /**
@@ -213,34 +240,39 @@ export function attachImagePath(target: SymbolTarget, path: SymbolPath, options:
       used = { file, image: got.file };
       return true;
     };
-    search: for (const root of path.directories) {
-      for (const key of keys) {
-        const rel = storeFiles({ name: dir.name, key });
-        for (const kind of ["image", "compressed", "pointer"] as const) {
-          const file = join(root, ...rel[kind].split("/"));
-          const bytes = readLocal(file, kind === "pointer" ? POINTER_MAX_BYTES : maxBytes);
-          if (bytes === undefined) continue;
-          if (!(bytes instanceof Uint8Array)) {
-            refused.push(bytes.why);
-            continue;
-          }
-          if (kind !== "pointer") {
-            if (take(bytes, file)) break search;
-            continue;
-          }
-          const pointer = readPointer(bytes);
-          if ("bad" in pointer) refused.push(`${file}: ${pointer.bad}`);
-          else if ("message" in pointer) refused.push(`${file}: the store says ${pointer.message}`);
-          else if (!isAbsolute(pointer.path)) refused.push(`${file}: points at ${JSON.stringify(pointer.path)}, not a path on this system`);
-          else {
-            const target = readLocal(pointer.path, maxBytes);
-            if (target === undefined) refused.push(`${file}: points at ${pointer.path}, which is not there`);
-            else if (!(target instanceof Uint8Array)) refused.push(target.why);
-            else if (take(target, pointer.path)) break search;
-          }
+    // Reads the store files found, in order, until one is this module's image; false when one is gone.
+    const search = (candidates: readonly StoreImageFile[]): boolean => {
+      refused.length = 0;
+      for (const { file, kind } of candidates) {
+        const bytes = readLocal(file, kind === "pointer" ? POINTER_MAX_BYTES : maxBytes);
+        if (bytes === undefined) return false;
+        if (!(bytes instanceof Uint8Array)) {
+          refused.push(bytes.why);
+          continue;
+        }
+        if (kind !== "pointer") {
+          if (take(bytes, file)) return true;
+          continue;
+        }
+        const pointer = readPointer(bytes);
+        if ("bad" in pointer) refused.push(`${file}: ${pointer.bad}`);
+        else if ("message" in pointer) refused.push(`${file}: the store says ${pointer.message}`);
+        else if (!isAbsolute(pointer.path)) refused.push(`${file}: points at ${JSON.stringify(pointer.path)}, not a path on this system`);
+        else {
+          const target = readLocal(pointer.path, maxBytes);
+          if (target === undefined) refused.push(`${file}: points at ${pointer.path}, which is not there`);
+          else if (!(target instanceof Uint8Array)) refused.push(target.why);
+          else if (take(target, pointer.path)) return true;
         }
       }
-    }
+      return true;
+    };
+    const look = (): StoreImageFile[] => storeImageFiles(path.directories, dir, keys);
+    // With a batch's cache, where an earlier dump found this identity's files; the folders are
+    // searched again when one of them is gone since (or went while they were read).
+    const key = `images\0${path.directories.join("\0")}\0${dir.name}\0${dir.key}`;
+    const located = (again: boolean): readonly StoreImageFile[] => (options.cache === undefined ? look() : options.cache.located(key, look, again));
+    if (!search(located(false))) search(located(true));
     if (used === undefined) {
       if (refused.length > 0) notes.push({ module: module.name, detail: refused.join("; "), refused: true });
       else notes.push({ module: module.name, detail: `no ${dir.name} ${dir.key} in ${path.directories.length === 0 ? "no directory" : path.directories.join(", ")}` });

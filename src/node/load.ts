@@ -113,7 +113,7 @@ export async function loadSnapshot(file: string, options: LoadSnapshotOptions = 
     // whose code is not in the dump (vectors and sweeps carry their images).
     const fetchImages = input.kind === "dump" && options.fetchImages !== false;
     if (fetchImages && spec.given) {
-      for (const n of attachImagePath(input.snapshot, spec.path)) if (n.file !== undefined || n.refused === true) note(`images: ${n.module}: ${n.detail}`);
+      for (const n of attachImagePath(input.snapshot, spec.path, options.symbolCache === undefined ? {} : { cache: options.symbolCache })) if (n.file !== undefined || n.refused === true) note(`images: ${n.module}: ${n.detail}`);
     }
     const local = attachSymbols(input, file, spec, options.symbolCache);
     const target = input.kind === "dump" ? input.snapshot : input.kind === "vector" ? input.vector : undefined;

@@ -141,7 +141,8 @@ function readBySource(path: string, parse: (source: ByteSource) => SymbolFile): 
   }
 }
 
-function isFile(path: string): boolean {
+/** Whether `path` is a file (not a folder, not missing). */
+export function isFile(path: string): boolean {
   return statSync(path, { throwIfNoEntry: false })?.isFile() === true;
 }
 

@@ -17,7 +17,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RegionMemory } from "../../src/memory/region-memory.js";
 import type { Module } from "../../src/model/snapshot.js";
 import { downloadImages } from "../../src/node/images.js";
+import { loadSnapshot } from "../../src/node/load.js";
 import { downloadSymbols, parseSymbolPath } from "../../src/node/symbol-path.js";
+import { SymbolFileCache } from "../../src/node/symbol-store.js";
 import { writeCab } from "../support/cab-writer.js";
 import { cli } from "../support/cli.js";
 import { filesUnder } from "../support/files.js";
@@ -103,6 +105,36 @@ describe("images through symbol paths on the command line", () => {
     const p = await cli("walk", dump.file, "--symbols", pstore, "--walker", "unwind", "--format", "json");
     expect(p.err).toContain(`images: recursion-callbacks.exe: image from ${pointed}\n`);
     expect(frames(p.out)).toEqual(dump.truth);
+  });
+
+  it("in a batch, a module's store files are searched for once for every dump, read for each, and searched again once one is gone", async () => {
+    const store = join(scratch, "batch-store");
+    mkdirSync(join(store, KEY), { recursive: true });
+    writeFileSync(join(store, KEY, "recursion-callbacks.exe"), IMAGE);
+    // Counts the searches (a miss of the cache's `located`), not the time they take.
+    class Counting extends SymbolFileCache {
+      searches: string[] = [];
+      override located<T>(key: string, look: () => T, again = false): T {
+        return super.located(key, () => (this.searches.push(key.split("\0")[0]!), look()), again);
+      }
+    }
+    const cache = new Counting();
+    const load = async (): Promise<string> => {
+      let err = "";
+      const input = await loadSnapshot(dump.file, { symbols: [store], symbolCache: cache, onNote: (line) => (err += `${line}\n`) });
+      input.close();
+      return err;
+    };
+    expect(await load()).toContain(`images: recursion-callbacks.exe: image from ${join(store, KEY, "recursion-callbacks.exe")}\n`);
+    const first = cache.searches.filter((k) => k === "images").length;
+    expect(first).toBe(1);
+    for (let i = 0; i < 3; i++) expect(await load()).toContain(`image from ${join(store, KEY, "recursion-callbacks.exe")}`);
+    expect(cache.searches.filter((k) => k === "images")).toHaveLength(1);
+    // Gone: the next dump searches again and finds the compressed form put there meanwhile.
+    rmSync(join(store, KEY, "recursion-callbacks.exe"));
+    writeFileSync(join(store, KEY, "recursion-callbacks.ex_"), writeCab([{ name: "recursion-callbacks.exe", bytes: IMAGE }]));
+    expect(await load()).toContain(`images: recursion-callbacks.exe: image from ${join(store, KEY, "recursion-callbacks.ex_")}\n`);
+    expect(cache.searches.filter((k) => k === "images")).toHaveLength(2);
   });
 
   it("Breakpad's walker never reads images, so none is asked for", async () => {
