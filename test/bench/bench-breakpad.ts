@@ -17,7 +17,9 @@
  *    records, PUBLIC, STACK CFI INIT and delta rows) and a dump whose 64 frames each hit a
  *    function of it, spread over the whole file: also the time to the first frame printed;
  * 4. a batch of 1,000 dumps (the emulator's, as bench-batch.ts writes them) in one call,
- *    `walk DIR --format jsonl`, against one Breakpad process per dump (every tenth dump timed).
+ *    `walk DIR --format jsonl`, against one Breakpad process per dump (every tenth dump timed);
+ * 5. a batch of 1,000 real dumps (those of rows 1 and 2, repeated) with all their symbol
+ *    folders, the same way.
  *
  * Every report of rows 1-3 is compared with Breakpad's, byte for byte, when Breakpad is there.
  * The CPU comes from `bash`'s `times` before and after the command (its children's CPU, to the
@@ -25,7 +27,7 @@
  * `/usr/bin/time` run by it: the same for both tools.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -311,6 +313,31 @@ function batchRows(breakpad: string | undefined, scratch: string, jobs: readonly
   });
 }
 
+/**
+ * The batch row of real dumps: those of rows 1 and 2 (minidump2 and test/fixtures/real-dumps),
+ * repeated to 1,000 (links to the unpacked files), walked in one call with every symbol folder
+ * (`--jobs 1`), against one Breakpad process per dump given the same folders (every tenth timed).
+ */
+function realBatchRow(breakpad: string | undefined, scratch: string, kinds: readonly { dump: string; symbols: string }[]): Row {
+  const dir = join(scratch, "real-batch");
+  mkdirSync(dir);
+  const dumps = Array.from({ length: 1000 }, (_, i) => {
+    const name = `${String(i).padStart(4, "0")}.dmp`;
+    symlinkSync(kinds[i % kinds.length]!.dump, join(dir, name));
+    return name;
+  });
+  const symbols = [...new Set(kinds.map((k) => k.symbols))];
+  const perDump = (f: Figures): Figures => ({ cpuMs: f.cpuMs / dumps.length, wallMs: f.wallMs / dumps.length, rss: f.rss });
+  const runs: Measured[] = [];
+  for (let i = 0; i < 3; i++) runs.push(check(measure([process.execPath, BIN, "walk", dir, ...symbols.flatMap((s) => ["--symbols", s]), "--format", "jsonl", "--jobs", "1"], join(scratch, "real-batch.out")), "batch walk of real dumps"));
+  const row: Row = { work: `${dumps.length} real dumps (the ${kinds.length} above, repeated) in one call (--format jsonl --jobs 1), per dump`, ours: perDump(figures(runs)) };
+  if (breakpad !== undefined) {
+    row.breakpad = figures(dumps.filter((_, i) => i % 10 === 0).map((d) => check(measure([breakpad, join(dir, d), ...symbols], join(scratch, "theirs.out")), `Breakpad on ${d}`)));
+    row.note = `Breakpad: one process per dump, ${Math.ceil(dumps.length / 10)} of them timed`;
+  }
+  return row;
+}
+
 const ms = (n: number): string => (n >= 1000 ? `${(n / 1000).toFixed(2)} s` : `${n.toFixed(n < 10 ? 1 : 0)} ms`);
 const mb = (n: number): string => (n === 0 ? "-" : `${(n / 1e6).toFixed(0)} MB`);
 const ratio = (a: number, b: number | undefined): string => (b === undefined || b === 0 ? "-" : `${(a / b).toFixed(2)}×`);
@@ -342,20 +369,22 @@ export async function printBreakpadBench(): Promise<void> {
     const node = figures(Array.from({ length: rounds }, () => measure([process.execPath, "-e", "0"], join(scratch, "node.out"))));
     const md2 = fixtureDir("breakpad");
     rows.push(paired("minidump2 + its 2 .sym files, --format breakpad", ["walk", join(md2, "minidump2.dmp"), "--symbols", join(md2, "symbols"), "--format", "breakpad"], breakpad === undefined ? undefined : [breakpad, join(md2, "minidump2.dmp"), join(md2, "symbols")], rounds, scratch));
-    for (const d of realDumps()) {
+    const reals = realDumps();
+    for (const d of reals) {
       const syms = readdirSync(d.symbols).length;
       rows.push(paired(`${d.name} (${syms} .sym), --format breakpad`, ["walk", d.dump, "--symbols", d.symbols, "--format", "breakpad"], breakpad === undefined ? undefined : [breakpad, d.dump, d.symbols], rounds, scratch));
     }
     const big = await bigSymRow(breakpad, scratch, Math.max(3, Math.min(rounds, 3)));
     rows.push(big.row);
     rows.push(...batchRows(breakpad, scratch, [1, 2]));
+    rows.push(realBatchRow(breakpad, scratch, [{ dump: join(md2, "minidump2.dmp"), symbols: join(md2, "symbols") }, ...reals]));
     out(formatTable(rows));
     out(`node -e 0: ${ms(node.cpuMs)} CPU, ${ms(node.wallMs)} wall, ${mb(node.rss)} (medians of ${rounds})\n`);
     const first = big.firstTheirs === undefined ? "" : `, Breakpad ${ms(big.firstTheirs)}`;
     out(`generated .sym: first frame printed after ${ms(big.firstOurs)}${first}; peak RSS ${mb(big.row.ours.rss)} = ${(big.row.ours.rss / big.fileBytes).toFixed(2)}× the file's ${mb(big.fileBytes)}\n`);
     const batch = rows[rows.length - 1]!;
     if (batch.note !== undefined) out(`batch: ${batch.note}\n`);
-    out(`medians of ${rounds} paired runs (3 for the generated file and the batch), CPU = user + system of the child process\n`);
+    out(`medians of ${rounds} paired runs (3 for the generated file and the batches), CPU = user + system of the child process\n`);
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
