@@ -1,8 +1,8 @@
 /**
  * The short fuzz run (`npm run fuzz`, about 20,000 inputs over every target) as part of the test
  * suite: no input may end in a foreign error, a hang or a memory blow-up, and every typed error
- * must name its place. A hang is an input past 1 s of its child's CPU time (fuzz.ts), so a loaded
- * machine slows the run without failing it; the run itself may take 20 minutes before it counts
+ * must name its place. A hang is an input past 1 s of its child's CPU time, and past 2 s when it is
+ * run again in a fresh child (fuzz.ts), so a loaded machine slows the run without failing it; the run itself may take 20 minutes before it counts
  * as stuck (about 60 s on the shared two-core machine: the `server` target's inputs wait on
  * their sockets).
  */

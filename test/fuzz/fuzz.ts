@@ -298,7 +298,7 @@ async function campaign(): Promise<number> {
       const at = iteration >= chunk.from && iteration < chunk.to ? iteration : chunk.from;
       log(`${outcome === "hang" && !r.retry ? "run again alone" : outcome}: ${chunk.target}:${seedFor(TargetsByName.get(chunk.target)!, at).name}:${at}: ${message}`);
       if (outcome === "hang" && !r.retry) {
-        // A loaded machine can hold one input back: it is run again once, alone in a fresh child.
+        // A loaded machine can hold one input back: it is run again once, in a fresh child (with twice the CPU time).
         retried++;
         retries.push({ id: id++, target: chunk.target, from: at, to: at + 1 });
       } else {
@@ -351,14 +351,16 @@ async function campaign(): Promise<number> {
         const [iteration, cpuSince, since] = new Float64Array(b.buffer.slice(b.byteOffset, b.byteOffset + 24));
         const cpu = cpuMsOf(r.child.pid!);
         const cpuSpent = cpu === undefined ? 0 : cpu - cpuSince!;
-        const hang = iteration! >= 0 && (cpuSpent > TIMEOUT_MS || now - since! > WALL_TIMEOUT_MS);
+        // A retry runs in a fresh child, whose code is compiled anew: it is given twice the CPU time.
+        const limit = r.retry ? 2 * TIMEOUT_MS : TIMEOUT_MS;
+        const hang = iteration! >= 0 && (cpuSpent > limit || now - since! > WALL_TIMEOUT_MS);
         const over = rss > RSS_MB ? "memory" : hang ? "hang" : undefined;
         if (over === undefined) continue;
         const chunk = r.chunk;
         r.gone = true;
         r.child.removeAllListeners("exit");
         r.child.kill("SIGKILL");
-        const why = cpuSpent > TIMEOUT_MS ? `still running after ${TIMEOUT_MS} ms of CPU time` : `still running after ${WALL_TIMEOUT_MS} ms`;
+        const why = cpuSpent > limit ? `still running after ${limit} ms of CPU time` : `still running after ${WALL_TIMEOUT_MS} ms`;
         lose(r, chunk, iteration!, over, over === "hang" ? why : `the child's RSS reached ${Math.round(rss)} MB (ceiling ${RSS_MB} MB)`);
         spawn(k);
         feed(k);
