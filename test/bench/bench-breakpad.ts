@@ -17,9 +17,10 @@
  *    records, PUBLIC, STACK CFI INIT and delta rows) and a dump whose 64 frames each hit a
  *    function of it, spread over the whole file: also the time to the first frame printed;
  * 4. a batch of 1,000 dumps (the emulator's, as bench-batch.ts writes them) in one call,
- *    `walk DIR --format jsonl`, against one Breakpad process per dump (every tenth dump timed);
+ *    `walk DIR --format jsonl`, against one Breakpad process per dump (every tenth dump timed,
+ *    the mean of their times);
  * 5. a batch of 1,000 real dumps (those of rows 1 and 2, repeated) with all their symbol
- *    folders, the same way.
+ *    folders, the same way (17 processes of each dump timed).
  *
  * Every report of rows 1-3 is compared with Breakpad's, byte for byte, when Breakpad is there.
  * The CPU comes from `bash`'s `times` before and after the command (its children's CPU, to the
@@ -110,6 +111,15 @@ export interface Figures {
 
 function figures(runs: readonly Measured[]): Figures {
   return { cpuMs: median(runs.map((r) => r.cpuMs)), wallMs: median(runs.map((r) => r.wallMs)), rss: median(runs.map((r) => r.rss)) };
+}
+
+/**
+ * A process per dump of a batch, per dump: the means of the CPU and wall time (a batch's cost
+ * is their sum, and its dumps differ), the median peak RSS.
+ */
+function perDumpFigures(runs: readonly Measured[]): Figures {
+  const mean = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0) / values.length;
+  return { cpuMs: mean(runs.map((r) => r.cpuMs)), wallMs: mean(runs.map((r) => r.wallMs)), rss: median(runs.map((r) => r.rss)) };
 }
 
 /** One row of the table. */
@@ -292,7 +302,7 @@ async function bigSymRow(breakpad: string | undefined, scratch: string, rounds: 
 
 /**
  * The batch rows: 1,000 emulator dumps in one call, with each of `jobs` (`--jobs N`), against one
- * Breakpad process per dump (every tenth timed, once for all the rows).
+ * Breakpad process per dump (every tenth timed, once for all the rows; their mean).
  */
 function batchRows(breakpad: string | undefined, scratch: string, jobs: readonly number[]): Row[] {
   const dir = join(scratch, "batch");
@@ -300,14 +310,14 @@ function batchRows(breakpad: string | undefined, scratch: string, jobs: readonly
   const { dumps } = writeBatchDumps(dir);
   const perDump = (f: Figures): Figures => ({ cpuMs: f.cpuMs / dumps.length, wallMs: f.wallMs / dumps.length, rss: f.rss });
   const theirs =
-    breakpad === undefined ? undefined : figures(dumps.filter((_, i) => i % 10 === 0).map((d) => check(measure([breakpad, join(dir, d), dir], join(scratch, "theirs.out")), `Breakpad on ${d}`)));
+    breakpad === undefined ? undefined : perDumpFigures(dumps.filter((_, i) => i % 10 === 0).map((d) => check(measure([breakpad, join(dir, d), dir], join(scratch, "theirs.out")), `Breakpad on ${d}`)));
   return jobs.map((n) => {
     const runs: Measured[] = [];
     for (let i = 0; i < 3; i++) runs.push(check(measure([process.execPath, BIN, "walk", dir, "--symbols", dir, "--format", "jsonl", "--jobs", String(n)], join(scratch, "batch.out")), "batch walk"));
     const row: Row = { work: `${dumps.length} emulator dumps in one call (--format jsonl --jobs ${n}), per dump`, ours: perDump(figures(runs)) };
     if (theirs !== undefined) {
       row.breakpad = theirs;
-      row.note = `Breakpad: one process per dump, ${Math.ceil(dumps.length / 10)} of them timed`;
+      row.note = `Breakpad: one process per dump, ${Math.ceil(dumps.length / 10)} of them timed (every tenth), their mean`;
     }
     return row;
   });
@@ -315,8 +325,9 @@ function batchRows(breakpad: string | undefined, scratch: string, jobs: readonly
 
 /**
  * The batch row of real dumps: those of rows 1 and 2 (minidump2 and test/fixtures/real-dumps),
- * repeated to 1,000 (links to the unpacked files), walked in one call with every symbol folder
- * (`--jobs 1`), against one Breakpad process per dump given the same folders (every tenth timed).
+ * repeated to 1,000 (links to the unpacked files, in turn), walked in one call with every symbol
+ * folder (`--jobs 1`), against one Breakpad process per dump given the same folders: the first
+ * 17 of each dump timed (the batch's mix), their mean.
  */
 function realBatchRow(breakpad: string | undefined, scratch: string, kinds: readonly { dump: string; symbols: string }[]): Row {
   const dir = join(scratch, "real-batch");
@@ -332,8 +343,9 @@ function realBatchRow(breakpad: string | undefined, scratch: string, kinds: read
   for (let i = 0; i < 3; i++) runs.push(check(measure([process.execPath, BIN, "walk", dir, ...symbols.flatMap((s) => ["--symbols", s]), "--format", "jsonl", "--jobs", "1"], join(scratch, "real-batch.out")), "batch walk of real dumps"));
   const row: Row = { work: `${dumps.length} real dumps (the ${kinds.length} above, repeated) in one call (--format jsonl --jobs 1), per dump`, ours: perDump(figures(runs)) };
   if (breakpad !== undefined) {
-    row.breakpad = figures(dumps.filter((_, i) => i % 10 === 0).map((d) => check(measure([breakpad, join(dir, d), ...symbols], join(scratch, "theirs.out")), `Breakpad on ${d}`)));
-    row.note = `Breakpad: one process per dump, ${Math.ceil(dumps.length / 10)} of them timed`;
+    const timed = dumps.slice(0, 17 * kinds.length);
+    row.breakpad = perDumpFigures(timed.map((d) => check(measure([breakpad, join(dir, d), ...symbols], join(scratch, "theirs.out")), `Breakpad on ${d}`)));
+    row.note = `Breakpad: one process per dump, ${timed.length} of them timed (17 of each dump), their mean`;
   }
   return row;
 }
@@ -382,8 +394,7 @@ export async function printBreakpadBench(): Promise<void> {
     out(`node -e 0: ${ms(node.cpuMs)} CPU, ${ms(node.wallMs)} wall, ${mb(node.rss)} (medians of ${rounds})\n`);
     const first = big.firstTheirs === undefined ? "" : `, Breakpad ${ms(big.firstTheirs)}`;
     out(`generated .sym: first frame printed after ${ms(big.firstOurs)}${first}; peak RSS ${mb(big.row.ours.rss)} = ${(big.row.ours.rss / big.fileBytes).toFixed(2)}× the file's ${mb(big.fileBytes)}\n`);
-    const batch = rows[rows.length - 1]!;
-    if (batch.note !== undefined) out(`batch: ${batch.note}\n`);
+    for (const batch of rows.slice(-3)) if (batch.note !== undefined) out(`${batch.work}: ${batch.note}\n`);
     out(`medians of ${rounds} paired runs (3 for the generated file and the batches), CPU = user + system of the child process\n`);
   } finally {
     rmSync(scratch, { recursive: true, force: true });
