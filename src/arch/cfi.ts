@@ -237,6 +237,7 @@ export function cfiRuleFor(machine: CfiMachine, site: FrameSite): CfiPlan | unde
   return plan;
 }
 
+/** The plan of the rules `table` has in effect at `rva`, or undefined when none does (or its `.cfa` or `.ra` is missing). */
 function planAt(machine: CfiMachine, table: StackCfiIndex, rva: number): CfiPlan | undefined {
   const found = rulesAt(table, rva, machine.width);
   if (found === undefined || found.set.cfa === undefined || found.set.ra === undefined) return undefined;
