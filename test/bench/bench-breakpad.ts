@@ -300,6 +300,19 @@ async function bigSymRow(breakpad: string | undefined, scratch: string, rounds: 
   return firstTheirs === undefined ? { row, fileBytes, firstOurs } : { row, fileBytes, firstOurs, firstTheirs };
 }
 
+/** This project's walk of a batch folder in one call (`walk DIR ARGS…`), three times: its medians per dump. */
+function oneCallPerDump(dir: string, args: readonly string[], dumps: number, scratch: string): Figures {
+  const runs: Measured[] = [];
+  for (let i = 0; i < 3; i++) runs.push(check(measure([process.execPath, BIN, "walk", dir, ...args], join(scratch, "batch.out")), `batch walk of ${dir}`));
+  const f = figures(runs);
+  return { cpuMs: f.cpuMs / dumps, wallMs: f.wallMs / dumps, rss: f.rss };
+}
+
+/** A Breakpad process for each of `names` in `dir`, given `symbols`: per dump (see {@link perDumpFigures}). */
+function processPerDump(breakpad: string, dir: string, names: readonly string[], symbols: readonly string[], scratch: string): Figures {
+  return perDumpFigures(names.map((d) => check(measure([breakpad, join(dir, d), ...symbols], join(scratch, "theirs.out")), `Breakpad on ${d}`)));
+}
+
 /**
  * The batch rows: 1,000 emulator dumps in one call, with each of `jobs` (`--jobs N`), against one
  * Breakpad process per dump (every tenth timed, once for all the rows; their mean).
@@ -308,13 +321,10 @@ function batchRows(breakpad: string | undefined, scratch: string, jobs: readonly
   const dir = join(scratch, "batch");
   mkdirSync(dir);
   const { dumps } = writeBatchDumps(dir);
-  const perDump = (f: Figures): Figures => ({ cpuMs: f.cpuMs / dumps.length, wallMs: f.wallMs / dumps.length, rss: f.rss });
-  const theirs =
-    breakpad === undefined ? undefined : perDumpFigures(dumps.filter((_, i) => i % 10 === 0).map((d) => check(measure([breakpad, join(dir, d), dir], join(scratch, "theirs.out")), `Breakpad on ${d}`)));
+  const theirs = breakpad === undefined ? undefined : processPerDump(breakpad, dir, dumps.filter((_, i) => i % 10 === 0), [dir], scratch);
   return jobs.map((n) => {
-    const runs: Measured[] = [];
-    for (let i = 0; i < 3; i++) runs.push(check(measure([process.execPath, BIN, "walk", dir, "--symbols", dir, "--format", "jsonl", "--jobs", String(n)], join(scratch, "batch.out")), "batch walk"));
-    const row: Row = { work: `${dumps.length} emulator dumps in one call (--format jsonl --jobs ${n}), per dump`, ours: perDump(figures(runs)) };
+    const ours = oneCallPerDump(dir, ["--symbols", dir, "--format", "jsonl", "--jobs", String(n)], dumps.length, scratch);
+    const row: Row = { work: `${dumps.length} emulator dumps in one call (--format jsonl --jobs ${n}), per dump`, ours };
     if (theirs !== undefined) {
       row.breakpad = theirs;
       row.note = `Breakpad: one process per dump, ${Math.ceil(dumps.length / 10)} of them timed (every tenth), their mean`;
@@ -338,13 +348,11 @@ function realBatchRow(breakpad: string | undefined, scratch: string, kinds: read
     return name;
   });
   const symbols = [...new Set(kinds.map((k) => k.symbols))];
-  const perDump = (f: Figures): Figures => ({ cpuMs: f.cpuMs / dumps.length, wallMs: f.wallMs / dumps.length, rss: f.rss });
-  const runs: Measured[] = [];
-  for (let i = 0; i < 3; i++) runs.push(check(measure([process.execPath, BIN, "walk", dir, ...symbols.flatMap((s) => ["--symbols", s]), "--format", "jsonl", "--jobs", "1"], join(scratch, "real-batch.out")), "batch walk of real dumps"));
-  const row: Row = { work: `${dumps.length} real dumps (the ${kinds.length} above, repeated) in one call (--format jsonl --jobs 1), per dump`, ours: perDump(figures(runs)) };
+  const ours = oneCallPerDump(dir, [...symbols.flatMap((s) => ["--symbols", s]), "--format", "jsonl", "--jobs", "1"], dumps.length, scratch);
+  const row: Row = { work: `${dumps.length} real dumps (the ${kinds.length} above, repeated) in one call (--format jsonl --jobs 1), per dump`, ours };
   if (breakpad !== undefined) {
     const timed = dumps.slice(0, 17 * kinds.length);
-    row.breakpad = perDumpFigures(timed.map((d) => check(measure([breakpad, join(dir, d), ...symbols], join(scratch, "theirs.out")), `Breakpad on ${d}`)));
+    row.breakpad = processPerDump(breakpad, dir, timed, symbols, scratch);
     row.note = `Breakpad: one process per dump, ${timed.length} of them timed (17 of each dump), their mean`;
   }
   return row;
