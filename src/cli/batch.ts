@@ -14,7 +14,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { OUTPUT_FORMATS } from "../render/output-formats.js";
 import { InputError } from "../errors.js";
 import { walkDocument } from "../analysis/walk-document.js";
-import { summaryRow, type SummaryRow } from "../render/summary.js";
+import { summaryRow, type SummaryEntry, type SummaryRow } from "../render/summary.js";
 import type { WalkerName } from "../walk/registry.js";
 import { EXIT, UsageError, type Io, type SymbolSpec } from "./common.js";
 import { loadSnapshot, resolveThread } from "./load.js";
@@ -43,11 +43,19 @@ export interface BatchOptions {
 }
 
 /**
- * What walking one input gave: its summary row, or why it failed. Its JSON Lines record went to
- * the writer {@link walkOne} was given; a worker posts it as `line`, or, when it is long, writes
- * it to `lineFile` (the main thread copies it out in input order and removes it).
+ * What walking one input gave: its summary row (made for a format that ends with the table of
+ * them), or why it failed. Its JSON Lines record went to the writer {@link walkOne} was given; a
+ * worker posts it as `line`, or, when it is long, writes it to `lineFile` (the main thread copies
+ * it out in input order and removes it).
  */
-export type BatchResult = { ok: true; row: SummaryRow; line?: string; lineFile?: string } | { ok: false; error: string; wrote?: boolean };
+export type BatchResult = { ok: true; row?: SummaryRow; line?: string; lineFile?: string } | { ok: false; error: string; wrote?: boolean };
+
+/** An input's entry in the table a format ends with: {@link walkOne} made its row for such a format. */
+function summaryEntry({ file, result }: { file: string; result: BatchResult }): SummaryEntry {
+  if (!result.ok) return { file, result };
+  if (result.row === undefined) throw new Error(`${file}: walked without its summary row`);
+  return { file, result: { ok: true, row: result.row } };
+}
 
 /** Every minidump under a folder (`.dmp`, `.mdmp`; recursively, sorted), files as given. */
 export function expandDumps(paths: readonly string[]): string[] {
@@ -111,7 +119,8 @@ export async function walkOne(file: string, options: BatchOptions, write: (text:
       wrote = true;
       write(text);
     });
-    return { ok: true, row: summaryRow(document) };
+    // The row only for a format that writes the table of them at the end (a record says more).
+    return OUTPUT_FORMATS[options.format].end === undefined ? { ok: true } : { ok: true, row: summaryRow(document) };
   } catch (e) {
     // The message names the file first; the record and the error line name it once.
     if (e instanceof InputError || e instanceof UsageError) return { ok: false, wrote, error: e.message.startsWith(`${file}: `) ? e.message.slice(file.length + 2) : e.message };
@@ -356,7 +365,7 @@ export async function walkBatch(files: readonly string[], options: BatchOptions,
     }
   }
   bar?.end();
-  OUTPUT_FORMATS[options.format].end?.(results.map((r) => r!), io.out);
+  OUTPUT_FORMATS[options.format].end?.(results.map((r) => summaryEntry(r!)), io.out);
   return failed > 0 ? EXIT.badInput : EXIT.ok;
 }
 

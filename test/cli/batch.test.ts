@@ -10,7 +10,7 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { MAX_RUN, runLength, walkBatch, WORKERS_AFTER_MS, WORKERS_WORTH_MS, workersWorthStarting, type BatchOptions } from "../../src/cli/batch.js";
+import { MAX_RUN, runLength, walkBatch, walkOne, WORKERS_AFTER_MS, WORKERS_WORTH_MS, workersWorthStarting, type BatchOptions } from "../../src/cli/batch.js";
 import { frameBudgetOption, symbolSpec, walkerOption } from "../../src/cli/common.js";
 import { DEFAULT_MAX_FRAMES } from "../../src/walk/walk.js";
 import { minidumpBytes } from "../../src/formats/minidump-write.js";
@@ -126,6 +126,14 @@ describe("a batch's inputs are sent to the workers a few at a time", () => {
       [400, 2, 2], // two: workers
     ];
     expect(cases.map(([elapsed, done, left]) => workersWorthStarting(elapsed, done, left))).toEqual([false, false, false, true, true, false, true]);
+  });
+
+  it("an input's summary row is made for the summary's table alone: a JSON Lines batch makes none", async () => {
+    const options = (format: BatchOptions["format"]): BatchOptions => ({ format, walker: walkerOption(undefined), maxFrames: DEFAULT_MAX_FRAMES, frameBudget: frameBudgetOption(undefined), thread: "all", symbols: symbolSpec({}, {}), images: [] });
+    const record = await walkOne(MINIDUMP2, options("jsonl"), () => undefined);
+    expect(record).toEqual({ ok: true });
+    const row = await walkOne(MINIDUMP2, options("summary"));
+    expect(row.ok && row.row).toMatchObject({ file: MINIDUMP2, machine: "x86", crash: "EXCEPTION_ACCESS_VIOLATION_WRITE", threads: 2 });
   });
 
   it("workers started in the middle of a batch (after the main thread's third input) give the same records", async () => {
