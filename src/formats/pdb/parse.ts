@@ -147,15 +147,27 @@ export function parsePdb(input: Uint8Array | ByteSource): Pdb {
     namesRead = true;
     return namesBuffer;
   };
-  // Every module's line table, merged and sorted by segment:offset, made on first use.
-  const lineData = modules.filter((m) => m.c13ByteSize > 0).map((m) => ({ stream: m.stream, start: m.symByteSize + m.c11ByteSize, end: m.symByteSize + m.c11ByteSize + m.c13ByteSize }));
-  let allLines: PdbLine[] | undefined;
-  const lines = (): readonly PdbLine[] => (allLines ??= readAllLines(lineData, (stream, read) => withStream(msf, stream, "module symbol stream", read), fileNames()));
+  // A module's line table (after its symbols and C11 lines), sorted by segment:offset, read when a
+  // procedure of the module first asks for its lines: never every module's (a large PDB's line
+  // tables are hundreds of megabytes).
+  const ownLines = new Map<number, readonly PdbLine[]>();
+  const moduleLines = (index: number): readonly PdbLine[] => {
+    let found = ownLines.get(index);
+    if (found === undefined) {
+      const m = modules[index]!;
+      const start = m.symByteSize + m.c11ByteSize;
+      const end = start + m.c13ByteSize;
+      // The module stream up to the end of its line table: the symbols before it, not what follows.
+      found = m.c13ByteSize === 0 ? [] : readLineTable(start, end, (read) => withStream(msf, m.stream, "module symbol stream", read, end), fileNames());
+      ownLines.set(index, found);
+    }
+    return found;
+  };
   // The IPI stream (4) names the inlined functions: read when a module with inline sites is first looked at.
   let ipiNames: Map<number, string> | undefined;
   const inlineNames = (): Map<number, string> =>
     (ipiNames ??= (streamCount > 4 && msf.streams[4]!.size > 0 ? optionalInline(() => withStream(msf, 4, "IPI stream", readIpiNames)) : undefined) ?? new Map<number, string>());
-  const reader: SymbolReader = { msf, rows, modules, lines, inlineNames, fileNames };
+  const reader: SymbolReader = { msf, rows, modules, moduleLines, inlineNames, fileNames };
 
   // Where the DBI stream starts in the file: its debug header names the section header stream.
   const dbiRef = msf.streams[STREAM_DBI]!;
@@ -197,8 +209,8 @@ interface SymbolReader {
   msf: Msf;
   rows: SymbolRows;
   modules: readonly PdbModule[];
-  /** Every module's line table, merged (read on first use). */
-  lines: () => readonly PdbLine[];
+  /** One module's line table (read on first use). */
+  moduleLines: (index: number) => readonly PdbLine[];
   /** The IPI stream's function names (read on first use). */
   inlineNames: () => Map<number, string>;
   /** The `/names` buffer (read on first use). */
@@ -222,36 +234,34 @@ function optionalInline<T>(read: () => T): T | undefined {
   }
 }
 
-/** A line table entry with its file's name: the merged line tables of every module. */
+/** A line table entry with its file's name. */
 interface PdbLine extends Omit<RawLine, "file"> {
   file: string | undefined;
 }
 
 /**
- * Every module's C13 line table (`read` gives a module stream's bytes), its files named from
- * `/names`, sorted by segment:offset. A module whose line data cannot be read adds no lines.
+ * A module's C13 line table, bytes [start, end) of its stream (`read` gives the stream's bytes),
+ * its files named from `/names`, sorted by segment:offset; no lines when it cannot be read.
  */
-function readAllLines(modules: readonly { stream: number; start: number; end: number }[], read: <T>(stream: number, fn: (b: Uint8Array) => T) => T, names: Uint8Array | undefined): PdbLine[] {
+function readLineTable(start: number, end: number, read: <T>(fn: (b: Uint8Array) => T) => T, names: Uint8Array | undefined): PdbLine[] {
+  const data = optionalInline(() => read((b) => (end > b.byteLength ? undefined : readModuleLines(b, start, end))));
+  if (data === undefined) return [];
   const out: PdbLine[] = [];
   const interned = new Map<number, string | undefined>();
-  for (const m of modules) {
-    const data = optionalInline(() => read(m.stream, (b) => (m.end > b.byteLength ? undefined : readModuleLines(b, m.start, m.end))));
-    if (data === undefined) continue;
-    for (const e of data.lines) {
-      const name = data.checksums.get(e.file);
-      let file: string | undefined;
-      if (name !== undefined) {
-        if (!interned.has(name)) interned.set(name, namesString(names, name));
-        file = interned.get(name);
-      }
-      out.push({ segment: e.segment, offset: e.offset, line: e.line, file, contributionEnd: e.contributionEnd });
+  for (const e of data.lines) {
+    const name = data.checksums.get(e.file);
+    let file: string | undefined;
+    if (name !== undefined) {
+      if (!interned.has(name)) interned.set(name, namesString(names, name));
+      file = interned.get(name);
     }
+    out.push({ segment: e.segment, offset: e.offset, line: e.line, file, contributionEnd: e.contributionEnd });
   }
   return out.sort((a, b) => a.segment - b.segment || a.offset - b.offset);
 }
 
 /**
- * A procedure's source lines from the merged line tables: each entry inside the procedure, up
+ * A procedure's source lines from its module's line table: each entry inside the procedure, up
  * to the next entry, the end of its contribution or the procedure's end, whichever comes first.
  * Entries at the same offset are read as LLVM's PDB reader reads them (the ground truth of the
  * tests, llvm-symbolizer): the first is the line of that very address, the last the line of the
@@ -365,7 +375,10 @@ function symbolIndexOf(reader: SymbolReader, pdb: Pdb, given: readonly SectionAd
         if (!sites.has(module)) sites.set(module, moduleSites(reader, module, toRva));
         return sites.get(module)?.get(`${segment}:${offset}`);
       });
-      lazyProperty(sym, "lines", () => procedureLines(reader.lines(), segment, offset, size, rva));
+      // From the line table of the module the procedure is in, as llvm-symbolizer reads them: where
+      // the linker folded identical functions of several modules into one body, each module's
+      // table has lines there, and the procedure's are its own module's.
+      lazyProperty(sym, "lines", () => (module < 0 ? [] : procedureLines(reader.moduleLines(module), segment, offset, size, rva)));
     }
     made.set(i, sym);
     return sym;

@@ -1,0 +1,93 @@
+/**
+ * A PDB of three modules, each with its own line table (test/fixtures/pdb-modules: three C files
+ * built by clang-14 -O2 for x64 and linked by lld-link-14, with identical code folding off and on),
+ * against llvm-symbolizer-14: at every byte of the code, the function, file and line the project
+ * reads from the PDB are the symbolizer's. A procedure's lines are read from its own module's
+ * line table alone: looking up one reads no other module's.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parsePdb } from "../../src/formats/pdb.js";
+import { bytesSource, type ByteSource } from "../../src/memory/byte-source.js";
+import { FIXTURES } from "../support/fixtures.js";
+import { layout, le } from "../support/msf.js";
+import { symbolizerAnswers } from "../support/symbolizer.js";
+
+const DIR = join(FIXTURES, "pdb-modules");
+const BASE = 0x140000000n;
+
+describe("a PDB of several modules against llvm-symbolizer-14", () => {
+  for (const build of ["noicf", "icf"]) {
+    it(`${build}: every byte of the code`, () => {
+      const pdb = parsePdb(new Uint8Array(readFileSync(join(DIR, build, "modules.pdb"))));
+      const index = pdb.symbolIndex();
+      const truth = symbolizerAnswers(`pdb-modules/${build}/symbolizer.txt`);
+      const differ: string[] = [];
+      let addresses = 0;
+      for (const [address, frames] of truth) {
+        const rva = Number(address - BASE);
+        const sym = index.at(rva);
+        if (sym === undefined) continue;
+        addresses++;
+        const line = sym.kind === "procedure" ? sym.lines?.find((l) => l.rva <= BigInt(rva) && BigInt(rva) - l.rva < l.size) : undefined;
+        const ours = [`${sym.name} ${line?.file ?? "??"}:${line?.line ?? 0}`];
+        if (JSON.stringify(ours) !== JSON.stringify(frames) && differ.length < 8) differ.push(`${address.toString(16)}: ${ours} ≠ ${frames}`);
+      }
+      expect(differ).toEqual([]);
+      expect(addresses).toBe(build === "icf" ? 283 : 296);
+    });
+  }
+});
+
+/** The module symbol streams the DBI stream (3) lists, in module order (x86-fpo.md §4.4: 64-byte header, then ModInfo records). */
+function moduleStreams(bytes: Uint8Array): number[] {
+  const dbi = layout(bytes).stream(3);
+  const end = 64 + le(dbi).getInt32(24, true);
+  const out: number[] = [];
+  for (let at = 64; at < end; ) {
+    out.push(le(dbi).getUint16(at + 34, true));
+    // Two NUL-terminated names after the 64-byte fixed part, then padding to 4.
+    let p = dbi.indexOf(0, at + 64) + 1;
+    p = dbi.indexOf(0, p) + 1;
+    at = (p + 3) & ~3;
+  }
+  return out;
+}
+
+describe("a procedure's lines are read from its own module", () => {
+  it("asking one procedure of each module for its lines reads no block of the other modules' streams", () => {
+    const bytes = new Uint8Array(readFileSync(join(DIR, "icf", "modules.pdb")));
+    const l = layout(bytes);
+    const blocksOf = (stream: number): number[] => l.blockEntryAt[stream]!.map((at) => le(bytes).getUint32(at, true));
+    const read = new Set<number>();
+    const inner = bytesSource(bytes);
+    const note = (offset: number, length: number): void => {
+      for (let b = Math.floor(offset / l.bs); b * l.bs < offset + length; b++) read.add(b);
+    };
+    const source: ByteSource = {
+      size: inner.size,
+      read: (offset, length) => (note(offset, length), inner.read(offset, length)),
+      readInto: (offset, into) => (note(offset, into.length), inner.readInto!(offset, into)),
+    };
+    const index = parsePdb(source).symbolIndex();
+    // app.c, parse.c and util.c, and the linker's module without lines.
+    const streams = moduleStreams(bytes);
+    expect(streams).toHaveLength(4);
+    const byModule: [name: string, module: number][] = [
+      ["combine", 0],
+      ["parse_number", 1],
+      ["checksum", 2],
+    ];
+    const all = index.all();
+    for (const [name, module] of byModule) {
+      const procedure = all.find((s) => s.name === name)!;
+      read.clear();
+      const lines = index.at(procedure.rva)!.lines!;
+      expect(lines.length).toBeGreaterThan(0);
+      const others = streams.filter((_, k) => k !== module).flatMap(blocksOf);
+      expect(others.filter((b) => read.has(b)), name).toEqual([]);
+      expect(blocksOf(streams[module]!).some((b) => read.has(b)), name).toBe(true);
+    }
+  });
+});
