@@ -10,10 +10,10 @@ import type { FrameData } from "../../model/frame-data.js";
 import type { SourceLine } from "../../model/snapshot.js";
 import { decodeFrameData, FRAME_DATA_SIZE } from "../frame-data.js";
 import { lazyProperty } from "../lazy-property.js";
-import { countKeysAtOrBelow, countStartingAtOrBelow } from "../sorted-ranges.js";
+import { countKeysAtOrBelow, countStartingAtOrBelow, orderOfKeys } from "../sorted-ranges.js";
 import { inStream, readMsf, streamBytes, withStream, type Msf } from "./msf.js";
 import { PdbInlineSites, readIpiNames, readModuleLines, readProcedureSites, type RawLine } from "./inline.js";
-import { indexSymbols, NO_STREAM, PROCEDURE_ROW, PUBLIC_CODE_OR_FUNCTION, recordName, SECTION_EXECUTABLE, STREAM_DBI, STREAM_PDB_INFO, SymbolRows, readDbiStream, readInfoStream, readNamesBuffer, readOmap, readSections } from "./streams.js";
+import { indexSymbols, NO_STREAM, PROCEDURE_ROW, PUBLIC_CODE_OR_FUNCTION, recordName, SECTION_EXECUTABLE, STREAM_DBI, STREAM_PDB_INFO, SymbolRows, readDbiStream, readInfoStream, readNamesBuffer, readOmap, readSections, type SectionContributions } from "./streams.js";
 import type { OmapEntry, Pdb, PdbInfo, PdbSymbol, PdbSymbolIndex, SectionAddress } from "./types.js";
 
 /** Optional debug header slots (§4.4). */
@@ -147,6 +147,15 @@ export function parsePdb(input: Uint8Array | ByteSource): Pdb {
     namesRead = true;
     return namesBuffer;
   };
+  // The module whose code is at a segment:offset: the first section contribution in the DBI's
+  // order that holds it (of overlapping ones the earlier, which LLVM's PDB reader keeps), sorted on first use.
+  const moduleOfStream = new Map(modules.map((m, i) => [m.stream, i]));
+  let pieces: PiecesByStart | undefined;
+  const codeModule = (segment: number, offset: number): number | undefined => {
+    pieces ??= piecesByStart(dbi.contributions);
+    const found = pieceHolding(dbi.contributions, pieces, segment, offset);
+    return found === undefined ? undefined : moduleOfStream.get(dbi.contributions.stream[found]!);
+  };
   // A module's line table (after its symbols and C11 lines), sorted by segment:offset, read when a
   // procedure of the module first asks for its lines: never every module's (a large PDB's line
   // tables are hundreds of megabytes).
@@ -167,7 +176,7 @@ export function parsePdb(input: Uint8Array | ByteSource): Pdb {
   let ipiNames: Map<number, string> | undefined;
   const inlineNames = (): Map<number, string> =>
     (ipiNames ??= (streamCount > 4 && msf.streams[4]!.size > 0 ? optionalInline(() => withStream(msf, 4, "IPI stream", readIpiNames)) : undefined) ?? new Map<number, string>());
-  const reader: SymbolReader = { msf, rows, modules, moduleLines, inlineNames, fileNames };
+  const reader: SymbolReader = { msf, rows, modules, codeModule, moduleLines, inlineNames, fileNames };
 
   // Where the DBI stream starts in the file: its debug header names the section header stream.
   const dbiRef = msf.streams[STREAM_DBI]!;
@@ -196,6 +205,39 @@ export function parsePdb(input: Uint8Array | ByteSource): Pdb {
   return pdb;
 }
 
+/** Section contributions sorted by where they start (segment, then offset), with the longest's size. */
+interface PiecesByStart {
+  /** Each one's index in the DBI's order, by start. */
+  order: Uint32Array;
+  /** Segment × 2^32 + offset, by start. */
+  start: Float64Array;
+  longest: number;
+}
+
+function piecesByStart(pieces: SectionContributions): PiecesByStart {
+  const keys = new Float64Array(pieces.count);
+  let longest = 0;
+  for (let i = 0; i < pieces.count; i++) {
+    keys[i] = pieces.section[i]! * 2 ** 32 + pieces.offset[i]!;
+    longest = Math.max(longest, pieces.size[i]!);
+  }
+  const order = orderOfKeys(keys);
+  return { order, start: Float64Array.from(order, (i) => keys[i]!), longest };
+}
+
+/** The first section contribution in the DBI's order that holds `segment`:`offset` (its index), if one does. */
+function pieceHolding(pieces: SectionContributions, sorted: PiecesByStart, segment: number, offset: number): number | undefined {
+  const { order, start, longest } = sorted;
+  const key = segment * 2 ** 32 + offset;
+  let found: number | undefined;
+  // Only a piece starting at or below the address, and less than the longest piece below it, can hold it.
+  for (let k = countKeysAtOrBelow(start.length, key, (k) => start[k]!) - 1; k >= 0 && start[k]! + longest > key; k--) {
+    const i = order[k]!;
+    if (pieces.section[i] === segment && key < start[k]! + pieces.size[i]! && (found === undefined || i < found)) found = i;
+  }
+  return found;
+}
+
 /** A module whose symbols were read: its stream and the byte sizes of its parts. */
 interface PdbModule {
   stream: number;
@@ -209,6 +251,8 @@ interface SymbolReader {
   msf: Msf;
   rows: SymbolRows;
   modules: readonly PdbModule[];
+  /** The module (its index in {@link modules}) whose code is at `segment`:`offset`, when the section contributions say. */
+  codeModule: (segment: number, offset: number) => number | undefined;
   /** One module's line table (read on first use). */
   moduleLines: (index: number) => readonly PdbLine[];
   /** The IPI stream's function names (read on first use). */
@@ -375,10 +419,14 @@ function symbolIndexOf(reader: SymbolReader, pdb: Pdb, given: readonly SectionAd
         if (!sites.has(module)) sites.set(module, moduleSites(reader, module, toRva));
         return sites.get(module)?.get(`${segment}:${offset}`);
       });
-      // From the line table of the module the procedure is in, as llvm-symbolizer reads them: where
-      // the linker folded identical functions of several modules into one body, each module's
-      // table has lines there, and the procedure's are its own module's.
-      lazyProperty(sym, "lines", () => (module < 0 ? [] : procedureLines(reader.moduleLines(module), segment, offset, size, rva)));
+      // From the line table of the module whose code the procedure is, as llvm-symbolizer reads
+      // them: where the linker folded identical functions of several modules into one body, each
+      // module's table has lines there, and the body is the one module's whose piece it kept (the
+      // procedure's own module when the section contributions do not say).
+      lazyProperty(sym, "lines", () => {
+        const owner = reader.codeModule(segment, offset) ?? module;
+        return owner < 0 ? [] : procedureLines(reader.moduleLines(owner), segment, offset, size, rva);
+      });
     }
     made.set(i, sym);
     return sym;

@@ -135,6 +135,45 @@ export interface DbiInfo {
   modules: { stream: number; symByteSize: number; c11ByteSize: number; c13ByteSize: number }[];
   /** Optional debug header slots; NO_STREAM when absent. */
   slots: number[];
+  /** The section contributions: which module's code is where (see {@link SectionContributions}). */
+  contributions: SectionContributions;
+}
+
+/**
+ * The DBI stream's section contribution substream, after the module list: for each piece of a
+ * section an object file contributed, its section (1-based), offset and size, and the module
+ * symbol stream of the module it came from (NO_STREAM for a module without one), in the
+ * substream's order. Where the linker folded identical functions, only the piece it kept has
+ * one. Empty when the substream is of a version not known here (Ver60, 28-byte entries; V2, 32).
+ */
+export interface SectionContributions {
+  count: number;
+  section: Uint16Array;
+  offset: Uint32Array;
+  size: Uint32Array;
+  stream: Uint16Array;
+}
+
+/** The section contribution substream's versions (0xeffe0000 + a date) and the size of an entry of each. */
+const SECTION_CONTRIBUTION_ENTRY_SIZE = new Map([
+  [0xeffe0000 + 19970605, 28],
+  [0xeffe0000 + 20140516, 32],
+]);
+
+/** The section contributions in `bytes` [at, at + size), their modules' streams from `moduleStreams` (by module index). */
+function readSectionContributions(bytes: Uint8Array, at: number, size: number, moduleStreams: readonly number[]): SectionContributions {
+  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const entry = size >= 4 ? SECTION_CONTRIBUTION_ENTRY_SIZE.get(v.getUint32(at, true)) : undefined;
+  const count = entry === undefined ? 0 : Math.floor((size - 4) / entry);
+  const out: SectionContributions = { count, section: new Uint16Array(count), offset: new Uint32Array(count), size: new Uint32Array(count), stream: new Uint16Array(count) };
+  for (let i = 0; i < count; i++) {
+    const e = at + 4 + i * entry!;
+    out.section[i] = v.getUint16(e, true);
+    out.offset[i] = v.getUint32(e + 4, true);
+    out.size[i] = v.getUint32(e + 8, true);
+    out.stream[i] = moduleStreams[v.getUint16(e + 16, true)] ?? NO_STREAM;
+  }
+  return out;
 }
 
 /** Stream 3 (§4.4): header, module list and optional debug header, with stream indices checked. */
@@ -190,11 +229,18 @@ export function readDbiStream(bytes: Uint8Array, streamCount: number): DbiInfo {
     modules.push({ stream, symByteSize, c11ByteSize, c13ByteSize });
     at = (objName.next + 3) & ~3;
   }
+  // Only lines are looked up through it: a substream cut short gives the entries it holds.
+  const contributions = readSectionContributions(
+    bytes,
+    modInfoEnd,
+    Math.max(0, Math.min(secContrSize, bytes.byteLength - modInfoEnd)),
+    modules.map((m) => m.stream),
+  );
   const optAt = modInfoEnd + secContrSize + secMapSize + sourceInfoSize + typeServerMapSize + ecSize;
   c.need(optDbgHeaderSize, "optional debug header", optAt);
   const slots: number[] = [];
   for (let i = 0; i + 2 <= optDbgHeaderSize; i += 2) slots.push(checkStream(optAt + i, `debug header slot ${i / 2}`));
-  return { age, machine, symRecordStream, modules: modules.filter((m) => m.stream !== NO_STREAM), slots };
+  return { age, machine, symRecordStream, modules: modules.filter((m) => m.stream !== NO_STREAM), slots, contributions };
 }
 
 /** `/names` (§4.5): the string buffer that FrameData's FrameFunc offsets point into. */
