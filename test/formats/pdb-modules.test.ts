@@ -78,7 +78,7 @@ function moduleStreams(bytes: Uint8Array): number[] {
   return out;
 }
 
-describe("a procedure's lines are read from its own module", () => {
+describe("a procedure's lines are read from one module", () => {
   it("asking one procedure of each module for its lines reads no block of the other modules' streams", () => {
     const bytes = new Uint8Array(readFileSync(join(DIR, "icf", "modules.pdb")));
     const l = layout(bytes);

@@ -148,7 +148,8 @@ export function parsePdb(input: Uint8Array | ByteSource): Pdb {
     return namesBuffer;
   };
   // The module whose code is at a segment:offset: the first section contribution in the DBI's
-  // order that holds it (of overlapping ones the earlier, which LLVM's PDB reader keeps), sorted on first use.
+  // order that holds it (of overlapping ones the earlier, which LLVM's PDB reader keeps); the
+  // contributions are sorted when a procedure's lines are first asked for.
   const moduleOfStream = new Map(modules.map((m, i) => [m.stream, i]));
   let pieces: PiecesByStart | undefined;
   const codeModule = (segment: number, offset: number): number | undefined => {
@@ -214,6 +215,7 @@ interface PiecesByStart {
   longest: number;
 }
 
+/** The section contributions sorted by where they start. */
 function piecesByStart(pieces: SectionContributions): PiecesByStart {
   const keys = new Float64Array(pieces.count);
   let longest = 0;
