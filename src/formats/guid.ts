@@ -2,20 +2,29 @@
  * GUIDs as debug identifiers and ETW provider ids print them: Data1, Data2 and Data3 read
  * little-endian, then Data4 byte by byte (minidump.md §8).
  */
-import { hexUpper } from "../hex.js";
+/** The character codes of the upper-case hex digits. */
+const DIGIT = Array.from("0123456789ABCDEF", (c) => c.charCodeAt(0));
 
-/** Each byte's two upper-case hex digits. */
-const BYTE_HEX = Array.from({ length: 256 }, (_, b) => hexUpper(b, 2));
+/** The order the text takes the bytes in: Data1 to Data3 little-endian, Data4 in byte order. */
+const BYTE_ORDER = [3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15];
 
-/** The 16 bytes at the start of `g` as `%08X%04X%04X` + 8 × `%02X` (a PDB's or CodeView record's GUID). */
+/** The text's character codes, made again for each GUID. */
+const CODES = new Uint16Array(32);
+
+/**
+ * The 16 bytes at the start of `g` as `%08X%04X%04X` + 8 × `%02X` (a PDB's or CodeView record's
+ * GUID). Made as one string from its character codes: a dump names thousands of modules by their
+ * GUIDs, and texts joined from pieces would each keep a chain of the pieces (about ten times the
+ * text's size) for as long as the module is kept.
+ */
 export function guidText(g: Uint8Array): string {
   if (g.length < 16) throw new RangeError(`a GUID is 16 bytes, not ${g.length}`);
-  const h = BYTE_HEX;
-  // Data1 to Data3 little-endian, Data4 in byte order: a dump names hundreds of modules by their GUIDs.
-  return (
-    h[g[3]!]! + h[g[2]!]! + h[g[1]!]! + h[g[0]!]! + h[g[5]!]! + h[g[4]!]! + h[g[7]!]! + h[g[6]!]! +
-    h[g[8]!]! + h[g[9]!]! + h[g[10]!]! + h[g[11]!]! + h[g[12]!]! + h[g[13]!]! + h[g[14]!]! + h[g[15]!]!
-  );
+  for (let k = 0; k < 16; k++) {
+    const b = g[BYTE_ORDER[k]!]!;
+    CODES[2 * k] = DIGIT[b >> 4]!;
+    CODES[2 * k + 1] = DIGIT[b & 15]!;
+  }
+  return String.fromCharCode.apply(null, CODES as unknown as number[]);
 }
 
 /** The same GUID in registry form, lower case: `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`. */
