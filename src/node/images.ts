@@ -270,8 +270,9 @@ export function attachImagePath(target: SymbolTarget, path: SymbolPath, options:
     const look = (): StoreImageFile[] => storeImageFiles(path.directories, dir, keys);
     // With a batch's cache, where an earlier dump found this identity's files; the folders are
     // searched again when one of them is gone since (or went while they were read).
-    const key = `images\0${path.directories.join("\0")}\0${dir.name}\0${dir.key}`;
-    const located = (again: boolean): readonly StoreImageFile[] => (options.cache === undefined ? look() : options.cache.located(key, look, again));
+    const cache = options.cache;
+    const located = (again: boolean): readonly StoreImageFile[] =>
+      cache === undefined ? look() : cache.located(`images\0${path.directories.join("\0")}\0${dir.name}\0${dir.key}`, look, again);
     if (!search(located(false))) search(located(true));
     if (used === undefined) {
       if (refused.length > 0) notes.push({ module: module.name, detail: refused.join("; "), refused: true });
