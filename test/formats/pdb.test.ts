@@ -5,6 +5,7 @@ import { InputError } from "../../src/errors.js";
 import { decodeFrameData, encodeFrameData, findFrameData } from "../../src/formats/frame-data.js";
 import type { FrameData } from "../../src/formats/frame-data.js";
 import { omapTranslate, parsePdb, type Pdb, type PdbSymbol } from "../../src/formats/pdb.js";
+import { indexSymbols, SymbolRows } from "../../src/formats/pdb/streams.js";
 import { bytesSource, type ByteSource } from "../../src/memory/byte-source.js";
 import { inputError } from "../support/input-error.js";
 import { layout, le, optionalHeaderAt, streamsOf, writeMsf } from "../support/msf.js";
@@ -205,6 +206,63 @@ describe("parsePdb on clang-14/lld-14 PDBs", () => {
     le(bytes).setUint16(kindAt, 0x110f, true);
     const syms = parsePdb(bytes).symbols();
     expect(syms.find((s) => s.name === "entry")).toMatchObject({ name: "entry", rva: 0x1240, size: 150, kind: "procedure" });
+  });
+});
+
+describe("indexSymbols: the CodeView symbol records (x86-fpo.md §4.7)", () => {
+  /** A record: u16 length (of what follows it), u16 kind, body. */
+  const record = (kind: number, body: number[]): number[] => {
+    const length = body.length + 2;
+    return [length & 0xff, length >> 8, kind & 0xff, kind >> 8, ...body];
+  };
+  const u16 = (v: number): number[] => [v & 0xff, v >> 8];
+  const u32 = (v: number): number[] => [v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, v >>> 24];
+  const name = (text: string): number[] => [...new TextEncoder().encode(text), 0];
+  /** A procedure: parent, end, next, then its length, debug start and end, type, offset, segment, flags, name. */
+  const procedure = (kind: number, size: number, offset: number, text: string): number[] =>
+    record(kind, [...u32(0), ...u32(0), ...u32(0), ...u32(size), ...u32(0), ...u32(0), ...u32(0), ...u32(offset), ...u16(1), 0, ...name(text)]);
+  const publicRecord = (flags: number, offset: number, text: string): number[] => record(0x110e, [...u32(flags), ...u32(offset), ...u16(1), ...name(text)]);
+  const index = (bytes: number[], start = 0, end = bytes.length): SymbolRows => {
+    const rows = new SymbolRows();
+    indexSymbols(new Uint8Array(bytes), start, end, 7, 2, rows);
+    return rows;
+  };
+
+  it("a row for each public and each of the six procedure kinds, in record order; every other record skipped", () => {
+    const kinds = [0x110f, 0x1110, 0x1146, 0x1147, 0x1155, 0x1156];
+    const bytes = [
+      ...record(0x1111 /* S_REGREL32 */, [1, 2, 3, 4, 5, 6]),
+      ...publicRecord(2, 0x40, "pub"),
+      ...kinds.flatMap((kind, i) => [...procedure(kind, 0x10 + i, 0x100 * i, `p${i}`), ...record(0x0006 /* S_END */, [])]),
+      ...record(0x113c /* S_COMPILE3 */, [9, 9, 9]),
+    ];
+    const rows = index(bytes);
+    expect(rows.kind).toEqual([0, 1, 1, 1, 1, 1, 1]);
+    expect(rows.size).toEqual([0, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15]);
+    expect(rows.offset).toEqual([0x40, 0, 0x100, 0x200, 0x300, 0x400, 0x500]);
+    expect(rows.flags).toEqual([2, 0, 0, 0, 0, 0, 0]);
+    expect(rows.stream.every((s) => s === 7) && rows.module.every((m) => m === 2)).toBe(true);
+    const text = (i: number): string => new TextDecoder().decode(new Uint8Array(bytes.slice(rows.nameAt[i]!, rows.nameEnd[i]! - 1)));
+    expect(Array.from({ length: rows.length }, (_, i) => text(i))).toEqual(["pub", "p0", "p1", "p2", "p3", "p4", "p5"]);
+  });
+
+  it("a damaged record is an InputError at its own offset", () => {
+    const good = record(0x0006, []);
+    // A length too short for a kind.
+    let e = inputError(() => index([...good, 1, 0, 0x06, 0]));
+    expect([e.code, e.offset, e.message]).toEqual(["bad-value", 4, "offset 0x4: symbol record length 1 is too short for a kind"]);
+    // A record running past the end of the symbols, though not past the bytes.
+    e = inputError(() => index([...good, ...record(0x1111, [1, 2, 3, 4]), 0, 0], 0, 10));
+    expect([e.code, e.offset]).toEqual(["truncated", 4]);
+    expect(e.message).toMatch(/runs past the end of the symbols at 0xa$/);
+    // The last record cut short after its length, and in the middle of its length.
+    e = inputError(() => index([...good, 4, 0, 0x11]));
+    expect([e.code, e.offset]).toEqual(["truncated", 4]);
+    e = inputError(() => index([...good, 4]));
+    expect([e.code, e.offset]).toEqual(["truncated", 4]);
+    // A public or procedure too short for its fields.
+    expect(inputError(() => index(record(0x110e, [1, 2, 3]))).code).toBe("truncated");
+    expect(inputError(() => index(record(0x1110, u32(0)))).code).toBe("truncated");
   });
 });
 

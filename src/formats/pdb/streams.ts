@@ -36,7 +36,10 @@ const S_LPROC32_ID = 0x1146;
 const S_GPROC32_ID = 0x1147;
 const S_LPROC32_DPC = 0x1155;
 const S_LPROC32_DPC_ID = 0x1156;
-const PROC_KINDS = new Set([S_LPROC32, S_GPROC32, S_LPROC32_ID, S_GPROC32_ID, S_LPROC32_DPC, S_LPROC32_DPC_ID]);
+/** Whether a symbol record kind starts a procedure. */
+function isProcedure(kind: number): boolean {
+  return kind === S_GPROC32 || kind === S_LPROC32 || kind === S_GPROC32_ID || kind === S_LPROC32_ID || kind === S_LPROC32_DPC || kind === S_LPROC32_DPC_ID;
+}
 
 /** S_PUB32 flags: cvpsfCode and cvpsfFunction. */
 export const PUBLIC_CODE_OR_FUNCTION = 0x1 | 0x2;
@@ -297,12 +300,20 @@ export function readOmap(bytes: Uint8Array): OmapEntry[] {
  */
 export function indexSymbols(bytes: Uint8Array, start: number, end: number, stream: number, module: number, rows: SymbolRows): void {
   const c = new ByteCursor(bytes);
+  const readable = Math.min(end, bytes.byteLength);
   for (let at = start; at < end; ) {
-    const length = c.seek(at).u16("symbol record length");
+    // Most records are skipped: their length and kind read from the bytes, the cursor kept for
+    // the records indexed and for the checks that fail.
+    const length = at + 4 <= readable ? bytes[at]! | (bytes[at + 1]! << 8) : c.seek(at).u16("symbol record length");
     if (length < 2) throw new InputError("bad-value", `symbol record length ${length} is too short for a kind`, { offset: at });
     const next = at + 2 + length;
     if (next > end) throw new InputError("truncated", `symbol record of ${length} bytes runs past the end of the symbols at ${hex(end)}`, { offset: at });
-    const kind = c.u16("symbol record kind");
+    const kind = bytes[at + 2]! | (bytes[at + 3]! << 8);
+    if (kind !== S_PUB32 && !isProcedure(kind)) {
+      at = next;
+      continue;
+    }
+    c.seek(at + 4);
     if (kind === S_PUB32) {
       // flags u32, offset u32, segment u16, name.
       c.need(10, "S_PUB32", at + 4);
@@ -311,7 +322,7 @@ export function indexSymbols(bytes: Uint8Array, start: number, end: number, stre
       rows.segment.push(c.u16("S_PUB32 segment"));
       rows.kind.push(PUBLIC_ROW);
       rows.size.push(0);
-    } else if (PROC_KINDS.has(kind)) {
+    } else {
       // parent, end, next, length, debug start, debug end, type (u32 each), offset u32, segment u16, flags u8, name.
       c.need(35, "procedure symbol", at + 4);
       c.skip(12);
@@ -322,9 +333,6 @@ export function indexSymbols(bytes: Uint8Array, start: number, end: number, stre
       c.u8("procedure flags");
       rows.kind.push(PROCEDURE_ROW);
       rows.flags.push(0);
-    } else {
-      at = next;
-      continue;
     }
     rows.stream.push(stream);
     rows.module.push(module);
