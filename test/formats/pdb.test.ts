@@ -260,6 +260,9 @@ describe("indexSymbols: the CodeView symbol records (x86-fpo.md §4.7)", () => {
     expect([e.code, e.offset]).toEqual(["truncated", 4]);
     e = inputError(() => index([...good, 4]));
     expect([e.code, e.offset]).toEqual(["truncated", 4]);
+    // Symbols said to end past the bytes: the kind is missing.
+    e = inputError(() => index([...good, 4, 0, 0x11], 0, 13));
+    expect([e.code, e.offset]).toEqual(["truncated", 6]);
     // A public or procedure too short for its fields.
     expect(inputError(() => index(record(0x110e, [1, 2, 3]))).code).toBe("truncated");
     expect(inputError(() => index(record(0x1110, u32(0)))).code).toBe("truncated");

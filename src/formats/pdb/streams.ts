@@ -304,11 +304,12 @@ export function indexSymbols(bytes: Uint8Array, start: number, end: number, stre
   for (let at = start; at < end; ) {
     // Most records are skipped: their length and kind read from the bytes, the cursor kept for
     // the records indexed and for the checks that fail.
-    const length = at + 4 <= readable ? bytes[at]! | (bytes[at + 1]! << 8) : c.seek(at).u16("symbol record length");
+    const inBytes = at + 4 <= readable;
+    const length = inBytes ? bytes[at]! | (bytes[at + 1]! << 8) : c.seek(at).u16("symbol record length");
     if (length < 2) throw new InputError("bad-value", `symbol record length ${length} is too short for a kind`, { offset: at });
     const next = at + 2 + length;
     if (next > end) throw new InputError("truncated", `symbol record of ${length} bytes runs past the end of the symbols at ${hex(end)}`, { offset: at });
-    const kind = bytes[at + 2]! | (bytes[at + 3]! << 8);
+    const kind = inBytes ? bytes[at + 2]! | (bytes[at + 3]! << 8) : c.seek(at + 2).u16("symbol record kind");
     if (kind !== S_PUB32 && !isProcedure(kind)) {
       at = next;
       continue;
