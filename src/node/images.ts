@@ -270,9 +270,12 @@ export function attachImagePath(target: SymbolTarget, path: SymbolPath, options:
     const look = (): StoreImageFile[] => storeImageFiles(path.directories, dir, keys);
     // With a batch's cache, where an earlier dump found this identity's files; the folders are
     // searched again when one of them is gone since (or went while they were read).
-    const cache = options.cache;
-    const located = (again: boolean): readonly StoreImageFile[] =>
-      cache === undefined ? look() : cache.located(`images\0${path.directories.join("\0")}\0${dir.name}\0${dir.key}`, look, again);
+    let located = (_again: boolean): readonly StoreImageFile[] => look();
+    if (options.cache !== undefined) {
+      const cache = options.cache;
+      const key = `images\0${path.directories.join("\0")}\0${dir.name}\0${dir.key}`;
+      located = (again) => cache.located(key, look, again);
+    }
     if (!search(located(false))) search(located(true));
     if (used === undefined) {
       if (refused.length > 0) notes.push({ module: module.name, detail: refused.join("; "), refused: true });
