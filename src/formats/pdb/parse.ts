@@ -303,7 +303,17 @@ function readLineTable(start: number, end: number, read: <T>(fn: (b: Uint8Array)
     }
     out.push({ segment: e.segment, offset: e.offset, line: e.line, file, contributionEnd: e.contributionEnd });
   }
-  return out.sort((a, b) => a.segment - b.segment || a.offset - b.offset);
+  return out.sort(bySegmentOffset);
+}
+
+/** A line table's order: by segment, then offset. */
+function bySegmentOffset(a: { segment: number; offset: number }, b: { segment: number; offset: number }): number {
+  return a.segment - b.segment || a.offset - b.offset;
+}
+
+/** How many entries of a line table in {@link bySegmentOffset} order lie at or before `segment`:`offset`. */
+function linesAtOrBefore(sorted: readonly { segment: number; offset: number }[], segment: number, offset: number): number {
+  return countStartingAtOrBelow(sorted, offset, (e) => (e.segment < segment ? -Infinity : e.segment > segment ? Infinity : e.offset));
 }
 
 /**
@@ -316,7 +326,7 @@ function readLineTable(start: number, end: number, read: <T>(fn: (b: Uint8Array)
 function procedureLines(lines: readonly PdbLine[], segment: number, offset: number, size: number, rva: number): SourceLine[] {
   const end = offset + size;
   const out: SourceLine[] = [];
-  let i = countStartingAtOrBelow(lines, offset - 1, (e) => (e.segment < segment ? -Infinity : e.segment > segment ? Infinity : e.offset));
+  let i = linesAtOrBefore(lines, segment, offset - 1);
   const push = (e: PdbLine, from: number, to: number): void => {
     if (to <= from || from < offset) return;
     const line: SourceLine = { rva: BigInt(rva + (from - offset)), size: BigInt(to - from), line: e.line };
@@ -488,7 +498,7 @@ function moduleSites(reader: SymbolReader, index: number, toRva: (segment: numbe
   const names = reader.inlineNames();
   const out = new Map<string, PdbInlineSites>();
   const fileName = (offset: number): string | undefined => namesString(files, offset);
-  const sorted = [...lines.lines].sort((a, b) => a.segment - b.segment || a.offset - b.offset);
+  const sorted = [...lines.lines].sort(bySegmentOffset);
   for (const p of procedures) {
     const procRva = toRva(p.segment, p.offset);
     if (procRva === undefined) continue;
@@ -506,16 +516,6 @@ function moduleSites(reader: SymbolReader, index: number, toRva: (segment: numbe
 
 /** The line table entry covering `offset` of `segment`: the last one at or before it, if its contribution reaches that far. */
 function lineEntryAt(sorted: readonly RawLine[], segment: number, offset: number): RawLine | undefined {
-  let lo = 0;
-  let hi = sorted.length - 1;
-  let found: RawLine | undefined;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const e = sorted[mid]!;
-    if (e.segment < segment || (e.segment === segment && e.offset <= offset)) {
-      found = e;
-      lo = mid + 1;
-    } else hi = mid - 1;
-  }
+  const found = sorted[linesAtOrBefore(sorted, segment, offset) - 1];
   return found !== undefined && found.segment === segment && offset < found.contributionEnd ? found : undefined;
 }
